@@ -1,0 +1,106 @@
+//! Errors of the mechanism layer. Every message says what to change.
+
+use std::path::PathBuf;
+
+/// Why a heap could not be configured or created.
+#[derive(Debug, thiserror::Error)]
+pub enum HeapError {
+    #[error("max heap is 0 bytes: give a size of at least one 2 MiB granule, e.g. 256M")]
+    ZeroHeap,
+    #[error(
+        "max heap {0} bytes is not a multiple of the 2 MiB granule: round it to {rounded} bytes \
+         (e.g. use M or G sizes)",
+        rounded = .0.div_ceil(crate::GRANULE_SIZE) * crate::GRANULE_SIZE
+    )]
+    UnalignedHeap(u64),
+    #[error(
+        "max heap {0} bytes is beyond what 44 offset bits can address (16 TiB): choose 16T or less"
+    )]
+    HeapTooLarge(u64),
+    #[error("initial heap {initial} bytes is larger than the max heap {max} bytes: lower it")]
+    InitialAboveMax { initial: u64, max: u64 },
+    #[error(
+        "max heap {max} bytes is more than this machine's memory ({physical} bytes): choose a \
+         smaller heap"
+    )]
+    HeapAbovePhysicalMemory { max: u64, physical: u64 },
+    #[error("backing directory {0:?} does not exist: create it or name another (e.g. /dev/shm)")]
+    BackingDirectoryMissing(PathBuf),
+    #[error("backing path {0:?} is not a directory: name a directory (e.g. /dev/shm)")]
+    BackingNotADirectory(PathBuf),
+    #[error(
+        "cannot create the heap file in backing directory {path:?}: {source}; make it writable \
+         or name another directory"
+    )]
+    BackingDirectoryNotWritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "huge pages requested but the kernel's pool has {free} free of {total} pages of {page_size} \
+         bytes, and the heap needs {needed}: raise vm.nr_hugepages (sysctl -w vm.nr_hugepages={needed}) \
+         or turn huge pages off"
+    )]
+    HugePagesUnavailable {
+        needed: u64,
+        free: u64,
+        total: u64,
+        page_size: u64,
+    },
+    #[error(
+        "address range {start:#x}..{end:#x} for the heap views is already taken by another mapping: \
+         {hint}"
+    )]
+    AddressRangeTaken { start: u64, end: u64, hint: String },
+    #[error(
+        "vm.max_map_count is {limit} and {in_use} mappings are in use, but this heap could need \
+         {needed} more (3 views x {granules} granules + reservations): raise it with \
+         `sysctl -w vm.max_map_count={suggested}` or choose a smaller heap"
+    )]
+    MapCountTooLow {
+        limit: u64,
+        in_use: u64,
+        needed: u64,
+        granules: u64,
+        suggested: u64,
+    },
+    #[error("{what} failed: {source}")]
+    Os {
+        what: &'static str,
+        source: std::io::Error,
+    },
+}
+
+impl HeapError {
+    pub(crate) fn os(what: &'static str) -> HeapError {
+        HeapError::Os {
+            what,
+            source: std::io::Error::last_os_error(),
+        }
+    }
+}
+
+/// Why an allocation of a page or an object failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllocError {
+    #[error(
+        "out of memory: {requested} bytes requested, {used} of {capacity} bytes in use; raise the \
+         max heap or release references"
+    )]
+    OutOfMemory {
+        requested: u64,
+        used: u64,
+        capacity: u64,
+    },
+    #[error(
+        "object of {size} bytes is larger than the heap can ever hold ({max} bytes): raise the max \
+         heap or split the object"
+    )]
+    ObjectTooLarge { size: u64, max: u64 },
+    #[error(
+        "object with {n_refs} reference slots and {n_bytes} raw bytes overflows the size limits"
+    )]
+    ObjectSizeOverflow { n_refs: u64, n_bytes: u64 },
+    #[error("committing {bytes} bytes of physical memory failed: {message}")]
+    CommitFailed { bytes: u64, message: String },
+}

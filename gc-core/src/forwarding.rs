@@ -1,0 +1,161 @@
+//! Per-page forwarding table (ZGC's `ZForwarding`): off-heap, lock-free, from the position of
+//! an object in its from-page to its new offset.
+//!
+//! Open addressing with linear probing in a power-of-two table sized to twice the page's live
+//! objects, so probing always terminates. An entry is one 64-bit word, so inserting is a single
+//! CAS from empty and *exactly one* relocator wins for each object (invariant 4); the loser
+//! reads the winner's address and undoes its own copy.
+//!
+//! ```text
+//!  63   62 ........ 41  40 ................ 0
+//!  | 1 | from index (22) | to offset >> 3 (41) |      populated entry; 0 = empty
+//! ```
+
+use crate::sync::AtomicWord;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const POPULATED: u64 = 1 << 63;
+const INDEX_BITS: u32 = 22;
+const TO_BITS: u32 = 41;
+/// Largest from-index an entry can hold.
+pub const MAX_FROM_INDEX: u64 = (1 << INDEX_BITS) - 1;
+
+#[inline]
+fn encode(from_index: u64, to_offset: u64) -> u64 {
+    debug_assert!(from_index <= MAX_FROM_INDEX);
+    debug_assert!(to_offset % 8 == 0 && to_offset >> 3 < 1 << TO_BITS);
+    POPULATED | (from_index << TO_BITS) | (to_offset >> 3)
+}
+
+#[inline]
+fn entry_index(e: u64) -> u64 {
+    (e & !POPULATED) >> TO_BITS
+}
+
+#[inline]
+fn entry_to(e: u64) -> u64 {
+    (e & ((1 << TO_BITS) - 1)) << 3
+}
+
+/// The forwarding table of one from-page.
+pub struct ForwardingTable<W: AtomicWord = AtomicU64> {
+    entries: Box<[W]>,
+    mask: usize,
+}
+
+impl<W: AtomicWord> ForwardingTable<W> {
+    /// A table for a page with `live_objects` live objects.
+    pub fn new(live_objects: u64) -> Self {
+        let n = ((live_objects as usize) * 2).next_power_of_two().max(16);
+        ForwardingTable {
+            entries: (0..n).map(|_| W::new_word(0)).collect(),
+            mask: n - 1,
+        }
+    }
+
+    /// Number of entry slots (for memory accounting).
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Bytes this table occupies off-heap.
+    pub fn footprint(&self) -> usize {
+        self.entries.len() * 8 + std::mem::size_of::<Self>()
+    }
+
+    #[inline]
+    fn first(&self, from_index: u64) -> usize {
+        (from_index.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & self.mask
+    }
+
+    /// Where the object at `from_index` went, if it has been relocated.
+    #[inline]
+    pub fn find(&self, from_index: u64) -> Option<u64> {
+        let mut i = self.first(from_index);
+        loop {
+            // Acquire: the winner copied the object before publishing the entry (Release).
+            let e = self.entries[i].load(Ordering::Acquire);
+            if e == 0 {
+                return None;
+            }
+            if entry_index(e) == from_index {
+                return Some(entry_to(e));
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Record that the object at `from_index` now lives at `to_offset`, unless another
+    /// relocator got there first: `Ok(to_offset)` if this call won, `Err(winner)` otherwise.
+    #[inline]
+    pub fn insert(&self, from_index: u64, to_offset: u64) -> Result<u64, u64> {
+        let new = encode(from_index, to_offset);
+        let mut i = self.first(from_index);
+        let mut probes = 0;
+        loop {
+            match self.entries[i].compare_exchange(0, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(to_offset),
+                Err(e) if entry_index(e) == from_index => return Err(entry_to(e)),
+                Err(_) => {
+                    i = (i + 1) & self.mask;
+                    probes += 1;
+                    assert!(
+                        probes <= self.mask,
+                        "forwarding table full: more inserts than live objects"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Number of populated entries (a scan: for verification and tests).
+    pub fn len(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.load(Ordering::Acquire) != 0)
+            .count()
+    }
+
+    /// True if no object has been forwarded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every `(from_index, to_offset)` pair (for verification).
+    pub fn entries(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.entries.iter().filter_map(|e| {
+            let e = e.load(Ordering::Acquire);
+            (e != 0).then(|| (entry_index(e), entry_to(e)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_find_and_single_winner() {
+        let t: ForwardingTable = ForwardingTable::new(100);
+        assert_eq!(t.find(5), None);
+        assert_eq!(t.insert(5, 0x1000), Ok(0x1000));
+        assert_eq!(t.insert(5, 0x2000), Err(0x1000));
+        assert_eq!(t.find(5), Some(0x1000));
+        for i in 0..100 {
+            let _ = t.insert(i, (1 << 43) + i * 16);
+        }
+        for i in 0..100 {
+            let want = if i == 5 { 0x1000 } else { (1 << 43) + i * 16 };
+            assert_eq!(t.find(i), Some(want));
+        }
+        assert_eq!(t.len(), 100);
+    }
+
+    #[test]
+    fn encodes_extremes() {
+        let to = (1u64 << 44) - 8;
+        let e = encode(MAX_FROM_INDEX, to);
+        assert_eq!(entry_index(e), MAX_FROM_INDEX);
+        assert_eq!(entry_to(e), to);
+    }
+}

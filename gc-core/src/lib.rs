@@ -1,0 +1,44 @@
+//! `gc-core`: the mechanism layer of a ZGC-style concurrent, compacting collector.
+//!
+//! It knows how memory is laid out and how pointers are colored, but not *when* to collect:
+//! that policy lives in `gc-runtime`. The pieces, bottom-up:
+//!
+//! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks;
+//! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
+//! - [`virtual_memory`]: the three views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
+//! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
+//! - [`object`]: the pointer-first object layout;
+//! - [`live_map`]: per-page mark bitmaps with live counts;
+//! - [`forwarding`]: per-page forwarding tables with single-winner insert;
+//! - [`barrier`]: the load barrier's fast path and self-healing;
+//! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
+
+pub mod address;
+pub mod address_space;
+pub mod barrier;
+pub mod config;
+pub mod error;
+pub mod forwarding;
+pub mod live_map;
+pub mod object;
+pub mod page;
+pub mod page_allocator;
+pub mod page_cache;
+pub mod page_table;
+pub mod physical;
+pub mod proc_info;
+pub mod sync;
+pub mod virtual_memory;
+
+/// The unit of physical memory and of mapping: 2 MiB.
+pub const GRANULE_SIZE: u64 = 2 << 20;
+
+pub use address::{AddressLayout, Color, GoodColor, View};
+pub use barrier::{load_barrier, self_heal, SlowPath};
+pub use config::{format_size, parse_size, Backing, HeapConfig};
+pub use error::{AllocError, HeapError};
+pub use forwarding::ForwardingTable;
+pub use live_map::{LiveMap, MarkResult};
+pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
+pub use page::{Page, PageKind, PageMemory, PageSizes};
+pub use page_allocator::{MemoryUsage, PageAllocator};

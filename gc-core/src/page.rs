@@ -1,0 +1,319 @@
+//! Pages: the unit of allocation, marking and relocation (ZGC's `ZPage`).
+//!
+//! | kind   | size                                        | objects          | alignment |
+//! |--------|---------------------------------------------|------------------|-----------|
+//! | small  | 2 MiB                                       | up to 256 KiB    | 8 bytes   |
+//! | medium | 32 MiB, or 3.125% of the heap when smaller  | up to size / 8   | size/8192 |
+//! | large  | object size rounded up to 2 MiB             | one, never moved | page      |
+//!
+//! A page owns a virtual range (the same offsets in all three views) backed by physical file
+//! ranges ([`PageMemory`]), records the sequence number of the cycle it was born in, bump
+//! allocates (a plain load/store for a mutator's private page, a CAS for shared medium pages)
+//! and carries its live map.
+
+use crate::live_map::LiveMap;
+use crate::object::Object;
+use crate::physical::PhysRange;
+use crate::GRANULE_SIZE;
+use parking_lot::Mutex;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Size class of a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum PageKind {
+    Small,
+    Medium,
+    Large,
+}
+
+/// Page sizes and object limits for one heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PageSizes {
+    /// Small page size (2 MiB).
+    pub small: u64,
+    /// Largest object on a small page.
+    pub small_object_max: u64,
+    /// Medium page size, if the heap is large enough to have medium pages.
+    pub medium: Option<u64>,
+    /// Largest object on a medium page (equals `small_object_max` when there are none).
+    pub medium_object_max: u64,
+    /// Largest object the heap can ever hold.
+    pub object_max: u64,
+}
+
+/// Object alignment on small pages.
+pub const SMALL_ALIGNMENT_SHIFT: u32 = 3;
+
+impl PageSizes {
+    /// Sizes for a heap of `max_heap` bytes, as ZGC chooses them.
+    pub fn for_max_heap(max_heap: u64) -> Self {
+        let small = GRANULE_SIZE;
+        let small_object_max = small / 8;
+        // ZGC: medium = min(32 MiB, round_down_pow2(3.125% of the heap)), disabled if that is
+        // not larger than a small page.
+        let pct = max_heap / 32;
+        let medium = if pct == 0 {
+            0
+        } else {
+            (1u64 << (63 - pct.leading_zeros())).min(32 << 20)
+        };
+        let medium = (medium > small).then_some(medium);
+        PageSizes {
+            small,
+            small_object_max,
+            medium,
+            medium_object_max: medium.map_or(small_object_max, |m| m / 8),
+            object_max: max_heap,
+        }
+    }
+
+    /// The kind of page an object of `size` bytes goes on.
+    #[inline]
+    pub fn kind_for(&self, size: u64) -> PageKind {
+        if size <= self.small_object_max {
+            PageKind::Small
+        } else if self.medium.is_some() && size <= self.medium_object_max {
+            PageKind::Medium
+        } else {
+            PageKind::Large
+        }
+    }
+
+    /// The page size for a page of `kind` holding an object of `object_size` (for large).
+    pub fn page_size(&self, kind: PageKind, object_size: u64) -> u64 {
+        match kind {
+            PageKind::Small => self.small,
+            PageKind::Medium => self.medium.expect("medium pages are enabled"),
+            PageKind::Large => object_size.div_ceil(GRANULE_SIZE) * GRANULE_SIZE,
+        }
+    }
+
+    /// log2 of the object alignment on a page of `kind` and `size`.
+    pub fn alignment_shift(&self, kind: PageKind, page_size: u64) -> u32 {
+        match kind {
+            PageKind::Small => SMALL_ALIGNMENT_SHIFT,
+            // 8192 object positions per medium page, as ZGC.
+            PageKind::Medium => page_size.trailing_zeros() - 13,
+            PageKind::Large => page_size.trailing_zeros(),
+        }
+    }
+}
+
+/// The memory of a page: its virtual offset range and the physical ranges behind it.
+#[derive(Debug)]
+pub struct PageMemory {
+    pub start: u64,
+    pub size: u64,
+    pub ranges: Vec<PhysRange>,
+}
+
+/// A page of the heap.
+pub struct Page {
+    kind: PageKind,
+    start: u64,
+    size: u64,
+    seqnum: u64,
+    alignment_shift: u32,
+    top: AtomicU64,
+    live_map: LiveMap,
+    memory: Mutex<Option<PageMemory>>,
+}
+
+impl std::fmt::Debug for Page {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Page")
+            .field("kind", &self.kind)
+            .field("start", &format_args!("{:#x}", self.start))
+            .field("size", &self.size)
+            .field("seqnum", &self.seqnum)
+            .field("top", &format_args!("{:#x}", self.top()))
+            .finish()
+    }
+}
+
+impl Page {
+    /// A page over `memory`, born in cycle `seqnum`.
+    pub fn new(kind: PageKind, memory: PageMemory, seqnum: u64, alignment_shift: u32) -> Self {
+        let slots = (memory.size >> alignment_shift) as usize;
+        Page {
+            kind,
+            start: memory.start,
+            size: memory.size,
+            seqnum,
+            alignment_shift,
+            top: AtomicU64::new(memory.start),
+            live_map: LiveMap::new(slots),
+            memory: Mutex::new(Some(memory)),
+        }
+    }
+
+    pub fn kind(&self) -> PageKind {
+        self.kind
+    }
+    /// First offset of the page.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+    /// One past the last offset.
+    pub fn end(&self) -> u64 {
+        self.start + self.size
+    }
+    /// The sequence number of the cycle the page was allocated in.
+    pub fn seqnum(&self) -> u64 {
+        self.seqnum
+    }
+    /// Object alignment (log2).
+    pub fn alignment_shift(&self) -> u32 {
+        self.alignment_shift
+    }
+    /// Current bump pointer (offset).
+    pub fn top(&self) -> u64 {
+        self.top.load(Ordering::Acquire)
+    }
+    /// Bytes allocated on the page.
+    pub fn used(&self) -> u64 {
+        self.top() - self.start
+    }
+    /// The page's live map.
+    pub fn live_map(&self) -> &LiveMap {
+        &self.live_map
+    }
+    /// True if `offset` lies in the page.
+    #[inline]
+    pub fn contains(&self, offset: u64) -> bool {
+        offset >= self.start && offset < self.end()
+    }
+    /// Live-map / forwarding index of the object at `offset`.
+    #[inline]
+    pub fn index_of(&self, offset: u64) -> usize {
+        debug_assert!(self.contains(offset));
+        ((offset - self.start) >> self.alignment_shift) as usize
+    }
+    /// Offset of the object at live-map index `index`.
+    #[inline]
+    pub fn offset_of(&self, index: usize) -> u64 {
+        self.start + ((index as u64) << self.alignment_shift)
+    }
+
+    #[inline]
+    fn aligned(&self, size: u64) -> u64 {
+        let a = (1u64 << self.alignment_shift) - 1;
+        (size + a) & !a
+    }
+
+    /// Bump-allocate `size` bytes on a page only the calling thread allocates on (no atomic
+    /// read-modify-write). Returns the offset.
+    #[inline]
+    pub fn alloc_private(&self, size: u64) -> Option<u64> {
+        let top = self.top.load(Ordering::Relaxed);
+        let new = top + self.aligned(size);
+        if new > self.end() {
+            return None;
+        }
+        self.top.store(new, Ordering::Release);
+        Some(top)
+    }
+
+    /// Bump-allocate `size` bytes on a page shared by several threads (CAS).
+    #[inline]
+    pub fn alloc_shared(&self, size: u64) -> Option<u64> {
+        let size = self.aligned(size);
+        let mut top = self.top.load(Ordering::Relaxed);
+        loop {
+            let new = top + size;
+            if new > self.end() {
+                return None;
+            }
+            match self
+                .top
+                .compare_exchange_weak(top, new, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(top),
+                Err(t) => top = t,
+            }
+        }
+    }
+
+    /// Undo the most recent allocation at `offset` of `size` bytes if nothing was allocated
+    /// after it (a relocator that lost the forwarding race gives its copy back).
+    pub fn undo_alloc(&self, offset: u64, size: u64) -> bool {
+        let end = offset + self.aligned(size);
+        self.top
+            .compare_exchange(end, offset, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Call `f` with every object on the page, walking headers from the start to `top`.
+    ///
+    /// # Safety
+    /// The page's memory is mapped at `view_base` and no thread allocates on the page while
+    /// the walk runs (every object up to `top` has its header written).
+    pub unsafe fn for_each_object(&self, view_base: u64, mut f: impl FnMut(Object)) {
+        let top = self.top();
+        let mut off = self.start;
+        while off < top {
+            // SAFETY: objects are laid out back to back (aligned) from the page start to
+            // `top`, each with its header written (caller's contract).
+            let obj = unsafe { Object::from_addr(view_base | off) };
+            f(obj);
+            off += self.aligned(obj.size());
+        }
+    }
+
+    /// Take the page's memory (when freeing it). `None` if already taken.
+    pub fn take_memory(&self) -> Option<PageMemory> {
+        self.memory.lock().take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn sizes_scale_medium_with_the_heap() {
+        let s = PageSizes::for_max_heap(64 * MIB);
+        assert_eq!(s.medium, None);
+        assert_eq!(s.kind_for(300 << 10), PageKind::Large);
+        let s = PageSizes::for_max_heap(256 * MIB);
+        assert_eq!(s.medium, Some(8 * MIB));
+        assert_eq!(s.medium_object_max, MIB);
+        let s = PageSizes::for_max_heap(1 << 30);
+        assert_eq!(s.medium, Some(32 * MIB));
+        assert_eq!(s.medium_object_max, 4 * MIB);
+        let s = PageSizes::for_max_heap(16 << 30);
+        assert_eq!(s.medium, Some(32 * MIB));
+        assert_eq!(s.kind_for(256 << 10), PageKind::Small);
+        assert_eq!(s.kind_for((256 << 10) + 8), PageKind::Medium);
+        assert_eq!(s.kind_for(4 * MIB + 8), PageKind::Large);
+        assert_eq!(s.page_size(PageKind::Large, 5 * MIB), 6 * MIB);
+        assert_eq!(s.alignment_shift(PageKind::Medium, 32 * MIB), 12);
+    }
+
+    #[test]
+    fn bump_allocation_and_undo() {
+        let mem = PageMemory {
+            start: 4 * MIB,
+            size: 2 * MIB,
+            ranges: vec![],
+        };
+        let p = Page::new(PageKind::Small, mem, 1, SMALL_ALIGNMENT_SHIFT);
+        let a = p.alloc_private(20).unwrap();
+        assert_eq!(a, 4 * MIB);
+        let b = p.alloc_shared(8).unwrap();
+        assert_eq!(b, 4 * MIB + 24);
+        assert!(!p.undo_alloc(a, 20));
+        assert!(p.undo_alloc(b, 8));
+        assert_eq!(p.top(), 4 * MIB + 24);
+        assert!(p.alloc_private(2 * MIB).is_none());
+        assert_eq!(p.index_of(4 * MIB + 24), 3);
+        assert_eq!(p.offset_of(3), 4 * MIB + 24);
+    }
+}

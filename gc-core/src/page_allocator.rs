@@ -1,0 +1,302 @@
+//! The page allocator (ZGC's `ZPageAllocator`): owns the physical memory, the three views,
+//! the page table and the page cache, and enforces the max-heap limit.
+//!
+//! Allocating a page takes cached memory of the same size if there is some; otherwise it takes
+//! physical file ranges (flushing cached memory of other sizes when the file is full), commits
+//! them, reserves a virtual range and maps the ranges into all three views. Freeing a page
+//! puts its memory back in the cache. `used` counts bytes in live pages; `committed` counts
+//! bytes of the file that are backed by memory.
+
+use crate::address::{AddressLayout, View, VIRTUAL_TO_PHYSICAL_RATIO};
+use crate::address_space::AddressSpace;
+use crate::config::HeapConfig;
+use crate::error::{AllocError, HeapError};
+use crate::page::{Page, PageKind, PageMemory, PageSizes};
+use crate::page_cache::PageCache;
+use crate::page_table::PageTable;
+use crate::physical::{PhysRange, PhysicalMemory};
+use crate::proc_info;
+use crate::virtual_memory::{self, Views};
+use crate::GRANULE_SIZE;
+use parking_lot::Mutex;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Pattern written over freed pages when poisoning is on, so stale reads show up.
+pub const POISON: u8 = 0xDB;
+
+struct State {
+    cache: PageCache,
+    vspace: AddressSpace,
+}
+
+/// A snapshot of the allocator's accounting.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct MemoryUsage {
+    /// Max heap.
+    pub capacity: u64,
+    /// Bytes in pages that are in use.
+    pub used: u64,
+    /// Bytes of freed pages kept mapped in the page cache.
+    pub cached: u64,
+    /// Bytes of physical memory committed.
+    pub committed: u64,
+}
+
+/// Owner of a heap's memory.
+pub struct PageAllocator {
+    config: HeapConfig,
+    layout: AddressLayout,
+    sizes: PageSizes,
+    // Field order matters for drop: the page table's references go before the views unmap.
+    page_table: PageTable,
+    views: Views,
+    physical: PhysicalMemory,
+    state: Mutex<State>,
+    used: AtomicU64,
+    poison: AtomicBool,
+    pages_allocated: AtomicU64,
+}
+
+impl PageAllocator {
+    /// Validate `config`, create the backing file, reserve the views, commit the initial heap.
+    pub fn new(config: &HeapConfig) -> Result<Self, HeapError> {
+        let layout = config.validate()?;
+        let limit = match config.max_map_count {
+            Some(l) => l,
+            None => virtual_memory::max_map_count().unwrap_or(u64::MAX),
+        };
+        virtual_memory::check_map_count(config.max_heap, limit, proc_info::count_mappings())?;
+        let physical = PhysicalMemory::new(config.max_heap, &config.backing, config.huge_pages)?;
+        let reserve = (config.max_heap * VIRTUAL_TO_PHYSICAL_RATIO).min(layout.offset_space());
+        let views = Views::reserve(layout, reserve, config.reserve_at)?;
+        let initial = config.initial_heap.div_ceil(GRANULE_SIZE) * GRANULE_SIZE;
+        if initial > 0 {
+            physical
+                .commit(PhysRange {
+                    offset: 0,
+                    len: initial,
+                })
+                .map_err(|source| HeapError::Os {
+                    what: "committing the initial heap (fallocate)",
+                    source,
+                })?;
+        }
+        Ok(PageAllocator {
+            config: config.clone(),
+            layout,
+            sizes: PageSizes::for_max_heap(config.max_heap),
+            page_table: PageTable::new(views.start(), views.size()),
+            state: Mutex::new(State {
+                cache: PageCache::default(),
+                vspace: AddressSpace::new(views.start(), views.size()),
+            }),
+            views,
+            physical,
+            used: AtomicU64::new(0),
+            poison: AtomicBool::new(false),
+            pages_allocated: AtomicU64::new(0),
+        })
+    }
+
+    /// The configuration this heap was created with.
+    pub fn config(&self) -> &HeapConfig {
+        &self.config
+    }
+    /// The address layout.
+    pub fn layout(&self) -> AddressLayout {
+        self.layout
+    }
+    /// Page sizes and object limits.
+    pub fn sizes(&self) -> &PageSizes {
+        &self.sizes
+    }
+    /// The page table.
+    pub fn page_table(&self) -> &PageTable {
+        &self.page_table
+    }
+    /// The physical memory.
+    pub fn physical(&self) -> &PhysicalMemory {
+        &self.physical
+    }
+    /// The reserved offset range `(start, size)`.
+    pub fn reservation(&self) -> (u64, u64) {
+        (self.views.start(), self.views.size())
+    }
+    /// Max heap.
+    pub fn capacity(&self) -> u64 {
+        self.config.max_heap
+    }
+    /// Bytes in live pages.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Acquire)
+    }
+    /// Pages allocated since creation.
+    pub fn pages_allocated(&self) -> u64 {
+        self.pages_allocated.load(Ordering::Relaxed)
+    }
+
+    /// Accounting snapshot.
+    pub fn usage(&self) -> MemoryUsage {
+        let cached = self.state.lock().cache.bytes();
+        MemoryUsage {
+            capacity: self.capacity(),
+            used: self.used(),
+            cached,
+            committed: self.physical.committed_bytes(),
+        }
+    }
+
+    /// Fill freed pages with [`POISON`] (for verification runs).
+    pub fn set_poison(&self, on: bool) {
+        self.poison.store(on, Ordering::Relaxed);
+    }
+
+    /// Allocate a page of `kind` and `size` bytes, born in cycle `seqnum`.
+    pub fn alloc_page(
+        &self,
+        kind: PageKind,
+        size: u64,
+        seqnum: u64,
+    ) -> Result<Arc<Page>, AllocError> {
+        debug_assert!(size % GRANULE_SIZE == 0 && size > 0);
+        // Reserve capacity first (lock-free), so concurrent allocators cannot overshoot.
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            if used + size > self.capacity() {
+                return Err(AllocError::OutOfMemory {
+                    requested: size,
+                    used,
+                    capacity: self.capacity(),
+                });
+            }
+            match self.used.compare_exchange_weak(
+                used,
+                used + size,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(u) => used = u,
+            }
+        }
+        let memory = match self.page_memory(kind, size) {
+            Ok(m) => m,
+            Err(e) => {
+                self.used.fetch_sub(size, Ordering::AcqRel);
+                return Err(e);
+            }
+        };
+        let shift = self.sizes.alignment_shift(kind, size);
+        let page = Arc::new(Page::new(kind, memory, seqnum, shift));
+        self.page_table.insert(&page);
+        self.pages_allocated.fetch_add(1, Ordering::Relaxed);
+        Ok(page)
+    }
+
+    fn page_memory(&self, kind: PageKind, size: u64) -> Result<PageMemory, AllocError> {
+        let mut st = self.state.lock();
+        if let Some(m) = st.cache.take(size) {
+            return Ok(m);
+        }
+        // Physical: flush cached memory of other sizes until the file has room.
+        while self.physical.free_bytes() < size {
+            match st.cache.evict() {
+                Some(m) => self.release_memory(&mut st, m),
+                None => {
+                    return Err(AllocError::OutOfMemory {
+                        requested: size,
+                        used: self.used(),
+                        capacity: self.capacity(),
+                    })
+                }
+            }
+        }
+        let ranges = self.physical.alloc(size).expect("free bytes checked");
+        for r in &ranges {
+            if let Err(e) = self.physical.commit(*r) {
+                self.physical.free(&ranges);
+                return Err(AllocError::CommitFailed {
+                    bytes: size,
+                    message: e.to_string(),
+                });
+            }
+        }
+        // Virtual: a fresh range; flush the cache if the reservation is fragmented.
+        let start = loop {
+            if let Some(s) = st.vspace.alloc(size, kind == PageKind::Large) {
+                break s;
+            }
+            match st.cache.evict() {
+                Some(m) => self.release_memory(&mut st, m),
+                None => {
+                    self.physical.free(&ranges);
+                    return Err(AllocError::OutOfMemory {
+                        requested: size,
+                        used: self.used(),
+                        capacity: self.capacity(),
+                    });
+                }
+            }
+        };
+        if let Err(e) = self.views.map(start, self.physical.fd(), &ranges) {
+            self.views.unmap(start, size);
+            st.vspace.free(start, size);
+            self.physical.free(&ranges);
+            return Err(AllocError::CommitFailed {
+                bytes: size,
+                message: e.to_string(),
+            });
+        }
+        Ok(PageMemory {
+            start,
+            size,
+            ranges,
+        })
+    }
+
+    fn release_memory(&self, st: &mut State, m: PageMemory) {
+        self.views.unmap(m.start, m.size);
+        st.vspace.free(m.start, m.size);
+        self.physical.free(&m.ranges);
+    }
+
+    /// Free a page: remove it from the page table and keep its memory in the page cache.
+    ///
+    /// The caller guarantees no object on the page is reachable or in use (it is empty, or
+    /// every live object has been relocated and no relocator still reads it).
+    pub fn free_page(&self, page: &Page) {
+        let Some(memory) = page.take_memory() else {
+            debug_assert!(false, "page freed twice");
+            return;
+        };
+        self.page_table.remove(page);
+        if self.poison.load(Ordering::Relaxed) {
+            // SAFETY: the page's memory is mapped (it is still in our hands, not yet cached) and
+            // by the caller's contract nothing reads or writes it any more.
+            unsafe {
+                std::ptr::write_bytes(
+                    (self.layout.view_base(View::Remapped) + memory.start) as *mut u8,
+                    POISON,
+                    memory.size as usize,
+                )
+            };
+        }
+        let size = memory.size;
+        self.state.lock().cache.put(memory);
+        self.used.fetch_sub(size, Ordering::AcqRel);
+    }
+
+    /// Flush the page cache and uncommit free physical memory down to `keep` bytes (never
+    /// below the initial heap). Returns the bytes uncommitted.
+    pub fn uncommit(&self, keep: u64) -> std::io::Result<u64> {
+        let mut st = self.state.lock();
+        while let Some(m) = st.cache.evict() {
+            self.release_memory(&mut st, m);
+        }
+        drop(st);
+        self.physical
+            .uncommit_free(keep.max(self.config.initial_heap))
+    }
+}

@@ -1,0 +1,328 @@
+//! Physical memory: the one file that backs all three views (ZGC's `ZPhysicalMemoryBacking`).
+//!
+//! The file is a `memfd` (or a file created and unlinked in a directory the user names, like
+//! `-XX:AllocateHeapAt`), sized to the max heap with `ftruncate`. Memory is *committed* with
+//! `fallocate` and *uncommitted* with `fallocate(PUNCH_HOLE | KEEP_SIZE)`, at 2 MiB granule
+//! granularity; the committed byte count is tracked exactly here (a bitmap of granules).
+//! The granule allocator hands out file ranges, contiguous where it can so that fewer
+//! mappings are needed (`vm.max_map_count`).
+
+use crate::config::Backing;
+use crate::error::HeapError;
+use crate::GRANULE_SIZE;
+use parking_lot::Mutex;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A range of the backing file, in bytes (granule aligned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhysRange {
+    pub offset: u64,
+    pub len: u64,
+}
+
+struct Granules {
+    /// Free file ranges, sorted by offset, coalesced.
+    free: Vec<PhysRange>,
+    /// One flag per granule: committed (fallocated) or not.
+    committed: Vec<bool>,
+}
+
+/// The backing file and its granule allocator.
+pub struct PhysicalMemory {
+    fd: OwnedFd,
+    size: u64,
+    committed_bytes: AtomicU64,
+    granules: Mutex<Granules>,
+}
+
+static FILE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl PhysicalMemory {
+    /// Create the backing file of `size` bytes (a multiple of the granule).
+    pub fn new(size: u64, backing: &Backing, huge_pages: bool) -> Result<Self, HeapError> {
+        debug_assert!(size % GRANULE_SIZE == 0);
+        if huge_pages {
+            check_huge_page_pool(size)?;
+        }
+        let fd = match backing {
+            Backing::Memfd => create_memfd(huge_pages)?,
+            Backing::Directory(dir) => create_file_in(dir)?,
+        };
+        // SAFETY: `fd` is an open file descriptor we own; ftruncate only changes the file size.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
+            return Err(HeapError::os("ftruncate of the heap backing file"));
+        }
+        let n = (size / GRANULE_SIZE) as usize;
+        Ok(PhysicalMemory {
+            fd,
+            size,
+            committed_bytes: AtomicU64::new(0),
+            granules: Mutex::new(Granules {
+                free: vec![PhysRange {
+                    offset: 0,
+                    len: size,
+                }],
+                committed: vec![false; n],
+            }),
+        })
+    }
+
+    /// The backing file descriptor (for mapping).
+    pub fn fd(&self) -> i32 {
+        self.fd.as_raw_fd()
+    }
+
+    /// Size of the backing file (the max heap).
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Bytes currently committed (fallocated and not punched out).
+    pub fn committed_bytes(&self) -> u64 {
+        self.committed_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of the file not handed out to any page.
+    pub fn free_bytes(&self) -> u64 {
+        self.granules.lock().free.iter().map(|r| r.len).sum()
+    }
+
+    /// Take `len` bytes of file ranges: one contiguous range if one is free, else several,
+    /// lowest offsets first. `None` if fewer than `len` bytes are free.
+    pub fn alloc(&self, len: u64) -> Option<Vec<PhysRange>> {
+        debug_assert!(len % GRANULE_SIZE == 0 && len > 0);
+        let mut g = self.granules.lock();
+        if g.free.iter().map(|r| r.len).sum::<u64>() < len {
+            return None;
+        }
+        if let Some(i) = g.free.iter().position(|r| r.len >= len) {
+            let r = &mut g.free[i];
+            let out = PhysRange {
+                offset: r.offset,
+                len,
+            };
+            r.offset += len;
+            r.len -= len;
+            if r.len == 0 {
+                g.free.remove(i);
+            }
+            return Some(vec![out]);
+        }
+        let mut out = Vec::new();
+        let mut need = len;
+        while need > 0 {
+            let r = &mut g.free[0];
+            let take = r.len.min(need);
+            out.push(PhysRange {
+                offset: r.offset,
+                len: take,
+            });
+            r.offset += take;
+            r.len -= take;
+            need -= take;
+            if r.len == 0 {
+                g.free.remove(0);
+            }
+        }
+        Some(out)
+    }
+
+    /// Return ranges to the free list (they stay committed until [`Self::uncommit_free`]).
+    pub fn free(&self, ranges: &[PhysRange]) {
+        let mut g = self.granules.lock();
+        for r in ranges {
+            let i = g.free.partition_point(|f| f.offset < r.offset);
+            g.free.insert(i, *r);
+        }
+        // Coalesce neighbours.
+        let mut merged: Vec<PhysRange> = Vec::with_capacity(g.free.len());
+        for r in g.free.drain(..) {
+            match merged.last_mut() {
+                Some(last) if last.offset + last.len == r.offset => last.len += r.len,
+                _ => merged.push(r),
+            }
+        }
+        g.free = merged;
+    }
+
+    /// Commit every granule of `range` that is not committed yet (`fallocate`).
+    pub fn commit(&self, range: PhysRange) -> Result<(), std::io::Error> {
+        let mut g = self.granules.lock();
+        let first = (range.offset / GRANULE_SIZE) as usize;
+        let n = (range.len / GRANULE_SIZE) as usize;
+        let mut i = first;
+        while i < first + n {
+            if g.committed[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < first + n && !g.committed[i] {
+                i += 1;
+            }
+            let off = start as u64 * GRANULE_SIZE;
+            let len = (i - start) as u64 * GRANULE_SIZE;
+            // SAFETY: plain syscall on our own fd; the range lies inside the file.
+            let rc = unsafe {
+                libc::fallocate(
+                    self.fd.as_raw_fd(),
+                    0,
+                    off as libc::off_t,
+                    len as libc::off_t,
+                )
+            };
+            if rc != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            g.committed[start..i].iter_mut().for_each(|c| *c = true);
+            self.committed_bytes.fetch_add(len, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Uncommit committed granules of `range` (`fallocate(PUNCH_HOLE | KEEP_SIZE)`).
+    /// Returns the bytes uncommitted.
+    pub fn uncommit(&self, range: PhysRange) -> Result<u64, std::io::Error> {
+        let mut g = self.granules.lock();
+        self.uncommit_locked(&mut g, range)
+    }
+
+    fn uncommit_locked(&self, g: &mut Granules, range: PhysRange) -> Result<u64, std::io::Error> {
+        let first = (range.offset / GRANULE_SIZE) as usize;
+        let n = (range.len / GRANULE_SIZE) as usize;
+        let mut done = 0;
+        let mut i = first;
+        while i < first + n {
+            if !g.committed[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < first + n && g.committed[i] {
+                i += 1;
+            }
+            let off = start as u64 * GRANULE_SIZE;
+            let len = (i - start) as u64 * GRANULE_SIZE;
+            // SAFETY: plain syscall on our own fd; no mapping of this range is used by any page
+            // (the caller only uncommits free ranges), so dropping the contents is harmless.
+            let rc = unsafe {
+                libc::fallocate(
+                    self.fd.as_raw_fd(),
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    off as libc::off_t,
+                    len as libc::off_t,
+                )
+            };
+            if rc != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            g.committed[start..i].iter_mut().for_each(|c| *c = false);
+            self.committed_bytes.fetch_sub(len, Ordering::Relaxed);
+            done += len;
+        }
+        Ok(done)
+    }
+
+    /// Uncommit free granules, highest offsets first, until at most `keep` bytes stay
+    /// committed in total. Returns the bytes uncommitted.
+    pub fn uncommit_free(&self, keep: u64) -> Result<u64, std::io::Error> {
+        let mut g = self.granules.lock();
+        let mut done = 0;
+        let free: Vec<PhysRange> = g.free.iter().rev().copied().collect();
+        for r in free {
+            if self.committed_bytes() <= keep {
+                break;
+            }
+            let excess = self.committed_bytes() - keep;
+            let len = (excess.div_ceil(GRANULE_SIZE) * GRANULE_SIZE).min(r.len);
+            let sub = PhysRange {
+                offset: r.offset + r.len - len,
+                len,
+            };
+            done += self.uncommit_locked(&mut g, sub)?;
+        }
+        Ok(done)
+    }
+
+    /// Blocks of the backing file as the kernel counts them (`st_blocks * 512`).
+    pub fn allocated_file_bytes(&self) -> std::io::Result<u64> {
+        // SAFETY: `st` is a plain-old-data out parameter fully written by fstat on success.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid fd and a valid pointer to `st`.
+        if unsafe { libc::fstat(self.fd.as_raw_fd(), &mut st) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(st.st_blocks as u64 * 512)
+    }
+}
+
+fn create_memfd(huge_pages: bool) -> Result<OwnedFd, HeapError> {
+    let name = CString::new("zgc-rs-heap").expect("no NUL in name");
+    let mut flags = libc::MFD_CLOEXEC;
+    if huge_pages {
+        flags |= libc::MFD_HUGETLB;
+    }
+    // SAFETY: `name` is a valid NUL-terminated string; memfd_create returns a new fd or -1.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(HeapError::os("memfd_create"));
+    }
+    // SAFETY: `fd` is a freshly created descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn create_file_in(dir: &Path) -> Result<OwnedFd, HeapError> {
+    match std::fs::metadata(dir) {
+        Err(_) => return Err(HeapError::BackingDirectoryMissing(dir.to_path_buf())),
+        Ok(m) if !m.is_dir() => return Err(HeapError::BackingNotADirectory(dir.to_path_buf())),
+        Ok(_) => {}
+    }
+    let n = FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("zgc-rs-heap.{}.{}", std::process::id(), n));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|source| HeapError::BackingDirectoryNotWritable {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    // The file lives as long as the descriptor: unlink it at once so nothing is left behind.
+    let _ = std::fs::remove_file(&path);
+    Ok(OwnedFd::from(file))
+}
+
+/// Huge page pool facts from `/proc/meminfo`: (total, free, page size in bytes).
+pub fn huge_page_pool() -> (u64, u64, u64) {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (
+        field("HugePages_Total:"),
+        field("HugePages_Free:"),
+        field("Hugepagesize:") * 1024,
+    )
+}
+
+fn check_huge_page_pool(size: u64) -> Result<(), HeapError> {
+    let (total, free, page_size) = huge_page_pool();
+    let needed = size.div_ceil(page_size.max(1));
+    if page_size == 0 || free < needed {
+        return Err(HeapError::HugePagesUnavailable {
+            needed,
+            free,
+            total,
+            page_size,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,223 @@
+//! Virtual memory: the three views and the mapping of granules into them
+//! (ZGC's `ZVirtualMemoryManager` and `ZPhysicalMemoryBacking::map`).
+//!
+//! Each view reserves the same offset range `[start, start + size)` at its own base
+//! (`PROT_NONE`, `MAP_NORESERVE`, `MAP_FIXED_NOREPLACE`, so another mapping is never
+//! clobbered). A page's physical ranges are then mapped `MAP_SHARED | MAP_FIXED` at the same
+//! offset in all three views; unmapping maps a fresh `PROT_NONE` reservation back over the
+//! range so the address space stays ours. Dropping the views unmaps all three reservations.
+
+use crate::address::{AddressLayout, View};
+use crate::error::HeapError;
+use crate::physical::PhysRange;
+use crate::GRANULE_SIZE;
+
+/// The three reserved views of one heap.
+pub struct Views {
+    layout: AddressLayout,
+    start: u64,
+    size: u64,
+}
+
+fn reserve_at(addr: u64, size: u64) -> bool {
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; an anonymous PROT_NONE
+    // mapping has no other effect on the process.
+    let p = unsafe {
+        libc::mmap(
+            addr as *mut libc::c_void,
+            size as usize,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE
+                | libc::MAP_ANONYMOUS
+                | libc::MAP_NORESERVE
+                | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return false;
+    }
+    if p as u64 != addr {
+        // Kernels before 4.17 treat the flag as a hint: give back what we did not ask for.
+        // SAFETY: `p` is the mapping we just created, of `size` bytes.
+        unsafe { libc::munmap(p, size as usize) };
+        return false;
+    }
+    true
+}
+
+fn release(addr: u64, size: u64) {
+    // SAFETY: the range is one of our own reservations (callers pass only those).
+    unsafe { libc::munmap(addr as *mut libc::c_void, size as usize) };
+}
+
+impl Views {
+    /// Reserve `size` bytes of offset space in all three views. With `at`, only that offset is
+    /// tried; otherwise the first free slot of `size`-aligned offsets is taken, so several heaps
+    /// can live in one process.
+    pub fn reserve(layout: AddressLayout, size: u64, at: Option<u64>) -> Result<Self, HeapError> {
+        debug_assert!(size % GRANULE_SIZE == 0);
+        let space = layout.offset_space();
+        let try_start = |start: u64| -> bool {
+            let mut done: Vec<u64> = Vec::new();
+            for v in View::ALL {
+                let addr = layout.view_base(v) + start;
+                if reserve_at(addr, size) {
+                    done.push(addr);
+                } else {
+                    for a in done {
+                        release(a, size);
+                    }
+                    return false;
+                }
+            }
+            true
+        };
+        if let Some(start) = at {
+            if start % GRANULE_SIZE != 0 || start.checked_add(size).is_none_or(|e| e > space) {
+                return Err(HeapError::AddressRangeTaken {
+                    start,
+                    end: start.saturating_add(size),
+                    hint: format!(
+                        "the requested offset must be granule aligned and leave {size} bytes \
+                         below {space:#x}"
+                    ),
+                });
+            }
+            if try_start(start) {
+                return Ok(Views {
+                    layout,
+                    start,
+                    size,
+                });
+            }
+            return Err(HeapError::AddressRangeTaken {
+                start: layout.view_base(View::Marked0) + start,
+                end: layout.view_base(View::Remapped) + start + size,
+                hint: "choose another reserve offset or let the heap pick one".into(),
+            });
+        }
+        let mut start = 0;
+        while start + size <= space {
+            if try_start(start) {
+                return Ok(Views {
+                    layout,
+                    start,
+                    size,
+                });
+            }
+            start += size;
+        }
+        Err(HeapError::AddressRangeTaken {
+            start: layout.view_base(View::Marked0),
+            end: layout.view_base(View::Remapped) + space,
+            hint: "no free slot in any of the three views; other mappings or heaps fill the \
+                   address space: drop other heaps or choose a smaller heap"
+                .into(),
+        })
+    }
+
+    /// The reserved offset range: start.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// The reserved offset range: size.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The layout these views were reserved for.
+    pub fn layout(&self) -> AddressLayout {
+        self.layout
+    }
+
+    /// Map physical `ranges` of `fd`, one after another, at offset `at` in all three views.
+    pub fn map(&self, at: u64, fd: i32, ranges: &[PhysRange]) -> Result<(), HeapError> {
+        let mut off = at;
+        for r in ranges {
+            debug_assert!(off >= self.start && off + r.len <= self.start + self.size);
+            for v in View::ALL {
+                let addr = self.layout.view_base(v) + off;
+                // SAFETY: `addr..addr+len` lies inside our own reservation for view `v`
+                // (asserted above), so MAP_FIXED replaces only memory this heap owns.
+                let p = unsafe {
+                    libc::mmap(
+                        addr as *mut libc::c_void,
+                        r.len as usize,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_SHARED | libc::MAP_FIXED,
+                        fd,
+                        r.offset as libc::off_t,
+                    )
+                };
+                if p == libc::MAP_FAILED {
+                    return Err(HeapError::os("mmap of a heap granule into a view"));
+                }
+            }
+            off += r.len;
+        }
+        Ok(())
+    }
+
+    /// Unmap `[at, at + len)` in all three views, keeping the reservation.
+    pub fn unmap(&self, at: u64, len: u64) {
+        debug_assert!(at >= self.start && at + len <= self.start + self.size);
+        for v in View::ALL {
+            let addr = self.layout.view_base(v) + at;
+            // SAFETY: the range lies inside our own reservation; replacing it with PROT_NONE
+            // keeps the address space reserved. Callers guarantee no object there is in use.
+            let p = unsafe {
+                libc::mmap(
+                    addr as *mut libc::c_void,
+                    len as usize,
+                    libc::PROT_NONE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
+            };
+            assert!(
+                p != libc::MAP_FAILED,
+                "re-reserving an unmapped heap range failed: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+impl Drop for Views {
+    fn drop(&mut self) {
+        for v in View::ALL {
+            release(self.layout.view_base(v) + self.start, self.size);
+        }
+    }
+}
+
+/// `vm.max_map_count` as the kernel reports it.
+pub fn max_map_count() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Check that a heap of `max_heap` bytes fits the mapping budget: in the worst case every
+/// granule is its own mapping in each of the three views.
+pub fn check_map_count(max_heap: u64, limit: u64, in_use: u64) -> Result<(), HeapError> {
+    let granules = max_heap / GRANULE_SIZE;
+    // Each mapped run may split a reservation in two, so count reservations generously.
+    let needed = 3 * granules + 6;
+    if in_use + needed > limit {
+        return Err(HeapError::MapCountTooLow {
+            limit,
+            in_use,
+            needed,
+            granules,
+            suggested: ((in_use + needed) * 2).max(65530),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,104 @@
+//! Statistics an embedder can read and serialize: every pause, every cycle, every allocation
+//! stall, heap usage (ZGC's `ZStatistics`, in the units of `-Xlog:gc`).
+//!
+//! Times are nanoseconds; `*_at_ns` timestamps count from the heap's creation.
+
+use serde::{Deserialize, Serialize};
+
+/// The three pauses of a cycle, plus the single pause of the `stw` mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PauseKind {
+    #[serde(rename = "Pause Mark Start")]
+    MarkStart,
+    #[serde(rename = "Pause Mark End")]
+    MarkEnd,
+    #[serde(rename = "Pause Relocate Start")]
+    RelocateStart,
+    /// The whole cycle inside one pause (`stw` mode).
+    #[serde(rename = "Pause Full")]
+    Full,
+}
+
+impl PauseKind {
+    /// The log name (DESIGN §5).
+    pub fn name(self) -> &'static str {
+        match self {
+            PauseKind::MarkStart => "Pause Mark Start",
+            PauseKind::MarkEnd => "Pause Mark End",
+            PauseKind::RelocateStart => "Pause Relocate Start",
+            PauseKind::Full => "Pause Full",
+        }
+    }
+}
+
+/// One stop-the-world pause.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PauseRecord {
+    pub kind: PauseKind,
+    /// GC cycle number (`GC(n)`).
+    pub cycle: u64,
+    /// When the collector asked mutators to stop.
+    pub start_at_ns: u64,
+    /// From the request to stop until every mutator had stopped.
+    pub time_to_safepoint_ns: u64,
+    /// From all stopped until the collector released the mutators.
+    pub at_safepoint_ns: u64,
+    /// `time_to_safepoint_ns + at_safepoint_ns` (the whole pause a mutator can see).
+    pub total_ns: u64,
+}
+
+/// One concurrent (or stop-the-world) phase of a cycle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRecord {
+    /// Log name, e.g. "Concurrent Mark".
+    pub name: String,
+    pub start_at_ns: u64,
+    pub duration_ns: u64,
+}
+
+/// One GC cycle.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CycleRecord {
+    pub cycle: u64,
+    /// Director cause, e.g. "Allocation Rate", "Warmup", "System.gc".
+    pub cause: String,
+    pub start_at_ns: u64,
+    pub duration_ns: u64,
+    /// Phases in order, pauses included (named as the pauses).
+    pub phases: Vec<PhaseRecord>,
+    pub heap_before: u64,
+    pub heap_after: u64,
+    pub heap_capacity: u64,
+    /// Bytes found live by marking.
+    pub live_bytes: u64,
+    pub pages_relocated: u64,
+    pub bytes_relocated: u64,
+    /// Empty pages freed without relocation.
+    pub pages_freed_empty: u64,
+    /// CPU time used by GC threads during the cycle.
+    pub gc_cpu_ns: u64,
+    /// How many times Pause Mark End had to go back to Concurrent Mark.
+    pub mark_end_retries: u64,
+}
+
+/// A mutator that waited for memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StallRecord {
+    pub thread: String,
+    pub start_at_ns: u64,
+    pub duration_ns: u64,
+    /// True if the wait ended in an out-of-memory error.
+    pub failed: bool,
+}
+
+/// Everything the runtime recorded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GcStats {
+    pub pauses: Vec<PauseRecord>,
+    pub cycles: Vec<CycleRecord>,
+    pub stalls: Vec<StallRecord>,
+    /// Bytes allocated by mutators since the heap was created.
+    pub allocated_bytes: u64,
+    /// Total CPU time of GC threads since the heap was created.
+    pub gc_cpu_ns: u64,
+}

@@ -1,0 +1,1 @@
+//! Cross-crate integration and stress tests live in `tests/tests/`.

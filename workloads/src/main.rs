@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("pause-sweep: not implemented yet");
+    std::process::exit(2);
+}
