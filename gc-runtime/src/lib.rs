@@ -1,2 +1,57 @@
-//! `gc-runtime`: policy and threads of the collector (work in progress).
+//! `gc-runtime`: the policy and threads of a ZGC-style concurrent, compacting collector, and
+//! the API an embedder (a workload, an interpreter) uses.
+//!
+//! ```no_run
+//! use gc_runtime::{Heap, HeapConfig};
+//! let heap = Heap::new(HeapConfig::new(64 << 20)).unwrap();
+//! let mut m = heap.attach("main").unwrap();
+//! m.scope(|s| {
+//!     let node = s.alloc(1, 2, 8).unwrap();     // shape 1, 2 reference slots, 8 raw bytes
+//!     let leaf = s.alloc(2, 0, 8).unwrap();
+//!     s.store(node, 0, Some(leaf));
+//!     s.get(leaf).write_u64(0, 42);
+//!     s.collect("example");                      // objects may move; handles follow
+//!     let leaf2 = s.load(node, 0).unwrap();
+//!     assert_eq!(s.get(leaf2).read_u64(0), 42);
+//! });
+//! ```
+//!
+//! Map of the crate: [`heap`] (shared state, [`Heap`]), [`mutator`] (threads, allocation,
+//! stalls), [`scope`] (handles and object access), `safepoint`, `driver` (the cycle),
+//! `director` (when to collect), `mark`, `relocation_set`, `relocate`, `forwarding`,
+//! `barrier_policy` (what the barrier's slow path does per phase), `roots`, `verifier`,
+//! [`stats`], `gc_log`.
+
+mod barrier_policy;
+pub mod config;
+mod cpu_time;
+mod director;
+mod driver;
+mod forwarding;
+mod forwarding_index;
+mod full_remap;
+mod gc_log;
+mod gc_state;
+mod handle_stack;
+mod handle_table;
+pub mod heap;
+mod mark;
+pub mod memory_report;
+pub mod mutator;
+mod relocate;
+mod relocation_set;
+pub mod root_region;
+mod roots;
+mod safepoint;
+pub mod scope;
 pub mod stats;
+mod verifier;
+
+pub use config::{DirectorConfig, HeapConfig, LogLevel, Mode, LOG_ENV};
+pub use gc_core::{format_size, parse_size, Backing, HeapError};
+pub use heap::{Heap, HeapUsage};
+pub use memory_report::MemoryReport;
+pub use mutator::{AttachError, Mutator, OutOfMemory};
+pub use root_region::RootRegion;
+pub use scope::{Global, Local, ObjRef, Scope, WeakRef};
+pub use stats::{CycleRecord, GcStats, PauseKind, PauseRecord, PhaseRecord, StallRecord};

@@ -1,0 +1,167 @@
+//! Runtime configuration: the heap geometry (`gc_core::HeapConfig`) plus the collector's policy
+//! knobs — mode, GC threads, verification, logging, director settings.
+
+use gc_core::{Backing, HeapError};
+use std::time::Duration;
+
+/// How the heap collects (DESIGN §5 "Modes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The ZGC cycle: three short pauses, concurrent mark and relocation.
+    Concurrent,
+    /// Every phase inside one pause plus a full remap (Serial/Parallel-style baseline).
+    Stw,
+    /// Allocate only, never collect (barrier-cost baseline).
+    Epsilon,
+}
+
+impl Mode {
+    /// The mode's name as used on command lines and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Concurrent => "concurrent",
+            Mode::Stw => "stw",
+            Mode::Epsilon => "epsilon",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "concurrent" => Ok(Mode::Concurrent),
+            "stw" => Ok(Mode::Stw),
+            "epsilon" => Ok(Mode::Epsilon),
+            _ => Err(format!(
+                "unknown GC mode {s:?}: use concurrent, stw or epsilon"
+            )),
+        }
+    }
+}
+
+/// What the `-Xlog:gc`-style log prints (to stderr).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Off,
+    /// One line per cycle and per allocation stall.
+    Gc,
+    /// Also one line per phase and pause.
+    Phases,
+}
+
+/// The environment variable that turns the GC log on for any program using the runtime:
+/// `ZRS_GC_LOG=gc` or `ZRS_GC_LOG=phases`.
+pub const LOG_ENV: &str = "ZRS_GC_LOG";
+
+impl LogLevel {
+    /// The level the environment asks for, if any.
+    pub fn from_env() -> Option<LogLevel> {
+        match std::env::var(LOG_ENV).ok()?.to_ascii_lowercase().as_str() {
+            "off" | "0" | "" => Some(LogLevel::Off),
+            "gc" | "info" | "1" => Some(LogLevel::Gc),
+            _ => Some(LogLevel::Phases),
+        }
+    }
+}
+
+/// Director settings (when to start a cycle).
+#[derive(Clone, Debug)]
+pub struct DirectorConfig {
+    /// How often the rules are checked.
+    pub interval: Duration,
+    /// Start a cycle at least this often (ZGC's `ZCollectionInterval`); `None` = never.
+    pub timer: Option<Duration>,
+    /// Run cycles back to back (for stress tests).
+    pub continuous: bool,
+    /// Allow proactive cycles.
+    pub proactive: bool,
+}
+
+impl Default for DirectorConfig {
+    fn default() -> Self {
+        DirectorConfig {
+            interval: Duration::from_millis(10),
+            timer: None,
+            continuous: false,
+            proactive: true,
+        }
+    }
+}
+
+/// Everything needed to create a [`crate::Heap`].
+#[derive(Clone, Debug)]
+pub struct HeapConfig {
+    /// Memory geometry: max/initial heap, backing, huge pages.
+    pub memory: gc_core::HeapConfig,
+    pub mode: Mode,
+    /// GC worker threads for concurrent phases (default: half the available cores, at least 1).
+    pub gc_threads: usize,
+    /// Run the verifier in every pause and poison freed pages.
+    pub verify: bool,
+    pub log: LogLevel,
+    pub director: DirectorConfig,
+    /// Capacity of each mutator's local-handle stack.
+    pub handle_capacity: usize,
+}
+
+impl HeapConfig {
+    /// A concurrent heap of `max_heap` bytes with default settings; the log level comes from
+    /// `ZRS_GC_LOG` if set.
+    pub fn new(max_heap: u64) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        HeapConfig {
+            memory: gc_core::HeapConfig::new(max_heap),
+            mode: Mode::Concurrent,
+            gc_threads: (cores / 2).max(1),
+            verify: false,
+            log: LogLevel::from_env().unwrap_or(LogLevel::Off),
+            director: DirectorConfig::default(),
+            handle_capacity: 1 << 20,
+        }
+    }
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+    pub fn gc_threads(mut self, n: usize) -> Self {
+        self.gc_threads = n.max(1);
+        self
+    }
+    pub fn verify(mut self, on: bool) -> Self {
+        self.verify = on;
+        self
+    }
+    pub fn log(mut self, level: LogLevel) -> Self {
+        self.log = level;
+        self
+    }
+    pub fn initial_heap(mut self, bytes: u64) -> Self {
+        self.memory.initial_heap = bytes;
+        self
+    }
+    pub fn backing(mut self, backing: Backing) -> Self {
+        self.memory.backing = backing;
+        self
+    }
+    pub fn timer(mut self, every: Option<Duration>) -> Self {
+        self.director.timer = every;
+        self
+    }
+    pub fn continuous(mut self, on: bool) -> Self {
+        self.director.continuous = on;
+        self
+    }
+
+    /// Check the policy settings (the memory settings are checked when the heap is created).
+    pub fn validate(&self) -> Result<(), HeapError> {
+        self.memory.validate().map(|_| ())
+    }
+}

@@ -1,0 +1,135 @@
+//! The director (ZGC's `ZDirector`): decides when a cycle starts. Checked every
+//! `interval` (10 ms by default); the first rule that matches wins and names the cause:
+//!
+//! 1. **Allocation Stall** — a mutator is waiting for memory (also requested directly);
+//! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage;
+//! 3. **Timer** — the configured interval has passed since the last cycle;
+//! 4. **Allocation Rate** — at the recent allocation rate (with a safety margin) the heap
+//!    would be full before a cycle (average duration, with margin) could finish;
+//! 5. **High Usage** — 5% or less of the heap is free;
+//! 6. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
+//!    cycle now would cost under 1% of the time since the last one.
+
+use crate::heap::HeapInner;
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+pub(crate) struct Director {
+    /// (time, bytes allocated so far), newest last, covering about one second.
+    samples: VecDeque<(Instant, u64)>,
+    last_cycle_end: Instant,
+    used_after_last: u64,
+    /// Recent cycle durations in seconds.
+    durations: VecDeque<f64>,
+}
+
+impl Director {
+    pub(crate) fn new() -> Self {
+        Director {
+            samples: VecDeque::new(),
+            last_cycle_end: Instant::now(),
+            used_after_last: 0,
+            durations: VecDeque::new(),
+        }
+    }
+
+    pub(crate) fn cycle_done(&mut self, duration: Duration, used_after: u64) {
+        self.last_cycle_end = Instant::now();
+        self.used_after_last = used_after;
+        self.durations.push_back(duration.as_secs_f64());
+        if self.durations.len() > 10 {
+            self.durations.pop_front();
+        }
+    }
+
+    fn sample(&mut self, heap: &HeapInner) {
+        let now = Instant::now();
+        self.samples
+            .push_back((now, heap.allocated.load(Ordering::Relaxed)));
+        while self.samples.len() > 2
+            && now.duration_since(self.samples[0].0) > Duration::from_secs(1)
+        {
+            self.samples.pop_front();
+        }
+    }
+
+    /// Bytes per second: the larger of the last-second and last-100ms averages.
+    fn alloc_rate(&self) -> f64 {
+        let rate = |from: &(Instant, u64), to: &(Instant, u64)| {
+            let dt = to.0.duration_since(from.0).as_secs_f64();
+            if dt <= 0.0 {
+                0.0
+            } else {
+                (to.1 - from.1) as f64 / dt
+            }
+        };
+        let (Some(first), Some(last)) = (self.samples.front(), self.samples.back()) else {
+            return 0.0;
+        };
+        let long = rate(first, last);
+        let recent = self
+            .samples
+            .iter()
+            .rev()
+            .find(|s| last.0.duration_since(s.0) >= Duration::from_millis(100))
+            .map_or(long, |s| rate(s, last));
+        long.max(recent)
+    }
+
+    fn avg_duration(&self) -> f64 {
+        if self.durations.is_empty() {
+            0.1
+        } else {
+            self.durations.iter().sum::<f64>() / self.durations.len() as f64
+        }
+    }
+
+    /// The cause of the cycle to start now, if any.
+    pub(crate) fn decide(&mut self, heap: &HeapInner) -> Option<&'static str> {
+        self.sample(heap);
+        let cfg = &heap.config.director;
+        let (stalled, completed) = {
+            let c = heap.control.lock();
+            (c.stalled, c.completed)
+        };
+        if stalled > 0 {
+            return Some("Allocation Stall");
+        }
+        if cfg.continuous {
+            return Some("Continuous");
+        }
+        let cap = heap.mem.capacity() as f64;
+        let used = heap.mem.used() as f64;
+        let free = (cap - used).max(0.0);
+        if completed < 3 && used >= cap * 0.1 * (completed + 1) as f64 {
+            return Some("Warmup");
+        }
+        let since_last = self.last_cycle_end.elapsed();
+        if let Some(t) = cfg.timer {
+            if since_last >= t {
+                return Some("Timer");
+            }
+        }
+        // Allocation rate: margins as ZGC (rate +20%, duration doubled, one interval).
+        let rate = self.alloc_rate() * 1.2;
+        if rate > 0.0 {
+            let time_to_full = free / rate;
+            let needed = self.avg_duration() * 2.0 + cfg.interval.as_secs_f64();
+            if time_to_full <= needed {
+                return Some("Allocation Rate");
+            }
+        }
+        if free <= cap * 0.05 {
+            return Some("High Usage");
+        }
+        if cfg.proactive {
+            let grown = used - self.used_after_last as f64 >= cap * 0.1;
+            let long = since_last >= Duration::from_secs(300);
+            if (grown || long) && self.avg_duration() * 100.0 <= since_last.as_secs_f64() {
+                return Some("Proactive");
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,291 @@
+//! The driver (ZGC's `ZDriver`): the thread that runs GC cycles, phase by phase, with the
+//! names of DESIGN §5 in code, logs and statistics alike:
+//!
+//! 1. Pause Mark Start — flip to the cycle's mark color, new sequence number (which retires
+//!    every allocating page: mutators never bump a page of an older sequence number), mark
+//!    and heal the roots;
+//! 2. Concurrent Mark — GC workers trace; mutators' barriers mark what they load;
+//! 3. Pause Mark End — take the mutators' buffers; if they held work, back to 2
+//!    ("Concurrent Mark Continue"); the buffers are drained concurrently first, so the pause
+//!    usually succeeds;
+//! 4. Concurrent Process Non-Strong References — clear dead weak handles;
+//! 5. Concurrent Reset Relocation Set — forget the previous cycle's forwarding;
+//! 6. Concurrent Select Relocation Set — free empty pages, pick sparse pages;
+//! 7. Pause Relocate Start — flip to Remapped, relocate or remap the roots;
+//! 8. Concurrent Relocate — evacuate the relocation set, freeing each page when done.
+//!
+//! In `stw` mode the same phases run inside one pause ("Pause Full"), followed by a full
+//! remap of the heap so no stale pointer and no forwarding table survives the pause.
+
+use crate::cpu_time::thread_cpu_ns;
+use crate::director::Director;
+use crate::heap::HeapInner;
+use crate::mutator::MutatorShared;
+use crate::stats::{CycleRecord, PauseKind, PauseRecord, PhaseRecord};
+use crate::verifier::VerifyPoint;
+use crate::Mode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The driver thread's loop: wait for a request or a director decision, run the cycle.
+pub(crate) fn run(heap: &Arc<HeapInner>) {
+    let mut director = Director::new();
+    loop {
+        let cause = {
+            let mut c = heap.control.lock();
+            loop {
+                if c.shutdown {
+                    return;
+                }
+                if let Some(cause) = c.requested.take() {
+                    break cause;
+                }
+                drop(c);
+                let decided = director.decide(heap);
+                c = heap.control.lock();
+                if let Some(cause) = decided {
+                    break cause.to_string();
+                }
+                if c.requested.is_none() && !c.shutdown {
+                    heap.control_cv
+                        .wait_for(&mut c, heap.config.director.interval);
+                }
+            }
+        };
+        let n = {
+            let mut c = heap.control.lock();
+            c.started += 1;
+            c.started - 1
+        };
+        let t = Instant::now();
+        let mut cycle = Cycle::new(heap, n, &cause);
+        match heap.config.mode {
+            Mode::Concurrent => cycle.run_concurrent(),
+            Mode::Stw => cycle.run_stw(),
+            Mode::Epsilon => unreachable!("epsilon heaps have no driver"),
+        }
+        let rec = cycle.finish();
+        director.cycle_done(t.elapsed(), rec.heap_after);
+        {
+            let mut c = heap.control.lock();
+            c.completed += 1;
+            heap.control_cv.notify_all();
+        }
+    }
+}
+
+/// One GC cycle in progress.
+struct Cycle<'h> {
+    heap: &'h HeapInner,
+    rec: CycleRecord,
+    started: Instant,
+    driver_cpu0: u64,
+    worker_cpu: u64,
+}
+
+impl<'h> Cycle<'h> {
+    fn new(heap: &'h HeapInner, n: u64, cause: &str) -> Self {
+        heap.reloc_alloc.bytes_relocated.store(0, Ordering::Relaxed);
+        heap.reloc_alloc
+            .objects_relocated
+            .store(0, Ordering::Relaxed);
+        Cycle {
+            rec: CycleRecord {
+                cycle: n,
+                cause: cause.to_string(),
+                start_at_ns: heap.now_ns(),
+                heap_before: heap.mem.used(),
+                heap_capacity: heap.mem.capacity(),
+                ..Default::default()
+            },
+            heap,
+            started: Instant::now(),
+            driver_cpu0: thread_cpu_ns(),
+            worker_cpu: 0,
+        }
+    }
+
+    fn n(&self) -> u64 {
+        self.rec.cycle
+    }
+
+    /// A concurrent phase (or a phase inside the stw pause).
+    fn phase<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        let start_at_ns = self.heap.now_ns();
+        let t = Instant::now();
+        let r = f(self);
+        let d = t.elapsed();
+        self.heap.log.phase(self.heap.start, self.n(), name, d);
+        self.rec.phases.push(PhaseRecord {
+            name: name.to_string(),
+            start_at_ns,
+            duration_ns: d.as_nanos() as u64,
+        });
+        r
+    }
+
+    /// A stop-the-world pause: stop every mutator, run `f`, resume; records the pause.
+    fn pause<R>(
+        &mut self,
+        kind: PauseKind,
+        f: impl FnOnce(&mut Self, &[Arc<MutatorShared>]) -> R,
+    ) -> R {
+        let heap = self.heap;
+        let muts = heap.mutators_snapshot();
+        let start_at_ns = heap.now_ns();
+        let t0 = heap.safepoint.stop(muts.iter().map(|m| &m.thread));
+        let t1 = Instant::now();
+        let r = f(self, &muts);
+        heap.safepoint.resume();
+        let t2 = Instant::now();
+        let ttsp = t1.duration_since(t0);
+        let at = t2.duration_since(t1);
+        let total = t2.duration_since(t0);
+        heap.log.phase(heap.start, self.n(), kind.name(), total);
+        heap.stats.lock().pauses.push(PauseRecord {
+            kind,
+            cycle: self.n(),
+            start_at_ns,
+            time_to_safepoint_ns: ttsp.as_nanos() as u64,
+            at_safepoint_ns: at.as_nanos() as u64,
+            total_ns: total.as_nanos() as u64,
+        });
+        self.rec.phases.push(PhaseRecord {
+            name: kind.name().to_string(),
+            start_at_ns,
+            duration_ns: total.as_nanos() as u64,
+        });
+        r
+    }
+
+    fn verify(&self, muts: &[Arc<MutatorShared>], point: VerifyPoint) {
+        if self.heap.config.verify {
+            self.heap.verify(muts, point);
+        }
+    }
+
+    /// Drain marking until the queue and the mutators' buffers are empty.
+    fn mark_until_empty(&mut self) {
+        loop {
+            self.worker_cpu += self.heap.mark_parallel(self.heap.config.gc_threads);
+            if !self.heap.flush_mutator_buffers() && self.heap.mark_queue.is_empty() {
+                break;
+            }
+        }
+    }
+
+    fn run_concurrent(&mut self) {
+        let n = self.n();
+        self.pause(PauseKind::MarkStart, |c, muts| {
+            c.verify(muts, VerifyPoint::BeforeMarkStart);
+            c.heap.state.flip_to_mark(n);
+            c.heap.mark_roots(muts);
+        });
+        let mut name = "Concurrent Mark";
+        loop {
+            self.phase(name, |c| c.mark_until_empty());
+            let done = self.pause(PauseKind::MarkEnd, |c, muts| {
+                c.heap.flush_mutator_buffers();
+                if !c.heap.mark_queue.is_empty() {
+                    return false;
+                }
+                c.heap.state.set_mark_complete();
+                c.verify(muts, VerifyPoint::MarkEnd);
+                true
+            });
+            if done {
+                break;
+            }
+            self.rec.mark_end_retries += 1;
+            name = "Concurrent Mark Continue";
+        }
+        self.after_mark_end();
+        self.pause(PauseKind::RelocateStart, |c, muts| {
+            c.heap.state.flip_to_remapped();
+            c.heap.relocate_roots(muts);
+            c.verify(muts, VerifyPoint::RelocateStart);
+        });
+        self.phase("Concurrent Relocate", |c| c.relocate());
+    }
+
+    /// Phases 4-6 (concurrent in `concurrent` mode, inside the pause in `stw` mode).
+    fn after_mark_end(&mut self) {
+        self.phase("Concurrent Process Non-Strong References", |c| {
+            let (cleared, kept) = c.heap.process_weak_handles();
+            c.heap.log.info(
+                c.heap.start,
+                c.n(),
+                &format!("Weak handles: {cleared} cleared, {kept} kept"),
+            );
+        });
+        self.phase("Concurrent Reset Relocation Set", |c| {
+            c.heap.reset_relocation_set()
+        });
+        let sel = self.phase("Concurrent Select Relocation Set", |c| {
+            c.heap.select_relocation_set()
+        });
+        self.rec.live_bytes = sel.live_bytes;
+        self.rec.pages_freed_empty = sel.empty_pages_freed;
+        self.heap.log.info(
+            self.heap.start,
+            self.n(),
+            &format!(
+                "Relocation Set: {} pages ({}K live), {} empty pages freed ({}M)",
+                sel.pages_selected,
+                sel.live_bytes_selected >> 10,
+                sel.empty_pages_freed,
+                sel.empty_bytes_freed >> 20
+            ),
+        );
+    }
+
+    fn relocate(&mut self) {
+        let (freed, cpu) = self.heap.relocate_parallel(self.heap.config.gc_threads);
+        self.worker_cpu += cpu;
+        self.rec.pages_relocated = freed;
+    }
+
+    fn run_stw(&mut self) {
+        let n = self.n();
+        self.pause(PauseKind::Full, |c, muts| {
+            c.verify(muts, VerifyPoint::BeforeMarkStart);
+            c.heap.state.flip_to_mark(n);
+            c.phase("Mark Roots", |c| {
+                c.heap.mark_roots(muts);
+            });
+            c.phase("Mark", |c| c.mark_until_empty());
+            c.heap.state.set_mark_complete();
+            c.verify(muts, VerifyPoint::MarkEnd);
+            c.after_mark_end();
+            c.heap.state.flip_to_remapped();
+            c.phase("Relocate Roots", |c| {
+                c.heap.relocate_roots(muts);
+            });
+            c.verify(muts, VerifyPoint::RelocateStart);
+            c.phase("Relocate", |c| c.relocate());
+            c.phase("Remap", |c| c.heap.remap_all());
+            c.heap.reset_relocation_set();
+        });
+    }
+
+    fn finish(mut self) -> CycleRecord {
+        let heap = self.heap;
+        self.rec.duration_ns = self.started.elapsed().as_nanos() as u64;
+        self.rec.heap_after = heap.mem.used();
+        self.rec.bytes_relocated = heap.reloc_alloc.bytes_relocated.load(Ordering::Relaxed);
+        self.rec.gc_cpu_ns = thread_cpu_ns() - self.driver_cpu0 + self.worker_cpu;
+        heap.log.cycle(
+            heap.start,
+            self.n(),
+            &self.rec.cause,
+            self.rec.heap_before,
+            self.rec.heap_after,
+            self.rec.heap_capacity,
+        );
+        let mut s = heap.stats.lock();
+        s.gc_cpu_ns += self.rec.gc_cpu_ns;
+        s.cycles.push(self.rec.clone());
+        self.rec
+    }
+}

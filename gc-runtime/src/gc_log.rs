@@ -1,0 +1,87 @@
+//! The `-Xlog:gc`-style log, on stderr: one line per cycle and allocation stall at level
+//! `gc`, plus one per phase and pause at level `phases`. Turn it on with the heap's
+//! `log` setting or the `ZRS_GC_LOG` environment variable.
+//!
+//! ```text
+//! [1.234s][info][gc] GC(3) Garbage Collection (Allocation Rate) 512M(25%)->128M(6%)
+//! [1.230s][info][gc,phases] GC(3) Pause Mark Start 0.021ms
+//! [2.001s][info][gc] Allocation Stall (main) 12.345ms
+//! ```
+
+use crate::config::LogLevel;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+pub(crate) struct GcLog {
+    level: LogLevel,
+}
+
+fn mb(bytes: u64) -> u64 {
+    bytes >> 20
+}
+
+fn pct(part: u64, whole: u64) -> u64 {
+    (part * 100).checked_div(whole).unwrap_or(0)
+}
+
+impl GcLog {
+    pub(crate) fn new(level: LogLevel) -> Self {
+        GcLog { level }
+    }
+
+    fn line(&self, start: Instant, tags: &str, msg: std::fmt::Arguments<'_>) {
+        let t = start.elapsed().as_secs_f64();
+        let mut e = std::io::stderr().lock();
+        let _ = writeln!(e, "[{t:.3}s][info][{tags}] {msg}");
+    }
+
+    pub(crate) fn phase(&self, start: Instant, cycle: u64, name: &str, d: Duration) {
+        if self.level >= LogLevel::Phases {
+            self.line(
+                start,
+                "gc,phases",
+                format_args!("GC({cycle}) {name} {:.3}ms", d.as_secs_f64() * 1e3),
+            );
+        }
+    }
+
+    pub(crate) fn cycle(
+        &self,
+        start: Instant,
+        cycle: u64,
+        cause: &str,
+        before: u64,
+        after: u64,
+        cap: u64,
+    ) {
+        if self.level >= LogLevel::Gc {
+            self.line(
+                start,
+                "gc",
+                format_args!(
+                    "GC({cycle}) Garbage Collection ({cause}) {}M({}%)->{}M({}%)",
+                    mb(before),
+                    pct(before, cap),
+                    mb(after),
+                    pct(after, cap)
+                ),
+            );
+        }
+    }
+
+    pub(crate) fn stall(&self, start: Instant, thread: &str, d: Duration) {
+        if self.level >= LogLevel::Gc {
+            self.line(
+                start,
+                "gc",
+                format_args!("Allocation Stall ({thread}) {:.3}ms", d.as_secs_f64() * 1e3),
+            );
+        }
+    }
+
+    pub(crate) fn info(&self, start: Instant, cycle: u64, msg: &str) {
+        if self.level >= LogLevel::Phases {
+            self.line(start, "gc,phases", format_args!("GC({cycle}) {msg}"));
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The local-handle stack of one mutator (V8's `HandleScope` storage): an array of colored
+//! pointer slots that the collector scans as roots. Scopes push handles and truncate back to
+//! their base when they end.
+//!
+//! The slots live in an anonymous `NORESERVE` mapping of fixed capacity, so a handle's slot
+//! never moves (a `Local` can point at it) and untouched capacity costs no memory. The owner
+//! thread pushes and reads; the collector reads and heals slots only while the owner is
+//! stopped or blocked, and reads of a handle go through the load barrier, so the same storage
+//! would serve concurrent root scanning later (JDK 16's stack watermarks).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Handle slots of one mutator.
+pub(crate) struct HandleStack {
+    map: memmap2::MmapMut,
+    capacity: usize,
+    /// Number of slots in use. Written by the owner only; read by the collector in pauses.
+    top: AtomicUsize,
+}
+
+impl HandleStack {
+    pub(crate) fn new(capacity: usize) -> std::io::Result<Self> {
+        let map = memmap2::MmapOptions::new()
+            .len(capacity.max(1) * 8)
+            .map_anon()?;
+        Ok(HandleStack {
+            map,
+            capacity,
+            top: AtomicUsize::new(0),
+        })
+    }
+
+    fn slots(&self) -> &[AtomicU64] {
+        // SAFETY: the mapping is `capacity * 8` bytes, page aligned (so 8-byte aligned), zero
+        // initialized, lives as long as `self`, and AtomicU64 has the layout of u64.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU64, self.capacity) }
+    }
+
+    /// Push `ptr`; returns its slot.
+    #[inline]
+    pub(crate) fn push(&self, ptr: u64) -> &AtomicU64 {
+        let top = self.top.load(Ordering::Relaxed);
+        assert!(
+            top < self.capacity,
+            "local handle stack overflow ({} handles): open a nested scope in loops, or raise \
+             HeapConfig::handle_capacity",
+            self.capacity
+        );
+        let slot = &self.slots()[top];
+        slot.store(ptr, Ordering::Relaxed);
+        self.top.store(top + 1, Ordering::Release);
+        slot
+    }
+
+    pub(crate) fn top(&self) -> usize {
+        self.top.load(Ordering::Acquire)
+    }
+
+    /// Drop every handle above `base`.
+    pub(crate) fn truncate(&self, base: usize) {
+        debug_assert!(base <= self.top());
+        self.top.store(base, Ordering::Release);
+    }
+
+    /// The slots in use (for root scanning in a pause).
+    pub(crate) fn live_slots(&self) -> &[AtomicU64] {
+        &self.slots()[..self.top()]
+    }
+}

@@ -1,0 +1,263 @@
+//! The heap: the collector's shared state ([`HeapInner`]) and the embedder's handle to it
+//! ([`Heap`]), which owns the driver thread.
+
+use crate::config::{HeapConfig, Mode};
+use crate::forwarding_index::ForwardingIndex;
+use crate::gc_log::GcLog;
+use crate::gc_state::GcState;
+use crate::handle_table::HandleTable;
+use crate::mark::MarkQueue;
+use crate::mutator::{Mutator, MutatorShared};
+use crate::relocate::RelocationAllocator;
+use crate::relocation_set::RelocationSet;
+use crate::root_region::{RegionSlots, RootRegion};
+use crate::safepoint::Safepoint;
+use crate::stats::GcStats;
+use gc_core::{AllocError, HeapError, MemoryUsage, Page, PageAllocator, PageKind};
+use parking_lot::{Condvar, Mutex};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+static NEXT_HEAP_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Requests to the driver and the cycle counters stalled threads wait on.
+#[derive(Default)]
+pub(crate) struct Control {
+    /// An explicit or stall request, with its cause.
+    pub(crate) requested: Option<String>,
+    /// Cycles started / completed.
+    pub(crate) started: u64,
+    pub(crate) completed: u64,
+    /// Mutators waiting in an allocation stall.
+    pub(crate) stalled: u64,
+    pub(crate) shutdown: bool,
+}
+
+/// Everything the collector and the mutators share.
+pub(crate) struct HeapInner {
+    pub(crate) id: u64,
+    pub(crate) config: HeapConfig,
+    pub(crate) mem: PageAllocator,
+    pub(crate) state: GcState,
+    pub(crate) safepoint: Safepoint,
+    pub(crate) mutators: Mutex<Vec<Arc<MutatorShared>>>,
+    pub(crate) globals: HandleTable,
+    pub(crate) weaks: HandleTable,
+    pub(crate) regions: Mutex<Vec<Arc<RegionSlots>>>,
+    /// Every page in use, by start offset.
+    pub(crate) pages: Mutex<HashMap<u64, Arc<Page>>>,
+    /// The medium page mutators share (CAS bump allocation).
+    pub(crate) shared_medium: Mutex<Option<Arc<Page>>>,
+    pub(crate) reloc_alloc: RelocationAllocator,
+    pub(crate) mark_queue: MarkQueue,
+    pub(crate) forwarding_index: ForwardingIndex,
+    pub(crate) relocation_set: Mutex<Option<Arc<RelocationSet>>>,
+    pub(crate) control: Mutex<Control>,
+    /// Signals the driver (requests) and waiters (cycle completed).
+    pub(crate) control_cv: Condvar,
+    pub(crate) stats: Mutex<GcStats>,
+    pub(crate) allocated: AtomicU64,
+    pub(crate) start: Instant,
+    pub(crate) log: GcLog,
+}
+
+impl HeapInner {
+    /// Nanoseconds since the heap was created.
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    /// Allocate and register a page born in the current cycle.
+    pub(crate) fn new_page(&self, kind: PageKind, size: u64) -> Result<Arc<Page>, AllocError> {
+        let page = self.mem.alloc_page(kind, size, self.state.seqnum())?;
+        self.pages.lock().insert(page.start(), page.clone());
+        Ok(page)
+    }
+
+    /// Unregister and free a page (its memory goes to the page cache).
+    pub(crate) fn free_page(&self, page: &Page) {
+        self.pages.lock().remove(&page.start());
+        self.mem.free_page(page);
+    }
+
+    /// Snapshot of attached mutators.
+    pub(crate) fn mutators_snapshot(&self) -> Vec<Arc<MutatorShared>> {
+        self.mutators.lock().clone()
+    }
+
+    /// Ask the driver for a cycle; returns the number of the cycle that will satisfy the
+    /// request (the next one to start).
+    pub(crate) fn request_cycle(&self, cause: &str) -> u64 {
+        let mut c = self.control.lock();
+        if c.requested.is_none() {
+            c.requested = Some(cause.to_string());
+        }
+        self.control_cv.notify_all();
+        c.started + 1
+    }
+
+    /// Wait until cycle `n` has completed (or the heap shuts down). Returns false on shutdown.
+    pub(crate) fn wait_for_cycle(&self, n: u64) -> bool {
+        let mut c = self.control.lock();
+        while c.completed < n && !c.shutdown {
+            self.control_cv.wait(&mut c);
+        }
+        c.completed >= n
+    }
+
+    pub(crate) fn usage(&self) -> MemoryUsage {
+        self.mem.usage()
+    }
+}
+
+/// A snapshot of heap usage for embedders.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct HeapUsage {
+    /// Max heap.
+    pub capacity: u64,
+    /// Bytes in pages in use.
+    pub used: u64,
+    /// Physical memory committed (the collector's own accounting; see `process_memory` for Pss).
+    pub committed: u64,
+    /// Bytes allocated by mutators since start.
+    pub allocated: u64,
+    /// GC cycles completed.
+    pub cycles: u64,
+}
+
+/// A garbage-collected heap. Dropping it stops the collector; the memory is released when
+/// the last mutator and handle are gone too.
+pub struct Heap {
+    pub(crate) inner: Arc<HeapInner>,
+    driver: Option<JoinHandle<()>>,
+}
+
+impl Heap {
+    /// Create a heap: validate the configuration, map the memory, start the driver thread.
+    pub fn new(config: HeapConfig) -> Result<Heap, HeapError> {
+        let mem = PageAllocator::new(&config.memory)?;
+        mem.set_poison(config.verify);
+        let layout = mem.layout();
+        let (start, size) = mem.reservation();
+        let inner = Arc::new(HeapInner {
+            id: NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed),
+            state: GcState::new(layout),
+            safepoint: Safepoint::default(),
+            mutators: Mutex::new(Vec::new()),
+            globals: HandleTable::new(),
+            weaks: HandleTable::new(),
+            regions: Mutex::new(Vec::new()),
+            pages: Mutex::new(HashMap::new()),
+            shared_medium: Mutex::new(None),
+            reloc_alloc: RelocationAllocator::default(),
+            mark_queue: MarkQueue::default(),
+            forwarding_index: ForwardingIndex::new(start, size),
+            relocation_set: Mutex::new(None),
+            control: Mutex::new(Control::default()),
+            control_cv: Condvar::new(),
+            stats: Mutex::new(GcStats::default()),
+            allocated: AtomicU64::new(0),
+            start: Instant::now(),
+            log: GcLog::new(config.log),
+            mem,
+            config,
+        });
+        let driver = if inner.config.mode == Mode::Epsilon {
+            None
+        } else {
+            let i = inner.clone();
+            Some(
+                std::thread::Builder::new()
+                    .name("gc-driver".into())
+                    .spawn(move || crate::driver::run(&i))
+                    .map_err(|source| HeapError::Os {
+                        what: "spawning the GC driver thread",
+                        source,
+                    })?,
+            )
+        };
+        Ok(Heap { inner, driver })
+    }
+
+    /// Attach the calling thread as a mutator named `name`.
+    pub fn attach(&self, name: &str) -> Result<Mutator, crate::AttachError> {
+        Mutator::attach(&self.inner, name)
+    }
+
+    /// Run a GC cycle now and wait for it to complete (`System.gc()`).
+    ///
+    /// Call it from a thread that has no running mutator of this heap (use
+    /// [`crate::Scope::collect`] from a mutator): a running mutator would never reach the
+    /// safepoint while this call waits. Such a call returns an error instead of hanging.
+    pub fn collect(&self, cause: &str) -> Result<(), String> {
+        if crate::mutator::thread_has_running_mutator(self.inner.id) {
+            return Err(
+                "Heap::collect called on a thread with an attached mutator: use Scope::collect"
+                    .into(),
+            );
+        }
+        if self.inner.config.mode == Mode::Epsilon {
+            return Ok(());
+        }
+        let n = self.inner.request_cycle(cause);
+        self.inner.wait_for_cycle(n);
+        Ok(())
+    }
+
+    /// Everything recorded so far (pauses, cycles, stalls).
+    pub fn stats(&self) -> GcStats {
+        let mut s = self.inner.stats.lock().clone();
+        s.allocated_bytes = self.inner.allocated.load(Ordering::Relaxed);
+        s
+    }
+
+    /// Heap usage now.
+    pub fn usage(&self) -> HeapUsage {
+        let u = self.inner.usage();
+        HeapUsage {
+            capacity: u.capacity,
+            used: u.used,
+            committed: u.committed,
+            allocated: self.inner.allocated.load(Ordering::Relaxed),
+            cycles: self.inner.control.lock().completed,
+        }
+    }
+
+    /// The configuration the heap was created with.
+    pub fn config(&self) -> &HeapConfig {
+        &self.inner.config
+    }
+
+    /// A root region of `capacity` reference slots (an interpreter's value stack), scanned
+    /// precisely by the collector as long as the returned handle lives.
+    pub fn root_region(&self, capacity: usize) -> RootRegion {
+        RootRegion::new(&self.inner, capacity)
+    }
+
+    /// Nanoseconds since the heap was created (the time base of [`GcStats`]).
+    pub fn uptime_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+
+    /// Page table and memory facts for reports: page counts by kind and memory usage.
+    pub fn memory_report(&self) -> crate::memory_report::MemoryReport {
+        crate::memory_report::MemoryReport::collect(&self.inner)
+    }
+}
+
+impl Drop for Heap {
+    fn drop(&mut self) {
+        {
+            let mut c = self.inner.control.lock();
+            c.shutdown = true;
+            self.inner.control_cv.notify_all();
+        }
+        if let Some(d) = self.driver.take() {
+            let _ = d.join();
+        }
+    }
+}

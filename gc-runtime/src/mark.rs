@@ -1,0 +1,157 @@
+//! Marking (ZGC's `ZMark`): parallel GC workers trace the object graph from the roots with
+//! work stealing (`crossbeam-deque`), while mutators' barriers mark what they load into their
+//! own buffers, which are handed over in batches.
+//!
+//! Tracing an object applies the marking barrier to every slot: a bad pointer is made good
+//! (remapped if stale) and healed in place; the target is marked in its page's live map, and
+//! pushed if this worker marked it. Termination: a worker that finds no work goes idle; when
+//! every worker is idle and every queue is empty, the phase ends. Pause Mark End then checks
+//! the mutators' buffers; if they held work, marking resumes.
+
+use crate::cpu_time::thread_cpu_ns;
+use crate::heap::HeapInner;
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use gc_core::{Object, View};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The global mark queue (roots and mutator buffers go here; workers steal from it).
+#[derive(Default)]
+pub(crate) struct MarkQueue {
+    injector: Injector<u64>,
+}
+
+impl MarkQueue {
+    pub(crate) fn push(&self, off: u64) {
+        self.injector.push(off);
+    }
+    pub(crate) fn push_all(&self, offs: impl Iterator<Item = u64>) {
+        for o in offs {
+            self.injector.push(o);
+        }
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.injector.is_empty()
+    }
+}
+
+impl HeapInner {
+    /// Trace one object: the marking barrier on each of its slots.
+    fn trace_object(&self, off: u64, push: &mut dyn FnMut(u64)) {
+        let layout = self.state.layout();
+        let bad = self.state.bad_mask();
+        // SAFETY: `off` was marked, so it is a live object on a mapped page.
+        let obj = unsafe { Object::from_addr(layout.view_base(View::Remapped) | off) };
+        for slot in obj.slots() {
+            let p = slot.load(Ordering::Acquire);
+            if p == 0 {
+                continue;
+            }
+            let good = if p & bad != 0 {
+                let g = self.make_good(p, push);
+                gc_core::self_heal(slot, p, g, bad);
+                g
+            } else {
+                // A good pointer stored by a mutator: its object is marked already, but mark
+                // through it anyway (cheap: the live map says so at once).
+                self.mark_object(layout.offset(p), push);
+                p
+            };
+            debug_assert!(layout.is_good(good, self.state.good()));
+        }
+    }
+
+    /// Move every mutator's mark buffer into the global queue; true if any held work.
+    pub(crate) fn flush_mutator_buffers(&self) -> bool {
+        let mut any = false;
+        for m in self.mutators_snapshot() {
+            let mut b = m.mark_buffer.lock();
+            if !b.is_empty() {
+                any = true;
+                self.mark_queue.push_all(b.drain(..));
+            }
+        }
+        any
+    }
+
+    /// Drain the mark queue with `threads` workers (the calling thread is one of them).
+    /// Returns the CPU time the workers used.
+    pub(crate) fn mark_parallel(&self, threads: usize) -> u64 {
+        let threads = threads.max(1);
+        let workers: Vec<Worker<u64>> = (0..threads).map(|_| Worker::new_lifo()).collect();
+        let stealers: Vec<Stealer<u64>> = workers.iter().map(|w| w.stealer()).collect();
+        let idle = AtomicUsize::new(0);
+        let cpu = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|s| {
+            let mut workers = workers.into_iter();
+            let first = workers.next().expect("at least one worker");
+            for (i, w) in workers.enumerate() {
+                let (stealers, idle, cpu) = (&stealers, &idle, &cpu);
+                std::thread::Builder::new()
+                    .name(format!("gc-mark-{}", i + 1))
+                    .spawn_scoped(s, move || {
+                        let c0 = thread_cpu_ns();
+                        self.mark_worker(w, stealers, idle, threads);
+                        cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
+                    })
+                    .expect("spawning a GC mark worker");
+            }
+            let c0 = thread_cpu_ns();
+            self.mark_worker(first, &stealers, &idle, threads);
+            cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
+        });
+        cpu.load(Ordering::Relaxed)
+    }
+
+    fn find_work(&self, local: &Worker<u64>, stealers: &[Stealer<u64>]) -> Option<u64> {
+        if let Some(x) = local.pop() {
+            return Some(x);
+        }
+        loop {
+            let mut retry = false;
+            match self.mark_queue.injector.steal_batch_and_pop(local) {
+                Steal::Success(x) => return Some(x),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            for st in stealers {
+                match st.steal() {
+                    Steal::Success(x) => return Some(x),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn mark_worker(
+        &self,
+        local: Worker<u64>,
+        stealers: &[Stealer<u64>],
+        idle: &AtomicUsize,
+        n: usize,
+    ) {
+        loop {
+            while let Some(off) = self.find_work(&local, stealers) {
+                self.trace_object(off, &mut |o| local.push(o));
+            }
+            // Idle: finish when everyone is idle and nothing is queued.
+            idle.fetch_add(1, Ordering::SeqCst);
+            loop {
+                let queues_empty =
+                    self.mark_queue.is_empty() && stealers.iter().all(|s| s.is_empty());
+                if !queues_empty {
+                    idle.fetch_sub(1, Ordering::SeqCst);
+                    break;
+                }
+                if idle.load(Ordering::SeqCst) == n {
+                    return;
+                }
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+}

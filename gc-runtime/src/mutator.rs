@@ -1,0 +1,346 @@
+//! Mutators: threads attached to a heap (HotSpot's `JavaThread`, as far as the GC sees it).
+//!
+//! A mutator owns its local-handle stack, its allocation page (a private small page, bump
+//! allocated without atomic read-modify-write), its mark buffer (objects its barriers marked
+//! during Concurrent Mark, handed to the GC workers in batches) and its copy of the bad mask,
+//! refreshed whenever it leaves a safepoint or a blocking region. Dropping the [`Mutator`]
+//! detaches it, also while unwinding from a panic.
+
+use crate::config::Mode;
+use crate::handle_stack::HandleStack;
+use crate::heap::HeapInner;
+use crate::safepoint::ThreadState;
+use crate::stats::StallRecord;
+use gc_core::{object_size, AllocError, Object, ObjectHeader, Page, PageKind, SlowPath, View};
+use parking_lot::Mutex;
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Mark-buffer entries a mutator collects before handing them to the GC workers.
+const MARK_BUFFER_FLUSH: usize = 256;
+
+/// The part of a mutator the collector reads.
+pub(crate) struct MutatorShared {
+    pub(crate) name: String,
+    pub(crate) thread: ThreadState,
+    pub(crate) handles: HandleStack,
+    pub(crate) mark_buffer: Mutex<Vec<u64>>,
+}
+
+thread_local! {
+    /// Ids of heaps this thread has a mutator on (to refuse `Heap::collect` from them).
+    static ATTACHED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+pub(crate) fn thread_has_running_mutator(heap_id: u64) -> bool {
+    ATTACHED.with(|a| a.borrow().contains(&heap_id))
+}
+
+/// Out of memory: the heap could not satisfy an allocation even after a full GC cycle.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct OutOfMemory(pub AllocError);
+
+/// Why a thread could not attach.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AttachError {
+    #[error("this thread already has a mutator on this heap: use that one")]
+    AlreadyAttached,
+    #[error("mapping the local-handle stack failed: {0}")]
+    HandleStack(String),
+}
+
+/// A thread attached to a heap. Not `Send`: it belongs to the thread that attached.
+pub struct Mutator {
+    pub(crate) heap: Arc<HeapInner>,
+    pub(crate) shared: Arc<MutatorShared>,
+    pub(crate) bad_mask: Cell<u64>,
+    tlab: Option<Arc<Page>>,
+    _not_send: PhantomData<*const ()>,
+}
+
+/// The barrier slow path of a mutator: marks into its buffer, relocates with the shared
+/// relocation allocator.
+pub(crate) struct MutatorSlowPath<'a> {
+    pub(crate) heap: &'a HeapInner,
+    pub(crate) shared: &'a MutatorShared,
+}
+
+impl SlowPath for MutatorSlowPath<'_> {
+    fn make_good(&self, ptr: u64) -> u64 {
+        self.heap.make_good(ptr, &mut |off| self.mark_push(off))
+    }
+}
+
+impl MutatorSlowPath<'_> {
+    fn mark_push(&self, off: u64) {
+        let mut b = self.shared.mark_buffer.lock();
+        b.push(off);
+        if b.len() >= MARK_BUFFER_FLUSH {
+            self.heap.mark_queue.push_all(b.drain(..));
+        }
+    }
+}
+
+impl Mutator {
+    pub(crate) fn attach(heap: &Arc<HeapInner>, name: &str) -> Result<Mutator, AttachError> {
+        if thread_has_running_mutator(heap.id) {
+            return Err(AttachError::AlreadyAttached);
+        }
+        let handles = HandleStack::new(heap.config.handle_capacity)
+            .map_err(|e| AttachError::HandleStack(e.to_string()))?;
+        let shared = Arc::new(MutatorShared {
+            name: name.to_string(),
+            thread: ThreadState::new_blocked(),
+            handles,
+            mark_buffer: Mutex::new(Vec::new()),
+        });
+        heap.mutators.lock().push(shared.clone());
+        ATTACHED.with(|a| a.borrow_mut().push(heap.id));
+        let m = Mutator {
+            heap: heap.clone(),
+            shared,
+            bad_mask: Cell::new(0),
+            tlab: None,
+            _not_send: PhantomData,
+        };
+        m.leave_blocked();
+        Ok(m)
+    }
+
+    /// The thread's name as given at attach.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    fn refresh(&self) {
+        self.bad_mask.set(self.heap.state.bad_mask());
+    }
+
+    pub(crate) fn leave_blocked(&self) {
+        self.heap.safepoint.leave_blocked(&self.shared.thread);
+        self.refresh();
+    }
+
+    pub(crate) fn enter_blocked(&self) {
+        self.heap.safepoint.enter_blocked(&self.shared.thread);
+    }
+
+    /// Safepoint poll: parks here while a pause is in progress.
+    #[inline]
+    pub(crate) fn poll(&self) {
+        if self.heap.safepoint.is_requested() {
+            self.heap.safepoint.park(&self.shared.thread);
+            self.refresh();
+        }
+    }
+
+    /// Run `f` as a blocked thread (sleep, I/O): pauses do not wait for it; on the way out it
+    /// waits while a pause is in progress.
+    pub(crate) fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Leave<'a>(&'a Mutator);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.leave_blocked();
+            }
+        }
+        self.enter_blocked();
+        let _leave = Leave(self);
+        f()
+    }
+
+    /// The barrier load of a reference slot.
+    #[inline(always)]
+    pub(crate) fn load_slot(&self, slot: &AtomicU64) -> u64 {
+        gc_core::load_barrier(
+            slot,
+            self.bad_mask.get(),
+            &MutatorSlowPath {
+                heap: &self.heap,
+                shared: &self.shared,
+            },
+        )
+    }
+
+    /// Allocate an object; returns its good-colored pointer. Polls for a safepoint first.
+    pub(crate) fn alloc(
+        &mut self,
+        shape: u32,
+        n_refs: u32,
+        n_bytes: u64,
+    ) -> Result<u64, OutOfMemory> {
+        self.poll();
+        let size = object_size(n_refs as u64, n_bytes).map_err(OutOfMemory)?;
+        let sizes = *self.heap.mem.sizes();
+        if size > sizes.object_max {
+            return Err(OutOfMemory(AllocError::ObjectTooLarge {
+                size,
+                max: sizes.object_max,
+            }));
+        }
+        let offset = match sizes.kind_for(size) {
+            PageKind::Small => self.alloc_small(size)?,
+            PageKind::Medium => self.alloc_medium(size)?,
+            PageKind::Large => {
+                let page =
+                    self.page_stalling(PageKind::Large, sizes.page_size(PageKind::Large, size))?;
+                page.alloc_private(size)
+                    .expect("a large page holds its object")
+            }
+        };
+        let layout = self.heap.state.layout();
+        let addr = layout.view_base(View::Remapped) | offset;
+        // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
+        unsafe {
+            Object::init(
+                addr,
+                ObjectHeader {
+                    shape,
+                    n_refs,
+                    n_bytes,
+                },
+            )
+        };
+        self.heap.allocated.fetch_add(size, Ordering::Relaxed);
+        Ok(layout.good(offset, self.heap.state.good()))
+    }
+
+    #[inline]
+    fn alloc_small(&mut self, size: u64) -> Result<u64, OutOfMemory> {
+        let seq = self.heap.state.seqnum();
+        if let Some(p) = &self.tlab {
+            // A page from before the last Pause Mark Start is retired: never allocate into it.
+            if p.seqnum() == seq {
+                if let Some(off) = p.alloc_private(size) {
+                    return Ok(off);
+                }
+            }
+        }
+        self.tlab = None;
+        let small = self.heap.mem.sizes().small;
+        let page = self.page_stalling(PageKind::Small, small)?;
+        let off = page
+            .alloc_private(size)
+            .expect("a fresh small page fits a small object");
+        self.tlab = Some(page);
+        Ok(off)
+    }
+
+    fn alloc_medium(&mut self, size: u64) -> Result<u64, OutOfMemory> {
+        loop {
+            {
+                let seq = self.heap.state.seqnum();
+                let shared = self.heap.shared_medium.lock();
+                if let Some(p) = shared.as_ref().filter(|p| p.seqnum() == seq) {
+                    if let Some(off) = p.alloc_shared(size) {
+                        return Ok(off);
+                    }
+                }
+            }
+            let medium = self.heap.mem.sizes().medium.expect("medium pages enabled");
+            let page = self.page_stalling(PageKind::Medium, medium)?;
+            let off = page
+                .alloc_shared(size)
+                .expect("a fresh medium page fits a medium object");
+            *self.heap.shared_medium.lock() = Some(page);
+            return Ok(off);
+        }
+    }
+
+    /// Get a page; when the heap is full, stall (as a blocked thread) for a GC cycle, and
+    /// fail with out-of-memory if a whole cycle that started after the request did not help.
+    fn page_stalling(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, OutOfMemory> {
+        match self.heap.new_page(kind, size) {
+            Ok(p) => return Ok(p),
+            Err(AllocError::OutOfMemory { .. }) if self.heap.config.mode != Mode::Epsilon => {}
+            Err(e) => return Err(OutOfMemory(e)),
+        }
+        let start = Instant::now();
+        let start_ns = self.heap.now_ns();
+        let heap = self.heap.clone();
+        let result = self.blocking(|| {
+            heap.control.lock().stalled += 1;
+            let mut result = None;
+            // Two rounds: the first cycle may be one that was already running when we asked.
+            for _ in 0..2 {
+                let n = heap.request_cycle("Allocation Stall");
+                if !heap.wait_for_cycle(n) {
+                    break;
+                }
+                match heap.new_page(kind, size) {
+                    Ok(p) => {
+                        result = Some(Ok(p));
+                        break;
+                    }
+                    Err(AllocError::OutOfMemory { .. }) => continue,
+                    Err(e) => {
+                        result = Some(Err(e));
+                        break;
+                    }
+                }
+            }
+            heap.control.lock().stalled -= 1;
+            result
+        });
+        let failed = !matches!(result, Some(Ok(_)));
+        let dur = start.elapsed();
+        self.heap.log.stall(self.heap.start, &self.shared.name, dur);
+        self.heap.stats.lock().stalls.push(StallRecord {
+            thread: self.shared.name.clone(),
+            start_at_ns: start_ns,
+            duration_ns: dur.as_nanos() as u64,
+            failed,
+        });
+        match result {
+            Some(Ok(p)) => Ok(p),
+            Some(Err(e)) => Err(OutOfMemory(e)),
+            None => {
+                let u = self.heap.usage();
+                Err(OutOfMemory(AllocError::OutOfMemory {
+                    requested: size,
+                    used: u.used,
+                    capacity: u.capacity,
+                }))
+            }
+        }
+    }
+
+    /// Ask for a GC cycle and wait for it as a blocked thread.
+    pub(crate) fn collect(&mut self, cause: &str) {
+        if self.heap.config.mode == Mode::Epsilon {
+            return;
+        }
+        let heap = self.heap.clone();
+        self.blocking(|| {
+            let n = heap.request_cycle(cause);
+            heap.wait_for_cycle(n);
+        });
+    }
+}
+
+impl Drop for Mutator {
+    fn drop(&mut self) {
+        // Detach: from now on this thread counts as stopped; then leave the list.
+        self.enter_blocked();
+        self.shared.handles.truncate(0);
+        {
+            let mut b = self.shared.mark_buffer.lock();
+            if !b.is_empty() {
+                self.heap.mark_queue.push_all(b.drain(..));
+            }
+        }
+        self.heap
+            .mutators
+            .lock()
+            .retain(|m| !Arc::ptr_eq(m, &self.shared));
+        ATTACHED.with(|a| {
+            let mut a = a.borrow_mut();
+            if let Some(i) = a.iter().position(|&id| id == self.heap.id) {
+                a.swap_remove(i);
+            }
+        });
+    }
+}

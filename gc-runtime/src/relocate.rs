@@ -1,0 +1,147 @@
+//! Relocation (ZGC's `ZRelocate`): copying live objects out of the relocation set.
+//!
+//! Whoever meets an object first — a GC worker evacuating its page, or a mutator whose barrier
+//! loaded a pointer to it — copies it into a target page and CASes the forwarding entry; the
+//! single winner's copy is the object from then on, a loser gives its copy back (invariant 4).
+//! Copies are made only from retained pages, and only into pages allocated in this cycle.
+//! When no target memory is left, the object is forwarded to itself and its page is kept
+//! (a simple stand-in for ZGC's in-place relocation), so relocation never fails.
+
+use crate::cpu_time::thread_cpu_ns;
+use crate::forwarding::Forwarding;
+use crate::heap::HeapInner;
+use gc_core::{Object, Page, PageKind, View};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Shared target pages for relocation (CAS bump allocation), one per size class.
+#[derive(Default)]
+pub(crate) struct RelocationAllocator {
+    small: Mutex<Option<Arc<Page>>>,
+    medium: Mutex<Option<Arc<Page>>>,
+    pub(crate) bytes_relocated: AtomicU64,
+    pub(crate) objects_relocated: AtomicU64,
+}
+
+impl HeapInner {
+    /// Target memory for a copy of `size` bytes; `None` if the heap has none left.
+    fn alloc_for_relocation(&self, size: u64) -> Option<u64> {
+        let sizes = *self.mem.sizes();
+        let kind = sizes.kind_for(size);
+        let slot = match kind {
+            PageKind::Small => &self.reloc_alloc.small,
+            PageKind::Medium => &self.reloc_alloc.medium,
+            PageKind::Large => unreachable!("large objects are never relocated"),
+        };
+        let seq = self.state.seqnum();
+        let mut cur = slot.lock();
+        if let Some(p) = cur.as_ref().filter(|p| p.seqnum() == seq) {
+            if let Some(off) = p.alloc_shared(size) {
+                return Some(off);
+            }
+        }
+        let page = self.new_page(kind, sizes.page_size(kind, size)).ok()?;
+        let off = page.alloc_shared(size);
+        *cur = Some(page);
+        off
+    }
+
+    /// Relocate (or find the relocated copy of) the object at `from` in `f`'s page.
+    pub(crate) fn relocate_object(&self, f: &Forwarding, from: u64) -> u64 {
+        let idx = f.page.index_of(from) as u64;
+        if let Some(to) = f.table.find(idx) {
+            return to;
+        }
+        if !f.retain_page() {
+            // The worker released the page: every live object has its entry by now.
+            return f
+                .table
+                .find(idx)
+                .expect("a released from-page has every live object forwarded");
+        }
+        let layout = self.state.layout();
+        let base = layout.view_base(View::Remapped);
+        // SAFETY: the page is retained, so its memory is mapped; `from` is a live object
+        // (reached through a root or slot) on it.
+        let obj = unsafe { Object::from_addr(base | from) };
+        let size = obj.size();
+        let to = match self.alloc_for_relocation(size) {
+            Some(to) => {
+                // SAFETY: `to` is fresh memory of `size` bytes on a page of this cycle, not
+                // overlapping the from-page; nobody writes from-space objects (invariant 3).
+                unsafe { obj.copy_to(base | to) };
+                to
+            }
+            None => {
+                f.pin();
+                from
+            }
+        };
+        let result = match f.table.insert(idx, to) {
+            Ok(to) => {
+                if to != from {
+                    self.reloc_alloc
+                        .bytes_relocated
+                        .fetch_add(size, Ordering::Relaxed);
+                    self.reloc_alloc
+                        .objects_relocated
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+                to
+            }
+            Err(winner) => {
+                if to != from {
+                    let guard = crossbeam_epoch::pin();
+                    if let Some(p) = self.mem.page_table().get(to, &guard) {
+                        p.undo_alloc(to, size);
+                    }
+                }
+                winner
+            }
+        };
+        f.release_page();
+        result
+    }
+
+    /// Evacuate every page of the current relocation set with `threads` workers; frees each
+    /// evacuated page. Returns (pages freed, CPU ns).
+    pub(crate) fn relocate_parallel(&self, threads: usize) -> (u64, u64) {
+        let Some(rs) = self.relocation_set.lock().clone() else {
+            return (0, 0);
+        };
+        let next = AtomicUsize::new(0);
+        let freed = AtomicU64::new(0);
+        let cpu = AtomicU64::new(0);
+        let seq = self.state.seqnum();
+        let work = || {
+            let c0 = thread_cpu_ns();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(f) = rs.forwardings.get(i) else {
+                    break;
+                };
+                let page = &f.page;
+                page.live_map().for_each_marked(seq, |idx| {
+                    self.relocate_object(f, page.offset_of(idx));
+                });
+                f.release_page_and_wait();
+                if !f.is_pinned() {
+                    self.free_page(page);
+                    freed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
+        };
+        std::thread::scope(|s| {
+            for i in 1..threads.max(1) {
+                std::thread::Builder::new()
+                    .name(format!("gc-relocate-{i}"))
+                    .spawn_scoped(s, work)
+                    .expect("spawning a GC relocation worker");
+            }
+            work();
+        });
+        (freed.load(Ordering::Relaxed), cpu.load(Ordering::Relaxed))
+    }
+}

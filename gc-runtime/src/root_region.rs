@@ -1,0 +1,86 @@
+//! Registered root regions: arrays of reference slots owned by the embedder (an interpreter's
+//! value stack) that the collector scans precisely in every pause, like a handle stack whose
+//! slots the embedder indexes directly. Unused slots should hold null (set them when popping);
+//! a stale non-null slot only keeps its object alive longer.
+
+use crate::heap::HeapInner;
+use crate::scope::{Local, ObjRef, Scope};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub(crate) struct RegionSlots {
+    pub(crate) slots: Box<[AtomicU64]>,
+}
+
+/// A root region of fixed capacity. `Send + Sync`; accessed through a [`Scope`] of its heap.
+pub struct RootRegion {
+    heap: Arc<HeapInner>,
+    inner: Arc<RegionSlots>,
+}
+
+impl RootRegion {
+    pub(crate) fn new(heap: &Arc<HeapInner>, capacity: usize) -> Self {
+        let inner = Arc::new(RegionSlots {
+            slots: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+        });
+        heap.regions.lock().push(inner.clone());
+        RootRegion {
+            heap: heap.clone(),
+            inner,
+        }
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> usize {
+        self.inner.slots.len()
+    }
+
+    fn check(&self, s: &Scope<'_>) {
+        assert!(
+            Arc::ptr_eq(&self.heap, &s.mutator().heap),
+            "root region used with a scope of another heap"
+        );
+    }
+
+    /// The object in slot `i` (through the load barrier), or `None` for null.
+    #[inline]
+    pub fn get<'a>(&self, s: &'a Scope<'_>, i: usize) -> Option<ObjRef<'a>> {
+        self.check(s);
+        let p = s.mutator().load_slot(&self.inner.slots[i]);
+        ObjRef::from_ptr(p, s.mutator())
+    }
+
+    /// Store an object (or null) into slot `i`.
+    #[inline]
+    pub fn set(&self, s: &Scope<'_>, i: usize, v: Option<ObjRef<'_>>) {
+        self.check(s);
+        self.inner.slots[i].store(v.map_or(0, |o| o.ptr()), Ordering::Release);
+    }
+
+    /// Store the object of a local handle (or null) into slot `i`.
+    pub fn set_local(&self, s: &Scope<'_>, i: usize, v: Option<Local<'_>>) {
+        let o = v.map(|l| s.get(l));
+        self.set(s, i, o);
+    }
+
+    /// Null every slot from `from` on.
+    pub fn clear_from(&self, from: usize) {
+        for slot in &self.inner.slots[from.min(self.capacity())..] {
+            slot.store(0, Ordering::Release);
+        }
+    }
+
+    /// True if slot `i` holds null (no barrier needed).
+    pub fn is_null(&self, i: usize) -> bool {
+        self.inner.slots[i].load(Ordering::Acquire) == 0
+    }
+}
+
+impl Drop for RootRegion {
+    fn drop(&mut self) {
+        self.heap
+            .regions
+            .lock()
+            .retain(|r| !Arc::ptr_eq(r, &self.inner));
+    }
+}

@@ -1,0 +1,391 @@
+//! The embedding API's rooting discipline (V8's `HandleScope`, with Rust lifetimes doing the
+//! checking):
+//!
+//! - a [`Scope<'s>`] is opened on a mutator with [`Mutator::scope`]; every [`Local<'s>`] it
+//!   creates is a slot on the mutator's handle stack, a root the collector updates when the
+//!   object moves. The closure is higher-ranked over `'s`, so a `Local<'s>` cannot leave its
+//!   scope, and `Local` is not `Send`, so it cannot leave its thread;
+//! - every call that can reach a safepoint (allocation, `poll`, `blocking`, `collect`, a
+//!   nested scope) takes `&mut self`, so no [`ObjRef`] (a raw, borrowed pointer into the heap,
+//!   the fast way to read and write objects) can be alive across a pause: the borrow checker
+//!   enforces what HotSpot enforces with "no safepoint" verification.
+//! - [`Global`] handles live until dropped and can move between threads; [`WeakRef`]s do not
+//!   keep their object alive and read as `None` once it died.
+
+use crate::heap::HeapInner;
+use crate::mutator::{Mutator, OutOfMemory};
+use gc_core::Object;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A rooted reference, valid for the scope `'s` on the thread that made it.
+#[derive(Clone, Copy)]
+pub struct Local<'s> {
+    slot: &'s AtomicU64,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl std::fmt::Debug for Local<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Local({:#x})", self.slot.load(Ordering::Relaxed))
+    }
+}
+
+/// A borrowed, unrooted pointer to an object: valid until the next call that can reach a
+/// safepoint (the borrow checker ends it there).
+#[derive(Clone, Copy)]
+pub struct ObjRef<'a> {
+    ptr: u64,
+    m: &'a Mutator,
+}
+
+impl std::fmt::Debug for ObjRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ObjRef({:#x})", self.ptr)
+    }
+}
+
+impl<'a> ObjRef<'a> {
+    #[inline]
+    pub(crate) fn from_ptr(ptr: u64, m: &'a Mutator) -> Option<ObjRef<'a>> {
+        (ptr != 0).then_some(ObjRef { ptr, m })
+    }
+
+    /// The good-colored pointer.
+    #[inline]
+    pub(crate) fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    #[inline]
+    fn obj(&self) -> Object {
+        // SAFETY: `ptr` is a good (view-colored) pointer to a live object obtained through the
+        // barrier, and no safepoint can happen while this borrow lives, so the object is
+        // neither freed nor moved.
+        unsafe { Object::from_addr(self.ptr) }
+    }
+
+    /// The embedder's shape id.
+    #[inline]
+    pub fn shape(&self) -> u32 {
+        self.obj().shape()
+    }
+    /// Number of reference slots.
+    #[inline]
+    pub fn n_refs(&self) -> usize {
+        self.obj().n_refs()
+    }
+    /// Number of raw bytes.
+    #[inline]
+    pub fn n_bytes(&self) -> usize {
+        self.obj().n_bytes()
+    }
+
+    /// Load reference slot `i` through the barrier (healing the slot).
+    #[inline]
+    pub fn load(&self, i: usize) -> Option<ObjRef<'a>> {
+        let p = self.m.load_slot(self.obj().slot(i));
+        ObjRef::from_ptr(p, self.m)
+    }
+
+    /// Store an object (or null) into reference slot `i`.
+    #[inline]
+    pub fn store(&self, i: usize, v: Option<ObjRef<'_>>) {
+        let p = v.map_or(0, |o| o.ptr);
+        debug_assert!(
+            p == 0 || p & self.m.bad_mask.get() == 0,
+            "invariant 1: a mutator never stores a bad pointer"
+        );
+        self.obj().slot(i).store(p, Ordering::Release);
+    }
+
+    /// Copy raw bytes starting at `offset` into `out`.
+    pub fn read_bytes(&self, offset: usize, out: &mut [u8]) {
+        self.obj().read_bytes(offset, out)
+    }
+    /// Write raw bytes at `offset`.
+    pub fn write_bytes(&self, offset: usize, data: &[u8]) {
+        self.obj().write_bytes(offset, data)
+    }
+    /// Read a little-endian u64 at raw byte `offset`.
+    pub fn read_u64(&self, offset: usize) -> u64 {
+        self.obj().read_u64(offset)
+    }
+    /// Write a little-endian u64 at raw byte `offset`.
+    pub fn write_u64(&self, offset: usize, v: u64) {
+        self.obj().write_u64(offset, v)
+    }
+    /// Read an f64 at raw byte `offset`.
+    pub fn read_f64(&self, offset: usize) -> f64 {
+        f64::from_bits(self.read_u64(offset))
+    }
+    /// Write an f64 at raw byte `offset`.
+    pub fn write_f64(&self, offset: usize, v: f64) {
+        self.write_u64(offset, v.to_bits())
+    }
+
+    /// True if both refer to the same object.
+    #[inline]
+    pub fn same(&self, other: &ObjRef<'_>) -> bool {
+        let l = self.m.heap.state.layout();
+        l.offset(self.ptr) == l.offset(other.ptr)
+    }
+
+    /// The object's current heap offset (changes when the collector moves it).
+    pub fn address(&self) -> u64 {
+        self.m.heap.state.layout().offset(self.ptr)
+    }
+}
+
+/// A handle scope on a mutator. See the module documentation.
+pub struct Scope<'s> {
+    m: &'s mut Mutator,
+}
+
+struct Truncate {
+    shared: Arc<crate::mutator::MutatorShared>,
+    base: usize,
+}
+
+impl Drop for Truncate {
+    fn drop(&mut self) {
+        self.shared.handles.truncate(self.base);
+    }
+}
+
+impl Mutator {
+    /// Open a handle scope; every handle it creates is dropped when `f` returns (or unwinds).
+    pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&mut Scope<'s>) -> R) -> R {
+        let _t = Truncate {
+            shared: self.shared.clone(),
+            base: self.shared.handles.top(),
+        };
+        let mut s = Scope { m: self };
+        f(&mut s)
+    }
+}
+
+impl<'s> Scope<'s> {
+    pub(crate) fn mutator(&self) -> &Mutator {
+        self.m
+    }
+
+    fn heap(&self) -> &Arc<HeapInner> {
+        &self.m.heap
+    }
+
+    #[inline]
+    fn push(&self, ptr: u64) -> Local<'s> {
+        let slot = self.m.shared.handles.push(ptr);
+        // SAFETY: handle-stack slots never move or get unmapped while the mutator lives, and
+        // this scope truncates the stack only after `'s` ends, so the slot outlives `'s`.
+        let slot: &'s AtomicU64 = unsafe { &*(slot as *const AtomicU64) };
+        Local {
+            slot,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Allocate an object with `n_refs` null reference slots and `n_bytes` zeroed raw bytes.
+    /// May stall for a GC cycle; fails with [`OutOfMemory`] if even that cannot make room.
+    pub fn alloc(
+        &mut self,
+        shape: u32,
+        n_refs: u32,
+        n_bytes: usize,
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let p = self.m.alloc(shape, n_refs, n_bytes as u64)?;
+        Ok(self.push(p))
+    }
+
+    /// The object behind a handle, for fast access until the next safepoint.
+    #[inline]
+    pub fn get<'a>(&'a self, l: Local<'_>) -> ObjRef<'a> {
+        let p = self.m.load_slot(l.slot);
+        ObjRef { ptr: p, m: self.m }
+    }
+
+    /// Root an object in this scope.
+    #[inline]
+    pub fn root(&self, o: ObjRef<'_>) -> Local<'s> {
+        self.push(o.ptr)
+    }
+
+    /// Load reference slot `i` of `obj` into a new handle.
+    pub fn load(&self, obj: Local<'_>, i: usize) -> Option<Local<'s>> {
+        self.get(obj).load(i).map(|o| self.push(o.ptr))
+    }
+
+    /// Store `v` (or null) into reference slot `i` of `obj`.
+    pub fn store(&self, obj: Local<'_>, i: usize, v: Option<Local<'_>>) {
+        let o = self.get(obj);
+        let v = v.map(|l| self.get(l));
+        o.store(i, v);
+    }
+
+    /// True if both handles refer to the same object.
+    pub fn same_object(&self, a: Local<'_>, b: Local<'_>) -> bool {
+        self.get(a).same(&self.get(b))
+    }
+
+    /// Safepoint poll: parks here if the collector is stopping the world.
+    pub fn poll(&mut self) {
+        self.m.poll();
+    }
+
+    /// Run `f` (sleep, I/O, waiting) as a blocked thread: pauses do not wait for it.
+    pub fn blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        self.m.blocking(f)
+    }
+
+    /// Run a full GC cycle and wait for it (as a blocked thread).
+    pub fn collect(&mut self, cause: &str) {
+        self.m.collect(cause)
+    }
+
+    /// A nested scope: its handles are dropped when `f` returns.
+    pub fn scope<R>(&mut self, f: impl for<'i> FnOnce(&mut Scope<'i>) -> R) -> R {
+        self.m.scope(f)
+    }
+
+    /// A nested scope that hands one handle back out (V8's `EscapableHandleScope`).
+    pub fn scope_escape(
+        &mut self,
+        f: impl for<'i> FnOnce(&mut Scope<'i>) -> Option<Local<'i>>,
+    ) -> Option<Local<'s>> {
+        let ptr = self
+            .m
+            .scope(|inner| f(inner).map(|l| l.slot.load(Ordering::Acquire)))?;
+        // No safepoint between the inner scope's end and this push: the pointer is still the
+        // value of a root, healed as needed by the collector until a moment ago.
+        let l = self.push(ptr);
+        Some(l)
+    }
+
+    /// A global handle to the object (a strong root until dropped).
+    pub fn global(&self, l: Local<'_>) -> Global {
+        let p = self.get(l).ptr;
+        let (slot, id) = self.heap().globals.alloc(p);
+        Global {
+            heap: self.heap().clone(),
+            slot,
+            id,
+        }
+    }
+
+    /// The object of a global handle, as a local handle.
+    pub fn from_global(&self, g: &Global) -> Local<'s> {
+        assert!(
+            Arc::ptr_eq(&g.heap, self.heap()),
+            "global handle used with a scope of another heap"
+        );
+        // SAFETY: the slot belongs to the heap's global table, alive while `g` is.
+        let p = self.m.load_slot(unsafe { &*g.slot });
+        self.push(p)
+    }
+
+    /// A weak handle to the object: does not keep it alive.
+    pub fn weak(&self, l: Local<'_>) -> WeakRef {
+        let p = self.get(l).ptr;
+        let (slot, id) = self.heap().weaks.alloc(p);
+        WeakRef {
+            heap: self.heap().clone(),
+            slot,
+            id,
+        }
+    }
+
+    /// The object of a weak handle, rooted here, or `None` if it has died.
+    pub fn upgrade(&self, w: &WeakRef) -> Option<Local<'s>> {
+        assert!(
+            Arc::ptr_eq(&w.heap, self.heap()),
+            "weak handle used with a scope of another heap"
+        );
+        // SAFETY: the slot belongs to the heap's weak table, alive while `w` is.
+        let slot = unsafe { &*w.slot };
+        let p = self.heap().load_weak(slot, self.m);
+        (p != 0).then(|| self.push(p))
+    }
+
+    /// The current heap offset of an object (changes when it moves; for tests and tools).
+    pub fn address_of(&self, l: Local<'_>) -> u64 {
+        self.get(l).address()
+    }
+
+    /// Number of local handles on this mutator's stack.
+    pub fn handle_count(&self) -> usize {
+        self.m.shared.handles.top()
+    }
+}
+
+/// A strong handle outside any scope; `Send + Sync`, dropped to release.
+pub struct Global {
+    heap: Arc<HeapInner>,
+    slot: *const AtomicU64,
+    id: usize,
+}
+
+// SAFETY: the slot is an atomic word in the heap's global table, which the `Arc` keeps
+// alive; all access to it is atomic.
+unsafe impl Send for Global {}
+// SAFETY: as above.
+unsafe impl Sync for Global {}
+
+impl Drop for Global {
+    fn drop(&mut self) {
+        self.heap.globals.free(self.id);
+    }
+}
+
+/// A weak handle; `Send + Sync`, dropped to release.
+pub struct WeakRef {
+    heap: Arc<HeapInner>,
+    slot: *const AtomicU64,
+    id: usize,
+}
+
+// SAFETY: as for `Global`.
+unsafe impl Send for WeakRef {}
+// SAFETY: as for `Global`.
+unsafe impl Sync for WeakRef {}
+
+impl WeakRef {
+    /// True if the collector has cleared this handle (its object died). A `false` answer can
+    /// change at the next cycle.
+    pub fn is_cleared(&self) -> bool {
+        // SAFETY: the slot is alive while `self` is.
+        unsafe { &*self.slot }.load(Ordering::Acquire) == 0
+    }
+}
+
+impl Drop for WeakRef {
+    fn drop(&mut self) {
+        self.heap.weaks.free(self.id);
+    }
+}
+
+impl HeapInner {
+    /// A weak load: like a strong load, except between Pause Mark End and Pause Relocate Start
+    /// an unmarked referent reads as null (it is about to be cleared; never resurrect it).
+    pub(crate) fn load_weak(&self, slot: &AtomicU64, m: &Mutator) -> u64 {
+        use crate::gc_state::Phase;
+        if self.state.phase() != Phase::MarkComplete {
+            return m.load_slot(slot);
+        }
+        let p = slot.load(Ordering::Acquire);
+        if p == 0 {
+            return 0;
+        }
+        let good = self.state.good();
+        let off = self.remap_if_stale(p, good);
+        if !self.is_live(off) {
+            return 0;
+        }
+        let g = self.state.layout().good(off, good);
+        if g != p {
+            gc_core::self_heal(slot, p, g, self.state.bad_mask());
+        }
+        g
+    }
+}

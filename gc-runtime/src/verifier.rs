@@ -1,0 +1,158 @@
+//! The heap verifier (ZGC's `ZVerify`), run inside pauses when `HeapConfig::verify` is on.
+//!
+//! It walks the object graph from the strong roots without barriers and checks, for every
+//! reference: it points at the start of a valid object (on a registered page, below its top,
+//! on an object boundary found by walking the page's headers); its color is legal for the
+//! phase; at Pause Mark End every reachable object is marked (or allocated in this cycle);
+//! before Pause Mark Start (that is, after the previous relocation) no reachable reference
+//! leads into an evacuated page except through a forwarding entry. A failure panics with a
+//! report naming the holder object, the slot and the value.
+
+use crate::heap::HeapInner;
+use crate::mutator::MutatorShared;
+use gc_core::{Color, GoodColor, Object, View};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Where in the cycle the verifier runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VerifyPoint {
+    /// Inside Pause Mark Start, before the color flip (after the previous relocation).
+    BeforeMarkStart,
+    /// Inside Pause Mark End, after marking completed.
+    MarkEnd,
+    /// Inside Pause Relocate Start, after the roots were relocated.
+    RelocateStart,
+}
+
+struct Walk<'h> {
+    heap: &'h HeapInner,
+    point: VerifyPoint,
+    /// Object starts per page start (built lazily by walking page headers).
+    starts: HashMap<u64, HashSet<u64>>,
+    visited: HashSet<u64>,
+    stack: Vec<u64>,
+}
+
+impl HeapInner {
+    pub(crate) fn verify(&self, muts: &[Arc<MutatorShared>], point: VerifyPoint) {
+        let mut w = Walk {
+            heap: self,
+            point,
+            starts: HashMap::new(),
+            visited: HashSet::new(),
+            stack: Vec::new(),
+        };
+        let mut roots = Vec::new();
+        self.for_each_strong_root(muts, &mut |s| roots.push(s.load(Ordering::Acquire)));
+        for (i, p) in roots.into_iter().enumerate() {
+            if p != 0 {
+                w.reference(p, true, &|| format!("root #{i}"));
+            }
+        }
+        while let Some(off) = w.stack.pop() {
+            let base = self.state.layout().view_base(View::Remapped);
+            // SAFETY: `off` passed the object-start check on a registered, mapped page.
+            let obj = unsafe { Object::from_addr(base | off) };
+            for (i, slot) in obj.slots().iter().enumerate() {
+                let p = slot.load(Ordering::Acquire);
+                if p != 0 {
+                    w.reference(p, false, &|| {
+                        format!("slot {i} of object {off:#x} (shape {})", obj.shape())
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl Walk<'_> {
+    fn fail(&self, what: &str, holder: &dyn Fn() -> String, p: u64) -> ! {
+        panic!(
+            "GC verification failed at {:?}: {} holds {p:#x}: {what}",
+            self.point,
+            holder()
+        );
+    }
+
+    fn legal(&self, root: bool) -> Vec<Color> {
+        let st = &self.heap.state;
+        let mark = st.good();
+        match (self.point, root) {
+            // Between cycles the good color is Remapped; slots may still carry the previous
+            // cycle's mark color (stale), roots were all remapped at Pause Relocate Start.
+            (VerifyPoint::BeforeMarkStart, true) => vec![Color::REMAPPED],
+            (VerifyPoint::BeforeMarkStart, false) => {
+                vec![Color::REMAPPED, Color::MARKED0, Color::MARKED1]
+            }
+            (VerifyPoint::MarkEnd, _) => vec![mark.color()],
+            (VerifyPoint::RelocateStart, true) => vec![Color::REMAPPED],
+            (VerifyPoint::RelocateStart, false) => {
+                let m = GoodColor::mark_color_for_cycle(
+                    self.heap.control.lock().started.saturating_sub(1),
+                );
+                vec![m.color(), Color::REMAPPED]
+            }
+        }
+    }
+
+    fn reference(&mut self, p: u64, root: bool, holder: &dyn Fn() -> String) {
+        let layout = self.heap.state.layout();
+        if !layout.is_dereferenceable(p) {
+            self.fail("not a pointer with exactly one view color", holder, p);
+        }
+        let color = layout.color(p);
+        if !self.legal(root).contains(&color) {
+            self.fail(&format!("color {color:?} is illegal here"), holder, p);
+        }
+        let mut off = layout.offset(p);
+        // A stale pointer (not Remapped, before Mark Start) may lead into the previous
+        // relocation set: it must have a forwarding entry there.
+        if self.point == VerifyPoint::BeforeMarkStart && color != Color::REMAPPED {
+            let guard = crossbeam_epoch::pin();
+            if let Some(f) = self.heap.forwarding_index.get(off, &guard) {
+                if f.page.contains(off) {
+                    match f.table.find(f.page.index_of(off) as u64) {
+                        Some(to) => off = to,
+                        None => self.fail(
+                            "stale pointer into the relocation set without a forwarding entry",
+                            holder,
+                            p,
+                        ),
+                    }
+                }
+            }
+        }
+        let Some(page) = self.heap.mem.page_table().get_arc(off) else {
+            self.fail("points outside every page (freed memory)", holder, p);
+        };
+        if off >= page.top() {
+            self.fail("points above the page's allocation top", holder, p);
+        }
+        let starts = self.starts.entry(page.start()).or_insert_with(|| {
+            let mut set = HashSet::new();
+            let base = layout.view_base(View::Remapped);
+            // SAFETY: mutators are stopped, so the page's objects up to top are complete.
+            unsafe {
+                page.for_each_object(base, |o| {
+                    set.insert(layout.offset(o.addr()));
+                })
+            };
+            set
+        });
+        if !starts.contains(&off) {
+            self.fail("does not point at an object start", holder, p);
+        }
+        if self.point == VerifyPoint::MarkEnd && !self.heap.is_live(off) {
+            self.fail(
+                "reachable object was not marked by Pause Mark End",
+                holder,
+                p,
+            );
+        }
+        if self.visited.insert(off) {
+            self.stack.push(off);
+        }
+    }
+}
