@@ -160,11 +160,24 @@ impl PageAllocator {
         size: u64,
         seqnum: u64,
     ) -> Result<Arc<Page>, AllocError> {
+        self.alloc_page_within(kind, size, seqnum, self.capacity())
+    }
+
+    /// Like [`Self::alloc_page`], but fail once `used` would exceed `limit` (the runtime keeps
+    /// the bytes between `limit` and the capacity as a reserve for relocation).
+    pub fn alloc_page_within(
+        &self,
+        kind: PageKind,
+        size: u64,
+        seqnum: u64,
+        limit: u64,
+    ) -> Result<Arc<Page>, AllocError> {
         debug_assert!(size % GRANULE_SIZE == 0 && size > 0);
+        let limit = limit.min(self.capacity());
         // Reserve capacity first (lock-free), so concurrent allocators cannot overshoot.
         let mut used = self.used.load(Ordering::Relaxed);
         loop {
-            if used + size > self.capacity() {
+            if used + size > limit {
                 return Err(AllocError::OutOfMemory {
                     requested: size,
                     used,

@@ -89,7 +89,7 @@ impl PageTable {
 
     /// The page holding `offset` as a new strong reference.
     pub fn get_arc(&self, offset: u64) -> Option<Arc<Page>> {
-        let guard = crossbeam_epoch::pin();
+        let _guard = crossbeam_epoch::pin();
         let p = self.entries[self.index(offset)?].load(Ordering::Acquire);
         if p.is_null() {
             return None;

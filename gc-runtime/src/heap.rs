@@ -54,6 +54,9 @@ pub(crate) struct HeapInner {
     pub(crate) shared_medium: Mutex<Option<Arc<Page>>>,
     pub(crate) reloc_alloc: RelocationAllocator,
     pub(crate) mark_queue: MarkQueue,
+    /// Bytes mutators may not allocate, kept for relocation targets so evacuation can make
+    /// progress on a full heap (ZGC before JDK 16 kept such a reserve too).
+    pub(crate) relocation_reserve: u64,
     pub(crate) forwarding_index: ForwardingIndex,
     pub(crate) relocation_set: Mutex<Option<Arc<RelocationSet>>>,
     pub(crate) control: Mutex<Control>,
@@ -71,8 +74,23 @@ impl HeapInner {
         self.start.elapsed().as_nanos() as u64
     }
 
-    /// Allocate and register a page born in the current cycle.
+    /// Allocate and register a page born in the current cycle for a mutator: the
+    /// relocation reserve stays untouched.
     pub(crate) fn new_page(&self, kind: PageKind, size: u64) -> Result<Arc<Page>, AllocError> {
+        let limit = self.mem.capacity().saturating_sub(self.relocation_reserve);
+        let page = self
+            .mem
+            .alloc_page_within(kind, size, self.state.seqnum(), limit)?;
+        self.pages.lock().insert(page.start(), page.clone());
+        Ok(page)
+    }
+
+    /// Allocate and register a relocation target page: may use the relocation reserve.
+    pub(crate) fn new_relocation_page(
+        &self,
+        kind: PageKind,
+        size: u64,
+    ) -> Result<Arc<Page>, AllocError> {
         let page = self.mem.alloc_page(kind, size, self.state.seqnum())?;
         self.pages.lock().insert(page.start(), page.clone());
         Ok(page)
@@ -155,6 +173,13 @@ impl Heap {
             shared_medium: Mutex::new(None),
             reloc_alloc: RelocationAllocator::default(),
             mark_queue: MarkQueue::default(),
+            relocation_reserve: if config.mode == Mode::Epsilon {
+                0
+            } else {
+                let sizes = mem.sizes();
+                // One small page per GC worker and one for mutators, plus a medium page.
+                (config.gc_threads as u64 + 1) * sizes.small + sizes.medium.unwrap_or(0)
+            },
             forwarding_index: ForwardingIndex::new(start, size),
             relocation_set: Mutex::new(None),
             control: Mutex::new(Control::default()),

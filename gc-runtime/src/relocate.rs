@@ -41,7 +41,9 @@ impl HeapInner {
                 return Some(off);
             }
         }
-        let page = self.new_page(kind, sizes.page_size(kind, size)).ok()?;
+        let page = self
+            .new_relocation_page(kind, sizes.page_size(kind, size))
+            .ok()?;
         let off = page.alloc_shared(size);
         *cur = Some(page);
         off
