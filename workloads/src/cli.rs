@@ -1,0 +1,712 @@
+//! The `pause-sweep` command line (clap derive): the default command runs the sweep of one
+//! workload over heap sizes and modes; a subcommand per workload runs it alone (with the
+//! workload's own options); `report` renders the outputs again from a `results.json`.
+//!
+//! Parsing validates everything that can be checked without a heap: sizes (with `gc-core`'s
+//! own heap-geometry check), modes, workloads, durations, fractions. A [`RunConfig`] built from
+//! these arguments is ready for [`crate::runner::run_workload`].
+
+use crate::run_result::{Mode, RunConfig};
+use crate::workload::{heap_churn, lru_cache, message_engine, Workload};
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+const OUTPUTS: &str = "\
+Outputs (in --out, default results/<UTC timestamp>/):
+  table.md            the markdown table printed at the end: per mode and heap, pause count,
+                      pause p50/p99/max, hiccup p99/p99.9/max, MMU at 10 ms, allocation stalls,
+                      throughput and GC cycles; then concurrent ÷ stw ratios per heap
+  results.json        every run: configuration, all pauses, cycles and stalls, hiccup and
+                      latency histograms (percentiles + HdrHistogram encoding), memory,
+                      plus each run's derived summary (MMU at 1/10/100 ms, ...)
+  pause-vs-heap.svg   max and p99 pause against heap size, log scales, one line per mode
+  pause-timeline.svg  every pause and stall of every run over time, one panel per run
+  trace.json          Chrome Trace Event file, opens in Perfetto (ui.perfetto.dev): GC cycles,
+                      phases, pauses and allocation stalls as tracks, one process per run
+
+Exit status: 0 on success, 2 when a run or the arguments fail, 1 when an output cannot be
+written.";
+
+/// Measure how GC pauses scale with heap size, concurrent vs stop-the-world.
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "pause-sweep",
+    version,
+    about = "Measure how GC pauses scale with heap size: concurrent (ZGC-style) vs stop-the-world",
+    long_about = "Measure how GC pauses scale with heap size: concurrent (ZGC-style) vs \
+stop-the-world.
+
+Without a subcommand, runs the sweep: one workload (default heap-churn) at every heap size of \
+--heaps in every mode of --modes, same seed and parameters for all, each run for --duration \
+seconds after its live set is built. Runs of one heap size follow each other (concurrent, then \
+stw), so machine noise hits both alike. Every run records each pause (time to safepoint \
+included), allocation stalls, a 1 ms hiccup meter with coordinated-omission correction, MMU, \
+throughput and GC cycles.
+
+The defaults (heap-churn at 256M, 1G and 4G, concurrent and stw, live set 50%, one mutator \
+thread, 20 s per run) finish in a few minutes on a 2-core machine.
+
+With a workload subcommand, runs that workload once with its own options and writes the same \
+outputs for that single run. `report` renders the outputs again from a results.json.",
+    after_long_help = OUTPUTS,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+}
+
+/// What to run instead of the default sweep.
+#[derive(Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Run heap-churn alone: a long-lived graph of small binary trees (the live set) held in a
+    /// chunked root table; each operation replaces a random tree, stores fresh payloads into
+    /// random trees and allocates a short-lived byte array.
+    #[command(after_long_help = OUTPUTS)]
+    HeapChurn(HeapChurnArgs),
+    /// Run binary-trees alone: the Benchmarks Game program (stretch tree, long-lived tree,
+    /// many short-lived trees per depth).
+    #[command(after_long_help = OUTPUTS)]
+    BinaryTrees(BinaryTreesArgs),
+    /// Run lru-cache alone: a bounded map (hash index + recency list, all in the heap) under
+    /// random gets and puts; reports request latency percentiles too.
+    #[command(after_long_help = OUTPUTS)]
+    LruCache(LruCacheArgs),
+    /// Run message-engine alone: producers publish messages (headers + body) to queues
+    /// (consumed once) and topics (consumed by every subscriber); consumed messages become
+    /// garbage. Reports messages/s and end-to-end latency.
+    #[command(after_long_help = OUTPUTS)]
+    MessageEngine(MessageEngineArgs),
+    /// Render table.md, the plots and trace.json again from an existing results.json.
+    Report(ReportArgs),
+}
+
+/// Options of the default sweep.
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// Heap sizes to sweep, comma-separated, with K/M/G/T suffixes (binary units); each must
+    /// be a multiple of 2M and fit in physical memory.
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_heap,
+          default_value = "256M,1G,4G")]
+    pub heaps: Vec<u64>,
+    /// Collector modes to run at every heap size, comma-separated: concurrent (ZGC-style),
+    /// stw (the whole cycle in one pause, the baseline), epsilon (no collection).
+    #[arg(
+        long,
+        value_name = "MODES",
+        value_delimiter = ',',
+        default_value = "concurrent,stw"
+    )]
+    pub modes: Vec<Mode>,
+    /// The workload to sweep (run with its default options; see its subcommand's --help).
+    #[arg(long, value_name = "NAME", default_value = "heap-churn")]
+    pub workload: Workload,
+    /// Seconds each run is measured (after its live set is built); fractions allowed.
+    #[arg(long = "duration", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true,
+          default_value = "20")]
+    pub duration_ms: u64,
+    /// Mutator threads of the workload. Keep it below the number of cores: the hiccup meter
+    /// and the GC threads need CPU too.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
+    /// Random seed of the workload (the same for every run of the sweep).
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+    /// Live set as a fraction of each heap size (0 < f < 1).
+    #[arg(long, value_name = "F", value_parser = parse_fraction, default_value = "0.5",
+          allow_negative_numbers = true)]
+    pub live_fraction: f64,
+    /// Directory for the outputs (created if missing) [default: results/ and the UTC time, e.g.
+    /// results/2025-01-31_12-00-00].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress bar and no table on stdout; print only the output directory.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl SweepArgs {
+    /// The runs of the sweep, in order: for each heap (as given), each mode (as given).
+    pub fn configs(&self) -> Vec<RunConfig> {
+        let mut v = Vec::new();
+        for &heap in &self.heaps {
+            for &mode in &self.modes {
+                let live = live_bytes(heap, self.live_fraction);
+                let mut c = RunConfig::new(self.workload, mode, heap, live, self.duration_ms);
+                c.threads = self.threads;
+                c.seed = self.seed;
+                v.push(c);
+            }
+        }
+        v
+    }
+}
+
+/// Options shared by every single-workload subcommand.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Heap size with a K/M/G/T suffix (a multiple of 2M that fits in physical memory).
+    #[arg(long, value_name = "SIZE", value_parser = parse_heap, default_value = "1G")]
+    pub heap: u64,
+    /// Collector mode: concurrent, stw or epsilon.
+    #[arg(long, value_name = "MODE", default_value = "concurrent")]
+    pub mode: Mode,
+    /// Seconds the run is measured (after its live set is built); fractions allowed.
+    #[arg(long = "duration", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true,
+          default_value = "20")]
+    pub duration_ms: u64,
+    /// Mutator threads. Keep it below the number of cores.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
+    /// Random seed.
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+    /// Live set as a fraction of the heap (0 < f < 1), unless the workload's own size option
+    /// (--live-mb, --retention-mb, --depth) is given.
+    #[arg(long, value_name = "F", value_parser = parse_fraction, default_value = "0.5",
+          allow_negative_numbers = true)]
+    pub live_fraction: f64,
+    /// Directory for the outputs (created if missing) [default: results/ and the UTC time, e.g.
+    /// results/2025-01-31_12-00-00].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress bar and no table on stdout; print only the output directory.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    fn config(&self, workload: Workload, live_mb: Option<u64>) -> Result<RunConfig, String> {
+        let live = match live_mb {
+            Some(mb) => {
+                let bytes = mb
+                    .checked_mul(1 << 20)
+                    .ok_or_else(|| format!("{mb} MB is too large"))?;
+                if bytes == 0 || bytes >= self.heap {
+                    return Err(format!(
+                        "a live set of {mb} MB does not fit a {} heap: give more than 0 and less \
+                         than the heap",
+                        gc_core::format_size(self.heap)
+                    ));
+                }
+                bytes
+            }
+            None => live_bytes(self.heap, self.live_fraction),
+        };
+        let mut c = RunConfig::new(workload, self.mode, self.heap, live, self.duration_ms);
+        c.threads = self.threads;
+        c.seed = self.seed;
+        Ok(c)
+    }
+}
+
+/// `heap-churn` options.
+#[derive(Args, Debug, Clone)]
+pub struct HeapChurnArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Size of the long-lived graph in MiB [default: --live-fraction of the heap, i.e. 50%].
+    #[arg(long, value_name = "MB")]
+    pub live_mb: Option<u64>,
+    /// Nodes per small binary tree of the graph (a node: left, right, payload, int id).
+    #[arg(long, value_name = "N", default_value_t = heap_churn::SUBGRAPH_NODES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub subgraph_nodes: u64,
+    /// Per operation, how many times to walk 0–3 levels down a random tree and store a fresh
+    /// small payload object there.
+    #[arg(long, value_name = "N", default_value_t = heap_churn::MUTATIONS)]
+    pub mutations: u64,
+    /// Mean size of the short-lived byte array allocated per operation (uniform 50–150%),
+    /// kept in a ring of 1024 entries.
+    #[arg(long, value_name = "BYTES", default_value_t = heap_churn::GARBAGE_BYTES)]
+    pub garbage_bytes: u64,
+    /// Operations per second per thread; 0 = as fast as possible.
+    #[arg(long, value_name = "N", default_value_t = heap_churn::OPS_PER_SEC)]
+    pub ops_per_sec: u64,
+}
+
+/// `binary-trees` options.
+#[derive(Args, Debug, Clone)]
+pub struct BinaryTreesArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Maximum tree depth (the long-lived tree's depth; the stretch tree is one deeper)
+    /// [default: the deepest whose long-lived tree fits --live-fraction of the heap].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(4..=30))]
+    pub depth: Option<u64>,
+}
+
+/// `lru-cache` options.
+#[derive(Args, Debug, Clone)]
+pub struct LruCacheArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Cache capacity in MiB of values [default: --live-fraction of the heap].
+    #[arg(long, value_name = "MB")]
+    pub live_mb: Option<u64>,
+    /// Target fraction of gets that hit (sets the key space relative to the capacity).
+    #[arg(long, value_name = "F", value_parser = parse_unit_interval,
+          default_value_t = lru_cache::HIT_RATE)]
+    pub hit_rate: f64,
+    /// Fraction of requests that are gets; the rest are puts.
+    #[arg(long, value_name = "F", value_parser = parse_unit_interval,
+          default_value_t = lru_cache::GET_FRACTION)]
+    pub get_fraction: f64,
+    /// Smallest value size.
+    #[arg(long, value_name = "BYTES", default_value_t = lru_cache::MIN_VALUE_BYTES)]
+    pub min_value_bytes: u64,
+    /// Largest value size.
+    #[arg(long, value_name = "BYTES", default_value_t = lru_cache::MAX_VALUE_BYTES)]
+    pub max_value_bytes: u64,
+    /// Requests per second per thread; 0 = as fast as possible (latency is then measured
+    /// without a schedule and not corrected for coordinated omission).
+    #[arg(long, value_name = "N", default_value_t = lru_cache::OPS_PER_SEC)]
+    pub ops_per_sec: u64,
+}
+
+/// `message-engine` options.
+#[derive(Args, Debug, Clone)]
+pub struct MessageEngineArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Retention window in MiB: consumed messages stay reachable until this much newer data
+    /// has been published [default: --live-fraction of the heap].
+    #[arg(long, value_name = "MB")]
+    pub retention_mb: Option<u64>,
+    /// Point-to-point queues (each message consumed once).
+    #[arg(long, value_name = "N", default_value_t = message_engine::QUEUES)]
+    pub queues: u64,
+    /// Publish-subscribe topics (each message consumed by every subscriber).
+    #[arg(long, value_name = "N", default_value_t = message_engine::TOPICS)]
+    pub topics: u64,
+    /// Subscribers per topic.
+    #[arg(long, value_name = "N", default_value_t = message_engine::SUBSCRIBERS_PER_TOPIC,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub subscribers_per_topic: u64,
+    /// Header entries per message (a map of small strings).
+    #[arg(long, value_name = "N", default_value_t = message_engine::HEADERS)]
+    pub headers: u64,
+    /// Mean message body size.
+    #[arg(long, value_name = "BYTES", default_value_t = message_engine::BODY_BYTES)]
+    pub body_bytes: u64,
+    /// Messages published per second per producer thread; 0 = as fast as possible.
+    #[arg(long, value_name = "N", default_value_t = message_engine::MESSAGES_PER_SEC)]
+    pub messages_per_sec: u64,
+}
+
+/// `report` options.
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// The results.json of an earlier run.
+    #[arg(value_name = "RESULTS_JSON")]
+    pub results: PathBuf,
+    /// Where to write the outputs [default: the directory of RESULTS_JSON].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Do not print the table.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn set(params: &mut BTreeMap<String, Value>, pairs: &[(&str, Value)]) {
+    for (k, v) in pairs {
+        params.insert(k.to_string(), v.clone());
+    }
+}
+
+impl Command {
+    /// The run of a workload subcommand (validated), or `None` for `report`.
+    pub fn run_config(&self) -> Option<Result<RunConfig, String>> {
+        Some(match self {
+            Command::HeapChurn(a) => a.run.config(Workload::HeapChurn, a.live_mb).map(|mut c| {
+                set(
+                    &mut c.params,
+                    &[
+                        ("subgraph_nodes", json!(a.subgraph_nodes)),
+                        ("mutations", json!(a.mutations)),
+                        ("garbage_bytes", json!(a.garbage_bytes)),
+                        ("ops_per_sec", json!(a.ops_per_sec)),
+                    ],
+                );
+                c
+            }),
+            Command::BinaryTrees(a) => a.run.config(Workload::BinaryTrees, None).map(|mut c| {
+                if let Some(d) = a.depth {
+                    set(&mut c.params, &[("depth", json!(d))]);
+                }
+                c
+            }),
+            Command::LruCache(a) => {
+                if a.min_value_bytes == 0 || a.min_value_bytes > a.max_value_bytes {
+                    return Some(Err(format!(
+                        "--min-value-bytes {} and --max-value-bytes {}: need 0 < min ≤ max",
+                        a.min_value_bytes, a.max_value_bytes
+                    )));
+                }
+                a.run.config(Workload::LruCache, a.live_mb).map(|mut c| {
+                    set(
+                        &mut c.params,
+                        &[
+                            ("hit_rate", json!(a.hit_rate)),
+                            ("get_fraction", json!(a.get_fraction)),
+                            ("min_value_bytes", json!(a.min_value_bytes)),
+                            ("max_value_bytes", json!(a.max_value_bytes)),
+                            ("ops_per_sec", json!(a.ops_per_sec)),
+                        ],
+                    );
+                    c
+                })
+            }
+            Command::MessageEngine(a) => {
+                if a.queues + a.topics == 0 {
+                    return Some(Err(
+                        "--queues and --topics are both 0: messages need somewhere to go".into(),
+                    ));
+                }
+                a.run
+                    .config(Workload::MessageEngine, a.retention_mb)
+                    .map(|mut c| {
+                        set(
+                            &mut c.params,
+                            &[
+                                ("queues", json!(a.queues)),
+                                ("topics", json!(a.topics)),
+                                ("subscribers_per_topic", json!(a.subscribers_per_topic)),
+                                ("headers", json!(a.headers)),
+                                ("body_bytes", json!(a.body_bytes)),
+                                ("messages_per_sec", json!(a.messages_per_sec)),
+                            ],
+                        );
+                        c
+                    })
+            }
+            Command::Report(_) => return None,
+        })
+    }
+
+    /// The shared run options of a workload subcommand.
+    pub fn run_args(&self) -> Option<&RunArgs> {
+        match self {
+            Command::HeapChurn(a) => Some(&a.run),
+            Command::BinaryTrees(a) => Some(&a.run),
+            Command::LruCache(a) => Some(&a.run),
+            Command::MessageEngine(a) => Some(&a.run),
+            Command::Report(_) => None,
+        }
+    }
+}
+
+/// `heap × fraction`, at least 1 byte.
+fn live_bytes(heap: u64, fraction: f64) -> u64 {
+    ((heap as f64 * fraction) as u64).max(1)
+}
+
+/// Parse and check a heap size: `gc_core::parse_size`, then `gc-core`'s heap-geometry check
+/// (non-zero, a multiple of the 2 MiB granule, addressable, within physical memory).
+pub fn parse_heap(s: &str) -> Result<u64, String> {
+    let bytes = gc_core::parse_size(s)?;
+    gc_core::HeapConfig::new(bytes)
+        .validate()
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Parse a positive number of seconds (fractions allowed) into milliseconds (at least 1).
+pub fn parse_seconds(s: &str) -> Result<u64, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds, e.g. 20 or 0.5"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("duration must be more than 0 seconds, got {s}"));
+    }
+    if secs > 7.0 * 24.0 * 3600.0 {
+        return Err(format!(
+            "duration {s} s is over a week: give seconds, e.g. 20"
+        ));
+    }
+    Ok(((secs * 1000.0).round() as u64).max(1))
+}
+
+/// Parse a fraction strictly between 0 and 1.
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let f: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number, e.g. 0.5"))?;
+    if !(f > 0.0 && f < 1.0) {
+        return Err(format!("{s} is not between 0 and 1 (exclusive), e.g. 0.5"));
+    }
+    Ok(f)
+}
+
+/// Parse a fraction from 0 to 1 inclusive.
+pub fn parse_unit_interval(s: &str) -> Result<f64, String> {
+    let f: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number, e.g. 0.9"))?;
+    if !(0.0..=1.0).contains(&f) {
+        return Err(format!("{s} is not between 0 and 1, e.g. 0.9"));
+    }
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("pause-sweep").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_are_the_issue_sweep() {
+        let cli = parse(&[]).unwrap();
+        assert!(cli.command.is_none());
+        let s = &cli.sweep;
+        assert_eq!(s.heaps, vec![256 << 20, 1 << 30, 4 << 30]);
+        assert_eq!(s.modes, vec![Mode::Concurrent, Mode::Stw]);
+        assert_eq!(s.workload, Workload::HeapChurn);
+        assert_eq!((s.threads, s.seed, s.live_fraction), (1, 42, 0.5));
+        assert_eq!(s.duration_ms, 20_000);
+        let configs = s.configs();
+        let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "concurrent 256M",
+                "stw 256M",
+                "concurrent 1G",
+                "stw 1G",
+                "concurrent 4G",
+                "stw 4G"
+            ]
+        );
+        assert_eq!(configs[2].live_set_bytes, 512 << 20);
+        assert_eq!(configs[2].param_u64("subgraph_nodes"), Some(16));
+    }
+
+    #[test]
+    fn sweep_options_parse() {
+        let cli = parse(&[
+            "--heaps",
+            "512M,2g",
+            "--modes",
+            "stw,epsilon",
+            "--workload",
+            "lru-cache",
+            "--duration",
+            "0.25",
+            "--threads",
+            "2",
+            "--seed",
+            "7",
+            "--live-fraction",
+            "0.3",
+            "--out",
+            "/tmp/x",
+            "--quiet",
+        ])
+        .unwrap();
+        let s = cli.sweep;
+        assert_eq!(s.heaps, vec![512 << 20, 2 << 30]);
+        assert_eq!(s.modes, vec![Mode::Stw, Mode::Epsilon]);
+        assert_eq!(s.workload, Workload::LruCache);
+        assert_eq!(s.duration_ms, 250);
+        assert_eq!(s.out, Some(PathBuf::from("/tmp/x")));
+        assert!(s.quiet);
+        let c = &s.configs()[0];
+        assert_eq!((c.threads, c.seed), (2, 7));
+        assert_eq!(c.live_set_bytes, ((512u64 << 20) as f64 * 0.3) as u64);
+        assert_eq!(c.param_f64("hit_rate"), Some(0.9));
+    }
+
+    #[test]
+    fn bad_inputs_are_rejected_with_clear_messages() {
+        let msg = |args: &[&str]| parse(args).unwrap_err().to_string();
+        assert!(msg(&["--heaps", "1X"]).contains("unknown size unit 'X'"));
+        assert!(msg(&["--heaps", "1.5G"]).contains("is not a size"));
+        assert!(msg(&["--heaps", "0"]).contains("max heap is 0 bytes"));
+        assert!(msg(&["--heaps", "3M"]).contains("not a multiple of the 2 MiB granule"));
+        assert!(msg(&["--heaps", "32T"]).contains("choose 16T or less"));
+        if let Some(physical) = gc_core::config::physical_memory_bytes() {
+            let too_big = format!("256M,{}G", (physical >> 30) + 1);
+            let m = msg(&["--heaps", &too_big]);
+            assert!(m.contains("more than this machine's memory"), "{m}");
+        }
+        let m = msg(&["--modes", "concurrent,parallel"]);
+        assert!(
+            m.contains("parallel") && m.contains("concurrent, stw, epsilon"),
+            "{m}"
+        );
+        let m = msg(&["--workload", "dacapo"]);
+        assert!(
+            m.contains("heap-churn, binary-trees, lru-cache, message-engine"),
+            "{m}"
+        );
+        assert!(msg(&["--duration", "0"]).contains("more than 0 seconds"));
+        assert!(msg(&["--duration", "-3"]).contains("more than 0 seconds"));
+        assert!(msg(&["--duration", "soon"]).contains("not a number of seconds"));
+        assert!(msg(&["--live-fraction", "1"]).contains("between 0 and 1"));
+        assert!(msg(&["--threads", "0"]).contains("0"));
+        // Sweep options do not mix with a subcommand.
+        assert!(parse(&["--heaps", "1G", "heap-churn"]).is_err());
+    }
+
+    #[test]
+    fn heap_churn_subcommand_carries_its_options() {
+        let cli = parse(&[
+            "heap-churn",
+            "--heap",
+            "256M",
+            "--mode",
+            "stw",
+            "--subgraph-nodes",
+            "8",
+            "--mutations",
+            "3",
+            "--garbage-bytes",
+            "1024",
+            "--ops-per-sec",
+            "5000",
+            "--live-mb",
+            "100",
+            "--duration",
+            "2",
+        ])
+        .unwrap();
+        let cmd = cli.command.unwrap();
+        let c = cmd.run_config().unwrap().unwrap();
+        assert_eq!(c.workload, Workload::HeapChurn);
+        assert_eq!(c.label(), "stw 256M");
+        assert_eq!(c.live_set_bytes, 100 << 20);
+        assert_eq!(c.duration_ms, 2000);
+        assert_eq!(c.param_u64("subgraph_nodes"), Some(8));
+        assert_eq!(c.param_u64("mutations"), Some(3));
+        assert_eq!(c.param_u64("garbage_bytes"), Some(1024));
+        assert_eq!(c.param_u64("ops_per_sec"), Some(5000));
+        assert_eq!(c.param_u64("root_chunk_slots"), Some(16_384));
+        // Default live set: half the heap.
+        let c = parse(&["heap-churn"])
+            .unwrap()
+            .command
+            .unwrap()
+            .run_config()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (c.heap_bytes, c.live_set_bytes, c.mode),
+            (1 << 30, 512 << 20, Mode::Concurrent)
+        );
+        // A live set that does not fit.
+        let err = parse(&["heap-churn", "--heap", "256M", "--live-mb", "300"])
+            .unwrap()
+            .command
+            .unwrap()
+            .run_config()
+            .unwrap()
+            .unwrap_err();
+        assert!(err.contains("does not fit a 256M heap"), "{err}");
+    }
+
+    #[test]
+    fn other_subcommands_carry_their_options() {
+        let cfg = |args: &[&str]| parse(args).unwrap().command.unwrap().run_config().unwrap();
+        let c = cfg(&["binary-trees", "--depth", "18", "--threads", "2"]).unwrap();
+        assert_eq!((c.workload, c.threads), (Workload::BinaryTrees, 2));
+        assert_eq!(c.param_u64("depth"), Some(18));
+        assert_eq!(cfg(&["binary-trees"]).unwrap().param_u64("depth"), None);
+        assert!(parse(&["binary-trees", "--depth", "2"]).is_err());
+
+        let c = cfg(&[
+            "lru-cache",
+            "--hit-rate",
+            "0.75",
+            "--max-value-bytes",
+            "100",
+            "--min-value-bytes",
+            "10",
+        ])
+        .unwrap();
+        assert_eq!(c.param_f64("hit_rate"), Some(0.75));
+        assert_eq!(c.param_u64("max_value_bytes"), Some(100));
+        let err = cfg(&["lru-cache", "--min-value-bytes", "5000"]).unwrap_err();
+        assert!(err.contains("need 0 < min ≤ max"), "{err}");
+        assert!(parse(&["lru-cache", "--hit-rate", "1.5"]).is_err());
+
+        let c = cfg(&["message-engine", "--topics", "5", "--retention-mb", "64"]).unwrap();
+        assert_eq!(c.param_u64("topics"), Some(5));
+        assert_eq!(c.param_u64("queues"), Some(10));
+        assert_eq!(c.live_set_bytes, 64 << 20);
+        let err = cfg(&["message-engine", "--topics", "0", "--queues", "0"]).unwrap_err();
+        assert!(err.contains("both 0"), "{err}");
+
+        let cli = parse(&["report", "results/x/results.json"]).unwrap();
+        let cmd = cli.command.unwrap();
+        assert!(cmd.run_config().is_none());
+        assert!(
+            matches!(cmd, Command::Report(ReportArgs { ref results, .. })
+            if results == &PathBuf::from("results/x/results.json"))
+        );
+    }
+
+    #[test]
+    fn help_explains_options_and_outputs() {
+        let help = Cli::command().render_long_help().to_string();
+        for s in [
+            "--heaps",
+            "--modes",
+            "--workload",
+            "--duration",
+            "--threads",
+            "--seed",
+            "--live-fraction",
+            "--out",
+            "--quiet",
+            "heap-churn",
+            "binary-trees",
+            "lru-cache",
+            "message-engine",
+            "pause-vs-heap.svg",
+            "trace.json",
+            "results.json",
+            "table.md",
+            "pause-timeline.svg",
+            "[default: 256M,1G,4G]",
+        ] {
+            assert!(help.contains(s), "long help lacks {s}:\n{help}");
+        }
+        let mut cmd = Cli::command();
+        let sub = cmd
+            .find_subcommand_mut("heap-churn")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for s in [
+            "--subgraph-nodes",
+            "--mutations",
+            "--garbage-bytes",
+            "--ops-per-sec",
+            "--live-mb",
+            "--heap",
+            "--mode",
+            "[default: 16]",
+            "[default: 512]",
+        ] {
+            assert!(sub.contains(s), "heap-churn help lacks {s}:\n{sub}");
+        }
+    }
+}

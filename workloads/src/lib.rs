@@ -1,0 +1,31 @@
+//! `workloads`: the measurement harness of the pause-vs-heap-size report (DESIGN §6–§7, issue 5).
+//!
+//! This crate turns what a run measured into numbers and files people can read. A run is
+//! described by a [`RunConfig`] and produces a [`RunResult`] (the collector's
+//! [`GcStats`](gc_runtime::stats::GcStats), hiccup samples, throughput, memory). From those:
+//!
+//! - [`latency`]: HDR histograms in nanoseconds with coordinated-omission correction;
+//! - [`hiccup`]: the jHiccup-style meter's analysis (and the contract of the meter thread);
+//! - [`mmu`]: minimum mutator utilization from the pause and allocation-stall timeline;
+//! - [`summary`]: the derived figures of one run (pause percentiles, MMU, hiccups, ...);
+//! - [`report`]: `table.md`, `results.json`, `pause-vs-heap.svg`, `pause-timeline.svg` and
+//!   `trace.json` (Chrome Trace Event format, opens in Perfetto);
+//! - [`workload`], [`cli`], [`sweep`], [`runner`]: the `pause-sweep` command: which runs to
+//!   make, in which order, and the single entry point into the collector runtime,
+//!   [`runner::run_workload`].
+
+pub mod cli;
+pub mod hiccup;
+pub mod latency;
+pub mod mmu;
+pub mod report;
+pub mod run_result;
+pub mod runner;
+pub mod summary;
+pub mod sweep;
+pub mod workload;
+
+pub use latency::{LatencyHistogram, PercentileSummary};
+pub use run_result::{Mode, RunConfig, RunResult};
+pub use summary::RunSummary;
+pub use workload::Workload;

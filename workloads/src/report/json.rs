@@ -1,0 +1,125 @@
+//! `results.json`: every [`RunResult`] of a sweep (pretty-printed), with each run's
+//! [`RunSummary`] beside it for readers that do not want to recompute percentiles or MMU.
+//! Histograms appear as percentile summaries plus their full HdrHistogram encoding (see
+//! [`crate::latency`]), so reading the file back gives the same results.
+
+use crate::run_result::RunResult;
+use crate::summary::RunSummary;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Version of the file layout; bumped when a field changes meaning.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The contents of `results.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFile {
+    pub format_version: u32,
+    /// The program that wrote it (`pause-sweep 0.1.0`).
+    pub generator: String,
+    pub runs: Vec<RunResult>,
+    /// `summaries[i]` is derived from `runs[i]`.
+    pub summaries: Vec<RunSummary>,
+}
+
+impl ResultsFile {
+    /// The file for `results`, with their summaries.
+    pub fn new(results: &[RunResult]) -> Self {
+        ResultsFile {
+            format_version: FORMAT_VERSION,
+            generator: format!("pause-sweep {}", env!("CARGO_PKG_VERSION")),
+            runs: results.to_vec(),
+            summaries: results.iter().map(RunSummary::of).collect(),
+        }
+    }
+}
+
+/// The pretty-printed JSON text of `results.json`.
+pub fn results_json(results: &[RunResult]) -> String {
+    serde_json::to_string_pretty(&ResultsFile::new(results))
+        .expect("results contain only serializable values")
+}
+
+/// Write `results.json` to `path`.
+pub fn write_results_json(path: &Path, results: &[RunResult]) -> std::io::Result<()> {
+    let mut text = results_json(results);
+    text.push('\n');
+    std::fs::write(path, text)
+}
+
+/// Read the runs back from a `results.json` (summaries are recomputed by whoever needs them).
+pub fn read_results_json(path: &Path) -> Result<Vec<RunResult>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file: ResultsFile = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a pause-sweep results.json: {e}", path.display()))?;
+    if file.format_version != FORMAT_VERSION {
+        return Err(format!(
+            "{} has format version {}, this program reads version {FORMAT_VERSION}",
+            path.display(),
+            file.format_version
+        ));
+    }
+    Ok(file.runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::{sample_result, scratch_dir};
+    use crate::run_result::Mode;
+
+    #[test]
+    fn results_round_trip_through_the_file() {
+        let mut with_requests = sample_result(Mode::Concurrent, 1 << 30, &[100_000, 250_000]);
+        let mut lat = crate::LatencyHistogram::new();
+        for v in [10_000, 20_000, 5_000_000] {
+            lat.record(v);
+        }
+        with_requests.request_latency = Some(lat);
+        let results = vec![
+            with_requests,
+            sample_result(Mode::Stw, 1 << 30, &[40_000_000]),
+        ];
+        let dir = scratch_dir("json-round-trip");
+        let path = dir.join("results.json");
+        write_results_json(&path, &results).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("{\n  \"format_version\": 1,"),
+            "pretty-printed"
+        );
+        let back = read_results_json(&path).unwrap();
+        assert_eq!(back, results);
+
+        // What a reader without this crate sees.
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let run = &v["runs"][0];
+        assert_eq!(run["config"]["mode"], "concurrent");
+        assert_eq!(run["config"]["workload"], "heap-churn");
+        assert_eq!(run["config"]["heap_bytes"], 1u64 << 30);
+        assert_eq!(run["gc"]["pauses"][1]["total_ns"], 250_000);
+        assert_eq!(run["gc"]["pauses"][0]["kind"], "Pause Mark Start");
+        assert_eq!(run["hiccup"]["corrected"]["count"], 100);
+        assert_eq!(run["request_latency"]["count"], 3);
+        assert_eq!(v["runs"][1]["request_latency"], serde_json::Value::Null);
+        assert_eq!(v["summaries"][0]["pauses"]["max_ns"], 250_000);
+        assert_eq!(v["summaries"][1]["label"], "stw 1G");
+    }
+
+    #[test]
+    fn reading_bad_files_says_what_is_wrong() {
+        let dir = scratch_dir("json-bad");
+        let missing = read_results_json(&dir.join("nope.json")).unwrap_err();
+        assert!(missing.starts_with("cannot read "), "{missing}");
+        let path = dir.join("other.json");
+        std::fs::write(&path, "{\"traceEvents\": []}").unwrap();
+        let err = read_results_json(&path).unwrap_err();
+        assert!(err.contains("is not a pause-sweep results.json"), "{err}");
+        let mut file = ResultsFile::new(&[]);
+        file.format_version = 99;
+        std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+        let err = read_results_json(&path).unwrap_err();
+        assert!(err.contains("format version 99"), "{err}");
+    }
+}

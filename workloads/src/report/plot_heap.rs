@@ -1,0 +1,211 @@
+//! `pause-vs-heap.svg`: the picture the project exists for. x is the heap size on a log2 axis
+//! (labelled 256M, 512M, 1G, ...), y the pause time on a log axis; per mode one solid line with
+//! filled dots for the maximum pause and one dashed line with hollow triangles for the p99.
+//! A flat `concurrent` line next to a rising `stw` line is the expected picture.
+
+use super::format;
+use super::style::{mode_color, plot_err, FONT};
+use crate::run_result::Mode;
+use crate::summary::RunSummary;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+
+/// x positions are log2(heap bytes) in 1/16 steps (plotters' key points need an integer axis).
+const STEPS_PER_OCTAVE: f64 = 16.0;
+
+/// Room right of the plot for the legend.
+const LEGEND_WIDTH: u32 = 170;
+
+/// The legend, in the right margin outside the data: per mode a solid line with a dot
+/// (`<mode> max`) and a dashed line with a triangle (`<mode> p99`).
+fn draw_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    modes: &[(Mode, RGBColor)],
+) -> Result<(), String> {
+    let x = root.dim_in_pixel().0 as i32 - LEGEND_WIDTH as i32 + 10;
+    let text = TextStyle::from((FONT, 14)).color(&BLACK);
+    let mut y = 70;
+    for &(mode, color) in modes {
+        let style = color.stroke_width(2);
+        root.draw(&PathElement::new(vec![(x, y), (x + 30, y)], style))
+            .map_err(plot_err)?;
+        root.draw(&Circle::new((x + 15, y), 4, color.filled()))
+            .map_err(plot_err)?;
+        root.draw(&Text::new(
+            format!("{mode} max"),
+            (x + 40, y - 8),
+            text.clone(),
+        ))
+        .map_err(plot_err)?;
+        y += 24;
+        root.draw(&DashedPathElement::new(
+            vec![(x, y), (x + 30, y)],
+            6,
+            4,
+            style,
+        ))
+        .map_err(plot_err)?;
+        root.draw(&TriangleMarker::new((x + 15, y), 5, style))
+            .map_err(plot_err)?;
+        root.draw(&Text::new(
+            format!("{mode} p99"),
+            (x + 40, y - 8),
+            text.clone(),
+        ))
+        .map_err(plot_err)?;
+        y += 34;
+    }
+    Ok(())
+}
+
+/// Render the plot as SVG text.
+pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1000, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        let mut workloads: Vec<&str> = summaries.iter().map(|s| s.workload.name()).collect();
+        workloads.sort_unstable();
+        workloads.dedup();
+        let title = format!("Pause time vs heap size ({})", workloads.join(", "));
+        let with_pauses: Vec<&RunSummary> =
+            summaries.iter().filter(|s| s.pauses.count > 0).collect();
+        if with_pauses.is_empty() {
+            root.draw(&Text::new(title, (20, 20), (FONT, 22)))
+                .map_err(plot_err)?;
+            root.draw(&Text::new("no pauses recorded", (20, 60), (FONT, 18)))
+                .map_err(plot_err)?;
+            root.present().map_err(plot_err)?;
+            drop(root);
+            return Ok(svg);
+        }
+
+        let steps = STEPS_PER_OCTAVE as i32;
+        let log2 = |b: u64| ((b.max(1) as f64).log2() * STEPS_PER_OCTAVE).round() as i32;
+        let x_lo = with_pauses
+            .iter()
+            .map(|s| log2(s.heap_bytes))
+            .min()
+            .unwrap_or(0)
+            - steps / 2;
+        let x_hi = with_pauses
+            .iter()
+            .map(|s| log2(s.heap_bytes))
+            .max()
+            .unwrap_or(0)
+            + steps / 2;
+        // A tick at every power of two in range.
+        let key_points: Vec<i32> = (x_lo..=x_hi).filter(|x| x % steps == 0).collect();
+
+        let us = |ns: u64| (ns as f64 / 1e3).max(0.001);
+        let values = with_pauses
+            .iter()
+            .flat_map(|s| [us(s.pauses.p99_ns), us(s.pauses.max_ns)]);
+        let (y_min, y_max) =
+            values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let y_lo = 10f64.powf(y_min.log10().floor());
+        let mut y_hi = 10f64.powf(y_max.log10().ceil());
+        if y_hi <= y_lo {
+            y_hi = y_lo * 10.0;
+        }
+
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 22))
+            .margin(15)
+            .margin_right(LEGEND_WIDTH)
+            .x_label_area_size(50)
+            .y_label_area_size(85)
+            .build_cartesian_2d(
+                (x_lo..x_hi).with_key_points(key_points),
+                (y_lo..y_hi).log_scale(),
+            )
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("heap size (log2 scale)")
+            .y_desc("pause time (log scale)")
+            .x_label_formatter(&|x| {
+                format::bytes(2f64.powf(f64::from(*x) / STEPS_PER_OCTAVE).round() as u64)
+            })
+            .y_label_formatter(&|y| format::duration_axis(*y * 1e3))
+            .label_style((FONT, 14))
+            .draw()
+            .map_err(plot_err)?;
+
+        let mut legend = Vec::new();
+        for mode in Mode::ALL {
+            let mut runs: Vec<&&RunSummary> =
+                with_pauses.iter().filter(|s| s.mode == mode).collect();
+            if runs.is_empty() {
+                continue;
+            }
+            runs.sort_by_key(|s| s.heap_bytes);
+            let color = mode_color(mode);
+            let max: Vec<(i32, f64)> = runs
+                .iter()
+                .map(|s| (log2(s.heap_bytes), us(s.pauses.max_ns)))
+                .collect();
+            let p99: Vec<(i32, f64)> = runs
+                .iter()
+                .map(|s| (log2(s.heap_bytes), us(s.pauses.p99_ns)))
+                .collect();
+            let solid = color.stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(max.clone(), solid))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(max.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(DashedLineSeries::new(p99.clone(), 8, 5, solid))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(
+                    p99.iter()
+                        .map(|&p| TriangleMarker::new(p, 5, color.stroke_width(2))),
+                )
+                .map_err(plot_err)?;
+            legend.push((mode, color));
+        }
+        draw_legend(&root, &legend)?;
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::sample_result;
+
+    #[test]
+    fn svg_has_a_line_per_mode_and_statistic() {
+        let results = [
+            sample_result(Mode::Concurrent, 256 << 20, &[100_000, 200_000]),
+            sample_result(Mode::Concurrent, 4 << 30, &[120_000, 220_000]),
+            sample_result(Mode::Stw, 256 << 20, &[5_000_000]),
+            sample_result(Mode::Stw, 4 << 30, &[80_000_000]),
+        ];
+        let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
+        let svg = pause_vs_heap_svg(&summaries).unwrap();
+        assert!(svg.contains("<svg"), "{svg}");
+        for name in ["concurrent max", "concurrent p99", "stw max", "stw p99"] {
+            assert!(svg.contains(name), "missing series {name}");
+        }
+        assert!(!svg.contains("epsilon"));
+        // Heap labels on the log2 axis, pause labels in time units.
+        for label in ["256M", "1G", "4G", "µs", "ms"] {
+            assert!(svg.contains(label), "missing axis label {label}");
+        }
+        assert!(svg.contains("heap-churn"));
+    }
+
+    #[test]
+    fn no_pauses_still_gives_an_svg_that_says_so() {
+        let results = [sample_result(Mode::Epsilon, 1 << 30, &[])];
+        let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
+        let svg = pause_vs_heap_svg(&summaries).unwrap();
+        assert!(svg.contains("<svg"));
+        assert!(svg.contains("no pauses recorded"));
+    }
+}

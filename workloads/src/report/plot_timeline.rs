@@ -1,0 +1,214 @@
+//! `pause-timeline.svg`: one panel per run (in table order), x = seconds since the start of the
+//! measured phase, y = pause duration on a log axis shared by all panels (so a 200 µs pause sits
+//! at the same height everywhere), one colour per pause kind and red crosses for allocation
+//! stalls. Shows whether pauses are steady, grow over the run, or cluster.
+
+use super::format;
+use super::style::{kind_color, plot_err, FONT, STALL_COLOR};
+use crate::run_result::RunResult;
+use gc_runtime::stats::PauseKind;
+use plotters::prelude::*;
+
+const PANEL_HEIGHT: u32 = 240;
+const LEGEND_HEIGHT: u32 = 30;
+const WIDTH: u32 = 1000;
+
+const KINDS: [PauseKind; 4] = [
+    PauseKind::MarkStart,
+    PauseKind::MarkEnd,
+    PauseKind::RelocateStart,
+    PauseKind::Full,
+];
+
+/// One legend for all panels, under the title: a mark and the name of each pause kind (and of
+/// allocation stalls) that occurs in any run.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    runs: &[&RunResult],
+) -> Result<(), String> {
+    let style = TextStyle::from((FONT, 14)).color(&BLACK);
+    let mut x = 80i32;
+    let y = (LEGEND_HEIGHT / 2) as i32;
+    let mut entry = |name: &str, mark: &dyn Fn((i32, i32)) -> Result<(), String>| {
+        mark((x, y))?;
+        area.draw(&Text::new(name.to_string(), (x + 10, y - 8), style.clone()))
+            .map_err(plot_err)?;
+        let (w, _) = area.estimate_text_size(name, &style).map_err(plot_err)?;
+        x += w as i32 + 40;
+        Ok::<(), String>(())
+    };
+    for kind in KINDS {
+        if runs
+            .iter()
+            .any(|r| r.measured_pauses().any(|p| p.kind == kind))
+        {
+            let color = kind_color(kind);
+            entry(kind.name(), &|c| {
+                area.draw(&Circle::new(c, 4, color.filled()))
+                    .map_err(plot_err)
+            })?;
+        }
+    }
+    if runs.iter().any(|r| r.measured_stalls().next().is_some()) {
+        entry("Allocation stall", &|c| {
+            area.draw(&Cross::new(c, 4, STALL_COLOR.stroke_width(2)))
+                .map_err(plot_err)
+        })?;
+    }
+    Ok(())
+}
+
+/// Render the timeline as SVG text.
+pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
+    let mut runs: Vec<&RunResult> = results.iter().collect();
+    runs.sort_by_key(|r| (r.config.heap_bytes, r.config.mode));
+    let panels = runs.len().max(1);
+    let height = 50 + LEGEND_HEIGHT + PANEL_HEIGHT * panels as u32;
+
+    let us = |ns: u64| (ns as f64 / 1e3).max(0.001);
+    let all_values: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| {
+            let p = r.measured_pauses().map(|p| us(p.total_ns));
+            let s = r.measured_stalls().map(|s| us(s.duration_ns));
+            p.chain(s).collect::<Vec<_>>()
+        })
+        .collect();
+    let (y_lo, y_hi) = if all_values.is_empty() {
+        (1.0, 1000.0)
+    } else {
+        let lo = all_values.iter().copied().fold(f64::MAX, f64::min);
+        let hi = all_values.iter().copied().fold(f64::MIN, f64::max);
+        let lo = 10f64.powf(lo.log10().floor());
+        let hi = 10f64.powf(hi.log10().ceil());
+        (lo, if hi > lo { hi } else { lo * 10.0 })
+    };
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        let root = root
+            .titled("Pause timeline (measured phase)", (FONT, 22))
+            .map_err(plot_err)?;
+        if runs.is_empty() {
+            root.draw(&Text::new("no runs", (20, 20), (FONT, 18)))
+                .map_err(plot_err)?;
+        }
+        let (legend, root) = root.split_vertically(LEGEND_HEIGHT);
+        draw_legend(&legend, &runs)?;
+        let areas = root.split_evenly((panels, 1));
+        for (area, r) in areas.iter().zip(&runs) {
+            let pauses: Vec<_> = r.measured_pauses().collect();
+            let stalls: Vec<_> = r.measured_stalls().collect();
+            let caption = if pauses.is_empty() && stalls.is_empty() {
+                format!("{} {}: no pauses", r.config.workload, r.label())
+            } else {
+                let max = pauses.iter().map(|p| p.total_ns).max().unwrap_or(0);
+                let mut c = format!(
+                    "{} {}: {} pauses, max {}",
+                    r.config.workload,
+                    r.label(),
+                    pauses.len(),
+                    format::duration_ns(max)
+                );
+                if !stalls.is_empty() {
+                    let s = if stalls.len() == 1 { "" } else { "s" };
+                    c += &format!(", {} allocation stall{s}", stalls.len());
+                }
+                c
+            };
+            let x_hi = (r.wall_ns as f64 / 1e9).max(0.001);
+            let mut chart = ChartBuilder::on(area)
+                .caption(caption, (FONT, 16))
+                .margin(10)
+                .x_label_area_size(35)
+                .y_label_area_size(80)
+                .build_cartesian_2d(0f64..x_hi, (y_lo..y_hi).log_scale())
+                .map_err(plot_err)?;
+            chart
+                .configure_mesh()
+                .x_desc("time since start (s)")
+                .y_desc("pause")
+                .y_label_formatter(&|y| format::duration_axis(*y * 1e3))
+                .label_style((FONT, 12))
+                .draw()
+                .map_err(plot_err)?;
+            let t = |at_ns: u64| at_ns.saturating_sub(r.measure_start_at_ns) as f64 / 1e9;
+            for kind in KINDS {
+                let points: Vec<(f64, f64)> = pauses
+                    .iter()
+                    .filter(|p| p.kind == kind)
+                    .map(|p| (t(p.start_at_ns), us(p.total_ns)))
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let color = kind_color(kind);
+                chart
+                    .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                    .map_err(plot_err)?;
+            }
+            if !stalls.is_empty() {
+                let points: Vec<(f64, f64)> = stalls
+                    .iter()
+                    .map(|s| (t(s.start_at_ns), us(s.duration_ns)))
+                    .collect();
+                chart
+                    .draw_series(
+                        points
+                            .iter()
+                            .map(|&p| Cross::new(p, 4, STALL_COLOR.stroke_width(2))),
+                    )
+                    .map_err(plot_err)?;
+            }
+        }
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::sample_result;
+    use crate::run_result::Mode;
+    use gc_runtime::stats::StallRecord;
+
+    #[test]
+    fn one_panel_per_run_with_kinds_and_stalls() {
+        let mut stw = sample_result(Mode::Stw, 1 << 30, &[40_000_000, 50_000_000]);
+        stw.gc.stalls.push(StallRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: stw.measure_start_at_ns + 500_000_000,
+            duration_ns: 3_000_000,
+            failed: false,
+        });
+        let results = [
+            sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000, 150_000]),
+            stw,
+            sample_result(Mode::Epsilon, 256 << 20, &[]),
+        ];
+        let svg = pause_timeline_svg(&results).unwrap();
+        assert!(svg.contains("<svg"));
+        assert!(
+            svg.contains("heap-churn concurrent 1G: 3 pauses, max 200 µs"),
+            "{svg}"
+        );
+        assert!(svg.contains("heap-churn stw 1G: 2 pauses, max 50.0 ms, 1 allocation stall"));
+        assert!(svg.contains("heap-churn epsilon 256M: no pauses"));
+        for series in [
+            "Pause Mark Start",
+            "Pause Mark End",
+            "Pause Relocate Start",
+            "Pause Full",
+            "Allocation stall",
+        ] {
+            assert!(svg.contains(series), "missing series {series}");
+        }
+        // Panels in table order: by heap, then mode.
+        let pos = |s: &str| svg.find(s).unwrap();
+        assert!(pos("epsilon 256M") < pos("concurrent 1G"));
+        assert!(pos("concurrent 1G") < pos("stw 1G"));
+    }
+}

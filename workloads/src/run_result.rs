@@ -1,0 +1,322 @@
+//! What one run is ([`RunConfig`]) and what it measured ([`RunResult`]): the unit every report
+//! is made from. Both are serde types; `results.json` is a list of `RunResult`s.
+//!
+//! Time bases: the collector's records (`GcStats`) count nanoseconds from the heap's creation.
+//! The measured phase of a run (after the workload built its live set) starts at
+//! [`RunResult::measure_start_at_ns`] on that clock and lasts [`RunResult::wall_ns`]; the
+//! reports look at the pauses, stalls and cycles that start inside that window, and timelines
+//! show time since its start. Pauses during set-up are kept in `gc` but not reported.
+
+use crate::hiccup::HiccupSamples;
+use crate::latency::LatencyHistogram;
+use crate::mmu;
+use crate::workload::Workload;
+use clap::ValueEnum;
+use gc_runtime::stats::{CycleRecord, GcStats, PauseRecord, StallRecord};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// How the heap collects.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// ZGC-style: three short pauses per cycle, marking and relocation concurrent.
+    Concurrent,
+    /// The baseline: the whole cycle in one stop-the-world pause.
+    Stw,
+    /// No collection at all (allocation until the heap is full).
+    Epsilon,
+}
+
+impl Mode {
+    /// Every mode, in report order.
+    pub const ALL: [Mode; 3] = [Mode::Concurrent, Mode::Stw, Mode::Epsilon];
+
+    /// The command-line and JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Concurrent => "concurrent",
+            Mode::Stw => "stw",
+            Mode::Epsilon => "epsilon",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s.trim())
+            .ok_or_else(|| format!("unknown mode {s:?}: use concurrent, stw or epsilon"))
+    }
+}
+
+/// One run: which workload, under which heap configuration, for how long.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub workload: Workload,
+    pub mode: Mode,
+    /// Maximum heap size (a multiple of the 2 MiB granule).
+    pub heap_bytes: u64,
+    /// Target live set (heap-churn's graph, lru-cache's capacity, message-engine's retention
+    /// window; binary-trees derives its depth from it unless `params.depth` is set).
+    pub live_set_bytes: u64,
+    /// Mutator threads of the workload (the hiccup meter is one more).
+    pub threads: u32,
+    /// Length of the measured phase.
+    pub duration_ms: u64,
+    pub seed: u64,
+    /// The workload's own options, with defaults filled in (see [`Workload::default_params`]).
+    pub params: BTreeMap<String, Value>,
+}
+
+impl RunConfig {
+    /// A configuration with the workload's default parameters.
+    pub fn new(
+        workload: Workload,
+        mode: Mode,
+        heap_bytes: u64,
+        live_set_bytes: u64,
+        duration_ms: u64,
+    ) -> Self {
+        RunConfig {
+            workload,
+            mode,
+            heap_bytes,
+            live_set_bytes,
+            threads: 1,
+            duration_ms,
+            seed: 42,
+            params: workload.default_params(),
+        }
+    }
+
+    /// `concurrent 1G`: how tables and plots name the run.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.mode, gc_core::format_size(self.heap_bytes))
+    }
+
+    /// An integer parameter, if present and a non-negative integer.
+    pub fn param_u64(&self, name: &str) -> Option<u64> {
+        self.params.get(name).and_then(Value::as_u64)
+    }
+
+    /// A numeric parameter, if present.
+    pub fn param_f64(&self, name: &str) -> Option<f64> {
+        self.params.get(name).and_then(Value::as_f64)
+    }
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub config: RunConfig,
+    /// Measured wall time of the measured phase.
+    pub wall_ns: u64,
+    /// Workload operations completed in the measured phase.
+    pub operations: u64,
+    /// `operations / wall time`.
+    pub ops_per_sec: f64,
+    /// The collector's records since the heap was created.
+    pub gc: GcStats,
+    /// The hiccup meter's samples.
+    pub hiccup: HiccupSamples,
+    /// Request latency (lru-cache, message-engine), coordinated-omission corrected when the
+    /// workload is throttled.
+    pub request_latency: Option<LatencyHistogram>,
+    /// Peak committed heap memory by the collector's own accounting.
+    pub committed_heap_bytes: u64,
+    /// Proportional set size of the process at the end of the run (counts multi-mapped
+    /// pages once).
+    pub pss_bytes: u64,
+    /// Resident set size at the end of the run (counts a page once per view it was touched
+    /// through: misleading with multi-mapping, shown for contrast).
+    pub rss_bytes: u64,
+    /// Heap clock (ns since the heap's creation) at the start of the measured phase.
+    pub measure_start_at_ns: u64,
+    /// Wall-clock time of the heap's creation, milliseconds since the Unix epoch.
+    pub heap_created_unix_ms: u64,
+}
+
+impl RunResult {
+    /// `operations / wall_ns` in operations per second (0 for an empty run).
+    pub fn throughput(operations: u64, wall_ns: u64) -> f64 {
+        if wall_ns == 0 {
+            0.0
+        } else {
+            operations as f64 * 1e9 / wall_ns as f64
+        }
+    }
+
+    /// The run's label (`concurrent 1G`).
+    pub fn label(&self) -> String {
+        self.config.label()
+    }
+
+    /// Heap clock at the end of the measured phase.
+    pub fn measure_end_at_ns(&self) -> u64 {
+        self.measure_start_at_ns.saturating_add(self.wall_ns)
+    }
+
+    fn in_window(&self, at_ns: u64) -> bool {
+        at_ns >= self.measure_start_at_ns && at_ns < self.measure_end_at_ns()
+    }
+
+    /// Pauses that started in the measured phase.
+    pub fn measured_pauses(&self) -> impl Iterator<Item = &PauseRecord> {
+        self.gc
+            .pauses
+            .iter()
+            .filter(|p| self.in_window(p.start_at_ns))
+    }
+
+    /// Allocation stalls that started in the measured phase.
+    pub fn measured_stalls(&self) -> impl Iterator<Item = &StallRecord> {
+        self.gc
+            .stalls
+            .iter()
+            .filter(|s| self.in_window(s.start_at_ns))
+    }
+
+    /// GC cycles that started in the measured phase.
+    pub fn measured_cycles(&self) -> impl Iterator<Item = &CycleRecord> {
+        self.gc
+            .cycles
+            .iter()
+            .filter(|c| self.in_window(c.start_at_ns))
+    }
+
+    /// Pauses and allocation stalls as `(start_ns, duration_ns)` relative to the start of the
+    /// measured phase, cut to it (a pause that began during set-up counts from the start).
+    pub fn unavailability_timeline(&self) -> Vec<(u64, u64)> {
+        let (from, to) = (self.measure_start_at_ns, self.measure_end_at_ns());
+        let pauses = self.gc.pauses.iter().map(|p| (p.start_at_ns, p.total_ns));
+        let stalls = self
+            .gc
+            .stalls
+            .iter()
+            .map(|s| (s.start_at_ns, s.duration_ns));
+        pauses
+            .chain(stalls)
+            .filter_map(|(start, dur)| {
+                let s = start.max(from);
+                let e = start.saturating_add(dur).min(to);
+                (e > s).then(|| (s - from, e - s))
+            })
+            .collect()
+    }
+
+    /// Minimum mutator utilization of the measured phase for `window_ns` (see [`mmu`]).
+    pub fn mmu(&self, window_ns: u64) -> f64 {
+        mmu::mmu(&self.unavailability_timeline(), self.wall_ns, window_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gc_runtime::stats::PauseKind;
+
+    fn pause(start: u64, total: u64) -> PauseRecord {
+        PauseRecord {
+            kind: PauseKind::MarkStart,
+            cycle: 1,
+            start_at_ns: start,
+            time_to_safepoint_ns: total / 4,
+            at_safepoint_ns: total - total / 4,
+            total_ns: total,
+        }
+    }
+
+    fn result_with(pauses: Vec<PauseRecord>, stalls: Vec<StallRecord>) -> RunResult {
+        RunResult {
+            config: RunConfig::new(Workload::HeapChurn, Mode::Concurrent, 1 << 30, 1 << 29, 100),
+            wall_ns: 100_000_000,
+            operations: 1000,
+            ops_per_sec: RunResult::throughput(1000, 100_000_000),
+            gc: GcStats {
+                pauses,
+                stalls,
+                ..GcStats::default()
+            },
+            hiccup: HiccupSamples::empty(),
+            request_latency: None,
+            committed_heap_bytes: 0,
+            pss_bytes: 0,
+            rss_bytes: 0,
+            measure_start_at_ns: 1_000_000_000,
+            heap_created_unix_ms: 0,
+        }
+    }
+
+    #[test]
+    fn modes_parse_and_print() {
+        for m in Mode::ALL {
+            assert_eq!(m.to_string().parse::<Mode>().unwrap(), m);
+            assert_eq!(
+                serde_json::to_value(m).unwrap(),
+                serde_json::json!(m.name())
+            );
+            assert_eq!(m.to_possible_value().unwrap().get_name(), m.name());
+        }
+        assert!("parallel"
+            .parse::<Mode>()
+            .unwrap_err()
+            .contains("concurrent, stw or epsilon"));
+    }
+
+    #[test]
+    fn label_and_params() {
+        let c = RunConfig::new(Workload::HeapChurn, Mode::Stw, 256 << 20, 128 << 20, 1000);
+        assert_eq!(c.label(), "stw 256M");
+        assert_eq!(c.param_u64("subgraph_nodes"), Some(16));
+        assert_eq!(c.param_f64("garbage_bytes"), Some(512.0));
+        assert_eq!(c.param_u64("nonexistent"), None);
+        assert_eq!(RunResult::throughput(500, 2_000_000_000), 250.0);
+        assert_eq!(RunResult::throughput(500, 0), 0.0);
+    }
+
+    #[test]
+    fn only_the_measured_phase_is_reported() {
+        let start = 1_000_000_000;
+        let r = result_with(
+            vec![
+                pause(start - 500_000, 1_000_000), // set-up, overlapping the start by 0.5 ms
+                pause(start + 10_000_000, 2_000_000),
+                pause(start + 99_000_000, 5_000_000), // runs 4 ms past the end
+                pause(start + 200_000_000, 1_000_000), // after the run
+            ],
+            vec![StallRecord {
+                thread: "mutator-0".into(),
+                start_at_ns: start + 11_000_000,
+                duration_ns: 3_000_000,
+                failed: false,
+            }],
+        );
+        assert_eq!(r.measured_pauses().count(), 2);
+        assert_eq!(r.measured_stalls().count(), 1);
+        assert_eq!(
+            r.unavailability_timeline(),
+            vec![
+                (0, 500_000),
+                (10_000_000, 2_000_000),
+                (99_000_000, 1_000_000),
+                (11_000_000, 3_000_000)
+            ]
+        );
+        // Pause [10, 12] ms and stall [11, 14] ms merge into 4 ms.
+        assert!((r.mmu(10_000_000) - 0.6).abs() < 1e-9);
+    }
+}

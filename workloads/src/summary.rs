@@ -1,0 +1,203 @@
+//! The derived figures of one run, as the tables and plots show them and `results.json` lists
+//! them next to the raw results: pause percentiles (all kinds together and per kind), time to
+//! safepoint, allocation stalls, hiccups, MMU at 1/10/100 ms, throughput, cycles and causes.
+//!
+//! Pause percentiles are exact (nearest rank over the run's pauses); hiccup and request
+//! percentiles come from their HDR histograms (within 0.1%). Only the measured phase counts
+//! (see [`RunResult::measured_pauses`]).
+
+use crate::latency::PercentileSummary;
+use crate::mmu::STANDARD_WINDOWS_NS;
+use crate::run_result::{Mode, RunResult};
+use crate::workload::Workload;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// MMU at one window size.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MmuPoint {
+    pub window_ns: u64,
+    /// Fraction in [0, 1].
+    pub utilization: f64,
+}
+
+/// The derived figures of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// `concurrent 1G`.
+    pub label: String,
+    pub workload: Workload,
+    pub mode: Mode,
+    pub heap_bytes: u64,
+    pub live_set_bytes: u64,
+    /// Whole pauses (time to safepoint included).
+    pub pauses: PercentileSummary,
+    /// Time to safepoint alone.
+    pub time_to_safepoint: PercentileSummary,
+    /// Whole pauses per kind, by log name ("Pause Mark Start", ...).
+    pub pauses_by_kind: BTreeMap<String, PercentileSummary>,
+    /// Sum of all pause times.
+    pub total_pause_ns: u64,
+    pub stalls: u64,
+    pub failed_stalls: u64,
+    pub total_stall_ns: u64,
+    /// The hiccup meter, coordinated-omission corrected.
+    pub hiccup: PercentileSummary,
+    /// MMU at 1, 10 and 100 ms.
+    pub mmu: Vec<MmuPoint>,
+    pub operations: u64,
+    pub ops_per_sec: f64,
+    pub wall_ns: u64,
+    pub cycles: u64,
+    /// Cycles per director cause.
+    pub causes: BTreeMap<String, u64>,
+    /// GC thread CPU time of the measured cycles.
+    pub gc_cpu_ns: u64,
+    pub request_latency: Option<PercentileSummary>,
+    pub committed_heap_bytes: u64,
+    pub pss_bytes: u64,
+    pub rss_bytes: u64,
+}
+
+impl RunSummary {
+    /// Compute the figures of `r`.
+    pub fn of(r: &RunResult) -> Self {
+        let totals: Vec<u64> = r.measured_pauses().map(|p| p.total_ns).collect();
+        let ttsp: Vec<u64> = r
+            .measured_pauses()
+            .map(|p| p.time_to_safepoint_ns)
+            .collect();
+        let mut by_kind: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for p in r.measured_pauses() {
+            by_kind
+                .entry(p.kind.name().to_string())
+                .or_default()
+                .push(p.total_ns);
+        }
+        let mut causes: BTreeMap<String, u64> = BTreeMap::new();
+        for c in r.measured_cycles() {
+            *causes.entry(c.cause.clone()).or_default() += 1;
+        }
+        let timeline = r.unavailability_timeline();
+        RunSummary {
+            label: r.label(),
+            workload: r.config.workload,
+            mode: r.config.mode,
+            heap_bytes: r.config.heap_bytes,
+            live_set_bytes: r.config.live_set_bytes,
+            pauses: PercentileSummary::from_values(&totals),
+            time_to_safepoint: PercentileSummary::from_values(&ttsp),
+            pauses_by_kind: by_kind
+                .into_iter()
+                .map(|(k, v)| (k, PercentileSummary::from_values(&v)))
+                .collect(),
+            total_pause_ns: totals.iter().sum(),
+            stalls: r.measured_stalls().count() as u64,
+            failed_stalls: r.measured_stalls().filter(|s| s.failed).count() as u64,
+            total_stall_ns: r.measured_stalls().map(|s| s.duration_ns).sum(),
+            hiccup: r.hiccup.corrected.summary(),
+            mmu: STANDARD_WINDOWS_NS
+                .iter()
+                .map(|&w| MmuPoint {
+                    window_ns: w,
+                    utilization: crate::mmu::mmu(&timeline, r.wall_ns, w),
+                })
+                .collect(),
+            operations: r.operations,
+            ops_per_sec: r.ops_per_sec,
+            wall_ns: r.wall_ns,
+            cycles: r.measured_cycles().count() as u64,
+            causes,
+            gc_cpu_ns: r.measured_cycles().map(|c| c.gc_cpu_ns).sum(),
+            request_latency: r.request_latency.as_ref().map(|h| h.summary()),
+            committed_heap_bytes: r.committed_heap_bytes,
+            pss_bytes: r.pss_bytes,
+            rss_bytes: r.rss_bytes,
+        }
+    }
+
+    /// MMU at `window_ns`, if it is one of the computed windows.
+    pub fn mmu_at(&self, window_ns: u64) -> Option<f64> {
+        self.mmu
+            .iter()
+            .find(|p| p.window_ns == window_ns)
+            .map(|p| p.utilization)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hiccup::HiccupSamples;
+    use crate::run_result::RunConfig;
+    use gc_runtime::stats::{CycleRecord, GcStats, PauseKind, PauseRecord};
+
+    #[test]
+    fn summary_counts_pauses_cycles_and_causes() {
+        let p = |kind, start, total| PauseRecord {
+            kind,
+            cycle: 1,
+            start_at_ns: start,
+            time_to_safepoint_ns: 10_000,
+            at_safepoint_ns: total - 10_000,
+            total_ns: total,
+        };
+        let c = |start, cause: &str| CycleRecord {
+            cycle: 1,
+            cause: cause.into(),
+            start_at_ns: start,
+            duration_ns: 1_000_000,
+            gc_cpu_ns: 2_000_000,
+            ..CycleRecord::default()
+        };
+        let r = RunResult {
+            config: RunConfig::new(
+                Workload::HeapChurn,
+                Mode::Concurrent,
+                1 << 30,
+                1 << 29,
+                1000,
+            ),
+            wall_ns: 1_000_000_000,
+            operations: 5_000,
+            ops_per_sec: 5_000.0,
+            gc: GcStats {
+                pauses: vec![
+                    p(PauseKind::MarkStart, 100_000_000, 100_000),
+                    p(PauseKind::MarkEnd, 200_000_000, 300_000),
+                    p(PauseKind::RelocateStart, 300_000_000, 200_000),
+                ],
+                cycles: vec![
+                    c(100_000_000, "Allocation Rate"),
+                    c(500_000_000, "Allocation Rate"),
+                    c(600_000_000, "Warmup"),
+                ],
+                ..GcStats::default()
+            },
+            hiccup: HiccupSamples::from_overshoots(vec![100_000; 10], 1_000_000),
+            request_latency: None,
+            committed_heap_bytes: 1 << 29,
+            pss_bytes: 1 << 29,
+            rss_bytes: 3 << 29,
+            measure_start_at_ns: 0,
+            heap_created_unix_ms: 0,
+        };
+        let s = RunSummary::of(&r);
+        assert_eq!(s.label, "concurrent 1G");
+        assert_eq!(s.pauses.count, 3);
+        assert_eq!(s.pauses.p50_ns, 200_000);
+        assert_eq!(s.pauses.max_ns, 300_000);
+        assert_eq!(s.total_pause_ns, 600_000);
+        assert_eq!(s.time_to_safepoint.max_ns, 10_000);
+        assert_eq!(s.pauses_by_kind["Pause Mark End"].max_ns, 300_000);
+        assert_eq!(s.cycles, 3);
+        assert_eq!(s.causes["Allocation Rate"], 2);
+        assert_eq!(s.gc_cpu_ns, 6_000_000);
+        assert_eq!(s.hiccup.count, 10);
+        assert_eq!(s.stalls, 0);
+        // A 1 ms window can hold the 0.3 ms pause: 70%.
+        assert!((s.mmu_at(1_000_000).unwrap() - 0.7).abs() < 1e-9);
+        assert!((s.mmu_at(100_000_000).unwrap() - 0.997).abs() < 1e-9);
+        assert_eq!(s.mmu_at(5), None);
+    }
+}

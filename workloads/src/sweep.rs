@@ -1,0 +1,376 @@
+//! Orchestration of `pause-sweep`: run the planned [`RunConfig`]s one after another with a
+//! progress bar, stop at the first run that fails, then write every output for the runs that
+//! completed and print the table. [`execute`] is the whole command behind `main`, with the
+//! runner passed in (the binary passes [`crate::runner::run_workload`]; tests pass fakes).
+//!
+//! Exit status: 0 when every run succeeded and the outputs were written; 2 when the arguments
+//! are invalid or a run failed (the outputs of the runs before it are still written); 1 when
+//! an output could not be written.
+
+use crate::cli::{Cli, Command};
+use crate::report::{self, format};
+use crate::run_result::{RunConfig, RunResult};
+use crate::summary::RunSummary;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Exit status: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: an output could not be written.
+pub const EXIT_OUTPUT: u8 = 1;
+/// Exit status: invalid arguments or a failed run.
+pub const EXIT_RUN: u8 = 2;
+
+/// A run that failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunFailure {
+    pub config: RunConfig,
+    pub message: String,
+}
+
+/// What a sweep produced: the results of the runs that completed, in order, and the failure
+/// that stopped it, if any.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepOutcome {
+    pub results: Vec<RunResult>,
+    pub failure: Option<RunFailure>,
+}
+
+/// Run `configs` in order with `run`, stopping at the first failure. With `progress`, shows a
+/// progress bar on stderr (hidden when stderr is not a terminal) and one line per finished run.
+pub fn run_sweep<F>(configs: &[RunConfig], progress: bool, mut run: F) -> SweepOutcome
+where
+    F: FnMut(&RunConfig) -> Result<RunResult, String>,
+{
+    let bar = if progress {
+        let bar = ProgressBar::new(configs.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} runs  {msg}",
+            )
+            .expect("the template is valid")
+            .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut results = Vec::with_capacity(configs.len());
+    for config in configs {
+        bar.set_message(format!(
+            "{} {} ({} measured)",
+            config.workload,
+            config.label(),
+            format::duration_ns(config.duration_ms * 1_000_000)
+        ));
+        match run(config) {
+            Ok(result) => {
+                if progress {
+                    bar.println(run_line(&result));
+                }
+                results.push(result);
+                bar.inc(1);
+            }
+            Err(message) => {
+                bar.finish_and_clear();
+                return SweepOutcome {
+                    results,
+                    failure: Some(RunFailure {
+                        config: config.clone(),
+                        message,
+                    }),
+                };
+            }
+        }
+    }
+    bar.finish_and_clear();
+    SweepOutcome {
+        results,
+        failure: None,
+    }
+}
+
+/// One line about a finished run: `concurrent 1G: 123 pauses, p99 180 µs, max 420 µs, 1.23M ops/s`.
+pub fn run_line(r: &RunResult) -> String {
+    let s = RunSummary::of(r);
+    let mut line = format!("{}: {} pauses", s.label, s.pauses.count);
+    if s.pauses.count > 0 {
+        line += &format!(
+            ", p99 {}, max {}",
+            format::duration_ns(s.pauses.p99_ns),
+            format::duration_ns(s.pauses.max_ns)
+        );
+    }
+    if s.stalls > 0 {
+        line += &format!(", {} allocation stalls", s.stalls);
+    }
+    line + &format!(", {} ops/s", format::rate(s.ops_per_sec))
+}
+
+/// A UTC timestamp for directory names: `2025-01-31_12-34-56`.
+pub fn timestamp(now: SystemTime) -> String {
+    let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}_{:02}-{:02}-{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// `results/<timestamp>` (with `-2`, `-3`, ... if that directory already exists).
+pub fn default_out_dir(now: SystemTime) -> PathBuf {
+    let base = Path::new("results").join(timestamp(now));
+    if !base.exists() {
+        return base;
+    }
+    (2..)
+        .map(|i| PathBuf::from(format!("{}-{i}", base.display())))
+        .find(|p| !p.exists())
+        .expect("some suffix is free")
+}
+
+/// After the runs: write the outputs of the completed runs into `out`, print the table
+/// (unless `quiet`) and the failure, and return the exit status.
+pub fn finish(outcome: &SweepOutcome, out: &Path, quiet: bool) -> u8 {
+    let mut status = EXIT_OK;
+    if !outcome.results.is_empty() {
+        match report::write_reports(out, &outcome.results) {
+            Ok(files) => {
+                if quiet {
+                    println!("{}", files.dir.display());
+                } else {
+                    println!("{}", report::markdown_report(&outcome.results));
+                    println!("Wrote:");
+                    for f in files.all() {
+                        println!("  {}", f.display());
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("pause-sweep: {e}");
+                status = EXIT_OUTPUT;
+            }
+        }
+    }
+    if let Some(f) = &outcome.failure {
+        let done = outcome.results.len();
+        eprintln!(
+            "pause-sweep: run {} {} failed: {}",
+            f.config.workload,
+            f.config.label(),
+            f.message
+        );
+        if done > 0 {
+            eprintln!("pause-sweep: the {done} runs before it are reported above");
+        }
+        status = EXIT_RUN;
+    }
+    status
+}
+
+/// Warn (on stderr) about settings that make latency figures untrustworthy.
+fn warn_about(configs: &[RunConfig]) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(c) = configs.iter().find(|c| c.threads as usize >= cores) {
+        eprintln!(
+            "pause-sweep: warning: {} mutator threads on {cores} cores: with the hiccup meter and \
+             the GC threads the CPUs are oversubscribed, and scheduler delays will show up as \
+             pauses and hiccups (DESIGN §7)",
+            c.threads
+        );
+    }
+}
+
+/// The whole `pause-sweep` command for parsed arguments, with `run` running one workload.
+pub fn execute<F>(cli: Cli, run: F) -> u8
+where
+    F: FnMut(&RunConfig) -> Result<RunResult, String>,
+{
+    let (configs, out, quiet) = match &cli.command {
+        None => (cli.sweep.configs(), cli.sweep.out.clone(), cli.sweep.quiet),
+        Some(Command::Report(args)) => {
+            let results = match report::read_results_json(&args.results) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("pause-sweep: {e}");
+                    return EXIT_RUN;
+                }
+            };
+            let out = args.out.clone().unwrap_or_else(|| {
+                args.results
+                    .parent()
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+            });
+            let outcome = SweepOutcome {
+                results,
+                failure: None,
+            };
+            return finish(&outcome, &out, args.quiet);
+        }
+        Some(cmd) => {
+            let config = match cmd.run_config().expect("a workload subcommand") {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("pause-sweep: {e}");
+                    return EXIT_RUN;
+                }
+            };
+            let args = cmd.run_args().expect("a workload subcommand");
+            (vec![config], args.out.clone(), args.quiet)
+        }
+    };
+    warn_about(&configs);
+    let out = out.unwrap_or_else(|| default_out_dir(SystemTime::now()));
+    let outcome = run_sweep(&configs, !quiet, run);
+    finish(&outcome, &out, quiet)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::{sample_result, scratch_dir};
+    use crate::runner::{run_workload, RUNTIME_MISSING};
+    use clap::Parser;
+
+    fn cli(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("pause-sweep").chain(args.iter().copied())).unwrap()
+    }
+
+    /// A fake runner: the sample result for the config's mode and heap.
+    fn fake(c: &RunConfig) -> Result<RunResult, String> {
+        let pauses: &[u64] = match c.mode {
+            crate::Mode::Stw => &[(c.heap_bytes >> 20) * 50_000],
+            _ => &[100_000, 200_000, 150_000],
+        };
+        let mut r = sample_result(c.mode, c.heap_bytes, pauses);
+        r.config = c.clone();
+        Ok(r)
+    }
+
+    #[test]
+    fn timestamps_are_utc_civil_time() {
+        let at = |s: u64| timestamp(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01_00-00-00");
+        assert_eq!(at(1_700_000_000), "2023-11-14_22-13-20");
+        assert_eq!(at(951_782_400), "2000-02-29_00-00-00");
+        assert_eq!(at(4_102_444_799), "2099-12-31_23-59-59");
+    }
+
+    #[test]
+    fn sweep_runs_in_order_and_stops_at_the_first_failure() {
+        let configs = cli(&["--heaps", "256M,1G", "--duration", "1"])
+            .sweep
+            .configs();
+        let mut seen = Vec::new();
+        let outcome = run_sweep(&configs, false, |c| {
+            seen.push(c.label());
+            if c.heap_bytes == 1 << 30 && c.mode == crate::Mode::Stw {
+                Err("out of memory".into())
+            } else {
+                fake(c)
+            }
+        });
+        assert_eq!(
+            seen,
+            ["concurrent 256M", "stw 256M", "concurrent 1G", "stw 1G"]
+        );
+        assert_eq!(outcome.results.len(), 3);
+        let f = outcome.failure.unwrap();
+        assert_eq!(
+            (f.config.label(), f.message.as_str()),
+            ("stw 1G".into(), "out of memory")
+        );
+    }
+
+    #[test]
+    fn execute_writes_every_output_for_a_fake_sweep() {
+        let dir = scratch_dir("execute-sweep").join("out");
+        let d = dir.to_str().unwrap();
+        let status = execute(cli(&["--heaps", "256M,1G", "--out", d, "--quiet"]), fake);
+        assert_eq!(status, EXIT_OK);
+        let runs = report::read_results_json(&dir.join(report::RESULTS_JSON)).unwrap();
+        assert_eq!(runs.len(), 4);
+        assert_eq!(runs[3].config.label(), "stw 1G");
+        let table = std::fs::read_to_string(dir.join(report::TABLE_MD)).unwrap();
+        assert_eq!(table.matches("| stw ").count(), 2, "{table}");
+        for f in [
+            report::PAUSE_VS_HEAP_SVG,
+            report::PAUSE_TIMELINE_SVG,
+            report::TRACE_JSON,
+        ] {
+            assert!(dir.join(f).is_file(), "{f}");
+        }
+
+        // `report` renders the same table again from results.json, into another directory.
+        let again = dir.parent().unwrap().join("again");
+        let status = execute(
+            cli(&[
+                "report",
+                dir.join("results.json").to_str().unwrap(),
+                "--out",
+                again.to_str().unwrap(),
+                "--quiet",
+            ]),
+            |_| unreachable!("report runs nothing"),
+        );
+        assert_eq!(status, EXIT_OK);
+        assert_eq!(
+            std::fs::read_to_string(again.join(report::TABLE_MD)).unwrap(),
+            table
+        );
+    }
+
+    #[test]
+    fn the_real_runner_fails_with_status_2_and_writes_nothing() {
+        let dir = scratch_dir("execute-runtime-missing").join("out");
+        let d = dir.to_str().unwrap();
+        let status = execute(
+            cli(&["heap-churn", "--heap", "256M", "--out", d, "-q"]),
+            run_workload,
+        );
+        assert_eq!(status, EXIT_RUN);
+        assert!(!dir.exists(), "no outputs without results");
+        let outcome = run_sweep(&cli(&[]).sweep.configs(), false, run_workload);
+        assert!(outcome.results.is_empty());
+        assert_eq!(outcome.failure.unwrap().message, RUNTIME_MISSING);
+    }
+
+    #[test]
+    fn a_failed_run_still_reports_the_runs_before_it() {
+        let dir = scratch_dir("execute-partial").join("out");
+        let d = dir.to_str().unwrap();
+        let status = execute(cli(&["--heaps", "256M,1G", "--out", d, "-q"]), |c| {
+            if c.heap_bytes == 1 << 30 {
+                Err("boom".into())
+            } else {
+                fake(c)
+            }
+        });
+        assert_eq!(status, EXIT_RUN);
+        let runs = report::read_results_json(&dir.join(report::RESULTS_JSON)).unwrap();
+        assert_eq!(runs.len(), 2);
+    }
+
+    #[test]
+    fn run_line_summarizes() {
+        let r = sample_result(crate::Mode::Concurrent, 1 << 30, &[100_000, 300_000]);
+        assert_eq!(
+            run_line(&r),
+            "concurrent 1G: 2 pauses, p99 300 µs, max 300 µs, 12.3k ops/s"
+        );
+    }
+}

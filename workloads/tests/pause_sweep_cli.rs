@@ -1,0 +1,124 @@
+//! The `pause-sweep` binary as a user runs it: help, argument errors, the missing runtime
+//! (exit status 2, no panic), and `report` rendering the outputs from a results.json.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use workloads::report::test_support::sample_result;
+use workloads::Mode;
+
+fn pause_sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pause-sweep"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pause-sweep-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn help_explains_the_sweep_and_its_outputs() {
+    let out = pause_sweep(&["--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for s in [
+        "--heaps",
+        "--modes",
+        "--duration",
+        "heap-churn",
+        "pause-vs-heap.svg",
+        "Perfetto",
+    ] {
+        assert!(help.contains(s), "help lacks {s}:\n{help}");
+    }
+    let out = pause_sweep(&["heap-churn", "--help"]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("--subgraph-nodes"));
+}
+
+#[test]
+fn without_the_runtime_every_run_fails_cleanly_with_status_2() {
+    let dir = scratch("no-runtime");
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["--duration", "1", "--out", d],
+        vec![
+            "heap-churn",
+            "--heap",
+            "256M",
+            "--duration",
+            "1",
+            "--out",
+            d,
+        ],
+        vec!["message-engine", "--quiet", "--out", d],
+    ] {
+        let out = pause_sweep(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("the collector runtime is not built yet"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!dir.exists(), "nothing to write without results");
+    }
+}
+
+#[test]
+fn bad_arguments_exit_2_with_a_message() {
+    for (args, needle) in [
+        (vec!["--heaps", "256Q"], "unknown size unit"),
+        (vec!["--heaps", "3M"], "2 MiB granule"),
+        (vec!["--modes", "parallel"], "parallel"),
+        (vec!["--workload", "specjbb"], "specjbb"),
+        (vec!["--duration", "0"], "more than 0 seconds"),
+        (
+            vec!["heap-churn", "--heap", "256M", "--live-mb", "256"],
+            "does not fit",
+        ),
+    ] {
+        let out = pause_sweep(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn report_renders_every_output_from_results_json() {
+    let dir = scratch("report");
+    std::fs::create_dir_all(&dir).unwrap();
+    let results = vec![
+        sample_result(Mode::Concurrent, 256 << 20, &[90_000, 120_000, 100_000]),
+        sample_result(Mode::Stw, 256 << 20, &[12_000_000]),
+        sample_result(Mode::Concurrent, 4 << 30, &[95_000, 130_000, 110_000]),
+        sample_result(Mode::Stw, 4 << 30, &[180_000_000]),
+    ];
+    let json = dir.join("results.json");
+    workloads::report::write_results_json(&json, &results).unwrap();
+    let out = pause_sweep(&["report", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("| concurrent | 4G "), "{stdout}");
+    assert!(stdout.contains("## concurrent ÷ stw"), "{stdout}");
+    for f in [
+        "table.md",
+        "pause-vs-heap.svg",
+        "pause-timeline.svg",
+        "trace.json",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+        assert!(stdout.contains(f), "{f} not listed");
+    }
+    let bad = pause_sweep(&["report", dir.join("table.md").to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("is not a pause-sweep results.json"));
+}
