@@ -1,1 +1,35 @@
-//! placeholder
+//! A Lox interpreter — the language of *Crafting Interpreters*, behaving like the book's clox —
+//! built to embed the collector of this workspace.
+//!
+//! This crate holds the parts that do not touch the garbage-collected heap:
+//!
+//! - [`scanner`] and [`token`]: source text to tokens;
+//! - [`compiler`]: the single-pass Pratt compiler, [`compile`]`(source)` →
+//!   [`FunctionProto`] or [`CompileErrors`];
+//! - [`function`] and [`chunk`]: the compiler's output — a tree of function prototypes, each
+//!   with a [`Chunk`] of clox bytecode ([`OpCode`]), a line table and a [`Constant`] pool — which
+//!   a loader turns into heap objects;
+//! - [`disassembler`]: clox-style bytecode listings (`lox --disassemble`);
+//! - [`error`]: compile errors formatted exactly as clox prints them;
+//! - [`number`]: [`format_number`], Lox's `%g` number printing;
+//! - [`cli`]: the `lox` binary's options and exit statuses.
+//!
+//! The VM that runs prototypes on the collector's heap (through `gc-runtime`'s embedding API) is
+//! built on top of these.
+
+pub mod chunk;
+pub mod cli;
+pub mod compiler;
+pub mod disassembler;
+pub mod error;
+pub mod function;
+pub mod number;
+pub mod scanner;
+pub mod token;
+
+pub use chunk::{Chunk, OpCode};
+pub use compiler::compile;
+pub use disassembler::{disassemble_chunk, disassemble_function, disassemble_instruction};
+pub use error::{CompileError, CompileErrors, ErrorLocation};
+pub use function::{Constant, FunctionProto, UpvalueCapture};
+pub use number::format_number;

@@ -1,0 +1,146 @@
+//! Command-line options of the `lox` binary.
+//!
+//! ```text
+//! lox [OPTIONS] [SCRIPT]
+//!   --heap <SIZE>      maximum heap size: bytes, or with a k/m/g suffix (64m)
+//!   --gc <MODE>        concurrent | stw | epsilon (default concurrent)
+//!   --gc-log           print the runtime's collector log
+//!   --gc-stats         print a pause summary on exit
+//!   --compile-only     compile the script, report compile errors, run nothing
+//!   --disassemble      print the bytecode of every function before running
+//! ```
+//!
+//! Exit statuses follow clox (and BSD `sysexits.h`): 0 success, 64 bad usage, 65 compile error,
+//! 70 runtime error, 74 unreadable script.
+
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+
+/// Exit status: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: bad command line (`EX_USAGE`).
+pub const EXIT_USAGE: u8 = 64;
+/// Exit status: compile error (`EX_DATAERR`).
+pub const EXIT_COMPILE_ERROR: u8 = 65;
+/// Exit status: runtime error (`EX_SOFTWARE`).
+pub const EXIT_RUNTIME_ERROR: u8 = 70;
+/// Exit status: the script could not be read (`EX_IOERR`).
+pub const EXIT_IO_ERROR: u8 = 74;
+
+/// Parsed command line.
+#[derive(Clone, Debug, PartialEq, Eq, Parser)]
+#[command(
+    name = "lox",
+    version,
+    about = "Run a Lox script (or start a REPL) on the ZGC-style collector"
+)]
+pub struct Options {
+    /// The script to run; without one, lox starts a REPL.
+    pub script: Option<PathBuf>,
+    /// Maximum heap size: bytes, or a number with a k, m or g suffix (e.g. 64m). Defaults to the
+    /// runtime's default.
+    #[arg(long, value_name = "SIZE", value_parser = parse_heap_size)]
+    pub heap: Option<u64>,
+    /// Collector mode.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = GcMode::Concurrent)]
+    pub gc: GcMode,
+    /// Print the runtime's collector log.
+    #[arg(long)]
+    pub gc_log: bool,
+    /// Print a pause summary (count, p50, p99, max, cycles) on exit.
+    #[arg(long)]
+    pub gc_stats: bool,
+    /// Only compile the script: print compile errors and exit 65, or exit 0.
+    #[arg(long)]
+    pub compile_only: bool,
+    /// Print the bytecode of every function (innermost first) after compiling.
+    #[arg(long)]
+    pub disassemble: bool,
+}
+
+/// How the collector runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+pub enum GcMode {
+    /// Concurrent mark and relocation with short pauses (the default).
+    Concurrent,
+    /// Stop-the-world: every phase runs in a pause.
+    Stw,
+    /// Never collect: allocation until the heap is exhausted.
+    Epsilon,
+}
+
+/// Parses a heap size: decimal bytes, optionally followed by `k`, `m` or `g` (binary multiples,
+/// any case, an optional trailing `b`/`B`), e.g. `65536`, `512k`, `64m`, `1G`, `16MB`.
+pub fn parse_heap_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    let lower = lower.strip_suffix('b').unwrap_or(&lower);
+    let (digits, multiplier) = match lower.chars().last() {
+        Some('k') => (&lower[..lower.len() - 1], 1u64 << 10),
+        Some('m') => (&lower[..lower.len() - 1], 1 << 20),
+        Some('g') => (&lower[..lower.len() - 1], 1 << 30),
+        _ => (lower, 1),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "invalid heap size '{text}' (expected e.g. 65536, 512k, 64m, 1g)"
+        ));
+    }
+    let size = digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| format!("heap size '{text}' is too large"))?;
+    if size == 0 {
+        return Err("heap size must be positive".to_string());
+    }
+    Ok(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_sizes() {
+        assert_eq!(parse_heap_size("65536"), Ok(65536));
+        assert_eq!(parse_heap_size("512k"), Ok(512 << 10));
+        assert_eq!(parse_heap_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_heap_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_heap_size("16MB"), Ok(16 << 20));
+        assert_eq!(parse_heap_size("1g"), Ok(1 << 30));
+        assert!(parse_heap_size("").is_err());
+        assert!(parse_heap_size("m").is_err());
+        assert!(parse_heap_size("0").is_err());
+        assert!(parse_heap_size("-1m").is_err());
+        assert!(parse_heap_size("1.5m").is_err());
+        assert!(parse_heap_size("12x").is_err());
+        assert!(parse_heap_size("99999999999999999999g").is_err());
+    }
+
+    #[test]
+    fn options() {
+        let o = Options::try_parse_from(["lox"]).unwrap();
+        assert_eq!(o.script, None);
+        assert_eq!(o.gc, GcMode::Concurrent);
+        assert_eq!(o.heap, None);
+        let o = Options::try_parse_from([
+            "lox",
+            "--gc",
+            "stw",
+            "--heap",
+            "16m",
+            "--gc-stats",
+            "--compile-only",
+            "a.lox",
+        ])
+        .unwrap();
+        assert_eq!(o.script, Some(PathBuf::from("a.lox")));
+        assert_eq!(o.gc, GcMode::Stw);
+        assert_eq!(o.heap, Some(16 << 20));
+        assert!(o.gc_stats && o.compile_only && !o.gc_log && !o.disassemble);
+        assert!(Options::try_parse_from(["lox", "--gc", "bogus"]).is_err());
+        assert!(Options::try_parse_from(["lox", "a.lox", "b.lox"]).is_err());
+        assert!(Options::try_parse_from(["lox", "--heap", "lots"]).is_err());
+    }
+}

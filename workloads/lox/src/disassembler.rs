@@ -1,0 +1,252 @@
+//! The disassembler: a human-readable listing of bytecode, in clox's `debug.c` format.
+//!
+//! ```text
+//! == <script> ==
+//! 0000    1 OP_CONSTANT         0 '1'
+//! 0002    | OP_PRINT
+//! 0003    2 OP_CLOSURE          1 <fn f>
+//! 0005      |                     local 1
+//! 0007    | OP_JUMP_IF_FALSE    7 -> 17
+//! ```
+//!
+//! Each line shows the byte offset, the source line (`|` when it repeats the previous byte's
+//! line), the opcode and its decoded operands. [`disassemble_function`] lists a prototype and
+//! every function nested in it, innermost first — the order in which clox's `DEBUG_PRINT_CODE`
+//! prints them as each function finishes compiling. The `lox --disassemble` flag prints this.
+
+use crate::chunk::{Chunk, OpCode};
+use crate::function::{Constant, FunctionProto};
+use std::fmt::Write;
+
+/// Lists `function` and, before it, every function nested in it (depth first, in constant-pool
+/// order), each under a `== name ==` header.
+pub fn disassemble_function(function: &FunctionProto) -> String {
+    let mut out = String::new();
+    write_function(function, &mut out);
+    out
+}
+
+fn write_function(function: &FunctionProto, out: &mut String) {
+    for constant in &function.chunk.constants {
+        if let Constant::Function(nested) = constant {
+            write_function(nested, out);
+        }
+    }
+    out.push_str(&disassemble_chunk(&function.chunk, function.display_name()));
+}
+
+/// Lists one chunk under a `== name ==` header (nested functions are not expanded).
+pub fn disassemble_chunk(chunk: &Chunk, name: &str) -> String {
+    let mut out = format!("== {name} ==\n");
+    let mut offset = 0;
+    while offset < chunk.code.len() {
+        offset = disassemble_instruction(chunk, offset, &mut out);
+    }
+    out
+}
+
+/// Appends the listing of the instruction at `offset` to `out` and returns the offset of the
+/// next instruction. Truncated operands at the end of a malformed chunk are shown as `?`.
+pub fn disassemble_instruction(chunk: &Chunk, offset: usize, out: &mut String) -> usize {
+    let _ = write!(out, "{offset:04} ");
+    let line = chunk.lines.get(offset).copied().unwrap_or(0);
+    if offset > 0 && chunk.lines.get(offset - 1) == Some(&line) {
+        out.push_str("   | ");
+    } else {
+        let _ = write!(out, "{line:4} ");
+    }
+
+    let byte = chunk.code[offset];
+    let Some(op) = OpCode::from_byte(byte) else {
+        let _ = writeln!(out, "Unknown opcode {byte}");
+        return offset + 1;
+    };
+    let name = op.name();
+    let operand = |i: usize| chunk.code.get(offset + i).copied();
+    let show = |b: Option<u8>| b.map_or_else(|| "?".to_string(), |b| b.to_string());
+    let constant = |index: Option<u8>| {
+        index
+            .and_then(|i| chunk.constants.get(i as usize))
+            .map_or_else(|| "?".to_string(), |c| c.to_string())
+    };
+
+    match op {
+        OpCode::Constant
+        | OpCode::GetGlobal
+        | OpCode::DefineGlobal
+        | OpCode::SetGlobal
+        | OpCode::GetProperty
+        | OpCode::SetProperty
+        | OpCode::GetSuper
+        | OpCode::Class
+        | OpCode::Method => {
+            let index = operand(1);
+            let _ = writeln!(out, "{name:<16} {:>4} '{}'", show(index), constant(index));
+            offset + 2
+        }
+        OpCode::GetLocal
+        | OpCode::SetLocal
+        | OpCode::GetUpvalue
+        | OpCode::SetUpvalue
+        | OpCode::Call => {
+            let _ = writeln!(out, "{name:<16} {:>4}", show(operand(1)));
+            offset + 2
+        }
+        OpCode::Jump | OpCode::JumpIfFalse | OpCode::Loop => {
+            let jump = match (operand(1), operand(2)) {
+                (Some(hi), Some(lo)) => u16::from_be_bytes([hi, lo]) as i64,
+                _ => 0,
+            };
+            let sign = if op == OpCode::Loop { -1 } else { 1 };
+            let target = offset as i64 + 3 + sign * jump;
+            let _ = writeln!(out, "{name:<16} {offset:>4} -> {target}");
+            offset + 3
+        }
+        OpCode::Invoke | OpCode::SuperInvoke => {
+            let index = operand(1);
+            let _ = writeln!(
+                out,
+                "{name:<16} ({} args) {:>4} '{}'",
+                show(operand(2)),
+                show(index),
+                constant(index)
+            );
+            offset + 3
+        }
+        OpCode::Closure => {
+            let index = operand(1);
+            let _ = writeln!(out, "{name:<16} {:>4} {}", show(index), constant(index));
+            let mut next = offset + 2;
+            let upvalue_count = match index.and_then(|i| chunk.constants.get(i as usize)) {
+                Some(Constant::Function(function)) => function.upvalue_count(),
+                _ => 0,
+            };
+            for _ in 0..upvalue_count {
+                let is_local = chunk.code.get(next).copied();
+                let index = chunk.code.get(next + 1).copied();
+                let kind = match is_local {
+                    Some(0) => "upvalue",
+                    Some(_) => "local",
+                    None => "?",
+                };
+                let _ = writeln!(
+                    out,
+                    "{next:04}      |                     {kind} {}",
+                    show(index)
+                );
+                next += 2;
+            }
+            next
+        }
+        OpCode::Nil
+        | OpCode::True
+        | OpCode::False
+        | OpCode::Pop
+        | OpCode::Equal
+        | OpCode::Greater
+        | OpCode::Less
+        | OpCode::Add
+        | OpCode::Subtract
+        | OpCode::Multiply
+        | OpCode::Divide
+        | OpCode::Not
+        | OpCode::Negate
+        | OpCode::Print
+        | OpCode::CloseUpvalue
+        | OpCode::Return
+        | OpCode::Inherit => {
+            let _ = writeln!(out, "{name}");
+            offset + 1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile;
+
+    #[test]
+    fn lists_like_clox() {
+        let script = compile("print 1 + 2;\nvar a = \"x\";\n").unwrap();
+        assert_eq!(
+            disassemble_function(&script),
+            "== <script> ==\n\
+             0000    1 OP_CONSTANT         0 '1'\n\
+             0002    | OP_CONSTANT         1 '2'\n\
+             0004    | OP_ADD\n\
+             0005    | OP_PRINT\n\
+             0006    2 OP_CONSTANT         3 'x'\n\
+             0008    | OP_DEFINE_GLOBAL    2 'a'\n\
+             0010    3 OP_NIL\n\
+             0011    | OP_RETURN\n"
+        );
+    }
+
+    #[test]
+    fn jumps_invokes_and_closures() {
+        let source = "\
+fun outer() {
+  var x = 1;
+  fun inner() { return x; }
+  while (x < 3) x = x + 1;
+  return inner;
+}
+class A { m() { this.f(1, 2); } }
+";
+        let listing = disassemble_function(&compile(source).unwrap());
+        // Innermost first, then the enclosing functions, the script last.
+        let headers: Vec<&str> = listing.lines().filter(|l| l.starts_with("==")).collect();
+        assert_eq!(
+            headers,
+            vec!["== inner ==", "== outer ==", "== m ==", "== <script> =="]
+        );
+        assert!(listing.contains("OP_GET_UPVALUE      0\n"), "{listing}");
+        assert!(
+            listing.contains("OP_CLOSURE          1 <fn inner>\n"),
+            "{listing}"
+        );
+        assert!(
+            listing.contains("      |                     local 1\n"),
+            "{listing}"
+        );
+        assert!(listing.contains("OP_JUMP_IF_FALSE"), "{listing}");
+        assert!(listing.contains("OP_LOOP"), "{listing}");
+        assert!(
+            listing.contains("OP_INVOKE        (2 args)    0 'f'\n"),
+            "{listing}"
+        );
+        assert!(listing.contains("OP_METHOD           "), "{listing}");
+    }
+
+    #[test]
+    fn jump_targets() {
+        // if (true) print 1;
+        let listing = disassemble_function(&compile("if (true) print 1;").unwrap());
+        assert!(
+            listing.contains("0001    | OP_JUMP_IF_FALSE    1 -> 11\n"),
+            "{listing}"
+        );
+        assert!(
+            listing.contains("0008    | OP_JUMP             8 -> 12\n"),
+            "{listing}"
+        );
+        let listing = disassemble_function(&compile("while (false) {}").unwrap());
+        assert!(
+            listing.contains("0005    | OP_LOOP             5 -> 0\n"),
+            "{listing}"
+        );
+    }
+
+    #[test]
+    fn malformed_code_does_not_panic() {
+        let mut chunk = Chunk::new();
+        chunk.write(200, 1);
+        chunk.write(OpCode::Constant as u8, 1);
+        let listing = disassemble_chunk(&chunk, "bad");
+        assert_eq!(
+            listing,
+            "== bad ==\n0000    1 Unknown opcode 200\n0001    | OP_CONSTANT         ? '?'\n"
+        );
+    }
+}

@@ -1,0 +1,73 @@
+//! The `lox` binary: runs a Lox script (or, without one, a REPL) on the collector.
+//!
+//! Until the VM exists, only compilation is available: `--compile-only` compiles a script and
+//! reports compile errors (exit 65) or success (exit 0), `--disassemble` prints its bytecode.
+//! Running a script reports that the VM is not built yet (exit 70).
+
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
+use lox::cli::{
+    Options, EXIT_COMPILE_ERROR, EXIT_IO_ERROR, EXIT_OK, EXIT_RUNTIME_ERROR, EXIT_USAGE,
+};
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let options = match Options::try_parse() {
+        Ok(options) => options,
+        Err(error) => {
+            let _ = error.print();
+            if matches!(
+                error.kind(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+            ) {
+                return ExitCode::from(EXIT_OK);
+            }
+            // Some clap errors (invalid values) do not show the usage line; always show it.
+            if !error.to_string().contains("Usage:") {
+                eprintln!("\n{}", Options::command().render_usage());
+            }
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    ExitCode::from(run(&options))
+}
+
+fn run(options: &Options) -> u8 {
+    let Some(path) = &options.script else {
+        if options.compile_only || options.disassemble {
+            eprintln!("lox: --compile-only and --disassemble need a script");
+            eprintln!("Usage: lox [OPTIONS] [SCRIPT]");
+            return EXIT_USAGE;
+        }
+        eprintln!("lox: the VM is not built yet (no REPL)");
+        return EXIT_RUNTIME_ERROR;
+    };
+
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            eprintln!("Could not open file \"{}\".", path.display());
+            return EXIT_IO_ERROR;
+        }
+    };
+    let source = String::from_utf8_lossy(&bytes);
+
+    let script = match lox::compile(&source) {
+        Ok(script) => script,
+        Err(errors) => {
+            eprint!("{errors}");
+            return EXIT_COMPILE_ERROR;
+        }
+    };
+    if options.disassemble {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(lox::disassemble_function(&script).as_bytes());
+        let _ = stdout.flush();
+    }
+    if options.compile_only {
+        return EXIT_OK;
+    }
+    eprintln!("lox: the VM is not built yet");
+    EXIT_RUNTIME_ERROR
+}
