@@ -2,7 +2,7 @@
 //! an object in its from-page to its new offset.
 //!
 //! Open addressing with linear probing in a power-of-two table sized to twice the page's live
-//! objects, so probing always terminates. An entry is one 64-bit word, so inserting is a single
+//! objects, so probing always terminates; the first probe is the from-index itself, for locality. An entry is one 64-bit word, so inserting is a single
 //! CAS from empty and *exactly one* relocator wins for each object (invariant 4); the loser
 //! reads the winner's address and undoes its own copy.
 //!
@@ -63,16 +63,21 @@ impl<W: AtomicWord> ForwardingTable<W> {
         self.entries.len() * 8 + std::mem::size_of::<Self>()
     }
 
+    /// The first probe for `from_index`: the index itself. Objects that were neighbours in the
+    /// from-page are looked up together (a traced tree's stale pointers lead to neighbouring
+    /// from-objects), so identity keeps their entries on the same cache lines; a mixing hash
+    /// made every remap a cache miss (measured: 90% of the remap time on the entry load).
     #[inline]
     fn first(&self, from_index: u64) -> usize {
-        (from_index.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & self.mask
+        from_index as usize & self.mask
     }
 
     /// Where the object at `from_index` went, if it has been relocated.
     #[inline]
     pub fn find(&self, from_index: u64) -> Option<u64> {
         let mut i = self.first(from_index);
-        loop {
+        // At most one pass over the table: a full table has no empty entry to stop at.
+        for _ in 0..self.entries.len() {
             // Acquire: the winner copied the object before publishing the entry (Release).
             let e = self.entries[i].load(Ordering::Acquire);
             if e == 0 {
@@ -83,6 +88,7 @@ impl<W: AtomicWord> ForwardingTable<W> {
             }
             i = (i + 1) & self.mask;
         }
+        None
     }
 
     /// Record that the object at `from_index` now lives at `to_offset`, unless another

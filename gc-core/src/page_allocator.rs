@@ -309,7 +309,8 @@ impl PageAllocator {
             self.release_memory(&mut st, m);
         }
         drop(st);
-        self.physical
-            .uncommit_free(keep.max(self.config.initial_heap))
+        // The initial heap was committed in whole granules: keep all of them.
+        let initial = self.config.initial_heap.div_ceil(GRANULE_SIZE) * GRANULE_SIZE;
+        self.physical.uncommit_free(keep.max(initial))
     }
 }

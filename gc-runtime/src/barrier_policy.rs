@@ -19,6 +19,8 @@ impl HeapInner {
     #[inline]
     pub(crate) fn make_good(&self, ptr: u64, push: &mut dyn FnMut(u64)) -> u64 {
         debug_assert!(ptr != 0);
+        // One pin for the whole slow path: the pins below nest cheaply inside it.
+        let _guard = crossbeam_epoch::pin();
         let layout = self.state.layout();
         let off = layout.offset(ptr);
         match self.state.phase() {

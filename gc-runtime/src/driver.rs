@@ -132,9 +132,11 @@ impl<'h> Cycle<'h> {
         f: impl FnOnce(&mut Self, &[Arc<MutatorShared>]) -> R,
     ) -> R {
         let heap = self.heap;
-        let muts = heap.mutators_snapshot();
         let start_at_ns = heap.now_ns();
-        let t0 = heap.safepoint.stop(muts.iter().map(|m| &m.thread));
+        // The snapshot of mutators is taken inside `stop`, after the request is published.
+        // (Fix: it used to be taken before, so a thread attaching in between was neither
+        // waited for nor saw the request, and ran through the pause with a stale bad mask.)
+        let (t0, muts) = heap.safepoint.stop(|| heap.mutators_snapshot());
         let t1 = Instant::now();
         let r = f(self, &muts);
         heap.safepoint.resume();

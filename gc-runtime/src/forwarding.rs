@@ -7,16 +7,89 @@
 //! worker has relocated every live object it releases its reference by negating the count
 //! and waits for the remaining mutators to drop theirs; then the page can be freed.
 
+use crate::sync::{Atomic, Primitives, Std};
 use gc_core::{ForwardingTable, Page};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+
+/// The retain/release reference count of a from-page (ZGC's `ZForwarding::_ref_count`),
+/// generic over [`Primitives`] so the loom models check this very code.
+///
+/// Positive: the GC worker's reference (1) plus the mutators copying out of the page. After
+/// the worker's [`Self::release_and_wait`] it is `-(copiers still running)`, counting up to 0;
+/// from then on [`Self::retain`] fails.
+pub struct PageRefCount<P: Primitives = Std> {
+    count: P::AtomicI64,
+}
+
+impl<P: Primitives> Default for PageRefCount<P> {
+    fn default() -> Self {
+        PageRefCount {
+            count: P::AtomicI64::new(1),
+        }
+    }
+}
+
+impl<P: Primitives> PageRefCount<P> {
+    /// Keep the page's memory alive for a copy; false once the page has been released.
+    pub fn retain(&self) -> bool {
+        let mut c = self.count.load(Ordering::Acquire);
+        loop {
+            if c <= 0 {
+                return false;
+            }
+            match self
+                .count
+                .compare_exchange_weak(c, c + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(v) => c = v,
+            }
+        }
+    }
+
+    /// Drop a reference taken with [`Self::retain`].
+    pub fn release(&self) {
+        let mut c = self.count.load(Ordering::Acquire);
+        loop {
+            // Positive: the worker has not released yet. Negative: it waits for us to reach 0.
+            let new = if c > 0 { c - 1 } else { c + 1 };
+            match self
+                .count
+                .compare_exchange_weak(c, new, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return,
+                Err(v) => c = v,
+            }
+        }
+    }
+
+    /// The GC worker's release: afterwards nobody can retain the page; waits until the
+    /// mutators that still copy out of it are done. When it returns, every copy out of the
+    /// page happened before (the page may be freed).
+    pub fn release_and_wait(&self) {
+        let mut c = self.count.load(Ordering::Acquire);
+        loop {
+            debug_assert!(c >= 1, "worker reference already released");
+            match self
+                .count
+                .compare_exchange_weak(c, -(c - 1), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(v) => c = v,
+            }
+        }
+        while self.count.load(Ordering::Acquire) != 0 {
+            P::backoff();
+        }
+    }
+}
 
 /// One page of the relocation set.
 pub(crate) struct Forwarding {
     pub(crate) page: Arc<Page>,
     pub(crate) table: ForwardingTable,
-    refcount: AtomicI64,
+    refcount: PageRefCount,
     /// Set when some object was forwarded to itself because no target memory was left: the
     /// page must then be kept (it still holds that object).
     pinned: AtomicBool,
@@ -27,64 +100,25 @@ impl Forwarding {
         Forwarding {
             page,
             table: ForwardingTable::new(live_objects),
-            refcount: AtomicI64::new(1),
+            refcount: PageRefCount::default(),
             pinned: AtomicBool::new(false),
         }
     }
 
     /// Keep the page's memory alive for a copy; false once the page has been released.
     pub(crate) fn retain_page(&self) -> bool {
-        let mut c = self.refcount.load(Ordering::Acquire);
-        loop {
-            if c <= 0 {
-                return false;
-            }
-            match self
-                .refcount
-                .compare_exchange_weak(c, c + 1, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return true,
-                Err(v) => c = v,
-            }
-        }
+        self.refcount.retain()
     }
 
     /// Drop a reference taken with [`Self::retain_page`].
     pub(crate) fn release_page(&self) {
-        let mut c = self.refcount.load(Ordering::Acquire);
-        loop {
-            // Positive: the worker has not released yet. Negative: it waits for us to reach 0.
-            let new = if c > 0 { c - 1 } else { c + 1 };
-            match self
-                .refcount
-                .compare_exchange_weak(c, new, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return,
-                Err(v) => c = v,
-            }
-        }
+        self.refcount.release()
     }
 
     /// The GC worker's release: afterwards nobody can retain the page; waits until the
     /// mutators that still copy out of it are done.
     pub(crate) fn release_page_and_wait(&self) {
-        let mut c = self.refcount.load(Ordering::Acquire);
-        loop {
-            debug_assert!(c >= 1, "worker reference already released");
-            match self.refcount.compare_exchange_weak(
-                c,
-                -(c - 1),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => break,
-                Err(v) => c = v,
-            }
-        }
-        // Mutator copies are a few microseconds: sleep briefly rather than spin.
-        while self.refcount.load(Ordering::Acquire) != 0 {
-            std::thread::sleep(Duration::from_micros(20));
-        }
+        self.refcount.release_and_wait()
     }
 
     pub(crate) fn pin(&self) {

@@ -21,13 +21,17 @@
 //! `director` (when to collect), `mark`, `relocation_set`, `relocate`, `forwarding`,
 //! `barrier_policy` (what the barrier's slow path does per phase), `roots`, `verifier`,
 //! [`stats`], `gc_log`.
+//!
+//! [`safepoint`], [`forwarding`] (its page reference count) and [`sync`] are public only so the
+//! loom models in `tests/loom_protocols.rs` can run the handshake protocols with loom's
+//! primitives; they are not part of the embedding API.
 
 mod barrier_policy;
 pub mod config;
 mod cpu_time;
 mod director;
 mod driver;
-mod forwarding;
+pub mod forwarding;
 mod forwarding_index;
 mod full_remap;
 mod gc_log;
@@ -42,9 +46,10 @@ mod relocate;
 mod relocation_set;
 pub mod root_region;
 mod roots;
-mod safepoint;
+pub mod safepoint;
 pub mod scope;
 pub mod stats;
+pub mod sync;
 mod verifier;
 
 pub use config::{DirectorConfig, HeapConfig, LogLevel, Mode, LOG_ENV};

@@ -134,9 +134,17 @@ impl HeapInner {
         idle: &AtomicUsize,
         n: usize,
     ) {
+        // Stay pinned while tracing (the page-table lookups nest inside this pin) and repin
+        // now and then so deferred frees can proceed.
+        let mut guard = crossbeam_epoch::pin();
+        let mut traced = 0u32;
         loop {
             while let Some(off) = self.find_work(&local, stealers) {
                 self.trace_object(off, &mut |o| local.push(o));
+                traced = traced.wrapping_add(1);
+                if traced % 1024 == 0 {
+                    guard.repin();
+                }
             }
             // Idle: finish when everyone is idle and nothing is queued.
             idle.fetch_add(1, Ordering::SeqCst);
@@ -150,6 +158,7 @@ impl HeapInner {
                 if idle.load(Ordering::SeqCst) == n {
                     return;
                 }
+                guard.repin();
                 std::thread::sleep(Duration::from_micros(50));
             }
         }

@@ -30,6 +30,12 @@ pub(crate) struct MutatorShared {
     pub(crate) mark_buffer: Mutex<Vec<u64>>,
 }
 
+impl crate::safepoint::HasThreadState for MutatorShared {
+    fn thread_state(&self) -> &ThreadState {
+        &self.thread
+    }
+}
+
 thread_local! {
     /// Ids of heaps this thread has a mutator on (to refuse `Heap::collect` from them).
     static ATTACHED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
@@ -98,7 +104,6 @@ impl Mutator {
             handles,
             mark_buffer: Mutex::new(Vec::new()),
         });
-        heap.mutators.lock().push(shared.clone());
         ATTACHED.with(|a| a.borrow_mut().push(heap.id));
         let m = Mutator {
             heap: heap.clone(),
@@ -107,7 +112,11 @@ impl Mutator {
             tlab: None,
             _not_send: PhantomData,
         };
-        m.leave_blocked();
+        // Registered while still blocked, then running (waiting out a pause in progress).
+        heap.safepoint.attach(&m.shared.thread, || {
+            heap.mutators.lock().push(m.shared.clone())
+        });
+        m.refresh();
         Ok(m)
     }
 
@@ -132,8 +141,7 @@ impl Mutator {
     /// Safepoint poll: parks here while a pause is in progress.
     #[inline]
     pub(crate) fn poll(&self) {
-        if self.heap.safepoint.is_requested() {
-            self.heap.safepoint.park(&self.shared.thread);
+        if self.heap.safepoint.poll(&self.shared.thread) {
             self.refresh();
         }
     }
@@ -323,8 +331,11 @@ impl Mutator {
 
 impl Drop for Mutator {
     fn drop(&mut self) {
-        // Detach: from now on this thread counts as stopped; then leave the list.
-        self.enter_blocked();
+        // Drop the handles and hand the mark buffer over while still *running*: no pause can
+        // be in progress now. (Fix: this used to happen after entering the blocked state, so
+        // the buffer could reach the mark queue during Pause Mark End, after the pause had
+        // found the queue empty and declared marking complete: objects marked by this
+        // thread's barriers were then never traced, and their children could be freed.)
         self.shared.handles.truncate(0);
         {
             let mut b = self.shared.mark_buffer.lock();
@@ -332,10 +343,13 @@ impl Drop for Mutator {
                 self.heap.mark_queue.push_all(b.drain(..));
             }
         }
-        self.heap
-            .mutators
-            .lock()
-            .retain(|m| !Arc::ptr_eq(m, &self.shared));
+        // Detach: from now on this thread counts as stopped; then leave the list.
+        let heap = &self.heap;
+        heap.safepoint.detach(&self.shared.thread, || {
+            heap.mutators
+                .lock()
+                .retain(|m| !Arc::ptr_eq(m, &self.shared))
+        });
         ATTACHED.with(|a| {
             let mut a = a.borrow_mut();
             if let Some(i) = a.iter().position(|&id| id == self.heap.id) {

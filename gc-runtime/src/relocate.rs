@@ -24,7 +24,74 @@ pub(crate) struct RelocationAllocator {
     pub(crate) objects_relocated: AtomicU64,
 }
 
+/// A GC worker's private target pages (bump allocation without atomics or locks).
+#[derive(Default)]
+pub(crate) struct WorkerTargets {
+    small: Option<Arc<Page>>,
+    medium: Option<Arc<Page>>,
+}
+
 impl HeapInner {
+    /// Target memory for a worker's copy of `size` bytes; `None` if the heap has none left.
+    fn alloc_for_worker(&self, t: &mut WorkerTargets, size: u64) -> Option<(u64, Arc<Page>)> {
+        let sizes = *self.mem.sizes();
+        let kind = sizes.kind_for(size);
+        let slot = match kind {
+            PageKind::Small => &mut t.small,
+            PageKind::Medium => &mut t.medium,
+            PageKind::Large => unreachable!("large objects are never relocated"),
+        };
+        if let Some(p) = slot.as_ref() {
+            if let Some(off) = p.alloc_private(size) {
+                return Some((off, p.clone()));
+            }
+        }
+        let page = self
+            .new_relocation_page(kind, sizes.page_size(kind, size))
+            .ok()?;
+        let off = page.alloc_private(size)?;
+        *slot = Some(page.clone());
+        Some((off, page))
+    }
+
+    /// A GC worker relocates the object at `from` (it holds the page's worker reference, so
+    /// no retain is needed).
+    fn relocate_object_worker(&self, f: &Forwarding, from: u64, t: &mut WorkerTargets) {
+        let idx = f.page.index_of(from) as u64;
+        if f.table.find(idx).is_some() {
+            return;
+        }
+        let layout = self.state.layout();
+        let base = layout.view_base(View::Remapped);
+        // SAFETY: the worker's reference keeps the from-page mapped; `from` is marked live.
+        let obj = unsafe { Object::from_addr(base | from) };
+        let size = obj.size();
+        match self.alloc_for_worker(t, size) {
+            Some((to, page)) => {
+                // SAFETY: fresh private memory on a page of this cycle; from-space objects are
+                // never written (invariant 3).
+                unsafe { obj.copy_to(base | to) };
+                match f.table.insert(idx, to) {
+                    Ok(_) => {
+                        self.reloc_alloc
+                            .bytes_relocated
+                            .fetch_add(size, Ordering::Relaxed);
+                        self.reloc_alloc
+                            .objects_relocated
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => {
+                        page.undo_alloc(to, size);
+                    }
+                }
+            }
+            None => {
+                f.pin();
+                let _ = f.table.insert(idx, from);
+            }
+        }
+    }
+
     /// Target memory for a copy of `size` bytes; `None` if the heap has none left.
     fn alloc_for_relocation(&self, size: u64) -> Option<u64> {
         let sizes = *self.mem.sizes();
@@ -118,14 +185,16 @@ impl HeapInner {
         let seq = self.state.seqnum();
         let work = || {
             let c0 = thread_cpu_ns();
+            let mut targets = WorkerTargets::default();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(f) = rs.forwardings.get(i) else {
                     break;
                 };
                 let page = &f.page;
+                let _guard = crossbeam_epoch::pin();
                 page.live_map().for_each_marked(seq, |idx| {
-                    self.relocate_object(f, page.offset_of(idx));
+                    self.relocate_object_worker(f, page.offset_of(idx), &mut targets);
                 });
                 f.release_page_and_wait();
                 if !f.is_pinned() {

@@ -9,102 +9,176 @@
 //! a 4 ms scheduler tick. A thread leaving a blocking region during a pause parks too. The
 //! state store and the `requested` load on both sides are `SeqCst` (a Dekker handshake), so a
 //! thread either is seen running by the collector or sees the request.
+//!
+//! Attaching and detaching go through [`Safepoint::attach`] and [`Safepoint::detach`]: a
+//! thread is registered while still *blocked* and only then leaves that state, and
+//! [`Safepoint::stop`] takes its snapshot of the registered threads *after* publishing the
+//! request. So a thread attaching during a pause is either in the snapshot (and waited for)
+//! or sees the request and parks: it cannot run unseen.
+//!
+//! The protocol is generic over [`Primitives`] so that the loom models in
+//! `tests/loom_protocols.rs` check this very code; the collector uses [`Std`].
 
-use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use crate::sync::{Atomic, Cond, Monitor, Primitives, Std};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
-pub(crate) const RUNNING: u8 = 0;
-pub(crate) const BLOCKED: u8 = 1;
-pub(crate) const STOPPED: u8 = 2;
+pub const RUNNING: u8 = 0;
+pub const BLOCKED: u8 = 1;
+pub const STOPPED: u8 = 2;
+
+/// The condvar the collector waits on for mutators to stop.
+const STOPPED_CV: Cond = Cond::First;
+/// The condvar parked mutators wait on for the pause to end.
+const RESUME_CV: Cond = Cond::Second;
 
 /// A mutator's safepoint state, shared with the collector.
-pub(crate) struct ThreadState {
-    state: AtomicU8,
+pub struct ThreadState<P: Primitives = Std> {
+    state: P::AtomicU8,
 }
 
-impl ThreadState {
-    pub(crate) fn new_blocked() -> Self {
+impl<P: Primitives> ThreadState<P> {
+    /// A new thread counts as blocked until [`Safepoint::attach`] lets it run.
+    pub fn new_blocked() -> Self {
         ThreadState {
-            state: AtomicU8::new(BLOCKED),
+            state: P::AtomicU8::new(BLOCKED),
         }
     }
-    pub(crate) fn get(&self) -> u8 {
+    pub fn get(&self) -> u8 {
         self.state.load(Ordering::SeqCst)
     }
 }
 
-#[derive(Default)]
-struct Inner {
-    /// Number of pauses begun so far.
-    epoch: u64,
+/// Anything that carries a [`ThreadState`] (a mutator's shared part).
+pub trait HasThreadState<P: Primitives = Std> {
+    fn thread_state(&self) -> &ThreadState<P>;
+}
+
+impl<P: Primitives> HasThreadState<P> for ThreadState<P> {
+    fn thread_state(&self) -> &ThreadState<P> {
+        self
+    }
+}
+
+impl<P: Primitives, T: HasThreadState<P> + ?Sized> HasThreadState<P> for Arc<T> {
+    fn thread_state(&self) -> &ThreadState<P> {
+        (**self).thread_state()
+    }
 }
 
 /// The heap's safepoint synchronizer.
-#[derive(Default)]
-pub(crate) struct Safepoint {
-    requested: AtomicBool,
-    lock: Mutex<Inner>,
-    stopped_cv: Condvar,
-    resume_cv: Condvar,
+pub struct Safepoint<P: Primitives = Std> {
+    requested: P::AtomicBool,
+    /// Protects the number of pauses begun so far; the monitor's condvars are the stopped
+    /// and resume condvars.
+    lock: P::Monitor<u64>,
 }
 
-impl Safepoint {
+impl<P: Primitives> Default for Safepoint<P> {
+    fn default() -> Self {
+        Safepoint {
+            requested: P::AtomicBool::new(false),
+            lock: P::Monitor::new(0),
+        }
+    }
+}
+
+impl<P: Primitives> Safepoint<P> {
     /// True while a pause is requested or in progress.
     #[inline(always)]
-    pub(crate) fn is_requested(&self) -> bool {
+    pub fn is_requested(&self) -> bool {
         self.requested.load(Ordering::Relaxed)
+    }
+
+    /// Safepoint poll: park if a pause is requested.
+    #[inline(always)]
+    pub fn poll(&self, t: &ThreadState<P>) -> bool {
+        if self.is_requested() {
+            self.park(t);
+            true
+        } else {
+            false
+        }
     }
 
     /// Park the calling (running) mutator until the pause is over.
     #[cold]
-    pub(crate) fn park(&self, t: &ThreadState) {
+    pub fn park(&self, t: &ThreadState<P>) {
         let mut g = self.lock.lock();
         t.state.store(STOPPED, Ordering::SeqCst);
-        self.stopped_cv.notify_all();
+        self.lock.notify_all(STOPPED_CV);
         while self.requested.load(Ordering::SeqCst) {
-            self.resume_cv.wait(&mut g);
+            g = self.lock.wait(RESUME_CV, g);
         }
         t.state.store(RUNNING, Ordering::SeqCst);
+        drop(g);
     }
 
     /// The mutator enters a blocking region (or detaches, or stalls).
-    pub(crate) fn enter_blocked(&self, t: &ThreadState) {
+    pub fn enter_blocked(&self, t: &ThreadState<P>) {
         t.state.store(BLOCKED, Ordering::SeqCst);
         if self.requested.load(Ordering::SeqCst) {
             let _g = self.lock.lock();
-            self.stopped_cv.notify_all();
+            self.lock.notify_all(STOPPED_CV);
         }
     }
 
     /// The mutator leaves a blocking region: it waits while a pause is in progress.
-    pub(crate) fn leave_blocked(&self, t: &ThreadState) {
+    pub fn leave_blocked(&self, t: &ThreadState<P>) {
         t.state.store(RUNNING, Ordering::SeqCst);
         if self.requested.load(Ordering::SeqCst) {
             self.park(t);
         }
     }
 
-    /// Stop every mutator in `threads`; returns the time-to-safepoint start instant. The
-    /// caller must call [`Self::resume`] afterwards.
-    pub(crate) fn stop<'a>(
+    /// Attach a (blocked) thread: `register` makes it visible to the snapshot of the next
+    /// [`Self::stop`], then it leaves the blocked state (waiting if a pause is in progress).
+    pub fn attach(&self, t: &ThreadState<P>, register: impl FnOnce()) {
+        debug_assert_eq!(t.get(), BLOCKED);
+        register();
+        self.leave_blocked(t);
+    }
+
+    /// Detach a running thread: from now on it counts as stopped; then `unregister` removes
+    /// it. Anything the collector must see from it (its mark buffer) must be handed over
+    /// before, while it still runs.
+    pub fn detach(&self, t: &ThreadState<P>, unregister: impl FnOnce()) {
+        self.enter_blocked(t);
+        unregister();
+    }
+
+    /// Stop every registered mutator: publish the request, then take `snapshot` of the
+    /// registered threads and wait until none of them runs. Returns the time-to-safepoint
+    /// start instant and the snapshot. The caller must call [`Self::resume`] afterwards.
+    ///
+    /// The snapshot is taken after the request is visible: a thread registered after it
+    /// finds the request set when it leaves the blocked state (see [`Self::attach`]).
+    pub fn stop<T: HasThreadState<P>>(
         &self,
-        threads: impl Iterator<Item = &'a ThreadState> + Clone,
-    ) -> Instant {
+        snapshot: impl FnOnce() -> Vec<T>,
+    ) -> (Instant, Vec<T>) {
         let start = Instant::now();
         let mut g = self.lock.lock();
-        g.epoch += 1;
+        *g += 1;
         self.requested.store(true, Ordering::SeqCst);
-        while threads.clone().any(|t| t.get() == RUNNING) {
-            self.stopped_cv.wait(&mut g);
+        let threads = snapshot();
+        while threads.iter().any(|t| t.thread_state().get() == RUNNING) {
+            g = self.lock.wait(STOPPED_CV, g);
         }
-        start
+        drop(g);
+        (start, threads)
     }
 
     /// End the pause: release every parked mutator.
-    pub(crate) fn resume(&self) {
+    pub fn resume(&self) {
         let _g = self.lock.lock();
         self.requested.store(false, Ordering::SeqCst);
-        self.resume_cv.notify_all();
+        self.lock.notify_all(RESUME_CV);
+    }
+
+    /// Number of pauses begun so far.
+    pub fn pauses(&self) -> u64 {
+        *self.lock.lock()
     }
 }

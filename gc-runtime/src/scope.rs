@@ -143,23 +143,30 @@ pub struct Scope<'s> {
     m: &'s mut Mutator,
 }
 
-struct Truncate {
-    shared: Arc<crate::mutator::MutatorShared>,
+/// Truncates the handle stack when a scope ends, also on unwinding.
+struct Truncate<'m> {
+    handles: &'m crate::handle_stack::HandleStack,
     base: usize,
 }
 
-impl Drop for Truncate {
+impl Drop for Truncate<'_> {
     fn drop(&mut self) {
-        self.shared.handles.truncate(self.base);
+        self.handles.truncate(self.base);
     }
 }
 
 impl Mutator {
     /// Open a handle scope; every handle it creates is dropped when `f` returns (or unwinds).
     pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&mut Scope<'s>) -> R) -> R {
+        // A second reference to the shared part (no refcount traffic: scopes are hot in
+        // interpreters); it stays valid because `self` keeps its `Arc` for the whole call.
+        let shared: *const crate::mutator::MutatorShared = Arc::as_ptr(&self.shared);
+        // SAFETY: `self.shared` is not replaced while `self` is borrowed by this call, so the
+        // pointee outlives the guard.
+        let handles = unsafe { &(*shared).handles };
         let _t = Truncate {
-            shared: self.shared.clone(),
-            base: self.shared.handles.top(),
+            handles,
+            base: handles.top(),
         };
         let mut s = Scope { m: self };
         f(&mut s)

@@ -24,6 +24,7 @@ pub mod runner;
 pub mod summary;
 pub mod sweep;
 pub mod workload;
+pub mod workloads;
 
 pub use latency::{LatencyHistogram, PercentileSummary};
 pub use run_result::{Mode, RunConfig, RunResult};

@@ -1,62 +1,176 @@
 //! The one place the harness enters the collector runtime: [`run_workload`] turns a
 //! [`RunConfig`] into a [`RunResult`] by running the workload on a real heap.
 //!
-//! **Not implemented yet**: `gc-runtime` (heap creation, mutators, safepoints, the GC cycle)
-//! is being written; until it exists this function returns [`RUNTIME_MISSING`] and the CLI
-//! reports that and exits with status 2. Everything around it (validation, sweep order,
-//! progress, analysis, every output file) is done and tested with constructed results.
-//!
-//! # TODO(runtime): what `run_workload` must do
-//!
-//! 1. Create the heap: `gc_core::HeapConfig::new(config.heap_bytes)` in `config.mode`; note
-//!    the wall clock (`heap_created_unix_ms`). All `GcStats` times count from this moment.
-//! 2. Attach `config.threads` mutators and build the workload's live set
-//!    (`config.live_set_bytes`, `config.params`; see `crate::workload` for the meaning of each
-//!    parameter and `RunConfig::param_u64` / `param_f64` to read them), seeded by
-//!    `config.seed`.
-//! 3. Start the hiccup meter (`crate::hiccup`: an extra attached mutator running
-//!    `hiccup::meter_loop`), then take `measure_start_at_ns` from the heap clock.
-//! 4. Run operations for `config.duration_ms`, counting them (and, for lru-cache and
-//!    message-engine, recording request latency into a `LatencyHistogram`, with
-//!    `record_correct` against the intended schedule when throttled).
-//! 5. Stop the meter and the mutators; `wall_ns` = measured phase length,
-//!    `ops_per_sec = RunResult::throughput(operations, wall_ns)`.
-//! 6. Read the runtime's `GcStats`, the peak committed bytes (collector accounting) and
-//!    `gc_core::proc_info::process_memory()` (Pss, RSS) *before* dropping the heap.
-//! 7. Drop the heap (so the next run of a sweep starts from a clean process footprint) and
-//!    return the `RunResult`. Errors (heap creation, out of memory) are `Err(message)`.
-//!
-//! The caller then hands the results to [`crate::report::write_reports`] and prints
-//! [`crate::report::markdown_report`], which `crate::sweep::finish` does.
+//! 1. Create the heap in the run's mode; all `GcStats` times count from this moment.
+//! 2. Attach `threads` mutators; each builds its share of the live set, then waits at a
+//!    barrier (as a blocked thread).
+//! 3. Start the hiccup meter (an extra mutator that sleeps 1 ms in a blocking region,
+//!    re-enters, allocates, and records how late it was), take `measure_start_at_ns`.
+//! 4. Let the workload run for the duration, then stop it and the meter.
+//! 5. Read the statistics, the peak committed bytes and Pss/RSS before dropping the heap.
 
-use crate::run_result::{RunConfig, RunResult};
+use crate::hiccup::{self, HiccupSamples, MeterMutator, HICCUP_INTERVAL_NS};
+use crate::latency::LatencyHistogram;
+use crate::run_result::{Mode, RunConfig, RunResult};
+use crate::workload::Workload;
+use crate::workloads::{self, Ctx, ThreadOutcome};
+use gc_runtime::{Heap, HeapConfig, Mutator, Scope};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// The error [`run_workload`] returns until the collector runtime exists.
-pub const RUNTIME_MISSING: &str = "the collector runtime is not built yet";
+fn runtime_mode(m: Mode) -> gc_runtime::Mode {
+    match m {
+        Mode::Concurrent => gc_runtime::Mode::Concurrent,
+        Mode::Stw => gc_runtime::Mode::Stw,
+        Mode::Epsilon => gc_runtime::Mode::Epsilon,
+    }
+}
+
+/// The hiccup meter's view of its mutator.
+struct RealMeter<'a, 's> {
+    s: &'a mut Scope<'s>,
+}
+
+impl MeterMutator for RealMeter<'_, '_> {
+    fn sleep_blocking(&mut self, d: Duration) {
+        self.s.blocking(|| std::thread::sleep(d));
+    }
+    fn allocate_probe(&mut self) {
+        self.s.scope(|s| {
+            // Out of memory is the workload's problem to report; the meter just goes on.
+            let _ = s.alloc(0x4849, 0, 8);
+        });
+    }
+}
+
+fn run_thread(workload: Workload, ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
+    match workload {
+        Workload::HeapChurn => workloads::heap_churn::run(ctx, m),
+        other => Err(format!("workload {other} is not implemented yet")),
+    }
+}
 
 /// Run one workload on a fresh heap and return what it measured.
 pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
-    // The collector runtime (gc-runtime) has no heap or mutator API yet: nothing can run.
-    // Replace this with the steps in the module documentation once it does.
-    let _ = config;
-    Err(RUNTIME_MISSING.into())
-}
+    let heap = Heap::new(HeapConfig::new(config.heap_bytes).mode(runtime_mode(config.mode)))
+        .map_err(|e| {
+            format!(
+                "cannot create a {} heap: {e}",
+                gc_core::format_size(config.heap_bytes)
+            )
+        })?;
+    let heap_created_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let threads = config.threads.max(1);
+    let ready = Barrier::new(threads as usize + 1);
+    let stop = AtomicBool::new(false);
+    let meter_stop = AtomicBool::new(false);
+    let peak_committed = AtomicU64::new(0);
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::run_result::Mode;
-    use crate::workload::Workload;
+    let (outcomes, hiccups, measure_start_at_ns, wall_ns) = std::thread::scope(|sc| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (heap, ready, stop) = (&heap, &ready, &stop);
+                std::thread::Builder::new()
+                    .name(format!("mutator-{t}"))
+                    .spawn_scoped(sc, move || {
+                        let mut m = heap
+                            .attach(&format!("mutator-{t}"))
+                            .map_err(|e| e.to_string())?;
+                        let ctx = Ctx::new(config, t, ready, stop);
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            run_thread(config.workload, &ctx, &mut m)
+                        }))
+                        .unwrap_or_else(|p| {
+                            Err(p
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                .unwrap_or_else(|| "workload thread panicked".into()))
+                        });
+                        if r.is_err() {
+                            ctx.abort();
+                        }
+                        if !ctx.was_ready() {
+                            m.scope(|s| ctx.ready(s));
+                        }
+                        r
+                    })
+                    .expect("spawning a mutator thread")
+            })
+            .collect();
+        // Wait until every thread has built its live set.
+        ready.wait();
+        let meter = {
+            let (heap, meter_stop) = (&heap, &meter_stop);
+            sc.spawn(move || -> Result<HiccupSamples, String> {
+                let mut m = heap.attach("hiccup-meter").map_err(|e| e.to_string())?;
+                Ok(m.scope(|s| {
+                    let mut meter = RealMeter { s };
+                    hiccup::meter_loop(
+                        &mut meter,
+                        meter_stop,
+                        Duration::from_nanos(HICCUP_INTERVAL_NS),
+                    )
+                }))
+            })
+        };
+        let measure_start_at_ns = heap.uptime_ns();
+        let t0 = Instant::now();
+        let deadline = t0 + Duration::from_millis(config.duration_ms);
+        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+            peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
+            std::thread::sleep(
+                Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now())),
+            );
+        }
+        stop.store(true, Ordering::Relaxed);
+        let outcomes: Vec<Result<ThreadOutcome, String>> = workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err("workload thread panicked".into()))
+            })
+            .collect();
+        let wall_ns = t0.elapsed().as_nanos() as u64;
+        meter_stop.store(true, Ordering::Relaxed);
+        let hiccups = meter
+            .join()
+            .unwrap_or_else(|_| Err("hiccup meter panicked".into()));
+        (outcomes, hiccups, measure_start_at_ns, wall_ns)
+    });
 
-    #[test]
-    fn says_the_runtime_is_missing_instead_of_pretending() {
-        let c = RunConfig::new(
-            Workload::HeapChurn,
-            Mode::Concurrent,
-            256 << 20,
-            128 << 20,
-            1,
-        );
-        assert_eq!(run_workload(&c).unwrap_err(), RUNTIME_MISSING);
+    let mut operations = 0;
+    let mut latency: Option<LatencyHistogram> = None;
+    for o in outcomes {
+        let o = o.map_err(|e| format!("{}: {e}", config.label()))?;
+        operations += o.operations;
+        if let Some(l) = o.latency {
+            match &mut latency {
+                Some(acc) => acc.add(&l),
+                None => latency = Some(l),
+            }
+        }
     }
+    let hiccup = hiccups?;
+    peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
+    let pm = gc_core::proc_info::process_memory();
+    let gc = heap.stats();
+    drop(heap);
+    Ok(RunResult {
+        config: config.clone(),
+        wall_ns,
+        operations,
+        ops_per_sec: RunResult::throughput(operations, wall_ns),
+        gc,
+        hiccup,
+        request_latency: latency,
+        committed_heap_bytes: peak_committed.load(Ordering::Relaxed),
+        pss_bytes: pm.pss,
+        rss_bytes: pm.rss,
+        measure_start_at_ns,
+        heap_created_unix_ms,
+    })
 }

@@ -1,0 +1,146 @@
+//! The synchronization primitives the runtime's handshake protocols are written against.
+//!
+//! The safepoint handshake ([`crate::safepoint`]) and the forwarding page retain/release
+//! protocol ([`crate::forwarding::PageRefCount`]) are generic over [`Primitives`], a small
+//! family of atomics plus a monitor (a mutex with two condition variables) and a back-off for
+//! wait loops. The collector instantiates them with [`Std`] (`std` atomics, `parking_lot`'s
+//! mutex and condvars, a short sleep); the model-checking tests
+//! (`gc-runtime/tests/loom_protocols.rs`) instantiate the *same code* with `loom`'s types, so
+//! loom explores the interleavings of the code that runs. This is the runtime's counterpart of
+//! `gc_core::sync::AtomicWord`.
+
+use std::ops::DerefMut;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+use std::time::Duration;
+
+/// An atomic cell holding a `T`.
+pub trait Atomic<T: Copy>: Send + Sync {
+    fn new(v: T) -> Self;
+    fn load(&self, order: Ordering) -> T;
+    fn store(&self, v: T, order: Ordering);
+    fn compare_exchange_weak(
+        &self,
+        current: T,
+        new: T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<T, T>;
+}
+
+/// Which of a monitor's two condition variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cond {
+    First,
+    Second,
+}
+
+/// A mutex protecting a `T`, with two condition variables.
+pub trait Monitor<T>: Send + Sync {
+    type Guard<'a>: DerefMut<Target = T>
+    where
+        Self: 'a;
+    fn new(v: T) -> Self;
+    fn lock(&self) -> Self::Guard<'_>;
+    /// Release the lock, wait for a notification on `c`, re-acquire the lock.
+    fn wait<'a>(&'a self, c: Cond, g: Self::Guard<'a>) -> Self::Guard<'a>;
+    fn notify_all(&self, c: Cond);
+}
+
+/// A family of primitives: the collector's ([`Std`]) or a model checker's.
+pub trait Primitives: Send + Sync + Sized + 'static {
+    type AtomicBool: Atomic<bool>;
+    type AtomicU8: Atomic<u8>;
+    type AtomicI64: Atomic<i64>;
+    type Monitor<T: Send>: Monitor<T>;
+    /// One round of a wait loop that has nothing to block on (a model checker yields here).
+    fn backoff();
+}
+
+/// The primitives the collector runs with.
+pub struct Std;
+
+macro_rules! std_atomic {
+    ($t:ty, $a:ty) => {
+        impl Atomic<$t> for $a {
+            #[inline(always)]
+            fn new(v: $t) -> Self {
+                <$a>::new(v)
+            }
+            #[inline(always)]
+            fn load(&self, order: Ordering) -> $t {
+                <$a>::load(self, order)
+            }
+            #[inline(always)]
+            fn store(&self, v: $t, order: Ordering) {
+                <$a>::store(self, v, order)
+            }
+            #[inline(always)]
+            fn compare_exchange_weak(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                <$a>::compare_exchange_weak(self, current, new, success, failure)
+            }
+        }
+    };
+}
+
+std_atomic!(bool, AtomicBool);
+std_atomic!(u8, AtomicU8);
+std_atomic!(i64, AtomicI64);
+
+/// `parking_lot`'s mutex with two condvars.
+pub struct StdMonitor<T> {
+    lock: parking_lot::Mutex<T>,
+    first: parking_lot::Condvar,
+    second: parking_lot::Condvar,
+}
+
+impl<T> StdMonitor<T> {
+    fn cv(&self, c: Cond) -> &parking_lot::Condvar {
+        match c {
+            Cond::First => &self.first,
+            Cond::Second => &self.second,
+        }
+    }
+}
+
+impl<T: Send> Monitor<T> for StdMonitor<T> {
+    type Guard<'a>
+        = parking_lot::MutexGuard<'a, T>
+    where
+        T: 'a;
+    fn new(v: T) -> Self {
+        StdMonitor {
+            lock: parking_lot::Mutex::new(v),
+            first: parking_lot::Condvar::new(),
+            second: parking_lot::Condvar::new(),
+        }
+    }
+    #[inline]
+    fn lock(&self) -> Self::Guard<'_> {
+        self.lock.lock()
+    }
+    fn wait<'a>(&'a self, c: Cond, mut g: Self::Guard<'a>) -> Self::Guard<'a> {
+        self.cv(c).wait(&mut g);
+        g
+    }
+    fn notify_all(&self, c: Cond) {
+        self.cv(c).notify_all();
+    }
+}
+
+impl Primitives for Std {
+    type AtomicBool = AtomicBool;
+    type AtomicU8 = AtomicU8;
+    type AtomicI64 = AtomicI64;
+    type Monitor<T: Send> = StdMonitor<T>;
+    fn backoff() {
+        // Waits on this path last a few microseconds (a mutator copying one object): sleep
+        // briefly rather than spin, which on 2 cores would cost a scheduler tick.
+        std::thread::sleep(Duration::from_micros(20));
+    }
+}
