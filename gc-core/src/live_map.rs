@@ -126,6 +126,15 @@ impl<W: AtomicWord> LiveMap<W> {
         }
     }
 
+    /// Add `bytes` to the live bytes of cycle `seqnum` (for markers that learn an object's
+    /// size only when they trace it, and mark with size 0).
+    #[inline]
+    pub fn add_live_bytes(&self, seqnum: u64, bytes: u64) {
+        debug_assert!(self.is_current(seqnum), "live bytes added to a map of another cycle");
+        let _ = seqnum;
+        self.live_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
     /// Live bytes counted in cycle `seqnum` (0 if the map is from another cycle).
     pub fn live_bytes(&self, seqnum: u64) -> u64 {
         if self.is_current(seqnum) {

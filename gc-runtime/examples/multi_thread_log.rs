@@ -8,14 +8,20 @@ use std::time::{Duration, Instant};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let secs: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(2);
-    let heap_size = args.get(2).map_or(Ok(256 << 20), |s| parse_size(s)).unwrap_or_else(|e| {
-        eprintln!("bad heap size: {e}");
-        std::process::exit(64)
-    });
-    let mode: Mode = args.get(3).map_or(Ok(Mode::Concurrent), |s| s.parse()).unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(64)
-    });
+    let heap_size = args
+        .get(2)
+        .map_or(Ok(256 << 20), |s| parse_size(s))
+        .unwrap_or_else(|e| {
+            eprintln!("bad heap size: {e}");
+            std::process::exit(64)
+        });
+    let mode: Mode = args
+        .get(3)
+        .map_or(Ok(Mode::Concurrent), |s| s.parse())
+        .unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(64)
+        });
     let heap = match Heap::new(HeapConfig::new(heap_size).mode(mode).log(LogLevel::Phases)) {
         Ok(h) => h,
         Err(e) => {

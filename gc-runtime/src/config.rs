@@ -120,7 +120,11 @@ impl HeapConfig {
         HeapConfig {
             memory: gc_core::HeapConfig::new(max_heap),
             mode: Mode::Concurrent,
-            gc_threads: (cores / 2).max(1),
+            // `ZRS_GC_THREADS` overrides the default, for experiments.
+            gc_threads: std::env::var("ZRS_GC_THREADS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or((cores / 2).max(1)),
             verify: false,
             log: LogLevel::from_env().unwrap_or(LogLevel::Off),
             director: DirectorConfig::default(),

@@ -63,6 +63,8 @@ pub(crate) struct HeapInner {
     /// Signals the driver (requests) and waiters (cycle completed).
     pub(crate) control_cv: Condvar,
     pub(crate) stats: Mutex<GcStats>,
+    /// Mutators waiting in an allocation stall (read without the lock by `free_page`).
+    pub(crate) stalled_waiters: AtomicU64,
     pub(crate) allocated: AtomicU64,
     pub(crate) start: Instant,
     pub(crate) log: GcLog,
@@ -96,10 +98,16 @@ impl HeapInner {
         Ok(page)
     }
 
-    /// Unregister and free a page (its memory goes to the page cache).
+    /// Unregister and free a page (its memory goes to the page cache). Wakes mutators
+    /// stalled on allocation, which retry at once (as ZGC satisfies stalled allocations
+    /// while relocation frees pages, not only at the end of the cycle).
     pub(crate) fn free_page(&self, page: &Page) {
         self.pages.lock().remove(&page.start());
         self.mem.free_page(page);
+        if self.stalled_waiters.load(Ordering::Acquire) > 0 {
+            let _c = self.control.lock();
+            self.control_cv.notify_all();
+        }
     }
 
     /// Snapshot of attached mutators.
@@ -185,6 +193,7 @@ impl Heap {
             control: Mutex::new(Control::default()),
             control_cv: Condvar::new(),
             stats: Mutex::new(GcStats::default()),
+            stalled_waiters: AtomicU64::new(0),
             allocated: AtomicU64::new(0),
             start: Instant::now(),
             log: GcLog::new(config.log),

@@ -271,25 +271,34 @@ impl Mutator {
         let heap = self.heap.clone();
         let result = self.blocking(|| {
             heap.control.lock().stalled += 1;
-            let mut result = None;
-            // Two rounds: the first cycle may be one that was already running when we asked.
-            for _ in 0..2 {
-                let n = heap.request_cycle("Allocation Stall");
-                if !heap.wait_for_cycle(n) {
-                    break;
-                }
+            heap.stalled_waiters.fetch_add(1, Ordering::AcqRel);
+            // The cycle that starts after this request must complete before we give up; until
+            // then retry whenever a page is freed (or every 10 ms).
+            let target = heap.request_cycle("Allocation Stall");
+            let result = loop {
+                let (done, shutdown) = {
+                    let c = heap.control.lock();
+                    (c.completed >= target, c.shutdown)
+                };
                 match heap.new_page(kind, size) {
-                    Ok(p) => {
-                        result = Some(Ok(p));
-                        break;
-                    }
-                    Err(AllocError::OutOfMemory { .. }) => continue,
-                    Err(e) => {
-                        result = Some(Err(e));
-                        break;
-                    }
+                    Ok(p) => break Some(Ok(p)),
+                    Err(AllocError::OutOfMemory { .. }) => {}
+                    Err(e) => break Some(Err(e)),
                 }
-            }
+                if done || shutdown {
+                    break None;
+                }
+                let mut c = heap.control.lock();
+                if c.completed < target && !c.shutdown {
+                    if c.requested.is_none() && c.started < target {
+                        c.requested = Some("Allocation Stall".into());
+                        heap.control_cv.notify_all();
+                    }
+                    heap.control_cv
+                        .wait_for(&mut c, std::time::Duration::from_millis(10));
+                }
+            };
+            heap.stalled_waiters.fetch_sub(1, Ordering::AcqRel);
             heap.control.lock().stalled -= 1;
             result
         });

@@ -174,7 +174,7 @@ impl HeapInner {
     }
 
     /// Evacuate every page of the current relocation set with `threads` workers; frees each
-    /// evacuated page. Returns (pages freed, CPU ns).
+    /// evacuated page. Returns (pages freed, CPU ns of the workers other than the caller).
     pub(crate) fn relocate_parallel(&self, threads: usize) -> (u64, u64) {
         let Some(rs) = self.relocation_set.lock().clone() else {
             return (0, 0);
@@ -184,7 +184,6 @@ impl HeapInner {
         let cpu = AtomicU64::new(0);
         let seq = self.state.seqnum();
         let work = || {
-            let c0 = thread_cpu_ns();
             let mut targets = WorkerTargets::default();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -202,15 +201,19 @@ impl HeapInner {
                     freed.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
         };
         std::thread::scope(|s| {
             for i in 1..threads.max(1) {
                 std::thread::Builder::new()
                     .name(format!("gc-relocate-{i}"))
-                    .spawn_scoped(s, work)
+                    .spawn_scoped(s, || {
+                        let c0 = thread_cpu_ns();
+                        work();
+                        cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
+                    })
                     .expect("spawning a GC relocation worker");
             }
+            // The calling thread's own CPU time is counted by its caller.
             work();
         });
         (freed.load(Ordering::Relaxed), cpu.load(Ordering::Relaxed))

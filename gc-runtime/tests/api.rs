@@ -22,9 +22,17 @@ fn weak_handles_clear_exactly_when_the_target_dies() {
                 s.weak(d)
             });
             // Upgrade in a nested scope so the handle it makes is gone before collecting.
-            s.scope(|s| assert!(s.upgrade(&w_drop).is_some(), "{mode}: alive before any cycle"));
+            s.scope(|s| {
+                assert!(
+                    s.upgrade(&w_drop).is_some(),
+                    "{mode}: alive before any cycle"
+                )
+            });
             s.collect("test");
-            assert!(w_drop.is_cleared(), "{mode}: unreachable target not cleared");
+            assert!(
+                w_drop.is_cleared(),
+                "{mode}: unreachable target not cleared"
+            );
             assert!(s.upgrade(&w_drop).is_none());
             let k = s.upgrade(&w_keep).expect("reachable target kept");
             assert_eq!(s.get(k).read_u64(0), 11);
@@ -72,7 +80,10 @@ fn out_of_memory_is_an_error_and_the_heap_recovers() {
         });
         let st = h.stats();
         if mode != Mode::Epsilon {
-            assert!(st.stalls.iter().any(|s| s.failed), "{mode}: the failed stall is recorded");
+            assert!(
+                st.stalls.iter().any(|s| s.failed),
+                "{mode}: the failed stall is recorded"
+            );
         }
     }
 }
@@ -97,7 +108,11 @@ fn large_and_medium_objects_survive_and_medium_ones_move() {
         assert_eq!(s.get(large).read_u64((5 << 20) - 8), 0xfeed);
         assert_eq!(s.get(med).read_u64(0), 0xbeef);
         assert_eq!(s.address_of(large), a_large, "large objects never move");
-        assert_ne!(s.address_of(med), a_med, "a sparse medium page is evacuated");
+        assert_ne!(
+            s.address_of(med),
+            a_med,
+            "a sparse medium page is evacuated"
+        );
     });
 }
 
