@@ -79,7 +79,7 @@ impl GoodColor {
 
     /// The marking color of GC cycle `n`: GC(0) marks with Marked1, GC(1) with Marked0, ...
     pub fn mark_color_for_cycle(n: u64) -> GoodColor {
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             GoodColor::Marked1
         } else {
             GoodColor::Marked0

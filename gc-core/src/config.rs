@@ -53,7 +53,7 @@ impl HeapConfig {
         if self.max_heap == 0 {
             return Err(HeapError::ZeroHeap);
         }
-        if self.max_heap % GRANULE_SIZE != 0 {
+        if !self.max_heap.is_multiple_of(GRANULE_SIZE) {
             return Err(HeapError::UnalignedHeap(self.max_heap));
         }
         let layout = AddressLayout::for_max_heap(self.max_heap)
@@ -124,7 +124,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 /// Format bytes as a short human size (`256M`, `1G`, `1536K`).
 pub fn format_size(bytes: u64) -> String {
     for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{}", bytes >> shift, unit);
         }
     }

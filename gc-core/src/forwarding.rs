@@ -23,7 +23,7 @@ pub const MAX_FROM_INDEX: u64 = (1 << INDEX_BITS) - 1;
 #[inline]
 fn encode(from_index: u64, to_offset: u64) -> u64 {
     debug_assert!(from_index <= MAX_FROM_INDEX);
-    debug_assert!(to_offset % 8 == 0 && to_offset >> 3 < 1 << TO_BITS);
+    debug_assert!(to_offset.is_multiple_of(8) && to_offset >> 3 < 1 << TO_BITS);
     POPULATED | (from_index << TO_BITS) | (to_offset >> 3)
 }
 

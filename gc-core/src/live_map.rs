@@ -130,7 +130,10 @@ impl<W: AtomicWord> LiveMap<W> {
     /// size only when they trace it, and mark with size 0).
     #[inline]
     pub fn add_live_bytes(&self, seqnum: u64, bytes: u64) {
-        debug_assert!(self.is_current(seqnum), "live bytes added to a map of another cycle");
+        debug_assert!(
+            self.is_current(seqnum),
+            "live bytes added to a map of another cycle"
+        );
         let _ = seqnum;
         self.live_bytes.fetch_add(bytes, Ordering::Relaxed);
     }

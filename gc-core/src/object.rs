@@ -73,7 +73,10 @@ impl Object {
     /// memory stays mapped while the returned value is used.
     #[inline(always)]
     pub unsafe fn from_addr(addr: u64) -> Object {
-        debug_assert!(addr != 0 && addr % 8 == 0, "bad object address {addr:#x}");
+        debug_assert!(
+            addr != 0 && addr.is_multiple_of(8),
+            "bad object address {addr:#x}"
+        );
         Object {
             // SAFETY: non-null by the caller's contract (asserted in debug builds).
             addr: unsafe { NonNull::new_unchecked(addr as *mut u8) },

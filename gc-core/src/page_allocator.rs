@@ -172,7 +172,7 @@ impl PageAllocator {
         seqnum: u64,
         limit: u64,
     ) -> Result<Arc<Page>, AllocError> {
-        debug_assert!(size % GRANULE_SIZE == 0 && size > 0);
+        debug_assert!(size.is_multiple_of(GRANULE_SIZE) && size > 0);
         let limit = limit.min(self.capacity());
         // Reserve capacity first (lock-free), so concurrent allocators cannot overshoot.
         let mut used = self.used.load(Ordering::Relaxed);

@@ -43,7 +43,7 @@ static FILE_COUNTER: AtomicU64 = AtomicU64::new(0);
 impl PhysicalMemory {
     /// Create the backing file of `size` bytes (a multiple of the granule).
     pub fn new(size: u64, backing: &Backing, huge_pages: bool) -> Result<Self, HeapError> {
-        debug_assert!(size % GRANULE_SIZE == 0);
+        debug_assert!(size.is_multiple_of(GRANULE_SIZE));
         if huge_pages {
             check_huge_page_pool(size)?;
         }
@@ -93,7 +93,7 @@ impl PhysicalMemory {
     /// Take `len` bytes of file ranges: one contiguous range if one is free, else several,
     /// lowest offsets first. `None` if fewer than `len` bytes are free.
     pub fn alloc(&self, len: u64) -> Option<Vec<PhysRange>> {
-        debug_assert!(len % GRANULE_SIZE == 0 && len > 0);
+        debug_assert!(len.is_multiple_of(GRANULE_SIZE) && len > 0);
         let mut g = self.granules.lock();
         if g.free.iter().map(|r| r.len).sum::<u64>() < len {
             return None;
@@ -233,16 +233,29 @@ impl PhysicalMemory {
         let mut done = 0;
         let free: Vec<PhysRange> = g.free.iter().rev().copied().collect();
         for r in free {
+            // Walk the range's granules downwards: a free range may be committed only in part
+            // (e.g. its low end), so take runs of committed granules wherever they are.
+            let first = (r.offset / GRANULE_SIZE) as usize;
+            let mut i = ((r.offset + r.len) / GRANULE_SIZE) as usize;
+            while i > first && self.committed_bytes() > keep {
+                if !g.committed[i - 1] {
+                    i -= 1;
+                    continue;
+                }
+                let excess = (self.committed_bytes() - keep).div_ceil(GRANULE_SIZE) as usize;
+                let end = i;
+                while i > first && g.committed[i - 1] && end - i < excess {
+                    i -= 1;
+                }
+                let sub = PhysRange {
+                    offset: i as u64 * GRANULE_SIZE,
+                    len: (end - i) as u64 * GRANULE_SIZE,
+                };
+                done += self.uncommit_locked(&mut g, sub)?;
+            }
             if self.committed_bytes() <= keep {
                 break;
             }
-            let excess = self.committed_bytes() - keep;
-            let len = (excess.div_ceil(GRANULE_SIZE) * GRANULE_SIZE).min(r.len);
-            let sub = PhysRange {
-                offset: r.offset + r.len - len,
-                len,
-            };
-            done += self.uncommit_locked(&mut g, sub)?;
         }
         Ok(done)
     }

@@ -57,7 +57,7 @@ impl Views {
     /// tried; otherwise the first free slot of `size`-aligned offsets is taken, so several heaps
     /// can live in one process.
     pub fn reserve(layout: AddressLayout, size: u64, at: Option<u64>) -> Result<Self, HeapError> {
-        debug_assert!(size % GRANULE_SIZE == 0);
+        debug_assert!(size.is_multiple_of(GRANULE_SIZE));
         let space = layout.offset_space();
         let try_start = |start: u64| -> bool {
             let mut done: Vec<u64> = Vec::new();

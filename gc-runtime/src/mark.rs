@@ -171,7 +171,7 @@ impl HeapInner {
             while let Some(off) = self.find_work(&local, stealers) {
                 self.trace_object(off, &mut |o| local.push(o));
                 traced = traced.wrapping_add(1);
-                if traced % 1024 == 0 {
+                if traced.is_multiple_of(1024) {
                     guard.repin();
                 }
             }

@@ -238,24 +238,24 @@ impl Mutator {
     }
 
     fn alloc_medium(&mut self, size: u64) -> Result<u64, OutOfMemory> {
-        loop {
-            {
-                let seq = self.heap.state.seqnum();
-                let shared = self.heap.shared_medium.lock();
-                if let Some(p) = shared.as_ref().filter(|p| p.seqnum() == seq) {
-                    if let Some(off) = p.alloc_shared(size) {
-                        return Ok(off);
-                    }
+        {
+            let seq = self.heap.state.seqnum();
+            let shared = self.heap.shared_medium.lock();
+            if let Some(p) = shared.as_ref().filter(|p| p.seqnum() == seq) {
+                if let Some(off) = p.alloc_shared(size) {
+                    return Ok(off);
                 }
             }
-            let medium = self.heap.mem.sizes().medium.expect("medium pages enabled");
-            let page = self.page_stalling(PageKind::Medium, medium)?;
-            let off = page
-                .alloc_shared(size)
-                .expect("a fresh medium page fits a medium object");
-            *self.heap.shared_medium.lock() = Some(page);
-            return Ok(off);
         }
+        // The shared page is full (or retired): take a new one. If another thread raced us
+        // here, the page it installed keeps only what it allocated; ours replaces it.
+        let medium = self.heap.mem.sizes().medium.expect("medium pages enabled");
+        let page = self.page_stalling(PageKind::Medium, medium)?;
+        let off = page
+            .alloc_shared(size)
+            .expect("a fresh medium page fits a medium object");
+        *self.heap.shared_medium.lock() = Some(page);
+        Ok(off)
     }
 
     /// Get a page; when the heap is full, stall (as a blocked thread) for a GC cycle, and
@@ -269,25 +269,30 @@ impl Mutator {
         let start = Instant::now();
         let start_ns = self.heap.now_ns();
         let heap = self.heap.clone();
-        let result = self.blocking(|| {
-            heap.control.lock().stalled += 1;
-            heap.stalled_waiters.fetch_add(1, Ordering::AcqRel);
-            // The cycle that starts after this request must complete before we give up; until
-            // then retry whenever a page is freed (or every 10 ms).
-            let target = heap.request_cycle("Allocation Stall");
-            let result = loop {
-                let (done, shutdown) = {
-                    let c = heap.control.lock();
-                    (c.completed >= target, c.shutdown)
-                };
-                match heap.new_page(kind, size) {
-                    Ok(p) => break Some(Ok(p)),
-                    Err(AllocError::OutOfMemory { .. }) => {}
-                    Err(e) => break Some(Err(e)),
-                }
-                if done || shutdown {
-                    break None;
-                }
+        heap.control.lock().stalled += 1;
+        heap.stalled_waiters.fetch_add(1, Ordering::AcqRel);
+        // The cycle that starts after this request must complete before we give up; until
+        // then retry whenever a page is freed (or every 10 ms).
+        let target = heap.request_cycle("Allocation Stall");
+        let result = loop {
+            let (done, shutdown) = {
+                let c = heap.control.lock();
+                (c.completed >= target, c.shutdown)
+            };
+            // Pages are taken only while this thread is *running*, never inside the blocking
+            // region. (Fix: a page taken while blocked could be born just before a Pause Mark
+            // Start that ran meanwhile; the object then allocated on it was neither marked nor
+            // on a page of the current cycle, so marking treated it as dead — found by the
+            // torture test as "reachable object was not marked by Pause Mark End".)
+            match heap.new_page(kind, size) {
+                Ok(p) => break Some(Ok(p)),
+                Err(AllocError::OutOfMemory { .. }) => {}
+                Err(e) => break Some(Err(e)),
+            }
+            if done || shutdown {
+                break None;
+            }
+            self.blocking(|| {
                 let mut c = heap.control.lock();
                 if c.completed < target && !c.shutdown {
                     if c.requested.is_none() && c.started < target {
@@ -297,11 +302,10 @@ impl Mutator {
                     heap.control_cv
                         .wait_for(&mut c, std::time::Duration::from_millis(10));
                 }
-            };
-            heap.stalled_waiters.fetch_sub(1, Ordering::AcqRel);
-            heap.control.lock().stalled -= 1;
-            result
-        });
+            });
+        };
+        heap.stalled_waiters.fetch_sub(1, Ordering::AcqRel);
+        heap.control.lock().stalled -= 1;
         let failed = !matches!(result, Some(Ok(_)));
         let dur = start.elapsed();
         self.heap.log.stall(self.heap.start, &self.shared.name, dur);

@@ -243,7 +243,6 @@ where
 mod tests {
     use super::*;
     use crate::report::test_support::{sample_result, scratch_dir};
-    use crate::runner::{run_workload, RUNTIME_MISSING};
     use clap::Parser;
 
     fn cli(args: &[&str]) -> Cli {
@@ -332,21 +331,6 @@ mod tests {
             std::fs::read_to_string(again.join(report::TABLE_MD)).unwrap(),
             table
         );
-    }
-
-    #[test]
-    fn the_real_runner_fails_with_status_2_and_writes_nothing() {
-        let dir = scratch_dir("execute-runtime-missing").join("out");
-        let d = dir.to_str().unwrap();
-        let status = execute(
-            cli(&["heap-churn", "--heap", "256M", "--out", d, "-q"]),
-            run_workload,
-        );
-        assert_eq!(status, EXIT_RUN);
-        assert!(!dir.exists(), "no outputs without results");
-        let outcome = run_sweep(&cli(&[]).sweep.configs(), false, run_workload);
-        assert!(outcome.results.is_empty());
-        assert_eq!(outcome.failure.unwrap().message, RUNTIME_MISSING);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The `pause-sweep` binary as a user runs it: help, argument errors, the missing runtime
-//! (exit status 2, no panic), and `report` rendering the outputs from a results.json.
+//! The `pause-sweep` binary as a user runs it: help, argument errors, a short real sweep
+//! with every output file, a clean failure for an impossible heap, and `report` rendering the
+//! outputs from a results.json.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -44,32 +45,37 @@ fn help_explains_the_sweep_and_its_outputs() {
 }
 
 #[test]
-fn without_the_runtime_every_run_fails_cleanly_with_status_2() {
-    let dir = scratch("no-runtime");
+fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
+    let dir = scratch("real-run");
     let d = dir.to_str().unwrap();
-    for args in [
-        vec!["--duration", "1", "--out", d],
-        vec![
-            "heap-churn",
-            "--heap",
-            "256M",
-            "--duration",
-            "1",
-            "--out",
-            d,
-        ],
-        vec!["message-engine", "--quiet", "--out", d],
-    ] {
-        let out = pause_sweep(&args);
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains("the collector runtime is not built yet"),
-            "{err}"
-        );
-        assert!(!err.contains("panicked"), "{err}");
-        assert!(!dir.exists(), "nothing to write without results");
+    let out = pause_sweep(&[
+        "--heaps", "64M", "--modes", "concurrent,stw", "--duration", "0.5", "--out", d,
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let table = text(&out.stdout);
+    assert!(table.contains("| concurrent | 64M"), "{table}");
+    assert!(table.contains("| stw        | 64M"), "{table}");
+    for f in ["results.json", "table.md", "pause-vs-heap.svg", "pause-timeline.svg", "trace.json"] {
+        assert!(dir.join(f).is_file(), "{f} missing");
     }
+    let json = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert!(r["operations"].as_u64().unwrap() > 0, "a run did no work");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_impossible_heap_fails_cleanly_with_status_2() {
+    let out = pause_sweep(&["heap-churn", "--heap", "64T", "--duration", "1", "-q"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]
