@@ -35,6 +35,9 @@ impl MarkQueue {
     }
 }
 
+/// Objects in flight between the mark stack and tracing.
+const PREFETCH_DEPTH: usize = 8;
+
 #[inline(always)]
 fn prefetch(addr: u64) {
     #[cfg(target_arch = "x86_64")]
@@ -64,14 +67,6 @@ impl HeapInner {
             }
         }
         let slots = obj.slots();
-        // Prefetch every child's header first, so their cache misses overlap instead of
-        // following one another.
-        for slot in slots {
-            let p = slot.load(Ordering::Relaxed);
-            if p != 0 {
-                prefetch(base | layout.offset(p));
-            }
-        }
         for slot in slots {
             let p = slot.load(Ordering::Acquire);
             if p == 0 {
@@ -167,9 +162,33 @@ impl HeapInner {
         // now and then so deferred frees can proceed.
         let mut guard = crossbeam_epoch::pin();
         let mut traced = 0u32;
+        // A small FIFO between the mark stack and tracing: an object's header is prefetched
+        // when it enters and traced when it leaves, so its cache miss overlaps with the work
+        // on the objects before it (marking small objects is bound by memory latency).
+        let base = self.state.layout().view_base(View::Remapped);
+        let mut fifo = [0u64; PREFETCH_DEPTH];
+        let (mut head, mut len) = (0usize, 0usize);
         loop {
-            while let Some(off) = self.find_work(&local, stealers) {
-                self.trace_object(off, &mut |o| local.push(o));
+            loop {
+                let next = self.find_work(&local, stealers);
+                if let Some(off) = next {
+                    prefetch(base | off);
+                    if len < PREFETCH_DEPTH {
+                        fifo[(head + len) % PREFETCH_DEPTH] = off;
+                        len += 1;
+                        continue;
+                    }
+                    let oldest = std::mem::replace(&mut fifo[head], off);
+                    head = (head + 1) % PREFETCH_DEPTH;
+                    self.trace_object(oldest, &mut |o| local.push(o));
+                } else if len > 0 {
+                    let oldest = fifo[head];
+                    head = (head + 1) % PREFETCH_DEPTH;
+                    len -= 1;
+                    self.trace_object(oldest, &mut |o| local.push(o));
+                } else {
+                    break;
+                }
                 traced = traced.wrapping_add(1);
                 if traced.is_multiple_of(1024) {
                     guard.repin();
