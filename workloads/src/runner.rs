@@ -47,7 +47,9 @@ impl MeterMutator for RealMeter<'_, '_> {
 fn run_thread(workload: Workload, ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
     match workload {
         Workload::HeapChurn => workloads::heap_churn::run(ctx, m),
-        other => Err(format!("workload {other} is not implemented yet")),
+        Workload::BinaryTrees => workloads::binary_trees::run(ctx, m),
+        Workload::LruCache => workloads::lru_cache::run(ctx, m),
+        Workload::MessageEngine => workloads::message_engine::run(ctx, m),
     }
 }
 

@@ -49,7 +49,14 @@ fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
     let dir = scratch("real-run");
     let d = dir.to_str().unwrap();
     let out = pause_sweep(&[
-        "--heaps", "64M", "--modes", "concurrent,stw", "--duration", "0.5", "--out", d,
+        "--heaps",
+        "64M",
+        "--modes",
+        "concurrent,stw",
+        "--duration",
+        "0.5",
+        "--out",
+        d,
     ]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
@@ -57,7 +64,13 @@ fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
     let table = text(&out.stdout);
     assert!(table.contains("| concurrent | 64M"), "{table}");
     assert!(table.contains("| stw        | 64M"), "{table}");
-    for f in ["results.json", "table.md", "pause-vs-heap.svg", "pause-timeline.svg", "trace.json"] {
+    for f in [
+        "results.json",
+        "table.md",
+        "pause-vs-heap.svg",
+        "pause-timeline.svg",
+        "trace.json",
+    ] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
     let json = std::fs::read_to_string(dir.join("results.json")).unwrap();

@@ -6,7 +6,10 @@
 //! operations until [`Ctx::running`] turns false. Everything is seeded from
 //! `RunConfig::seed` and the thread index, so a run is reproducible.
 
+pub mod binary_trees;
 pub mod heap_churn;
+pub mod lru_cache;
+pub mod message_engine;
 
 use crate::latency::LatencyHistogram;
 use crate::run_result::RunConfig;
@@ -16,6 +19,13 @@ use rand::SeedableRng;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
+
+/// Heap bytes of an object with `n_refs` reference slots and `n_bytes` raw bytes: a 16-byte
+/// header, 8 bytes per slot, raw bytes rounded up to 8 (the collector's object layout). Used to
+/// size live sets; the runtime does not export its own helper.
+pub const fn object_bytes(n_refs: u64, n_bytes: u64) -> u64 {
+    16 + 8 * n_refs + n_bytes.div_ceil(8) * 8
+}
 
 /// What one workload thread did in the measured phase.
 #[derive(Default)]
