@@ -59,7 +59,8 @@ pub fn run(ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
     let nodes = ctx.param("subgraph_nodes").max(1) as usize;
     let mutations = ctx.param("mutations");
     let garbage_bytes = ctx.param("garbage_bytes");
-    let ops_per_sec = ctx.param("ops_per_sec") as f64 / ctx.config.threads.max(1) as f64;
+    // Per thread, as the CLI documents.
+    let ops_per_sec = ctx.param("ops_per_sec") as f64;
     let chunk_slots = ctx.param("root_chunk_slots").max(1);
     let ring_len = ctx.param("garbage_ring").max(1);
     let mut rng = ctx.rng();
