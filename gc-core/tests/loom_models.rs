@@ -1,0 +1,376 @@
+//! Loom models of the racy protocols, run on the *same* generic code as the collector
+//! (`ForwardingTable`, `self_heal`, `LiveMap` are generic over `gc_core::sync::AtomicWord`;
+//! here the word is loom's `AtomicU64`, so loom explores every interleaving and every value the
+//! memory model lets a load see):
+//!
+//! - two relocators racing to forward the same object: exactly one wins, both agree on the
+//!   address, and the winner's copy is visible to the loser and to a reader (no data race);
+//! - self-healing against a mutator's concurrent store: the slot never ends bad or null
+//!   (unless the mutator stored null), and a heal never overwrites the mutator's store;
+//! - two barriers healing the same bad pointer: one write, the good pointer wins;
+//! - two markers marking the same object: counted once; a marker starting a new cycle (lazy
+//!   reset) against a reader: the reader never sees the old cycle's marks as new ones.
+
+use gc_core::barrier::self_heal;
+use gc_core::sync::AtomicWord;
+use gc_core::{AddressLayout, Color, ForwardingTable, GoodColor, LiveMap};
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::AtomicU64;
+use loom::sync::Arc;
+use loom::thread;
+use std::sync::atomic::Ordering;
+
+/// loom's `AtomicU64` as the collector's atomic word (a local newtype: both the trait and the
+/// type are foreign to this test crate).
+struct LoomWord(AtomicU64);
+
+impl AtomicWord for LoomWord {
+    fn new_word(v: u64) -> Self {
+        LoomWord(AtomicU64::new(v))
+    }
+    fn load(&self, order: Ordering) -> u64 {
+        self.0.load(order)
+    }
+    fn store(&self, v: u64, order: Ordering) {
+        self.0.store(v, order)
+    }
+    fn compare_exchange(
+        &self,
+        current: u64,
+        new: u64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<u64, u64> {
+        self.0.compare_exchange(current, new, success, failure)
+    }
+    fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
+        self.0.fetch_or(v, order)
+    }
+    fn fetch_add(&self, v: u64, order: Ordering) -> u64 {
+        self.0.fetch_add(v, order)
+    }
+}
+
+/// The from-index both relocators forward.
+const FROM: u64 = 3;
+/// Where relocator `t` copies the object.
+fn copy_of(t: usize) -> u64 {
+    0x1000 * (t as u64 + 1)
+}
+/// Which relocator's copy lives at `to`.
+fn owner_of(to: u64) -> usize {
+    (to / 0x1000 - 1) as usize
+}
+/// The payload relocator `t` writes into its copy.
+fn payload(t: usize) -> u64 {
+    0xC0FFEE + t as u64
+}
+
+struct Relocation {
+    table: ForwardingTable<LoomWord>,
+    /// The two candidate copies of the object ("to-space"), written before publishing.
+    copies: [UnsafeCell<u64>; 2],
+}
+
+/// Relocator `t`: copy the object, then race to publish the copy. Returns the insert result
+/// and the payload of the copy that won, read through the address the table gave back.
+fn relocate(r: &Relocation, t: usize) -> (Result<u64, u64>, u64) {
+    r.copies[t].with_mut(|p| {
+        // SAFETY: copy `t` is written only by relocator `t`, before it is published.
+        unsafe { *p = payload(t) }
+    });
+    let res = r.table.insert(FROM, copy_of(t));
+    let winner = match res {
+        Ok(to) | Err(to) => to,
+    };
+    // SAFETY (for loom: checked): reading the winner's copy races with its write unless the
+    // forwarding CAS orders them; loom reports a data race if it does not.
+    let seen = r.copies[owner_of(winner)].with(|p| unsafe { *p });
+    (res, seen)
+}
+
+#[test]
+fn forwarding_insert_race_has_exactly_one_winner() {
+    loom::model(|| {
+        let r = Arc::new(Relocation {
+            table: ForwardingTable::new(1),
+            copies: [UnsafeCell::new(0), UnsafeCell::new(0)],
+        });
+        let hs: Vec<_> = (0..2)
+            .map(|t| {
+                let r = r.clone();
+                thread::spawn(move || relocate(&r, t))
+            })
+            .collect();
+        let res: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        let oks: Vec<usize> = (0..2).filter(|&t| res[t].0.is_ok()).collect();
+        assert_eq!(oks.len(), 1, "exactly one relocator wins: {res:?}");
+        let w = oks[0];
+        let winner = copy_of(w);
+        for (t, &(r_t, seen)) in res.iter().enumerate() {
+            match r_t {
+                Ok(to) => assert_eq!((t, to), (w, winner)),
+                Err(to) => assert_eq!(to, winner, "the loser learns the winner's address"),
+            }
+            assert_eq!(
+                seen,
+                payload(w),
+                "everyone sees the winning copy's contents"
+            );
+        }
+        assert_eq!(r.table.find(FROM), Some(winner));
+        assert_eq!(r.table.len(), 1);
+    });
+}
+
+#[test]
+fn forwarding_reader_sees_nothing_or_the_complete_winning_copy() {
+    loom::model(|| {
+        let r = Arc::new(Relocation {
+            table: ForwardingTable::new(1),
+            copies: [UnsafeCell::new(0), UnsafeCell::new(0)],
+        });
+        let relocators: Vec<_> = (0..2)
+            .map(|t| {
+                let r = r.clone();
+                thread::spawn(move || relocate(&r, t).0)
+            })
+            .collect();
+        // A mutator's barrier looking the object up while the relocators race.
+        let reader = {
+            let r = r.clone();
+            thread::spawn(move || {
+                r.table.find(FROM).map(|to| {
+                    // SAFETY (checked by loom): ordered by the Acquire in `find`.
+                    (to, r.copies[owner_of(to)].with(|p| unsafe { *p }))
+                })
+            })
+        };
+        let seen = reader.join().unwrap();
+        let res: Vec<_> = relocators.into_iter().map(|h| h.join().unwrap()).collect();
+        let winner = res.iter().find_map(|x| x.ok()).unwrap();
+        if let Some((to, payload_seen)) = seen {
+            assert_eq!(to, winner, "a reader never sees a losing copy");
+            assert_eq!(payload_seen, payload(owner_of(winner)));
+        }
+    });
+}
+
+#[test]
+fn forwarding_different_objects_both_win() {
+    loom::model(|| {
+        let table: Arc<ForwardingTable<LoomWord>> = Arc::new(ForwardingTable::new(1));
+        let hs: Vec<_> = [(3u64, 0x100u64), (4, 0x200)]
+            .into_iter()
+            .map(|(i, to)| {
+                let table = table.clone();
+                thread::spawn(move || table.insert(i, to))
+            })
+            .collect();
+        for h in hs {
+            assert!(h.join().unwrap().is_ok());
+        }
+        assert_eq!(table.find(3), Some(0x100));
+        assert_eq!(table.find(4), Some(0x200));
+        assert_eq!(table.len(), 2);
+    });
+}
+
+/// The pointers of the healing models: layout S = 42 during relocation (good = Remapped).
+struct Ptrs {
+    bad_mask: u64,
+    /// A stale pointer (Marked1 color from the last marking) to object A.
+    bad: u64,
+    /// The good pointer to object A (what the slow path returns).
+    good: u64,
+    /// A good pointer to another object B.
+    other: u64,
+}
+
+fn ptrs() -> Ptrs {
+    let l = AddressLayout::new(42);
+    let g = GoodColor::Remapped;
+    Ptrs {
+        bad_mask: l.bad_mask(g),
+        bad: l.with_color(0x1000, Color::MARKED1),
+        good: l.good(0x1000, g),
+        other: l.good(0x2000, g),
+    }
+}
+
+/// The load barrier written against the generic word: load, test, slow path + heal.
+/// Returns (the pointer the mutator gets, whether this call healed the slot).
+fn barrier_load(slot: &LoomWord, p: &Ptrs) -> (u64, bool) {
+    let v = slot.load(Ordering::Acquire);
+    if v & p.bad_mask == 0 {
+        return (v, false);
+    }
+    assert_eq!(v, p.bad, "only the stale pointer is ever bad here");
+    let healed = self_heal(slot, v, p.good, p.bad_mask);
+    (p.good, healed)
+}
+
+fn heal_against_store(store: u64) {
+    loom::model(move || {
+        let p = ptrs();
+        let slot = Arc::new(LoomWord::new_word(p.bad));
+        let healer = {
+            let slot = slot.clone();
+            thread::spawn(move || barrier_load(&slot, &ptrs()))
+        };
+        // The mutator stores a new value into the slot, then reads its slot back. The store is
+        // modeled as a swap: loom 0.7 lets a plain store slip between the read and the write of
+        // another thread's CAS (tokio-rs/loom#254), which neither C11 nor hardware allows; a
+        // swap takes the same place in the slot's modification order without that bug.
+        let mutator = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                let p = ptrs();
+                let replaced = slot.0.swap(store, Ordering::Release);
+                assert!(
+                    replaced == p.bad || replaced == p.good,
+                    "the store replaced {replaced:#x}"
+                );
+                let again = slot.load(Ordering::Acquire);
+                assert_eq!(again, store, "a heal overwrote the mutator's later store");
+            })
+        };
+        mutator.join().unwrap();
+        let (got, healed) = healer.join().unwrap();
+        assert!(got == p.good || got == store, "barrier returned {got:#x}");
+        assert_eq!(got & p.bad_mask, 0, "the barrier returned a bad pointer");
+        if healed {
+            assert_eq!(got, p.good);
+        }
+        let last = slot.load(Ordering::Acquire);
+        assert_ne!(last, p.bad, "the slot ended bad");
+        assert_eq!(last, store, "the mutator's store must survive");
+        if store != 0 {
+            assert_ne!(last, 0, "healing wrote null");
+        }
+    });
+}
+
+#[test]
+fn self_heal_never_overwrites_a_mutator_store() {
+    heal_against_store(ptrs().other);
+}
+
+#[test]
+fn self_heal_never_overwrites_a_mutator_null_store() {
+    heal_against_store(0);
+}
+
+#[test]
+fn two_healers_write_once_and_agree() {
+    loom::model(|| {
+        let slot = Arc::new(LoomWord::new_word(ptrs().bad));
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let slot = slot.clone();
+                thread::spawn(move || barrier_load(&slot, &ptrs()))
+            })
+            .collect();
+        let res: Vec<(u64, bool)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        let p = ptrs();
+        assert!(res.iter().all(|&(got, _)| got == p.good), "{res:x?}");
+        assert_eq!(
+            res.iter().filter(|&&(_, healed)| healed).count(),
+            1,
+            "exactly one healer writes the slot"
+        );
+        assert_eq!(slot.load(Ordering::Acquire), p.good);
+    });
+}
+
+#[test]
+fn two_markers_count_an_object_once() {
+    loom::model(|| {
+        let map: Arc<LiveMap<LoomWord>> = Arc::new(LiveMap::new(32));
+        // Make the map current for cycle 1 first, with one other object marked.
+        assert!(map.mark(1, 1, true, 8).newly_marked);
+        let hs: Vec<_> = [true, false]
+            .into_iter()
+            .map(|strong| {
+                let map = map.clone();
+                thread::spawn(move || map.mark(1, 5, strong, 24))
+            })
+            .collect();
+        let res: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(
+            res.iter().filter(|r| r.newly_marked).count(),
+            1,
+            "exactly one marker marks first: {res:?}"
+        );
+        assert!(
+            res[0].newly_strong,
+            "only the strong marker sets the strong bit"
+        );
+        assert!(!res[1].newly_strong);
+        assert_eq!(map.live_objects(1), 2);
+        assert_eq!(map.live_bytes(1), 8 + 24);
+        assert!(map.is_strongly_marked(1, 5));
+    });
+}
+
+#[test]
+fn two_markers_of_neighbours_in_one_word() {
+    loom::model(|| {
+        let map: Arc<LiveMap<LoomWord>> = Arc::new(LiveMap::new(32));
+        assert!(map.mark(1, 0, false, 8).newly_marked);
+        let hs: Vec<_> = [(5usize, 16u64), (6, 32)]
+            .into_iter()
+            .map(|(i, size)| {
+                let map = map.clone();
+                thread::spawn(move || map.mark(1, i, true, size))
+            })
+            .collect();
+        for h in hs {
+            let r = h.join().unwrap();
+            assert!(r.newly_marked && r.newly_strong);
+        }
+        assert_eq!(map.live_objects(1), 3);
+        assert_eq!(map.live_bytes(1), 8 + 16 + 32);
+        let mut marked = Vec::new();
+        map.for_each_marked(1, |i| marked.push(i));
+        assert_eq!(marked, vec![0, 5, 6]);
+    });
+}
+
+#[test]
+fn lazy_reset_never_shows_old_marks_in_the_new_cycle() {
+    loom::model(|| {
+        let map: Arc<LiveMap<LoomWord>> = Arc::new(LiveMap::new(32));
+        map.mark(1, 5, true, 8);
+        map.mark(1, 7, true, 8);
+        // The first marker of cycle 2 clears the map and marks one object...
+        let marker = {
+            let map = map.clone();
+            thread::spawn(move || map.mark(2, 9, true, 16))
+        };
+        // ...while another thread asks about cycle 2.
+        let reader = {
+            let map = map.clone();
+            thread::spawn(move || {
+                assert!(!map.is_marked(2, 5), "an old mark seen as a new one");
+                assert!(
+                    !map.is_strongly_marked(2, 7),
+                    "an old mark seen as a new one"
+                );
+                let objects = map.live_objects(2);
+                assert!(
+                    objects <= 1,
+                    "old live objects counted in the new cycle: {objects}"
+                );
+                let bytes = map.live_bytes(2);
+                assert!(bytes == 0 || bytes == 16, "live bytes {bytes}");
+            })
+        };
+        reader.join().unwrap();
+        let r = marker.join().unwrap();
+        assert!(r.newly_marked);
+        assert_eq!(map.live_objects(2), 1);
+        assert_eq!(map.live_bytes(2), 16);
+        assert!(map.is_marked(2, 9) && !map.is_marked(2, 5));
+    });
+}
