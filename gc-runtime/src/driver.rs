@@ -167,10 +167,24 @@ impl<'h> Cycle<'h> {
         }
     }
 
+    /// GC workers for the next parallel phase: `gc_threads`, boosted to every core while
+    /// mutators are stalled on allocation (they leave their cores idle, and the cycle is what
+    /// they wait for; ZGC boosts its workers the same way) and in the `stw` pause (nothing
+    /// else runs then, as with a parallel stop-the-world collector).
+    fn workers(&self) -> usize {
+        let boost = self.heap.config.mode == Mode::Stw
+            || self.heap.stalled_waiters.load(Ordering::Acquire) > 0;
+        if boost {
+            self.heap.config.gc_threads.max(self.heap.cores)
+        } else {
+            self.heap.config.gc_threads
+        }
+    }
+
     /// Drain marking until the queue and the mutators' buffers are empty.
     fn mark_until_empty(&mut self) {
         loop {
-            self.worker_cpu += self.heap.mark_parallel(self.heap.config.gc_threads);
+            self.worker_cpu += self.heap.mark_parallel(self.workers());
             if !self.heap.flush_mutator_buffers() && self.heap.mark_queue.is_empty() {
                 break;
             }
@@ -243,7 +257,7 @@ impl<'h> Cycle<'h> {
     }
 
     fn relocate(&mut self) {
-        let (freed, cpu) = self.heap.relocate_parallel(self.heap.config.gc_threads);
+        let (freed, cpu) = self.heap.relocate_parallel(self.workers());
         self.worker_cpu += cpu;
         self.rec.pages_relocated = freed;
     }

@@ -57,6 +57,9 @@ pub(crate) struct HeapInner {
     /// Bytes mutators may not allocate, kept for relocation targets so evacuation can make
     /// progress on a full heap (ZGC before JDK 16 kept such a reserve too).
     pub(crate) relocation_reserve: u64,
+    /// Cores available to the process (GC workers are boosted to this many when mutators
+    /// stall, and in the `stw` pause).
+    pub(crate) cores: usize,
     pub(crate) forwarding_index: ForwardingIndex,
     pub(crate) relocation_set: Mutex<Option<Arc<RelocationSet>>>,
     pub(crate) control: Mutex<Control>,
@@ -166,6 +169,7 @@ impl Heap {
     /// Create a heap: validate the configuration, map the memory, start the driver thread.
     pub fn new(config: HeapConfig) -> Result<Heap, HeapError> {
         let mem = PageAllocator::new(&config.memory)?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         mem.set_poison(config.verify);
         let layout = mem.layout();
         let (start, size) = mem.reservation();
@@ -181,12 +185,13 @@ impl Heap {
             shared_medium: Mutex::new(None),
             reloc_alloc: RelocationAllocator::default(),
             mark_queue: MarkQueue::default(),
+            cores,
             relocation_reserve: if config.mode == Mode::Epsilon {
                 0
             } else {
                 let sizes = mem.sizes();
                 // One small page per GC worker and one for mutators, plus a medium page.
-                (config.gc_threads as u64 + 1) * sizes.small + sizes.medium.unwrap_or(0)
+                (config.gc_threads.max(cores) as u64 + 1) * sizes.small + sizes.medium.unwrap_or(0)
             },
             forwarding_index: ForwardingIndex::new(start, size),
             relocation_set: Mutex::new(None),
