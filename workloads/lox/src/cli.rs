@@ -6,6 +6,8 @@
 //!   --gc <MODE>        concurrent | stw | epsilon (default concurrent)
 //!   --gc-log           print the runtime's collector log
 //!   --gc-stats         print a pause summary on exit
+//!   --verify           run the collector's heap verifier in every pause (slow; for tests)
+//!   --gc-stress        start collection cycles back to back (for tests)
 //!   --compile-only     compile the script, report compile errors, run nothing
 //!   --disassemble      print the bytecode of every function before running
 //! ```
@@ -37,8 +39,8 @@ pub const EXIT_IO_ERROR: u8 = 74;
 pub struct Options {
     /// The script to run; without one, lox starts a REPL.
     pub script: Option<PathBuf>,
-    /// Maximum heap size: bytes, or a number with a k, m or g suffix (e.g. 64m). Defaults to the
-    /// runtime's default.
+    /// Maximum heap size: bytes, or a number with a k, m or g suffix (e.g. 64m); rounded up to
+    /// a multiple of 2m. Default: 64m.
     #[arg(long, value_name = "SIZE", value_parser = parse_heap_size)]
     pub heap: Option<u64>,
     /// Collector mode.
@@ -50,6 +52,14 @@ pub struct Options {
     /// Print a pause summary (count, p50, p99, max, cycles) on exit.
     #[arg(long)]
     pub gc_stats: bool,
+    /// Run the collector's heap verifier in every pause and poison freed memory (slow; for
+    /// tests).
+    #[arg(long)]
+    pub verify: bool,
+    /// Start collection cycles back to back (the runtime's "continuous" director rule), so
+    /// that even a program that allocates little is collected while it runs (for tests).
+    #[arg(long)]
+    pub gc_stress: bool,
     /// Only compile the script: print compile errors and exit 65, or exit 0.
     #[arg(long)]
     pub compile_only: bool,
@@ -67,6 +77,72 @@ pub enum GcMode {
     Stw,
     /// Never collect: allocation until the heap is exhausted.
     Epsilon,
+}
+
+/// The default heap size (`--heap`).
+pub const DEFAULT_HEAP: u64 = 64 << 20;
+
+/// At most this many GC worker threads (the runtime's default is half the cores).
+pub const MAX_GC_THREADS: usize = 2;
+
+/// The heap's granule: heap sizes are rounded up to a multiple of it.
+pub const HEAP_GRANULE: u64 = 2 << 20;
+
+impl Options {
+    /// The heap size to use: `--heap` (or [`DEFAULT_HEAP`]) rounded up to a granule.
+    pub fn heap_size(&self) -> u64 {
+        self.heap
+            .unwrap_or(DEFAULT_HEAP)
+            .div_ceil(HEAP_GRANULE)
+            .saturating_mul(HEAP_GRANULE)
+    }
+
+    /// The collector configuration the options ask for.
+    pub fn heap_config(&self) -> gc_runtime::HeapConfig {
+        let mode = match self.gc {
+            GcMode::Concurrent => gc_runtime::Mode::Concurrent,
+            GcMode::Stw => gc_runtime::Mode::Stw,
+            GcMode::Epsilon => gc_runtime::Mode::Epsilon,
+        };
+        let mut config = gc_runtime::HeapConfig::new(self.heap_size())
+            .mode(mode)
+            .verify(self.verify)
+            .continuous(self.gc_stress);
+        // One mutator needs few GC workers, and every worker adds a page to the relocation
+        // reserve, which would eat a small heap on a many-core machine.
+        let threads = config.gc_threads.min(MAX_GC_THREADS);
+        config = config.gc_threads(threads);
+        if self.gc_log {
+            config = config.log(gc_runtime::LogLevel::Gc);
+        }
+        config
+    }
+}
+
+/// The `--gc-stats` summary of a run: pauses (count, p50, p99, max), cycles, stalls and
+/// allocation, one line, e.g.
+/// `gc-stats: 12 cycles, 36 pauses (p50 0.041 ms, p99 0.180 ms, max 0.200 ms), 0 stalls, 250.0 MiB allocated`.
+pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
+    let mut pauses: Vec<u64> = stats.pauses.iter().map(|p| p.total_ns).collect();
+    pauses.sort_unstable();
+    let percentile = |q: f64| -> f64 {
+        if pauses.is_empty() {
+            return 0.0;
+        }
+        let rank = ((q * pauses.len() as f64).ceil() as usize).clamp(1, pauses.len());
+        pauses[rank - 1] as f64 / 1e6
+    };
+    format!(
+        "gc-stats: {} cycles, {} pauses (p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms), {} stalls, \
+         {:.1} MiB allocated",
+        stats.cycles.len(),
+        pauses.len(),
+        percentile(0.50),
+        percentile(0.99),
+        pauses.last().map_or(0.0, |&ns| ns as f64 / 1e6),
+        stats.stalls.len(),
+        stats.allocated_bytes as f64 / (1 << 20) as f64,
+    )
 }
 
 /// Parses a heap size: decimal bytes, optionally followed by `k`, `m` or `g` (binary multiples,
@@ -138,7 +214,15 @@ mod tests {
         assert_eq!(o.script, Some(PathBuf::from("a.lox")));
         assert_eq!(o.gc, GcMode::Stw);
         assert_eq!(o.heap, Some(16 << 20));
-        assert!(o.gc_stats && o.compile_only && !o.gc_log && !o.disassemble);
+        assert!(o.gc_stats && o.compile_only && !o.gc_log && !o.disassemble && !o.verify);
+        assert_eq!(o.heap_size(), 16 << 20);
+        let o = Options::try_parse_from(["lox", "--heap", "3m", "--verify"]).unwrap();
+        assert_eq!(o.heap_size(), 4 << 20);
+        assert!(o.verify && o.heap_config().verify);
+        assert_eq!(
+            Options::try_parse_from(["lox"]).unwrap().heap_size(),
+            64 << 20
+        );
         assert!(Options::try_parse_from(["lox", "--gc", "bogus"]).is_err());
         assert!(Options::try_parse_from(["lox", "a.lox", "b.lox"]).is_err());
         assert!(Options::try_parse_from(["lox", "--heap", "lots"]).is_err());

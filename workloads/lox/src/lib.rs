@@ -14,8 +14,14 @@
 //! - [`number`]: [`format_number`], Lox's `%g` number printing;
 //! - [`cli`]: the `lox` binary's options and exit statuses.
 //!
-//! The VM that runs prototypes on the collector's heap (through `gc-runtime`'s embedding API) is
-//! built on top of these.
+//! and the parts that do, through `gc-runtime`'s public embedding API only:
+//!
+//! - [`value`]: a Lox value as a reference slot plus a raw tag word and payload;
+//! - [`object`]: the heap layout (shape ids, slots, raw bytes) of every Lox object;
+//! - [`table`]: hash tables as heap objects, keyed by content hash (objects move);
+//! - [`interner`]: weak string interning;
+//! - [`vm`]: the stack VM ([`Vm`]) and a complete interpreter ([`Lox`]);
+//! - [`repl`]: the interactive prompt.
 
 pub mod chunk;
 pub mod cli;
@@ -23,9 +29,15 @@ pub mod compiler;
 pub mod disassembler;
 pub mod error;
 pub mod function;
+pub mod interner;
 pub mod number;
+pub mod object;
+pub mod repl;
 pub mod scanner;
+pub mod table;
 pub mod token;
+pub mod value;
+pub mod vm;
 
 pub use chunk::{Chunk, OpCode};
 pub use compiler::compile;
@@ -33,3 +45,5 @@ pub use disassembler::{disassemble_chunk, disassemble_function, disassemble_inst
 pub use error::{CompileError, CompileErrors, ErrorLocation};
 pub use function::{Constant, FunctionProto, UpvalueCapture};
 pub use number::format_number;
+pub use value::Value;
+pub use vm::{InterpretError, Lox, SetupError, Vm};

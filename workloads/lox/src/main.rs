@@ -1,14 +1,14 @@
-//! The `lox` binary: runs a Lox script (or, without one, a REPL) on the collector.
+//! The `lox` binary: runs a Lox script — or, without one, a REPL — on the collector.
 //!
-//! Until the VM exists, only compilation is available: `--compile-only` compiles a script and
-//! reports compile errors (exit 65) or success (exit 0), `--disassemble` prints its bytecode.
-//! Running a script reports that the VM is not built yet (exit 70).
+//! `--compile-only` compiles a script and reports compile errors (exit 65) or success (exit
+//! 0); `--disassemble` prints its bytecode (and then runs it unless `--compile-only`).
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};
 use lox::cli::{
-    Options, EXIT_COMPILE_ERROR, EXIT_IO_ERROR, EXIT_OK, EXIT_RUNTIME_ERROR, EXIT_USAGE,
+    gc_summary, Options, EXIT_COMPILE_ERROR, EXIT_IO_ERROR, EXIT_OK, EXIT_RUNTIME_ERROR, EXIT_USAGE,
 };
+use lox::{InterpretError, Lox};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -40,8 +40,12 @@ fn run(options: &Options) -> u8 {
             eprintln!("Usage: lox [OPTIONS] [SCRIPT]");
             return EXIT_USAGE;
         }
-        eprintln!("lox: the VM is not built yet (no REPL)");
-        return EXIT_RUNTIME_ERROR;
+        let Some(mut lox) = start(options) else {
+            return EXIT_USAGE;
+        };
+        let status = lox::repl::run(&mut lox);
+        finish(options, &lox);
+        return status;
     };
 
     let bytes = match std::fs::read(path) {
@@ -68,6 +72,39 @@ fn run(options: &Options) -> u8 {
     if options.compile_only {
         return EXIT_OK;
     }
-    eprintln!("lox: the VM is not built yet");
-    EXIT_RUNTIME_ERROR
+    let Some(mut lox) = start(options) else {
+        return EXIT_USAGE;
+    };
+    let status = match lox.run_script(&script) {
+        Ok(()) => EXIT_OK,
+        Err(InterpretError::Runtime) => EXIT_RUNTIME_ERROR,
+        Err(InterpretError::Compile(errors)) => {
+            eprint!("{errors}");
+            EXIT_COMPILE_ERROR
+        }
+    };
+    finish(options, &lox);
+    status
+}
+
+/// Creates the interpreter, or reports why it cannot be.
+fn start(options: &Options) -> Option<Lox> {
+    match Lox::new(options.heap_config()) {
+        Ok(lox) => Some(lox),
+        Err(e) => {
+            eprintln!("lox: {e}");
+            None
+        }
+    }
+}
+
+fn finish(options: &Options, lox: &Lox) {
+    if options.gc_stats {
+        eprintln!(
+            "{} (--gc {}, --heap {}m)",
+            gc_summary(&lox.heap().stats()),
+            lox.heap().config().mode,
+            options.heap_size() >> 20
+        );
+    }
 }

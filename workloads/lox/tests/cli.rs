@@ -1,8 +1,9 @@
-//! The `lox` binary's command line: exit statuses, messages, `--compile-only` and
-//! `--disassemble`.
+//! The `lox` binary's command line: exit statuses, messages, `--compile-only`,
+//! `--disassemble`, runtime errors, `--gc-stats`, `--gc-log` and the REPL.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 fn lox(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lox"))
@@ -142,4 +143,144 @@ fn disassemble_prints_every_function() {
 0012    | OP_RETURN
 "
     );
+}
+
+#[test]
+fn runtime_errors_print_a_clox_stack_trace_and_exit_70() {
+    let path = script(
+        "trace.lox",
+        "fun inner() {\n  return 1 + nil;\n}\nclass A {\n  m() { return inner(); }\n}\nprint \"before\";\nA().m();\n",
+    );
+    let output = lox(&[path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(70));
+    assert_eq!(stdout(&output), "before\n");
+    assert_eq!(
+        stderr(&output),
+        "Operands must be two numbers or two strings.\n\
+         [line 2] in inner()\n\
+         [line 5] in m()\n\
+         [line 8] in script\n"
+    );
+}
+
+#[test]
+fn print_formats_like_clox() {
+    let path = script(
+        "formats.lox",
+        "fun f() {}\nclass C { m() {} }\nprint f;\nprint C;\nprint C();\nprint C().m;\n\
+         print clock;\nprint nil;\nprint true;\nprint 1000000 * 1000000;\nprint 0.1 + 0.2;\nprint -0;\n",
+    );
+    let output = lox(&["--gc", "stw", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "<fn f>\nC\nC instance\n<fn m>\n<native fn>\nnil\ntrue\n1e+12\n0.3\n-0\n"
+    );
+}
+
+#[test]
+fn heap_exhaustion_is_a_runtime_error_in_every_mode() {
+    let path = script(
+        "oom.lox",
+        "class N {}\nvar head = nil;\nwhile (true) {\n  var n = N();\n  n.next = head;\n  head = n;\n}\n",
+    );
+    for mode in ["concurrent", "stw", "epsilon"] {
+        let output = lox(&["--gc", mode, "--heap", "8m", path.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(70), "--gc {mode}");
+        assert!(
+            stderr(&output).starts_with("Out of memory.\n[line "),
+            "--gc {mode}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn gc_stats_and_gc_log_report_cycles() {
+    let path = script(
+        "churn.lox",
+        "class P { init(x) { this.x = x; } }\nvar keep = P(0);\n\
+         for (var i = 0; i < 200000; i = i + 1) { var p = P(i); keep.x = p.x; }\nprint keep.x;\n",
+    );
+    let output = lox(&[
+        "--gc",
+        "concurrent",
+        "--heap",
+        "16m",
+        "--gc-stats",
+        "--gc-log",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "199999\n");
+    let err = stderr(&output);
+    let stats = err
+        .lines()
+        .find(|l| l.starts_with("gc-stats: "))
+        .unwrap_or_else(|| panic!("no gc-stats line in {err}"));
+    let cycles: u64 = stats["gc-stats: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(cycles >= 1, "{stats}");
+    for part in ["pauses (p50 ", "p99 ", "max ", "allocated"] {
+        assert!(stats.contains(part), "{stats}");
+    }
+    assert!(
+        err.contains("Garbage Collection"),
+        "no GC log line in {err}"
+    );
+}
+
+#[test]
+fn epsilon_never_collects() {
+    let path = script(
+        "eps.lox",
+        "var s = \"a\";\nfor (var i = 0; i < 1000; i = i + 1) s = s + \"b\";\n",
+    );
+    let output = lox(&["--gc", "epsilon", "--gc-stats", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).starts_with("gc-stats: 0 cycles, 0 pauses"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn repl_keeps_globals_and_reads_multi_line_entries() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lox"))
+        .args(["--gc", "stw"])
+        .env("HOME", env!("CARGO_TARGET_TMPDIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting the REPL");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"var greeting = \"hello\";\n\
+              fun greet(name) {\n  return greeting + \" \" + name;\n}\n\
+              print greet(\"world\");\n\
+              print missing;\n\
+              print 1 +;\n\
+              class Counter {\n  init() { this.n = 0; }\n  inc() { this.n = this.n + 1; return this.n; }\n}\n\
+              var c = Counter();\nc.inc();\nprint c.inc();\n",
+        )
+        .unwrap();
+    let output = child
+        .wait_with_output()
+        .expect("the REPL exits at end of input");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.contains("hello world\n"), "{out}");
+    assert!(out.contains("2\n"), "{out}");
+    let err = stderr(&output);
+    assert!(err.contains("Undefined variable 'missing'."), "{err}");
+    assert!(err.contains("Error at ';': Expect expression."), "{err}");
 }

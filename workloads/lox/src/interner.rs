@@ -1,0 +1,376 @@
+//! Weak string interning.
+//!
+//! Every Lox string is interned, as in clox, so that string equality — and table lookup — is
+//! identity. clox's string table is a weak table: its sweep phase deletes the entries whose
+//! string was not marked. Here the table lives on the Rust side as a map from the string's
+//! *content hash* to [`WeakRef`]s, which the collector clears when their string dies (in
+//! Concurrent Process Non-Strong References). A lookup upgrades the candidates with the same
+//! hash and compares contents; cleared entries are dropped lazily — on lookup, and by a sweep
+//! of the whole map whenever it has doubled since the last one. An interned string that nothing
+//! else references is therefore collected like any other garbage.
+//!
+//! Concatenation results can be large (a program that doubles a string until the heap is full),
+//! so contents are hashed, compared and copied in bounded chunks straight from the operand
+//! strings, without building the result on the Rust side.
+
+use crate::object::{hash_bytes, string_len, HASH_SEED, STRING, STRING_BYTES};
+use gc_runtime::{Local, ObjRef, OutOfMemory, Scope, WeakRef};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Bytes processed at a time when hashing, comparing or copying heap strings.
+const CHUNK: usize = 64 << 10;
+/// The map is swept when it has this many entries or twice as many as after the last sweep.
+const MIN_SWEEP: usize = 1024;
+
+/// Keys are already hashes: use them as they are.
+#[derive(Default)]
+struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = hash_bytes(self.0, bytes);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type IdentityMap<V> = HashMap<u64, V, BuildHasherDefault<IdentityHasher>>;
+
+/// The contents of a string to intern.
+#[derive(Clone, Copy)]
+enum Source<'a, 'l> {
+    Bytes(&'a [u8]),
+    /// The concatenation of two string objects.
+    Concat(Local<'l>, Local<'l>),
+}
+
+/// The weak string table. See the module documentation.
+#[derive(Default)]
+pub struct Interner {
+    /// One string per content hash (the common case).
+    map: IdentityMap<WeakRef>,
+    /// Strings whose hash collides with a different string in `map`.
+    collisions: Vec<(u64, WeakRef)>,
+    /// Entries in `map` and `collisions` (cleared ones included).
+    entries: usize,
+    /// Sweep when `entries` reaches this.
+    sweep_at: usize,
+    scratch: Vec<u8>,
+    scratch2: Vec<u8>,
+}
+
+impl Interner {
+    /// An empty table.
+    pub fn new() -> Interner {
+        Interner {
+            sweep_at: MIN_SWEEP,
+            ..Interner::default()
+        }
+    }
+
+    /// The interned string with contents `bytes`, allocated if there is none.
+    pub fn intern<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        bytes: &[u8],
+    ) -> Result<Local<'s>, OutOfMemory> {
+        self.intern_source(s, Source::Bytes(bytes))
+    }
+
+    /// The interned string with the contents of `a` followed by `b` (two strings).
+    pub fn intern_concat<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        a: Local<'_>,
+        b: Local<'_>,
+    ) -> Result<Local<'s>, OutOfMemory> {
+        // Both handles outlive this call; give them one lifetime for `Source`.
+        let (a, b) = (s.root(s.get(a)), s.root(s.get(b)));
+        self.intern_source(s, Source::Concat(a, b))
+    }
+
+    /// The interned string with contents `bytes`, if one is alive (never allocates).
+    pub fn lookup<'s>(&mut self, s: &Scope<'s>, bytes: &[u8]) -> Option<Local<'s>> {
+        let hash = hash_bytes(HASH_SEED, bytes);
+        self.find(s, hash, bytes.len(), Source::Bytes(bytes))
+    }
+
+    /// Number of entries, cleared ones included (they go at the next lookup or sweep).
+    pub fn len(&self) -> usize {
+        self.entries
+    }
+
+    /// True if the table has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+
+    /// Number of entries whose string is still alive (as of the last collection).
+    pub fn live(&self) -> usize {
+        self.map.values().filter(|w| !w.is_cleared()).count()
+            + self
+                .collisions
+                .iter()
+                .filter(|(_, w)| !w.is_cleared())
+                .count()
+    }
+
+    /// Drops every cleared entry.
+    pub fn sweep(&mut self) {
+        self.map.retain(|_, w| !w.is_cleared());
+        self.collisions.retain(|(_, w)| !w.is_cleared());
+        self.entries = self.map.len() + self.collisions.len();
+        self.sweep_at = (2 * self.entries).max(MIN_SWEEP);
+    }
+
+    fn intern_source<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        src: Source<'_, '_>,
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let (hash, len) = {
+            let mut hash = HASH_SEED;
+            let mut len = 0;
+            for_each_chunk(s, src, &mut self.scratch, |chunk| {
+                hash = hash_bytes(hash, chunk);
+                len += chunk.len();
+                true
+            });
+            (hash, len)
+        };
+        if let Some(found) = self.find(s, hash, len, src) {
+            return Ok(found);
+        }
+        let string = s.alloc(STRING, 0, STRING_BYTES + len)?;
+        {
+            let o = s.get(string);
+            o.write_u64(0, hash);
+            let mut at = STRING_BYTES;
+            for_each_chunk(s, src, &mut self.scratch, |chunk| {
+                o.write_bytes(at, chunk);
+                at += chunk.len();
+                true
+            });
+        }
+        let weak = s.weak(string);
+        match self.map.get(&hash) {
+            Some(w) if !w.is_cleared() => self.collisions.push((hash, weak)),
+            _ => {
+                if self.map.insert(hash, weak).is_none() {
+                    self.entries += 1;
+                }
+                // (A replaced cleared entry is dropped here: the count is unchanged.)
+                if self.entries >= self.sweep_at {
+                    self.sweep();
+                }
+                return Ok(string);
+            }
+        }
+        self.entries += 1;
+        if self.entries >= self.sweep_at {
+            self.sweep();
+        }
+        Ok(string)
+    }
+
+    /// The live interned string with this hash, length and contents.
+    fn find<'s>(
+        &mut self,
+        s: &Scope<'s>,
+        hash: u64,
+        len: usize,
+        src: Source<'_, '_>,
+    ) -> Option<Local<'s>> {
+        let (scratch, scratch2) = (&mut self.scratch, &mut self.scratch2);
+        if let Some(w) = self.map.get(&hash) {
+            match s.upgrade(w) {
+                Some(l) if equal(s, s.get(l), len, src, scratch, scratch2) => return Some(l),
+                Some(_) => {}
+                None => {
+                    if w.is_cleared() {
+                        self.map.remove(&hash);
+                        self.entries -= 1;
+                    }
+                }
+            }
+        }
+        if self.collisions.is_empty() {
+            return None;
+        }
+        let mut found = None;
+        for (h, w) in &self.collisions {
+            if *h != hash {
+                continue;
+            }
+            if let Some(l) = s.upgrade(w) {
+                if equal(s, s.get(l), len, src, scratch, scratch2) {
+                    found = Some(l);
+                    break;
+                }
+            }
+        }
+        let before = self.collisions.len();
+        self.collisions.retain(|(_, w)| !w.is_cleared());
+        self.entries -= before - self.collisions.len();
+        found
+    }
+}
+
+/// True if string `o` has the contents of `src` (of length `len`).
+fn equal(
+    s: &Scope<'_>,
+    o: ObjRef<'_>,
+    len: usize,
+    src: Source<'_, '_>,
+    scratch: &mut Vec<u8>,
+    theirs: &mut Vec<u8>,
+) -> bool {
+    if string_len(o) != len {
+        return false;
+    }
+    let mut at = STRING_BYTES;
+    for_each_chunk(s, src, scratch, |chunk| {
+        theirs.resize(chunk.len(), 0);
+        o.read_bytes(at, theirs);
+        at += chunk.len();
+        theirs[..] == *chunk
+    })
+}
+
+/// Calls `f` on consecutive pieces of the contents of `src` while it returns true; returns
+/// false if `f` stopped early.
+fn for_each_chunk(
+    s: &Scope<'_>,
+    src: Source<'_, '_>,
+    scratch: &mut Vec<u8>,
+    mut f: impl FnMut(&[u8]) -> bool,
+) -> bool {
+    match src {
+        Source::Bytes(bytes) => f(bytes),
+        Source::Concat(a, b) => {
+            for part in [a, b] {
+                let o = s.get(part);
+                let len = string_len(o);
+                let mut at = 0;
+                while at < len {
+                    let n = (len - at).min(CHUNK);
+                    scratch.resize(n, 0);
+                    o.read_bytes(STRING_BYTES + at, scratch);
+                    if !f(scratch) {
+                        return false;
+                    }
+                    at += n;
+                }
+            }
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::{string_hash, string_text};
+    use gc_runtime::{Heap, HeapConfig, Mode};
+
+    #[test]
+    fn equal_contents_are_one_object() {
+        let heap = Heap::new(HeapConfig::new(16 << 20).mode(Mode::Stw)).unwrap();
+        let mut m = heap.attach("interner-test").unwrap();
+        let mut interner = Interner::new();
+        m.scope(|s| {
+            let a = interner.intern(s, b"hello").unwrap();
+            let b = interner.intern(s, b"hello").unwrap();
+            assert!(s.same_object(a, b));
+            let he = interner.intern(s, b"he").unwrap();
+            let llo = interner.intern(s, b"llo").unwrap();
+            let c = interner.intern_concat(s, he, llo).unwrap();
+            assert!(s.same_object(a, c));
+            let d = interner.intern_concat(s, llo, he).unwrap();
+            assert!(!s.same_object(a, d));
+            assert_eq!(string_text(s.get(d)), "llohe");
+            assert_eq!(string_hash(s.get(a)), hash_bytes(HASH_SEED, b"hello"));
+            assert_eq!(interner.len(), 4);
+            // Still the same object after it moved.
+            s.collect("test");
+            s.collect("test");
+            let e = interner.intern(s, b"hello").unwrap();
+            assert!(s.same_object(a, e));
+            let empty = interner.intern(s, b"").unwrap();
+            let empty2 = interner.intern_concat(s, empty, empty).unwrap();
+            assert!(s.same_object(empty, empty2));
+        });
+    }
+
+    #[test]
+    fn an_unreferenced_interned_string_is_collected() {
+        for mode in [Mode::Concurrent, Mode::Stw] {
+            let heap = Heap::new(HeapConfig::new(16 << 20).mode(mode).verify(true)).unwrap();
+            let mut m = heap.attach("interner-test").unwrap();
+            let mut interner = Interner::new();
+            m.scope(|s| {
+                let kept = interner.intern(s, b"kept").unwrap();
+                s.scope(|s| {
+                    interner.intern(s, b"dropped").unwrap();
+                });
+                assert_eq!(interner.live(), 2);
+                s.collect("test");
+                assert_eq!(interner.live(), 1, "{mode:?}: the unreferenced string died");
+                assert!(interner.lookup(s, b"dropped").is_none());
+                assert_eq!(interner.len(), 1, "the lookup dropped the cleared entry");
+                let again = interner
+                    .lookup(s, b"kept")
+                    .expect("a referenced string stays");
+                assert!(s.same_object(kept, again));
+                // A fresh string with the old contents is a new, live object.
+                let fresh = interner.intern(s, b"dropped").unwrap();
+                assert_eq!(string_text(s.get(fresh)), "dropped");
+                assert_eq!(interner.live(), 2);
+            });
+        }
+    }
+
+    #[test]
+    fn sweeps_keep_the_table_small() {
+        let heap = Heap::new(HeapConfig::new(16 << 20).mode(Mode::Stw)).unwrap();
+        let mut m = heap.attach("interner-test").unwrap();
+        let mut interner = Interner::new();
+        m.scope(|s| {
+            for round in 0..10 {
+                s.scope(|s| {
+                    for i in 0..1000 {
+                        interner
+                            .intern(s, format!("r{round}-{i}").as_bytes())
+                            .unwrap();
+                    }
+                });
+                s.collect("test");
+            }
+        });
+        assert!(interner.len() < 3000, "{} entries", interner.len());
+        interner.sweep();
+        assert_eq!(interner.len(), 0);
+    }
+
+    #[test]
+    fn large_concatenations_are_chunked() {
+        let heap = Heap::new(HeapConfig::new(32 << 20).mode(Mode::Stw)).unwrap();
+        let mut m = heap.attach("interner-test").unwrap();
+        let mut interner = Interner::new();
+        m.scope(|s| {
+            let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+            let a = interner.intern(s, &big).unwrap();
+            let aa = interner.intern_concat(s, a, a).unwrap();
+            let mut twice = big.clone();
+            twice.extend_from_slice(&big);
+            let direct = interner.intern(s, &twice).unwrap();
+            assert!(s.same_object(aa, direct));
+            assert_eq!(string_len(s.get(aa)), 600_000);
+        });
+    }
+}

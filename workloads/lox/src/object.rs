@@ -1,0 +1,215 @@
+//! The layout of every Lox object in the collector's heap.
+//!
+//! The collector sees an object as a shape id, `n` reference slots and some raw bytes (see
+//! `gc_core::object`); it traces the slots and never looks at the bytes. Each Lox object kind
+//! is a shape id below, with this layout (slots first, then raw bytes; all integers little
+//! endian; a *value* is a reference slot plus 16 raw bytes, see [`crate::value`]):
+//!
+//! | shape | reference slots | raw bytes |
+//! |---|---|---|
+//! | [`STRING`] | — | content hash `u64`, then the UTF-8 bytes |
+//! | [`FUNCTION`] | name (string, null for the script), constants (value array) | arity `u32`, upvalue count `u32`, code length `u32`, `u32` 0, the code plus [`CODE_PADDING`] zero bytes, then one `u32` line per code byte |
+//! | [`CLOSURE`] | function, then one upvalue per captured variable | — |
+//! | [`UPVALUE`] | closed value's object, next open upvalue | tag, payload: the closed value, or [`TAG_OPEN`](crate::value::TAG_OPEN) and the stack slot |
+//! | [`CLASS`] | name, methods (table) | — |
+//! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — |
+//! | [`BOUND_METHOD`] | receiver, method (closure) | — |
+//! | [`NATIVE`] | name | native id `u64` |
+//! | [`TABLE`] | key and value of each bucket: `2 * capacity` | entry count `u64` (tombstones included), then per bucket: value tag, value payload (the key's hash is in the key) |
+//! | [`VALUE_ARRAY`] | one per element | tag, payload per element |
+//!
+//! Nothing in a layout depends on an object's address: objects move.
+
+use crate::value::{Value, VALUE_BYTES};
+use gc_runtime::ObjRef;
+
+/// An interned string.
+pub const STRING: u32 = 1;
+/// A function: bytecode and constants.
+pub const FUNCTION: u32 = 2;
+/// A closure: a function and its captured upvalues.
+pub const CLOSURE: u32 = 3;
+/// A captured variable.
+pub const UPVALUE: u32 = 4;
+/// A class.
+pub const CLASS: u32 = 5;
+/// An instance of a class.
+pub const INSTANCE: u32 = 6;
+/// A method bound to its receiver.
+pub const BOUND_METHOD: u32 = 7;
+/// A native function.
+pub const NATIVE: u32 = 8;
+/// A hash table (globals, fields, methods).
+pub const TABLE: u32 = 9;
+/// An array of values (a function's constants).
+pub const VALUE_ARRAY: u32 = 10;
+
+/// Raw offset of a string's first content byte (after the hash).
+pub const STRING_BYTES: usize = 8;
+
+/// Raw offset of a function's code.
+pub const FN_CODE: usize = 16;
+/// Zero bytes after a function's code, so that the interpreter can always copy this many bytes
+/// of code at once, wherever it is in the code.
+pub const CODE_PADDING: usize = 32;
+
+/// Slot of a function's name.
+pub const FN_NAME: usize = 0;
+/// Slot of a function's constants.
+pub const FN_CONSTANTS: usize = 1;
+/// Slot of a closure's function; its upvalues follow.
+pub const CLOSURE_FUNCTION: usize = 0;
+/// Slot of a class's name / an instance's class / a bound method's receiver.
+pub const CLASS_NAME: usize = 0;
+/// Slot of a class's method table.
+pub const CLASS_METHODS: usize = 1;
+/// Slot of an instance's class.
+pub const INSTANCE_CLASS: usize = 0;
+/// Slot of an instance's field table.
+pub const INSTANCE_FIELDS: usize = 1;
+/// Slot of a bound method's receiver.
+pub const BOUND_RECEIVER: usize = 0;
+/// Slot of a bound method's closure.
+pub const BOUND_METHOD_SLOT: usize = 1;
+/// Slot of a closed upvalue's object.
+pub const UPVALUE_VALUE: usize = 0;
+/// Slot of the next open upvalue (the open list is sorted by stack slot, highest first).
+pub const UPVALUE_NEXT: usize = 1;
+
+/// The native function `clock()`.
+pub const NATIVE_CLOCK: u64 = 0;
+
+/// 64-bit FNV-1a, the string hash (tables are keyed by it; never by address).
+#[inline]
+pub fn hash_bytes(hash: u64, bytes: &[u8]) -> u64 {
+    let mut h = hash;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// FNV-1a's initial value.
+pub const HASH_SEED: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Reads a little-endian `u32` of raw bytes.
+#[inline]
+pub fn read_u32(o: ObjRef<'_>, offset: usize) -> u32 {
+    let mut b = [0u8; 4];
+    o.read_bytes(offset, &mut b);
+    u32::from_le_bytes(b)
+}
+
+/// A string's content hash.
+#[inline]
+pub fn string_hash(o: ObjRef<'_>) -> u64 {
+    o.read_u64(0)
+}
+
+/// A string's length in bytes.
+#[inline]
+pub fn string_len(o: ObjRef<'_>) -> usize {
+    o.n_bytes() - STRING_BYTES
+}
+
+/// Appends a string's bytes to `out`.
+pub fn string_bytes(o: ObjRef<'_>, out: &mut Vec<u8>) {
+    let len = string_len(o);
+    let start = out.len();
+    out.resize(start + len, 0);
+    o.read_bytes(STRING_BYTES, &mut out[start..]);
+}
+
+/// A string's contents as a Rust string.
+pub fn string_text(o: ObjRef<'_>) -> String {
+    let mut bytes = Vec::new();
+    string_bytes(o, &mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Reads the value stored at reference slot `slot` and raw offset `offset`.
+#[inline]
+pub fn read_value<'a>(o: ObjRef<'a>, slot: usize, offset: usize) -> (Value, Option<ObjRef<'a>>) {
+    let mut raw = [0u8; VALUE_BYTES];
+    o.read_bytes(offset, &mut raw);
+    let v = Value::from_bytes(&raw);
+    let r = if v == Value::Obj { o.load(slot) } else { None };
+    (v, r)
+}
+
+/// Stores a value at reference slot `slot` and raw offset `offset`.
+#[inline]
+pub fn write_value(o: ObjRef<'_>, slot: usize, offset: usize, v: Value, r: Option<ObjRef<'_>>) {
+    o.write_bytes(offset, &v.to_bytes());
+    o.store(slot, if v == Value::Obj { r } else { None });
+}
+
+/// A function's arity.
+#[inline]
+pub fn function_arity(f: ObjRef<'_>) -> usize {
+    read_u32(f, 0) as usize
+}
+
+/// A function's number of upvalues.
+#[inline]
+pub fn function_upvalues(f: ObjRef<'_>) -> usize {
+    read_u32(f, 4) as usize
+}
+
+/// A function's code length.
+#[inline]
+pub fn function_code_len(f: ObjRef<'_>) -> usize {
+    read_u32(f, 8) as usize
+}
+
+/// The source line of code byte `offset` of a function.
+pub fn function_line(f: ObjRef<'_>, offset: usize) -> u32 {
+    let len = function_code_len(f);
+    if offset >= len {
+        return 0;
+    }
+    read_u32(f, FN_CODE + len + CODE_PADDING + 4 * offset)
+}
+
+/// Raw byte size of a function with `code_len` code bytes.
+pub fn function_raw_size(code_len: usize) -> usize {
+    FN_CODE + code_len + CODE_PADDING + 4 * code_len
+}
+
+/// The name of a function as a stack trace shows it: `name()`, or `script` for the top level.
+pub fn function_trace_name(f: ObjRef<'_>) -> String {
+    match f.load(FN_NAME) {
+        Some(name) => format!("{}()", string_text(name)),
+        None => "script".to_string(),
+    }
+}
+
+/// How Lox prints an object (`print`).
+pub fn display_object(o: ObjRef<'_>) -> String {
+    match o.shape() {
+        STRING => string_text(o),
+        FUNCTION => match o.load(FN_NAME) {
+            Some(name) => format!("<fn {}>", string_text(name)),
+            None => "<script>".to_string(),
+        },
+        CLOSURE => display_object(o.load(CLOSURE_FUNCTION).expect("closure has a function")),
+        UPVALUE => "upvalue".to_string(),
+        CLASS => string_text(o.load(CLASS_NAME).expect("class has a name")),
+        INSTANCE => {
+            let class = o.load(INSTANCE_CLASS).expect("instance has a class");
+            format!(
+                "{} instance",
+                string_text(class.load(CLASS_NAME).expect("class has a name"))
+            )
+        }
+        BOUND_METHOD => display_object(
+            o.load(BOUND_METHOD_SLOT)
+                .expect("bound method has a method"),
+        ),
+        NATIVE => "<native fn>".to_string(),
+        TABLE => "<table>".to_string(),
+        VALUE_ARRAY => "<array>".to_string(),
+        other => format!("<object {other}>"),
+    }
+}

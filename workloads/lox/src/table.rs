@@ -1,0 +1,250 @@
+//! Hash tables in the heap: globals, instance fields and class methods.
+//!
+//! clox's `Table`, as one heap object of shape [`TABLE`]: open addressing with linear probing,
+//! keys are interned strings, the load factor is at most 3/4 (tombstones included). The
+//! bucket of a key is chosen by the string's *content hash*, stored in the string object —
+//! never by its address, since the collector moves objects. Two interned strings are equal
+//! exactly when they are the same object, so a probe compares identities ([`ObjRef::same`]:
+//! the objects' current offsets, valid within one safepoint-free stretch).
+//!
+//! Each entry is two reference slots (key, value object) and 16 raw bytes (value tag, value
+//! payload); an empty bucket has a null key and tag 0, a tombstone a null key and
+//! [`TAG_TOMBSTONE`]. A table never grows in place: [`set`] allocates a bigger table object, copies
+//! the entries, and returns it; the caller stores it into the owner (an instance's field slot,
+//! a class's method slot, the VM's global handle).
+
+use crate::object::{read_value, string_hash, write_value, TABLE};
+use crate::value::{Value, TAG_TOMBSTONE};
+use gc_runtime::{Local, ObjRef, OutOfMemory, Scope};
+
+/// Capacity of a new table (3 entries before it grows).
+pub const MIN_CAPACITY: usize = 4;
+/// Raw bytes per entry: value tag, value payload.
+const ENTRY_BYTES: usize = 16;
+/// Raw bytes before the entries: the count.
+const HEADER_BYTES: usize = 8;
+
+#[inline]
+fn entry_offset(i: usize) -> usize {
+    HEADER_BYTES + ENTRY_BYTES * i
+}
+
+/// Number of buckets.
+#[inline]
+pub fn capacity(t: ObjRef<'_>) -> usize {
+    t.n_refs() / 2
+}
+
+/// Number of used buckets (live entries and tombstones).
+#[inline]
+pub fn count(t: ObjRef<'_>) -> usize {
+    t.read_u64(0) as usize
+}
+
+/// Allocates an empty table of `capacity` buckets (a power of two).
+pub fn alloc<'s>(s: &mut Scope<'s>, capacity: usize) -> Result<Local<'s>, OutOfMemory> {
+    debug_assert!(capacity.is_power_of_two());
+    s.alloc(
+        TABLE,
+        2 * capacity as u32,
+        HEADER_BYTES + ENTRY_BYTES * capacity,
+    )
+}
+
+/// The bucket holding `key` (whose content hash is `hash`), if any.
+#[inline]
+pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
+    let cap = capacity(t);
+    if cap == 0 {
+        return None;
+    }
+    let mask = cap - 1;
+    let mut i = hash as usize & mask;
+    loop {
+        match t.load(2 * i) {
+            None => {
+                if t.read_u64(entry_offset(i)) != TAG_TOMBSTONE {
+                    return None;
+                }
+            }
+            Some(k) => {
+                if k.same(&key) {
+                    return Some(i);
+                }
+            }
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+/// The value of `key` (a string object), if the table has it.
+#[inline]
+pub fn get<'a>(t: ObjRef<'a>, key: ObjRef<'_>) -> Option<(Value, Option<ObjRef<'a>>)> {
+    let i = find(t, key, string_hash(key))?;
+    Some(value_at(t, i))
+}
+
+/// The value in bucket `i`.
+#[inline]
+pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (Value, Option<ObjRef<'a>>) {
+    read_value(t, 2 * i + 1, entry_offset(i))
+}
+
+/// The key in bucket `i` (`None` for an empty bucket or a tombstone).
+#[inline]
+pub fn key_at<'a>(t: ObjRef<'a>, i: usize) -> Option<ObjRef<'a>> {
+    t.load(2 * i)
+}
+
+/// Overwrites the value in bucket `i`.
+#[inline]
+pub fn set_value_at(t: ObjRef<'_>, i: usize, v: Value, r: Option<ObjRef<'_>>) {
+    write_value(t, 2 * i + 1, entry_offset(i), v, r)
+}
+
+/// Overwrites the value of `key` if the table has it, without allocating. Returns false if
+/// the key is not there (the caller then takes the allocating path, [`set`]).
+#[inline]
+pub fn set_existing(t: ObjRef<'_>, key: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) -> bool {
+    match find(t, key, string_hash(key)) {
+        Some(i) => {
+            set_value_at(t, i, v, r);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Sets `key` to the value `v` (with object `r` if `v` is [`Value::Obj`]) in `table`, which
+/// is allocated if `None` and grown (a new, bigger object) if full. Returns the table that now
+/// holds the entry — store it back into the owner — and whether the key is new.
+pub fn set<'s>(
+    s: &mut Scope<'s>,
+    table: Option<Local<'_>>,
+    key: Local<'_>,
+    v: Value,
+    r: Option<Local<'_>>,
+) -> Result<(Local<'s>, bool), OutOfMemory> {
+    let mut t = match table {
+        Some(t) => s.root(s.get(t)),
+        None => alloc(s, MIN_CAPACITY)?,
+    };
+    let hash = string_hash(s.get(key));
+    {
+        let tr = s.get(t);
+        if let Some(i) = find(tr, s.get(key), hash) {
+            set_value_at(tr, i, v, r.map(|r| s.get(r)));
+            return Ok((t, false));
+        }
+    }
+    let (cap, used) = {
+        let tr = s.get(t);
+        (capacity(tr), count(tr))
+    };
+    if (used + 1) * 4 > cap * 3 {
+        t = grow(s, t, cap * 2)?;
+    }
+    let tr = s.get(t);
+    let kr = s.get(key);
+    let mask = capacity(tr) - 1;
+    let mut i = hash as usize & mask;
+    let mut tombstone = None;
+    let bucket = loop {
+        if tr.load(2 * i).is_none() {
+            if tr.read_u64(entry_offset(i)) == TAG_TOMBSTONE {
+                tombstone.get_or_insert(i);
+            } else {
+                break tombstone.unwrap_or(i);
+            }
+        }
+        i = (i + 1) & mask;
+    };
+    if tombstone.is_none() {
+        tr.write_u64(0, count(tr) as u64 + 1);
+    }
+    tr.store(2 * bucket, Some(kr));
+    set_value_at(tr, bucket, v, r.map(|r| s.get(r)));
+    Ok((t, true))
+}
+
+/// Copies the live entries of `old` into a new table of `new_capacity` buckets.
+fn grow<'s>(
+    s: &mut Scope<'s>,
+    old: Local<'_>,
+    new_capacity: usize,
+) -> Result<Local<'s>, OutOfMemory> {
+    let new = alloc(s, new_capacity)?;
+    let (o, n) = (s.get(old), s.get(new));
+    let mask = new_capacity - 1;
+    let mut live = 0u64;
+    let mut entry = [0u8; ENTRY_BYTES];
+    for i in 0..capacity(o) {
+        let Some(k) = o.load(2 * i) else { continue };
+        o.read_bytes(entry_offset(i), &mut entry);
+        let mut j = string_hash(k) as usize & mask;
+        while n.load(2 * j).is_some() {
+            j = (j + 1) & mask;
+        }
+        n.store(2 * j, Some(k));
+        n.store(2 * j + 1, o.load(2 * i + 1));
+        n.write_bytes(entry_offset(j), &entry);
+        live += 1;
+    }
+    n.write_u64(0, live);
+    Ok(new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interner::Interner;
+    use gc_runtime::{Heap, HeapConfig, Mode};
+
+    fn heap(mode: Mode) -> Heap {
+        Heap::new(HeapConfig::new(16 << 20).mode(mode).verify(true)).unwrap()
+    }
+
+    #[test]
+    fn set_get_grow_and_survive_collections() {
+        for mode in [Mode::Concurrent, Mode::Stw] {
+            let heap = heap(mode);
+            let mut m = heap.attach("table-test").unwrap();
+            let mut interner = Interner::new();
+            m.scope(|s| {
+                let mut table: Option<Local<'_>> = None;
+                let n = 500;
+                for i in 0..n {
+                    s.scope(|_| ());
+                    let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
+                    let (t, new) = set(s, table, key, Value::Number(i as f64), None).unwrap();
+                    assert!(new);
+                    table = Some(t);
+                    if i % 100 == 0 {
+                        s.collect("table test");
+                    }
+                }
+                let t = table.unwrap();
+                assert!(capacity(s.get(t)) >= 1024 && count(s.get(t)) == n);
+                // Overwrite with object values, then collect: keys and values move, lookups
+                // still work because buckets depend on content hashes only.
+                for i in 0..n {
+                    let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
+                    let val = interner.intern(s, format!("value{i}").as_bytes()).unwrap();
+                    let (t2, new) = set(s, Some(t), key, Value::Obj, Some(val)).unwrap();
+                    assert!(!new && s.same_object(t, t2));
+                }
+                s.collect("table test");
+                s.collect("table test");
+                for i in 0..n {
+                    let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
+                    let (v, r) = get(s.get(t), s.get(key)).expect("present");
+                    assert_eq!(v, Value::Obj);
+                    assert_eq!(crate::object::string_text(r.unwrap()), format!("value{i}"));
+                }
+                let missing = interner.intern(s, b"nope").unwrap();
+                assert!(get(s.get(t), s.get(missing)).is_none());
+                assert!(!set_existing(s.get(t), s.get(missing), Value::Nil, None));
+            });
+        }
+    }
+}

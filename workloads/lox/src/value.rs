@@ -1,0 +1,118 @@
+//! Lox values and how they are stored.
+//!
+//! A Lox value is `nil`, a boolean, a number or a reference to a heap object. The collector
+//! only knows reference slots and raw bytes, so a value is split in two halves wherever it is
+//! stored:
+//!
+//! - the **reference half**: a reference slot (an object slot, or a slot of a root region),
+//!   null unless the value is an object;
+//! - the **raw half**: a tag word and a payload word (the bits of an `f64`, or 0/1 for a
+//!   boolean) in the object's raw bytes — or, on the VM's value stack, a Rust-side [`Value`].
+//!
+//! [`Value`] is the raw half as a Rust enum: [`Value::Obj`] says "the object is in the
+//! reference slot next to me".
+
+/// Tag word of `nil` (and of an empty table entry: the zeroed raw bytes of a fresh object read
+/// as `nil`).
+pub const TAG_NIL: u64 = 0;
+/// Tag word of a boolean; the payload is 0 or 1.
+pub const TAG_BOOL: u64 = 1;
+/// Tag word of a number; the payload is the `f64`'s bits.
+pub const TAG_NUMBER: u64 = 2;
+/// Tag word of an object value; the object is in the reference slot.
+pub const TAG_OBJ: u64 = 3;
+/// Tag word of an *open* upvalue (upvalue objects only); the payload is the stack slot.
+pub const TAG_OPEN: u64 = 4;
+/// Tag word of a deleted table entry (a tombstone: null key, this tag).
+pub const TAG_TOMBSTONE: u64 = 5;
+
+/// Bytes of the raw half of a stored value: tag word and payload word.
+pub const VALUE_BYTES: usize = 16;
+
+/// The raw half of a Lox value. For [`Value::Obj`] the object itself lives in the
+/// neighbouring reference slot.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Value {
+    #[default]
+    Nil,
+    Bool(bool),
+    Number(f64),
+    /// An object, held in the reference slot that goes with this value.
+    Obj,
+}
+
+impl Value {
+    /// The tag and payload words stored in raw bytes.
+    #[inline]
+    pub fn encode(self) -> [u64; 2] {
+        match self {
+            Value::Nil => [TAG_NIL, 0],
+            Value::Bool(b) => [TAG_BOOL, b as u64],
+            Value::Number(n) => [TAG_NUMBER, n.to_bits()],
+            Value::Obj => [TAG_OBJ, 0],
+        }
+    }
+
+    /// The value of a tag and payload read from raw bytes (tags other than the four value tags
+    /// read as `nil`).
+    #[inline]
+    pub fn decode(tag: u64, bits: u64) -> Value {
+        match tag {
+            TAG_BOOL => Value::Bool(bits != 0),
+            TAG_NUMBER => Value::Number(f64::from_bits(bits)),
+            TAG_OBJ => Value::Obj,
+            _ => Value::Nil,
+        }
+    }
+
+    /// The 16 raw bytes of the value.
+    #[inline]
+    pub fn to_bytes(self) -> [u8; VALUE_BYTES] {
+        let [tag, bits] = self.encode();
+        let mut out = [0u8; VALUE_BYTES];
+        out[..8].copy_from_slice(&tag.to_le_bytes());
+        out[8..].copy_from_slice(&bits.to_le_bytes());
+        out
+    }
+
+    /// The value of 16 raw bytes.
+    #[inline]
+    pub fn from_bytes(bytes: &[u8]) -> Value {
+        let tag = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+        let bits = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+        Value::decode(tag, bits)
+    }
+
+    /// Lox truthiness: `nil` and `false` are false, everything else is true.
+    #[inline]
+    pub fn is_falsey(self) -> bool {
+        matches!(self, Value::Nil | Value::Bool(false))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        for v in [
+            Value::Nil,
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Number(1.5),
+            Value::Number(-0.0),
+            Value::Number(f64::INFINITY),
+            Value::Obj,
+        ] {
+            assert_eq!(Value::from_bytes(&v.to_bytes()), v);
+            let [t, b] = v.encode();
+            assert_eq!(Value::decode(t, b), v);
+        }
+        let nan = Value::from_bytes(&Value::Number(f64::NAN).to_bytes());
+        assert!(matches!(nan, Value::Number(n) if n.is_nan()));
+        assert_eq!(Value::from_bytes(&[0; 16]), Value::Nil);
+        assert!(Value::Nil.is_falsey() && Value::Bool(false).is_falsey());
+        assert!(!Value::Number(0.0).is_falsey() && !Value::Obj.is_falsey());
+    }
+}

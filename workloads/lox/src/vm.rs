@@ -1,0 +1,1203 @@
+//! The virtual machine: clox's stack VM, with every Lox object in the collector's heap.
+//!
+//! # Roots
+//!
+//! - **The value stack** is a [`RootRegion`] of [`STACK_MAX`] reference slots (the object half
+//!   of each value) plus a Rust array of [`Value`]s (the tag and number half). Slots above the
+//!   stack top are kept null, so the collector sees exactly the live stack.
+//! - **Call frames** are Rust structs (`ip`, slot base). A frame's closure is in a second root
+//!   region, `frame_closures`, at the frame's index — clox keeps it as a C pointer in the frame,
+//!   and the stack slot at the frame base does not always hold it (a method's slot 0 is the
+//!   receiver). The same region's last slot heads the list of open upvalues.
+//! - **Globals** are a [`table`] in the heap held through a [`Global`] handle (replaced when the
+//!   table grows); so is the string `"init"`.
+//! - **Everything else** the Rust code holds across a call that can allocate or poll is in a
+//!   [`Local`] of a nested scope; [`ObjRef`]s are used only in stretches that cannot reach a
+//!   safepoint, which the borrow checker enforces (allocation and `poll` take `&mut Scope`).
+//!
+//! # The interpreter loop
+//!
+//! [`Vm::run`] alternates between two halves. `run_fast` borrows the scope immutably, caches
+//! the current closure, function and constants as `ObjRef`s and executes every instruction
+//! that cannot allocate — locals, globals, upvalues, arithmetic, field reads and writes of
+//! existing fields, jumps, calls and returns — until one of them needs the mutable scope:
+//!
+//! - a backward jump (`LOOP`) or a call: `run` polls for a safepoint ([`Scope::poll`]), so a
+//!   long loop never holds up a pause, then re-enters `run_fast`, which reloads its cache;
+//! - an instruction that allocates (string concatenation, closures, classes, bound methods,
+//!   instances, a new global or field, a method): `run` executes it in `slow_op` with
+//!   handles in a nested scope; allocation polls too.
+//!
+//! Each entry to `run_fast` is a nested scope, so the handles it creates (global lookups) are
+//! dropped at every exit: none accumulate per instruction.
+//!
+//! Heap exhaustion ([`OutOfMemory`]) is the runtime error "Out of memory."; more than
+//! [`FRAMES_MAX`] frames is "Stack overflow.".
+
+use crate::chunk::OpCode;
+use crate::compiler::compile;
+use crate::error::CompileErrors;
+use crate::function::{Constant, FunctionProto};
+use crate::interner::Interner;
+use crate::number::format_number;
+use crate::object::{
+    display_object, function_arity, function_line, function_raw_size, function_trace_name,
+    function_upvalues, read_value, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT,
+    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE,
+    FN_CONSTANTS, FN_NAME, FUNCTION, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE,
+    NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_NEXT, UPVALUE_VALUE, VALUE_ARRAY,
+};
+use crate::table;
+use crate::value::{Value, TAG_OBJ, TAG_OPEN, VALUE_BYTES};
+use gc_runtime::{
+    Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
+};
+use std::io::Write;
+use std::time::Instant;
+
+/// Maximum call depth (clox's `FRAMES_MAX`); deeper is "Stack overflow.".
+pub const FRAMES_MAX: usize = 64;
+/// Value stack slots (clox's `STACK_MAX`).
+pub const STACK_MAX: usize = FRAMES_MAX * 256;
+/// Slot of `frame_closures` that heads the open-upvalue list.
+const OPEN_UPVALUES: usize = FRAMES_MAX;
+/// Bytes of code `run_fast` copies out of the function object at a time (at most
+/// [`CODE_PADDING`](crate::object::CODE_PADDING)).
+const WINDOW: usize = crate::object::CODE_PADDING;
+
+/// A call frame. Its closure is in `frame_closures` at the frame's index.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    /// Offset of the next instruction in the function's code.
+    ip: usize,
+    /// Stack index of the frame's slot 0.
+    base: usize,
+}
+
+/// A runtime error on its way to being reported (the message; the trace is printed from the
+/// frames when it is reported).
+#[derive(Debug)]
+struct RuntimeError(String);
+
+impl RuntimeError {
+    fn out_of_memory(_: OutOfMemory) -> RuntimeError {
+        RuntimeError("Out of memory.".to_string())
+    }
+}
+
+/// Why `run_fast` gave control back to `run`.
+enum Exit {
+    /// A call or a backward jump: poll for a safepoint, then continue.
+    Poll,
+    /// The frame changed: continue.
+    Reload,
+    /// The instruction at the frame's `ip` allocates: run it in `slow_op`.
+    Slow,
+    /// Call the class at `sp - 1 - argc` (allocates the instance).
+    CallClass(usize),
+    /// The script returned.
+    Done,
+}
+
+/// How interpreting a program failed.
+#[derive(Debug)]
+pub enum InterpretError {
+    /// It did not compile (the errors have not been printed).
+    Compile(CompileErrors),
+    /// A runtime error, already reported on the error output.
+    Runtime,
+}
+
+/// The interpreter's state apart from the mutator. See the module documentation.
+pub struct Vm {
+    /// Object halves of the value stack.
+    stack: RootRegion,
+    /// Tag/number halves of the value stack.
+    values: Box<[Value]>,
+    /// Stack top: index of the first free slot.
+    sp: usize,
+    frames: Vec<Frame>,
+    /// The closure of frame `i` in slot `i`; the open-upvalue list head in [`OPEN_UPVALUES`].
+    frame_closures: RootRegion,
+    /// The globals table.
+    globals: Global,
+    /// The string "init".
+    init_string: Global,
+    interner: Interner,
+    out: Box<dyn Write>,
+    err: Box<dyn Write>,
+    start: Instant,
+}
+
+impl Vm {
+    /// A VM on `heap`, allocating its globals with `s` (a scope of a mutator of `heap`).
+    pub fn new<'s>(
+        heap: &Heap,
+        s: &mut Scope<'s>,
+        out: Box<dyn Write>,
+        err: Box<dyn Write>,
+    ) -> Result<Vm, OutOfMemory> {
+        let mut interner = Interner::new();
+        let (globals, init_string) = s.scope(|s| {
+            let globals = table::alloc(s, table::MIN_CAPACITY)?;
+            let init = interner.intern(s, b"init")?;
+            Ok::<_, OutOfMemory>((s.global(globals), s.global(init)))
+        })?;
+        let mut vm = Vm {
+            stack: heap.root_region(STACK_MAX),
+            values: vec![Value::Nil; STACK_MAX].into_boxed_slice(),
+            sp: 0,
+            frames: Vec::with_capacity(FRAMES_MAX),
+            frame_closures: heap.root_region(FRAMES_MAX + 1),
+            globals,
+            init_string,
+            interner,
+            out,
+            err,
+            start: Instant::now(),
+        };
+        vm.define_native(s, "clock", NATIVE_CLOCK)?;
+        Ok(vm)
+    }
+
+    /// Compiles and runs `source`; globals persist from one call to the next.
+    pub fn interpret(&mut self, s: &mut Scope<'_>, source: &str) -> Result<(), InterpretError> {
+        let script = compile(source).map_err(InterpretError::Compile)?;
+        self.run_script(s, &script)
+    }
+
+    /// Loads a compiled script into the heap and runs it.
+    pub fn run_script(
+        &mut self,
+        s: &mut Scope<'_>,
+        script: &FunctionProto,
+    ) -> Result<(), InterpretError> {
+        let loaded = s.scope(|s| {
+            let function = self.load_function(s, script)?;
+            let closure = s.alloc(CLOSURE, 1, 0)?;
+            s.store(closure, CLOSURE_FUNCTION, Some(function));
+            self.start_frame(s, closure);
+            Ok::<_, OutOfMemory>(())
+        });
+        let result = match loaded {
+            Ok(()) => self.run(s),
+            Err(e) => Err(RuntimeError::out_of_memory(e)),
+        };
+        let _ = self.out.flush();
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.report(s, &e);
+                Err(InterpretError::Runtime)
+            }
+        }
+    }
+
+    /// Flushes the output.
+    pub fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+
+    /// The string table (for tests and statistics).
+    pub fn interner(&mut self) -> &mut Interner {
+        &mut self.interner
+    }
+
+    /// Pushes the script closure and its frame.
+    fn start_frame(&mut self, s: &Scope<'_>, closure: Local<'_>) {
+        debug_assert!(self.frames.is_empty() && self.sp == 0);
+        self.values[0] = Value::Obj;
+        self.stack.set_local(s, 0, Some(closure));
+        self.sp = 1;
+        self.frame_closures.set_local(s, 0, Some(closure));
+        self.frames.push(Frame { ip: 0, base: 0 });
+    }
+
+    // ----- loading -------------------------------------------------------------------------
+
+    /// Creates the heap objects of a compiled function: its constants (interned strings,
+    /// nested functions) and the function object holding its code and line table.
+    fn load_function<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        proto: &FunctionProto,
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let mut error = None;
+        let function = s.scope_escape(|s| match self.load_function_here(s, proto) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                error = Some(e);
+                None
+            }
+        });
+        function.ok_or_else(|| error.expect("an error"))
+    }
+
+    fn load_function_here<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        proto: &FunctionProto,
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let constants = &proto.chunk.constants;
+        let n = constants.len();
+        let array = s.alloc(VALUE_ARRAY, n as u32, VALUE_BYTES * n)?;
+        for (i, constant) in constants.iter().enumerate() {
+            let (v, r) = match constant {
+                Constant::Number(x) => (Value::Number(*x), None),
+                Constant::String(text) => {
+                    (Value::Obj, Some(self.interner.intern(s, text.as_bytes())?))
+                }
+                Constant::Function(inner) => (Value::Obj, Some(self.load_function(s, inner)?)),
+            };
+            write_value(s.get(array), i, VALUE_BYTES * i, v, r.map(|r| s.get(r)));
+        }
+        let name = match &proto.name {
+            Some(name) => Some(self.interner.intern(s, name.as_bytes())?),
+            None => None,
+        };
+        let code = &proto.chunk.code;
+        let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;
+        let o = s.get(function);
+        let mut header = [0u8; FN_CODE];
+        header[0..4].copy_from_slice(&(proto.arity as u32).to_le_bytes());
+        header[4..8].copy_from_slice(&(proto.upvalue_count() as u32).to_le_bytes());
+        header[8..12].copy_from_slice(&(code.len() as u32).to_le_bytes());
+        o.write_bytes(0, &header);
+        o.write_bytes(FN_CODE, code);
+        let lines: Vec<u8> = proto
+            .chunk
+            .lines
+            .iter()
+            .flat_map(|line| line.to_le_bytes())
+            .collect();
+        o.write_bytes(FN_CODE + code.len() + crate::object::CODE_PADDING, &lines);
+        o.store(FN_NAME, name.map(|n| s.get(n)));
+        o.store(FN_CONSTANTS, Some(s.get(array)));
+        Ok(function)
+    }
+
+    fn define_native(&mut self, s: &mut Scope<'_>, name: &str, id: u64) -> Result<(), OutOfMemory> {
+        s.scope(|s| {
+            let name = self.interner.intern(s, name.as_bytes())?;
+            let native = s.alloc(NATIVE, 1, 8)?;
+            s.store(native, 0, Some(name));
+            s.get(native).write_u64(0, id);
+            self.set_global(s, name, Value::Obj, Some(native))
+        })
+    }
+
+    /// Defines or overwrites a global; swaps the global handle if the table grew.
+    fn set_global(
+        &mut self,
+        s: &mut Scope<'_>,
+        name: Local<'_>,
+        v: Value,
+        r: Option<Local<'_>>,
+    ) -> Result<(), OutOfMemory> {
+        s.scope(|s| {
+            let globals = s.from_global(&self.globals);
+            let (table, _) = table::set(s, Some(globals), name, v, r)?;
+            if !s.same_object(table, globals) {
+                self.globals = s.global(table);
+            }
+            Ok(())
+        })
+    }
+
+    // ----- the value stack -------------------------------------------------------------------
+
+    // Invariant: a slot of the `stack` region is non-null only below `sp` and only where the
+    // value is `Value::Obj`. So pushing a number needs no store into the region, and popping
+    // one needs no store either.
+
+    #[inline]
+    fn push(&mut self, s: &Scope<'_>, v: Value, r: Option<ObjRef<'_>>) -> Result<(), RuntimeError> {
+        if self.sp == STACK_MAX {
+            return Err(RuntimeError("Stack overflow.".to_string()));
+        }
+        self.values[self.sp] = v;
+        if v == Value::Obj {
+            self.stack.set(s, self.sp, r);
+        }
+        self.sp += 1;
+        Ok(())
+    }
+
+    /// Drops the top `n` values.
+    #[inline]
+    fn drop_n(&mut self, s: &Scope<'_>, n: usize) {
+        for _ in 0..n {
+            self.sp -= 1;
+            if self.values[self.sp] == Value::Obj {
+                self.stack.set(s, self.sp, None);
+            }
+        }
+    }
+
+    /// The value `distance` below the top, with its object.
+    #[inline]
+    fn peek<'a>(&self, s: &'a Scope<'_>, distance: usize) -> (Value, Option<ObjRef<'a>>) {
+        self.slot(s, self.sp - 1 - distance)
+    }
+
+    /// The value in stack slot `i`, with its object.
+    #[inline]
+    fn slot<'a>(&self, s: &'a Scope<'_>, i: usize) -> (Value, Option<ObjRef<'a>>) {
+        let v = self.values[i];
+        let r = if v == Value::Obj {
+            self.stack.get(s, i)
+        } else {
+            None
+        };
+        (v, r)
+    }
+
+    /// Stores a value into stack slot `i`.
+    #[inline]
+    fn set_slot(&mut self, s: &Scope<'_>, i: usize, v: Value, r: Option<ObjRef<'_>>) {
+        let was_obj = self.values[i] == Value::Obj;
+        self.values[i] = v;
+        if v == Value::Obj {
+            self.stack.set(s, i, r);
+        } else if was_obj {
+            self.stack.set(s, i, None);
+        }
+    }
+
+    /// The object `distance` below the top if it is one of shape `shape`.
+    #[inline]
+    fn peek_shape<'a>(&self, s: &'a Scope<'_>, distance: usize, shape: u32) -> Option<ObjRef<'a>> {
+        self.peek(s, distance).1.filter(|o| o.shape() == shape)
+    }
+
+    fn reset_stack(&mut self) {
+        self.stack.clear_from(0);
+        self.frame_closures.clear_from(0);
+        self.sp = 0;
+        self.frames.clear();
+    }
+
+    // ----- upvalues ----------------------------------------------------------------------------
+
+    #[inline]
+    fn upvalue_get<'a>(&self, s: &'a Scope<'_>, up: ObjRef<'a>) -> (Value, Option<ObjRef<'a>>) {
+        let mut raw = [0u8; VALUE_BYTES];
+        up.read_bytes(0, &mut raw);
+        let tag = u64::from_le_bytes(raw[..8].try_into().expect("8 bytes"));
+        let bits = u64::from_le_bytes(raw[8..].try_into().expect("8 bytes"));
+        if tag == TAG_OPEN {
+            self.slot(s, bits as usize)
+        } else {
+            let r = if tag == TAG_OBJ {
+                up.load(UPVALUE_VALUE)
+            } else {
+                None
+            };
+            (Value::decode(tag, bits), r)
+        }
+    }
+
+    #[inline]
+    fn upvalue_set(&mut self, s: &Scope<'_>, up: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) {
+        if up.read_u64(0) == TAG_OPEN {
+            let slot = up.read_u64(8) as usize;
+            self.set_slot(s, slot, v, r);
+        } else {
+            write_value(up, UPVALUE_VALUE, 0, v, r);
+        }
+    }
+
+    /// The open upvalue for stack slot `slot`, created if there is none (clox's
+    /// `captureUpvalue`; the list is sorted by slot, highest first).
+    fn capture_upvalue<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        slot: usize,
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let mut current = self.frame_closures.get(s, OPEN_UPVALUES);
+        while let Some(up) = current {
+            let at = up.read_u64(8) as usize;
+            if at == slot {
+                return Ok(s.root(up));
+            }
+            if at < slot {
+                break;
+            }
+            current = up.load(UPVALUE_NEXT);
+        }
+        let created = s.alloc(UPVALUE, 2, VALUE_BYTES)?;
+        let new = s.get(created);
+        new.write_u64(0, TAG_OPEN);
+        new.write_u64(8, slot as u64);
+        let mut previous = None;
+        let mut current = self.frame_closures.get(s, OPEN_UPVALUES);
+        while let Some(up) = current {
+            if (up.read_u64(8) as usize) < slot {
+                break;
+            }
+            previous = Some(up);
+            current = up.load(UPVALUE_NEXT);
+        }
+        new.store(UPVALUE_NEXT, current);
+        match previous {
+            None => self.frame_closures.set(s, OPEN_UPVALUES, Some(new)),
+            Some(p) => p.store(UPVALUE_NEXT, Some(new)),
+        }
+        Ok(created)
+    }
+
+    /// Closes every open upvalue at stack slot `last` or above: the value moves into it.
+    fn close_upvalues(&mut self, s: &Scope<'_>, last: usize) {
+        while let Some(up) = self.frame_closures.get(s, OPEN_UPVALUES) {
+            let slot = up.read_u64(8) as usize;
+            if slot < last {
+                break;
+            }
+            let (v, r) = self.slot(s, slot);
+            let next = up.load(UPVALUE_NEXT);
+            write_value(up, UPVALUE_VALUE, 0, v, r);
+            up.store(UPVALUE_NEXT, None);
+            self.frame_closures.set(s, OPEN_UPVALUES, next);
+        }
+    }
+
+    // ----- calls -------------------------------------------------------------------------------
+
+    /// Pushes a frame for `closure` whose arguments are the top `argc` values.
+    #[inline]
+    fn call_closure(
+        &mut self,
+        s: &Scope<'_>,
+        closure: ObjRef<'_>,
+        argc: usize,
+    ) -> Result<(), RuntimeError> {
+        let function = closure
+            .load(CLOSURE_FUNCTION)
+            .expect("a closure has a function");
+        let arity = function_arity(function);
+        if argc != arity {
+            return Err(RuntimeError(format!(
+                "Expected {arity} arguments but got {argc}."
+            )));
+        }
+        if self.frames.len() == FRAMES_MAX {
+            return Err(RuntimeError("Stack overflow.".to_string()));
+        }
+        self.frames.push(Frame {
+            ip: 0,
+            base: self.sp - argc - 1,
+        });
+        self.frame_closures
+            .set(s, self.frames.len() - 1, Some(closure));
+        Ok(())
+    }
+
+    /// Calls the value at `sp - 1 - argc` (the caller's `ip` is already past the call).
+    fn call_value(&mut self, s: &Scope<'_>, argc: usize) -> Result<Exit, RuntimeError> {
+        let callee_slot = self.sp - 1 - argc;
+        if let (Value::Obj, Some(callee)) = self.slot(s, callee_slot) {
+            match callee.shape() {
+                CLOSURE => {
+                    self.call_closure(s, callee, argc)?;
+                    return Ok(Exit::Poll);
+                }
+                BOUND_METHOD => {
+                    let receiver = callee.load(BOUND_RECEIVER);
+                    let method = callee.load(BOUND_METHOD_SLOT).expect("a method");
+                    self.set_slot(s, callee_slot, Value::Obj, receiver);
+                    self.call_closure(s, method, argc)?;
+                    return Ok(Exit::Poll);
+                }
+                CLASS => return Ok(Exit::CallClass(argc)),
+                NATIVE => {
+                    let result = match callee.read_u64(0) {
+                        NATIVE_CLOCK => Value::Number(self.start.elapsed().as_secs_f64()),
+                        _ => Value::Nil,
+                    };
+                    self.drop_n(s, argc + 1);
+                    self.push(s, result, None)?;
+                    return Ok(Exit::Reload);
+                }
+                _ => {}
+            }
+        }
+        Err(RuntimeError(
+            "Can only call functions and classes.".to_string(),
+        ))
+    }
+
+    /// Calls method `name` of `class` on the receiver at `sp - 1 - argc`.
+    fn invoke_from_class(
+        &mut self,
+        s: &Scope<'_>,
+        class: ObjRef<'_>,
+        name: ObjRef<'_>,
+        argc: usize,
+    ) -> Result<Exit, RuntimeError> {
+        let methods = class.load(CLASS_METHODS).expect("a class has methods");
+        match table::get(methods, name) {
+            Some((_, Some(method))) => {
+                self.call_closure(s, method, argc)?;
+                Ok(Exit::Poll)
+            }
+            _ => Err(undefined_property(name)),
+        }
+    }
+
+    /// `receiver.name(args)` without creating a bound method (clox's `invoke`).
+    fn invoke(
+        &mut self,
+        s: &Scope<'_>,
+        name: ObjRef<'_>,
+        argc: usize,
+    ) -> Result<Exit, RuntimeError> {
+        let Some(instance) = self.peek_shape(s, argc, INSTANCE) else {
+            return Err(RuntimeError("Only instances have methods.".to_string()));
+        };
+        if let Some(fields) = instance.load(INSTANCE_FIELDS) {
+            if let Some((v, r)) = table::get(fields, name) {
+                self.set_slot(s, self.sp - 1 - argc, v, r);
+                return self.call_value(s, argc);
+            }
+        }
+        let class = instance
+            .load(INSTANCE_CLASS)
+            .expect("an instance has a class");
+        self.invoke_from_class(s, class, name, argc)
+    }
+
+    // ----- the interpreter loop -------------------------------------------------------------
+
+    /// Runs until the script returns. See the module documentation.
+    fn run(&mut self, s: &mut Scope<'_>) -> Result<(), RuntimeError> {
+        loop {
+            match s.scope(|s| self.run_fast(s))? {
+                Exit::Poll => s.poll(),
+                Exit::Reload => {}
+                Exit::Slow => self.slow_op(s)?,
+                Exit::CallClass(argc) => self.call_class(s, argc)?,
+                Exit::Done => return Ok(()),
+            }
+        }
+    }
+
+    /// Executes instructions that cannot allocate, with the current function cached, until
+    /// one needs the mutable scope. See the module documentation.
+    fn run_fast(&mut self, s: &Scope<'_>) -> Result<Exit, RuntimeError> {
+        let fi = self.frames.len() - 1;
+        let Frame { mut ip, base } = self.frames[fi];
+        let closure = self
+            .frame_closures
+            .get(s, fi)
+            .expect("a frame has a closure");
+        let function = closure
+            .load(CLOSURE_FUNCTION)
+            .expect("a closure has a function");
+        let constants = function
+            .load(FN_CONSTANTS)
+            .expect("a function has constants");
+
+        // A runtime error in this frame, reported at the instruction starting at `at`.
+        macro_rules! fail {
+            ($at:expr, $($message:tt)*) => {{
+                self.frames[fi].ip = $at + 1;
+                return Err(RuntimeError(format!($($message)*)));
+            }};
+        }
+        // Pushes a value; a full stack is "Stack overflow." at the instruction at `at`.
+        macro_rules! push {
+            ($at:expr, $v:expr, $r:expr) => {{
+                if self.push(s, $v, $r).is_err() {
+                    fail!($at, "Stack overflow.");
+                }
+            }};
+        }
+        macro_rules! binary_number_op {
+            ($at:expr, $a:ident, $b:ident, $result:expr) => {{
+                match (self.values[self.sp - 2], self.values[self.sp - 1]) {
+                    (Value::Number($a), Value::Number($b)) => {
+                        self.sp -= 1;
+                        self.values[self.sp - 1] = $result;
+                    }
+                    _ => fail!($at, "Operands must be numbers."),
+                }
+                ip += 1;
+            }};
+        }
+
+        // A window of the code, read from the heap object WINDOW bytes at a time (the code is
+        // immutable, so the copy stays right).
+        let mut window = [0u8; WINDOW];
+        function.read_bytes(FN_CODE + ip, &mut window);
+        let mut window_start = ip;
+        loop {
+            let at = ip;
+            if at.wrapping_sub(window_start) > WINDOW - 4 {
+                function.read_bytes(FN_CODE + at, &mut window);
+                window_start = at;
+            }
+            let offset = at - window_start;
+            let ins: [u8; 4] = window[offset..offset + 4].try_into().expect("4 bytes");
+            let Some(op) = OpCode::from_byte(ins[0]) else {
+                fail!(at, "Unknown opcode {}.", ins[0]);
+            };
+            let arg = ins[1] as usize;
+            match op {
+                OpCode::Constant => {
+                    let (v, r) = read_value(constants, arg, VALUE_BYTES * arg);
+                    push!(at, v, r);
+                    ip += 2;
+                }
+                OpCode::Nil => {
+                    push!(at, Value::Nil, None);
+                    ip += 1;
+                }
+                OpCode::True => {
+                    push!(at, Value::Bool(true), None);
+                    ip += 1;
+                }
+                OpCode::False => {
+                    push!(at, Value::Bool(false), None);
+                    ip += 1;
+                }
+                OpCode::Pop => {
+                    self.drop_n(s, 1);
+                    ip += 1;
+                }
+                OpCode::GetLocal => {
+                    let (v, r) = self.slot(s, base + arg);
+                    push!(at, v, r);
+                    ip += 2;
+                }
+                OpCode::SetLocal => {
+                    let (v, r) = self.peek(s, 0);
+                    self.set_slot(s, base + arg, v, r);
+                    ip += 2;
+                }
+                OpCode::GetGlobal => {
+                    let name = constants.load(arg).expect("a name");
+                    let globals = s.get(s.from_global(&self.globals));
+                    match table::get(globals, name) {
+                        Some((v, r)) => push!(at, v, r),
+                        None => fail!(at, "Undefined variable '{}'.", string_text(name)),
+                    }
+                    ip += 2;
+                }
+                OpCode::DefineGlobal => {
+                    self.frames[fi].ip = at;
+                    return Ok(Exit::Slow);
+                }
+                OpCode::SetGlobal => {
+                    let name = constants.load(arg).expect("a name");
+                    let globals = s.get(s.from_global(&self.globals));
+                    let (v, r) = self.peek(s, 0);
+                    if !table::set_existing(globals, name, v, r) {
+                        fail!(at, "Undefined variable '{}'.", string_text(name));
+                    }
+                    ip += 2;
+                }
+                OpCode::GetUpvalue => {
+                    let up = closure.load(1 + arg).expect("an upvalue");
+                    let (v, r) = self.upvalue_get(s, up);
+                    push!(at, v, r);
+                    ip += 2;
+                }
+                OpCode::SetUpvalue => {
+                    let up = closure.load(1 + arg).expect("an upvalue");
+                    let (v, r) = self.peek(s, 0);
+                    self.upvalue_set(s, up, v, r);
+                    ip += 2;
+                }
+                OpCode::GetProperty => {
+                    let Some(instance) = self.peek_shape(s, 0, INSTANCE) else {
+                        fail!(at, "Only instances have properties.");
+                    };
+                    let name = constants.load(arg).expect("a name");
+                    if let Some(fields) = instance.load(INSTANCE_FIELDS) {
+                        if let Some((v, r)) = table::get(fields, name) {
+                            self.set_slot(s, self.sp - 1, v, r);
+                            ip += 2;
+                            continue;
+                        }
+                    }
+                    let class = instance.load(INSTANCE_CLASS).expect("a class");
+                    let methods = class.load(CLASS_METHODS).expect("methods");
+                    if table::get(methods, name).is_none() {
+                        fail!(at, "Undefined property '{}'.", string_text(name));
+                    }
+                    // A bound method: allocates.
+                    self.frames[fi].ip = at;
+                    return Ok(Exit::Slow);
+                }
+                OpCode::SetProperty => {
+                    let Some(instance) = self.peek_shape(s, 1, INSTANCE) else {
+                        fail!(at, "Only instances have fields.");
+                    };
+                    let name = constants.load(arg).expect("a name");
+                    let (v, r) = self.peek(s, 0);
+                    match instance.load(INSTANCE_FIELDS) {
+                        Some(fields) if table::set_existing(fields, name, v, r) => {
+                            self.set_slot(s, self.sp - 2, v, r);
+                            self.drop_n(s, 1);
+                            ip += 2;
+                        }
+                        _ => {
+                            // A new field: allocates.
+                            self.frames[fi].ip = at;
+                            return Ok(Exit::Slow);
+                        }
+                    }
+                }
+                OpCode::GetSuper => {
+                    self.frames[fi].ip = at;
+                    return Ok(Exit::Slow);
+                }
+                OpCode::Equal => {
+                    let (a, ar) = self.peek(s, 1);
+                    let (b, br) = self.peek(s, 0);
+                    let equal = match (a, b) {
+                        (Value::Obj, Value::Obj) => match (ar, br) {
+                            (Some(x), Some(y)) => x.same(&y),
+                            _ => false,
+                        },
+                        _ => a == b,
+                    };
+                    self.drop_n(s, 2);
+                    push!(at, Value::Bool(equal), None);
+                    ip += 1;
+                }
+                OpCode::Greater => binary_number_op!(at, a, b, Value::Bool(a > b)),
+                OpCode::Less => binary_number_op!(at, a, b, Value::Bool(a < b)),
+                OpCode::Add => match (self.values[self.sp - 2], self.values[self.sp - 1]) {
+                    (Value::Number(a), Value::Number(b)) => {
+                        self.sp -= 1;
+                        self.values[self.sp - 1] = Value::Number(a + b);
+                        ip += 1;
+                    }
+                    _ => {
+                        let strings = self.peek_shape(s, 0, STRING).is_some()
+                            && self.peek_shape(s, 1, STRING).is_some();
+                        if !strings {
+                            fail!(at, "Operands must be two numbers or two strings.");
+                        }
+                        self.frames[fi].ip = at;
+                        return Ok(Exit::Slow);
+                    }
+                },
+                OpCode::Subtract => binary_number_op!(at, a, b, Value::Number(a - b)),
+                OpCode::Multiply => binary_number_op!(at, a, b, Value::Number(a * b)),
+                OpCode::Divide => binary_number_op!(at, a, b, Value::Number(a / b)),
+                OpCode::Not => {
+                    let falsey = self.values[self.sp - 1].is_falsey();
+                    self.set_slot(s, self.sp - 1, Value::Bool(falsey), None);
+                    ip += 1;
+                }
+                OpCode::Negate => match self.values[self.sp - 1] {
+                    Value::Number(n) => {
+                        self.values[self.sp - 1] = Value::Number(-n);
+                        ip += 1;
+                    }
+                    _ => fail!(at, "Operand must be a number."),
+                },
+                OpCode::Print => {
+                    let (v, r) = self.peek(s, 0);
+                    let text = display(v, r);
+                    let _ = writeln!(self.out, "{text}");
+                    self.drop_n(s, 1);
+                    ip += 1;
+                }
+                OpCode::Jump => {
+                    ip = at + 3 + u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                }
+                OpCode::JumpIfFalse => {
+                    ip = at + 3;
+                    if self.values[self.sp - 1].is_falsey() {
+                        ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                    }
+                }
+                OpCode::Loop => {
+                    self.frames[fi].ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                    return Ok(Exit::Poll);
+                }
+                OpCode::Call => {
+                    self.frames[fi].ip = at + 2;
+                    return self.call_value(s, arg);
+                }
+                OpCode::Invoke => {
+                    self.frames[fi].ip = at + 3;
+                    let name = constants.load(arg).expect("a name");
+                    return self.invoke(s, name, ins[2] as usize);
+                }
+                OpCode::SuperInvoke => {
+                    self.frames[fi].ip = at + 3;
+                    let name = constants.load(arg).expect("a name");
+                    let (_, superclass) = self.peek(s, 0);
+                    let superclass = superclass.expect("a superclass");
+                    self.drop_n(s, 1);
+                    return self.invoke_from_class(s, superclass, name, ins[2] as usize);
+                }
+                OpCode::Closure | OpCode::Class | OpCode::Inherit | OpCode::Method => {
+                    self.frames[fi].ip = at;
+                    return Ok(Exit::Slow);
+                }
+                OpCode::CloseUpvalue => {
+                    self.close_upvalues(s, self.sp - 1);
+                    self.drop_n(s, 1);
+                    ip += 1;
+                }
+                OpCode::Return => {
+                    let (v, r) = self.peek(s, 0);
+                    self.close_upvalues(s, base);
+                    self.frames.pop();
+                    self.frame_closures.set(s, fi, None);
+                    let n = self.sp - base;
+                    self.drop_n(s, n);
+                    if self.frames.is_empty() {
+                        return Ok(Exit::Done);
+                    }
+                    self.push(s, v, r)?;
+                    return Ok(Exit::Reload);
+                }
+            }
+        }
+    }
+
+    /// Executes the allocating instruction at the current frame's `ip`, with handles in a
+    /// nested scope.
+    fn slow_op(&mut self, s: &mut Scope<'_>) -> Result<(), RuntimeError> {
+        let fi = self.frames.len() - 1;
+        let at = self.frames[fi].ip;
+        let mut ins = [0u8; 4];
+        {
+            let closure = self.frame_closures.get(s, fi).expect("a closure");
+            let function = closure.load(CLOSURE_FUNCTION).expect("a function");
+            function.read_bytes(FN_CODE + at, &mut ins);
+        }
+        let op = OpCode::from_byte(ins[0]).expect("a valid opcode");
+        let result = s.scope(|s| self.slow_op_here(s, fi, at, op, ins));
+        if result.is_err() {
+            self.frames[fi].ip = at + 1;
+        }
+        result
+    }
+
+    /// Constant `index` of frame `fi`'s function (an object: a name or a function), rooted.
+    fn constant<'s>(&self, s: &Scope<'s>, fi: usize, index: usize) -> Local<'s> {
+        let closure = self.frame_closures.get(s, fi).expect("a closure");
+        let function = closure.load(CLOSURE_FUNCTION).expect("a function");
+        let constants = function.load(FN_CONSTANTS).expect("constants");
+        s.root(constants.load(index).expect("an object constant"))
+    }
+
+    fn slow_op_here(
+        &mut self,
+        s: &mut Scope<'_>,
+        fi: usize,
+        at: usize,
+        op: OpCode,
+        ins: [u8; 4],
+    ) -> Result<(), RuntimeError> {
+        let oom = RuntimeError::out_of_memory;
+        let arg = ins[1] as usize;
+        match op {
+            OpCode::Add => {
+                let a = s.root(self.peek(s, 1).1.expect("a string"));
+                let b = s.root(self.peek(s, 0).1.expect("a string"));
+                let result = self.interner.intern_concat(s, a, b).map_err(oom)?;
+                self.drop_n(s, 2);
+                let r = s.get(result);
+                self.push(s, Value::Obj, Some(r))?;
+                self.frames[fi].ip = at + 1;
+            }
+            OpCode::DefineGlobal => {
+                let name = self.constant(s, fi, arg);
+                let (v, r) = self.peek(s, 0);
+                let r = r.map(|r| s.root(r));
+                self.set_global(s, name, v, r).map_err(oom)?;
+                self.drop_n(s, 1);
+                self.frames[fi].ip = at + 2;
+            }
+            OpCode::GetProperty => {
+                let name = self.constant(s, fi, arg);
+                let instance = self.peek(s, 0).1.expect("an instance");
+                let class = s.root(instance.load(INSTANCE_CLASS).expect("a class"));
+                self.bind_method(s, class, name)?;
+                self.frames[fi].ip = at + 2;
+            }
+            OpCode::SetProperty => {
+                let name = self.constant(s, fi, arg);
+                let instance = s.root(self.peek(s, 1).1.expect("an instance"));
+                let (v, r) = self.peek(s, 0);
+                let r = r.map(|r| s.root(r));
+                let fields = s.load(instance, INSTANCE_FIELDS);
+                let (fields, _) = table::set(s, fields, name, v, r).map_err(oom)?;
+                s.store(instance, INSTANCE_FIELDS, Some(fields));
+                let r = r.map(|r| s.get(r));
+                self.set_slot(s, self.sp - 2, v, r);
+                self.drop_n(s, 1);
+                self.frames[fi].ip = at + 2;
+            }
+            OpCode::GetSuper => {
+                let name = self.constant(s, fi, arg);
+                let superclass = s.root(self.peek(s, 0).1.expect("a superclass"));
+                self.drop_n(s, 1);
+                self.bind_method(s, superclass, name)?;
+                self.frames[fi].ip = at + 2;
+            }
+            OpCode::Closure => {
+                let function = self.constant(s, fi, arg);
+                let n = function_upvalues(s.get(function));
+                let mut captures = vec![0u8; 2 * n];
+                {
+                    let closure = self.frame_closures.get(s, fi).expect("a closure");
+                    let code = closure.load(CLOSURE_FUNCTION).expect("a function");
+                    code.read_bytes(FN_CODE + at + 2, &mut captures);
+                }
+                let closure = s.alloc(CLOSURE, 1 + n as u32, 0).map_err(oom)?;
+                s.store(closure, CLOSURE_FUNCTION, Some(function));
+                let base = self.frames[fi].base;
+                for (i, capture) in captures.chunks(2).enumerate() {
+                    let (is_local, index) = (capture[0] != 0, capture[1] as usize);
+                    if is_local {
+                        let up = self.capture_upvalue(s, base + index).map_err(oom)?;
+                        s.store(closure, 1 + i, Some(up));
+                    } else {
+                        let enclosing = self.frame_closures.get(s, fi).expect("a closure");
+                        s.get(closure).store(1 + i, enclosing.load(1 + index));
+                    }
+                }
+                let r = s.get(closure);
+                self.push(s, Value::Obj, Some(r))?;
+                self.frames[fi].ip = at + 2 + 2 * n;
+            }
+            OpCode::Class => {
+                let name = self.constant(s, fi, arg);
+                let methods = table::alloc(s, table::MIN_CAPACITY).map_err(oom)?;
+                let class = s.alloc(CLASS, 2, 0).map_err(oom)?;
+                s.store(class, CLASS_NAME, Some(name));
+                s.store(class, CLASS_METHODS, Some(methods));
+                let r = s.get(class);
+                self.push(s, Value::Obj, Some(r))?;
+                self.frames[fi].ip = at + 2;
+            }
+            OpCode::Inherit => {
+                let Some(superclass) = self.peek_shape(s, 1, CLASS) else {
+                    return Err(RuntimeError("Superclass must be a class.".to_string()));
+                };
+                let superclass = s.root(superclass);
+                let subclass = s.root(self.peek(s, 0).1.expect("a subclass"));
+                let capacity =
+                    table::capacity(s.get(superclass).load(CLASS_METHODS).expect("methods"));
+                for i in 0..capacity {
+                    s.scope(|s| {
+                        let from = s.get(superclass).load(CLASS_METHODS).expect("methods");
+                        let Some(key) = table::key_at(from, i) else {
+                            return Ok(());
+                        };
+                        let (v, r) = table::value_at(from, i);
+                        let (key, r) = (s.root(key), r.map(|r| s.root(r)));
+                        let methods = s.load(subclass, CLASS_METHODS);
+                        let (methods, _) = table::set(s, methods, key, v, r)?;
+                        s.store(subclass, CLASS_METHODS, Some(methods));
+                        Ok(())
+                    })
+                    .map_err(oom)?;
+                }
+                self.drop_n(s, 1);
+                self.frames[fi].ip = at + 1;
+            }
+            OpCode::Method => {
+                let name = self.constant(s, fi, arg);
+                let method = s.root(self.peek(s, 0).1.expect("a closure"));
+                let class = s.root(self.peek(s, 1).1.expect("a class"));
+                let methods = s.load(class, CLASS_METHODS);
+                let (methods, _) =
+                    table::set(s, methods, name, Value::Obj, Some(method)).map_err(oom)?;
+                s.store(class, CLASS_METHODS, Some(methods));
+                self.drop_n(s, 1);
+                self.frames[fi].ip = at + 2;
+            }
+            other => unreachable!("{} is not a slow instruction", other.name()),
+        }
+        Ok(())
+    }
+
+    /// Replaces the receiver on top of the stack with `class`'s method `name` bound to it.
+    fn bind_method(
+        &mut self,
+        s: &mut Scope<'_>,
+        class: Local<'_>,
+        name: Local<'_>,
+    ) -> Result<(), RuntimeError> {
+        let method = {
+            let methods = s.get(class).load(CLASS_METHODS).expect("methods");
+            match table::get(methods, s.get(name)) {
+                Some((_, Some(method))) => s.root(method),
+                _ => return Err(undefined_property(s.get(name))),
+            }
+        };
+        let bound = s
+            .alloc(BOUND_METHOD, 2, 0)
+            .map_err(RuntimeError::out_of_memory)?;
+        let receiver = self.peek(s, 0).1;
+        let b = s.get(bound);
+        b.store(BOUND_RECEIVER, receiver);
+        b.store(BOUND_METHOD_SLOT, Some(s.get(method)));
+        self.set_slot(s, self.sp - 1, Value::Obj, Some(b));
+        Ok(())
+    }
+
+    /// Calls the class at `sp - 1 - argc`: a new instance replaces it, then `init` runs.
+    fn call_class(&mut self, s: &mut Scope<'_>, argc: usize) -> Result<(), RuntimeError> {
+        s.scope(|s| {
+            let slot = self.sp - 1 - argc;
+            let class = s.root(self.slot(s, slot).1.expect("a class"));
+            let instance = s
+                .alloc(INSTANCE, 2, 0)
+                .map_err(RuntimeError::out_of_memory)?;
+            s.store(instance, INSTANCE_CLASS, Some(class));
+            let i = s.get(instance);
+            self.set_slot(s, slot, Value::Obj, Some(i));
+            let init = s.get(s.from_global(&self.init_string));
+            let methods = s.get(class).load(CLASS_METHODS).expect("methods");
+            match table::get(methods, init) {
+                Some((_, Some(initializer))) => self.call_closure(s, initializer, argc),
+                _ if argc != 0 => Err(RuntimeError(format!(
+                    "Expected 0 arguments but got {argc}."
+                ))),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    /// Prints a runtime error and the stack trace as clox does, and resets the stack.
+    fn report(&mut self, s: &Scope<'_>, error: &RuntimeError) {
+        let _ = self.out.flush();
+        let mut text = format!("{}\n", error.0);
+        for (i, frame) in self.frames.iter().enumerate().rev() {
+            let Some(closure) = self.frame_closures.get(s, i) else {
+                continue;
+            };
+            let function = closure.load(CLOSURE_FUNCTION).expect("a function");
+            let line = function_line(function, frame.ip.saturating_sub(1));
+            text.push_str(&format!(
+                "[line {line}] in {}\n",
+                function_trace_name(function)
+            ));
+        }
+        let _ = self.err.write_all(text.as_bytes());
+        let _ = self.err.flush();
+        self.reset_stack();
+    }
+}
+
+/// How `print` shows a value.
+fn display(v: Value, r: Option<ObjRef<'_>>) -> String {
+    match v {
+        Value::Nil => "nil".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => format_number(n),
+        Value::Obj => r.map_or_else(|| "nil".to_string(), display_object),
+    }
+}
+
+fn undefined_property(name: ObjRef<'_>) -> RuntimeError {
+    RuntimeError(format!("Undefined property '{}'.", string_text(name)))
+}
+
+/// A complete interpreter: a heap, the thread's mutator, and a [`Vm`].
+pub struct Lox {
+    // Field order is drop order: the VM's handles and regions first, then the mutator, then
+    // the heap (which stops the collector).
+    vm: Vm,
+    mutator: Mutator,
+    heap: Heap,
+}
+
+/// Why an interpreter could not be created.
+#[derive(Debug)]
+pub enum SetupError {
+    /// The heap could not be created (bad size, no memory to map).
+    Heap(gc_runtime::HeapError),
+    /// This thread already has a mutator on the heap.
+    Attach(gc_runtime::AttachError),
+    /// The heap is too small for the VM's own objects.
+    OutOfMemory,
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::Heap(e) => write!(f, "cannot create the heap: {e}"),
+            SetupError::Attach(e) => write!(f, "cannot attach to the heap: {e}"),
+            SetupError::OutOfMemory => f.write_str("the heap is too small to start"),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+impl Lox {
+    /// An interpreter printing to stdout and stderr.
+    pub fn new(config: HeapConfig) -> Result<Lox, SetupError> {
+        Lox::with_output(
+            config,
+            Box::new(std::io::BufWriter::new(std::io::stdout())),
+            Box::new(std::io::stderr()),
+        )
+    }
+
+    /// An interpreter writing `print` output to `out` and runtime errors to `err`.
+    pub fn with_output(
+        config: HeapConfig,
+        out: Box<dyn Write>,
+        err: Box<dyn Write>,
+    ) -> Result<Lox, SetupError> {
+        let heap = Heap::new(config).map_err(SetupError::Heap)?;
+        let mut mutator = heap.attach("lox").map_err(SetupError::Attach)?;
+        let vm = mutator
+            .scope(|s| Vm::new(&heap, s, out, err))
+            .map_err(|_| SetupError::OutOfMemory)?;
+        Ok(Lox { vm, mutator, heap })
+    }
+
+    /// Compiles and runs `source` (globals persist between calls).
+    pub fn interpret(&mut self, source: &str) -> Result<(), InterpretError> {
+        let vm = &mut self.vm;
+        self.mutator.scope(|s| vm.interpret(s, source))
+    }
+
+    /// Runs an already compiled script.
+    pub fn run_script(&mut self, script: &FunctionProto) -> Result<(), InterpretError> {
+        let vm = &mut self.vm;
+        self.mutator.scope(|s| vm.run_script(s, script))
+    }
+
+    /// The heap (statistics, usage).
+    pub fn heap(&self) -> &Heap {
+        &self.heap
+    }
+
+    /// Runs a full collection cycle now.
+    pub fn collect(&mut self) {
+        self.mutator.scope(|s| s.collect("lox"));
+    }
+
+    /// The string table: `(entries, live entries)`, for tests and statistics.
+    pub fn interned_strings(&mut self) -> (usize, usize) {
+        let interner = self.vm.interner();
+        (interner.len(), interner.live())
+    }
+
+    /// True if a string with these contents is interned and alive.
+    pub fn is_interned(&mut self, text: &str) -> bool {
+        let vm = &mut self.vm;
+        self.mutator
+            .scope(|s| vm.interner().lookup(s, text.as_bytes()).is_some())
+    }
+
+    /// Flushes the `print` output.
+    pub fn flush(&mut self) {
+        self.vm.flush();
+    }
+}

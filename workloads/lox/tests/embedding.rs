@@ -1,0 +1,123 @@
+//! The interpreter as a library: output capture, globals persisting between programs, and weak
+//! string interning observed through the embedding API.
+
+use gc_runtime::{HeapConfig, Mode};
+use lox::{InterpretError, Lox};
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
+/// A `Write` that appends to a shared buffer.
+#[derive(Clone, Default)]
+struct Buffer(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    fn take(&self) -> String {
+        String::from_utf8(std::mem::take(&mut *self.0.borrow_mut())).unwrap()
+    }
+}
+
+fn lox(mode: Mode) -> (Lox, Buffer, Buffer) {
+    let (out, err) = (Buffer::default(), Buffer::default());
+    let config = HeapConfig::new(16 << 20).mode(mode).verify(true);
+    let lox = Lox::with_output(config, Box::new(out.clone()), Box::new(err.clone())).unwrap();
+    (lox, out, err)
+}
+
+#[test]
+fn globals_persist_between_programs() {
+    for mode in [Mode::Concurrent, Mode::Stw, Mode::Epsilon] {
+        let (mut lox, out, err) = lox(mode);
+        lox.interpret("var n = 40; fun add(x) { return n + x; }")
+            .unwrap();
+        lox.collect();
+        lox.interpret("print add(2);").unwrap();
+        lox.flush();
+        assert_eq!(out.take(), "42\n");
+        assert!(matches!(
+            lox.interpret("print nope;"),
+            Err(InterpretError::Runtime)
+        ));
+        assert_eq!(
+            err.take(),
+            "Undefined variable 'nope'.\n[line 1] in script\n"
+        );
+        assert!(matches!(
+            lox.interpret("print (;"),
+            Err(InterpretError::Compile(_))
+        ));
+        // The VM recovers from errors.
+        lox.interpret("print add(-38);").unwrap();
+        lox.flush();
+        assert_eq!(out.take(), "2\n");
+    }
+}
+
+#[test]
+fn interned_strings_die_when_unreferenced() {
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        let (mut lox, out, _) = lox(mode);
+        lox.interpret(
+            "var kept = \"kept \" + \"string\";\n\
+             { var temporary = \"temporary \" + \"string\"; print temporary; }",
+        )
+        .unwrap();
+        assert!(lox.is_interned("kept string"));
+        assert!(lox.is_interned("temporary string"));
+        lox.collect();
+        assert!(
+            lox.is_interned("kept string"),
+            "{mode:?}: a global keeps it"
+        );
+        assert!(
+            !lox.is_interned("temporary string"),
+            "{mode:?}: nothing references it any more"
+        );
+        // Equal contents made again are equal to the survivors and to new strings.
+        lox.interpret(
+            "print kept == \"kept string\";\n\
+             print \"temporary \" + \"string\" == \"temporary string\";",
+        )
+        .unwrap();
+        lox.flush();
+        assert_eq!(out.take(), "temporary string\ntrue\ntrue\n");
+        let (entries, live) = lox.interned_strings();
+        assert!(live <= entries);
+    }
+}
+
+#[test]
+fn objects_move_and_programs_do_not_notice() {
+    let (mut lox, out, err) = lox(Mode::Concurrent);
+    lox.interpret(
+        "class Node { init(v, next) { this.v = v; this.next = next; } }\n\
+         var list = nil;\n\
+         for (var i = 0; i < 1000; i = i + 1) list = Node(i, list);\n\
+         fun sum(l) { var t = 0; while (l != nil) { t = t + l.v; l = l.next; } return t; }\n\
+         var counter = nil;\n\
+         { var n = 0; fun inc() { n = n + 1; return n; } counter = inc; }",
+    )
+    .unwrap();
+    for round in 0..5 {
+        lox.collect();
+        lox.interpret("print sum(list); print counter();").unwrap();
+        lox.flush();
+        assert_eq!(
+            out.take(),
+            format!("499500\n{}\n", round + 1),
+            "{}",
+            err.take()
+        );
+    }
+    assert!(lox.heap().stats().cycles.len() >= 5);
+}
