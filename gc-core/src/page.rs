@@ -265,6 +265,13 @@ impl Page {
         }
     }
 
+    /// Set the bump pointer after the page was compacted in place: the objects now end at
+    /// `top`, and the space above it can be allocated again (by the compacting GC worker).
+    pub fn set_top_after_compaction(&self, top: u64) {
+        debug_assert!(top >= self.start && top <= self.top());
+        self.top.store(top, Ordering::Release);
+    }
+
     /// Take the page's memory (when freeing it). `None` if already taken.
     pub fn take_memory(&self) -> Option<PageMemory> {
         self.memory.lock().take()

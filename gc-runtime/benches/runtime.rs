@@ -68,7 +68,9 @@ fn chase(c: &mut Criterion) {
             while !p.is_null() {
                 // SAFETY: every non-null `next` is the address of an element of `nodes`,
                 // which outlives the loop.
-                p = unsafe { &*p }.next.load(std::sync::atomic::Ordering::Acquire) as *const Node;
+                p = unsafe { &*p }
+                    .next
+                    .load(std::sync::atomic::Ordering::Acquire) as *const Node;
                 hops += 1;
             }
             black_box(hops)

@@ -290,6 +290,7 @@ impl<'h> Cycle<'h> {
         self.rec.duration_ns = self.started.elapsed().as_nanos() as u64;
         self.rec.heap_after = heap.mem.used();
         self.rec.bytes_relocated = heap.reloc_alloc.bytes_relocated.load(Ordering::Relaxed);
+        self.rec.pages_compacted_in_place = heap.reloc_alloc.pages_in_place.load(Ordering::Relaxed);
         self.rec.gc_cpu_ns = thread_cpu_ns() - self.driver_cpu0 + self.worker_cpu;
         heap.log.cycle(
             heap.start,

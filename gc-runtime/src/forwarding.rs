@@ -6,11 +6,21 @@
 //! the page is released: then every live object already has a forwarding entry). When the GC
 //! worker has relocated every live object it releases its reference by negating the count
 //! and waits for the remaining mutators to drop theirs; then the page can be freed.
+//!
+//! When no target memory is left, the worker instead claims the page for *in-place*
+//! compaction (only while no mutator holds a reference): it slides the page's remaining live
+//! objects down to its start, entering each move in the table, while mutators that need an
+//! object of the page wait until it is done. The compacted page is kept and becomes the
+//! worker's target for the next pages, so a full heap still makes progress (ZGC does the same
+//! since JDK 16).
 
 use crate::sync::{Atomic, Primitives, Std};
 use gc_core::{ForwardingTable, Page};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// Reference count while the GC worker compacts the page in place (mutators cannot retain).
+const IN_PLACE: i64 = i64::MIN / 2;
 
 /// The retain/release reference count of a from-page (ZGC's `ZForwarding::_ref_count`),
 /// generic over [`Primitives`] so the loom models check this very code.
@@ -69,6 +79,10 @@ impl<P: Primitives> PageRefCount<P> {
     /// page happened before (the page may be freed).
     pub fn release_and_wait(&self) {
         let mut c = self.count.load(Ordering::Acquire);
+        if c == 0 {
+            // Compacted in place: `finish_in_place` released it already.
+            return;
+        }
         loop {
             debug_assert!(c >= 1, "worker reference already released");
             match self
@@ -82,6 +96,33 @@ impl<P: Primitives> PageRefCount<P> {
         while self.count.load(Ordering::Acquire) != 0 {
             P::backoff();
         }
+    }
+
+    /// The GC worker claims the page for in-place compaction: succeeds only while it holds
+    /// the sole reference (no mutator copies out); then [`Self::retain`] fails until
+    /// [`Self::finish_in_place`].
+    pub fn claim_in_place(&self) -> bool {
+        loop {
+            match self
+                .count
+                .compare_exchange_weak(1, IN_PLACE, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                // A weak CAS may fail spuriously: retry while the count still says 1.
+                Err(1) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// End in-place compaction: the page counts as released.
+    pub fn finish_in_place(&self) {
+        self.count.store(0, Ordering::Release);
+    }
+
+    /// True while the page is being compacted in place.
+    pub fn is_in_place(&self) -> bool {
+        self.count.load(Ordering::Acquire) == IN_PLACE
     }
 }
 
@@ -119,6 +160,24 @@ impl Forwarding {
     /// mutators that still copy out of it are done.
     pub(crate) fn release_page_and_wait(&self) {
         self.refcount.release_and_wait()
+    }
+
+    /// Claim the page for in-place compaction: succeeds only while no mutator copies out of
+    /// it; afterwards no mutator can retain it (they wait for [`Self::finish_in_place`] and
+    /// then read the table).
+    pub(crate) fn claim_in_place(&self) -> bool {
+        self.refcount.claim_in_place()
+    }
+
+    /// In-place compaction is over: every live object of the page has its entry.
+    pub(crate) fn finish_in_place(&self) {
+        self.pin();
+        self.refcount.finish_in_place();
+    }
+
+    /// True while the worker compacts the page in place.
+    pub(crate) fn is_in_place(&self) -> bool {
+        self.refcount.is_in_place()
     }
 
     pub(crate) fn pin(&self) {

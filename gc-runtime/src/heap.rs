@@ -79,15 +79,30 @@ impl HeapInner {
         self.start.elapsed().as_nanos() as u64
     }
 
-    /// Allocate and register a page born in the current cycle for a mutator: the
-    /// relocation reserve stays untouched.
-    pub(crate) fn new_page(&self, kind: PageKind, size: u64) -> Result<Arc<Page>, AllocError> {
+    /// A page born in the current cycle for a mutator (the relocation reserve stays
+    /// untouched), not yet in `pages`, so relocation-set selection cannot see (and free) it:
+    /// [`Self::register_page`] it, or give it back with `mem.free_page`.
+    pub(crate) fn new_page_unregistered(
+        &self,
+        kind: PageKind,
+        size: u64,
+    ) -> Result<Arc<Page>, AllocError> {
         let limit = self.mem.capacity().saturating_sub(self.relocation_reserve);
-        let page = self
-            .mem
-            .alloc_page_within(kind, size, self.state.seqnum(), limit)?;
+        self.mem
+            .alloc_page_within(kind, size, self.state.seqnum(), limit)
+    }
+
+    pub(crate) fn register_page(&self, page: &Arc<Page>) {
         self.pages.lock().insert(page.start(), page.clone());
-        Ok(page)
+    }
+
+    /// True if the live data the last completed cycle found leaves room for `size` more
+    /// bytes of mutator pages: a stalled allocation that still failed lost what that cycle
+    /// freed to other threads, and should wait for another cycle rather than fail.
+    pub(crate) fn last_cycle_left_room_for(&self, size: u64) -> bool {
+        let live = self.stats.lock().cycles.last().map(|c| c.live_bytes);
+        let limit = self.mem.capacity().saturating_sub(self.relocation_reserve);
+        live.is_some_and(|l| l + size <= limit)
     }
 
     /// Allocate and register a relocation target page: may use the relocation reserve.
@@ -190,8 +205,14 @@ impl Heap {
                 0
             } else {
                 let sizes = mem.sizes();
-                // One small page per GC worker and one for mutators, plus a medium page.
-                (config.gc_threads.max(cores) as u64 + 1) * sizes.small + sizes.medium.unwrap_or(0)
+                // One small page per GC worker and one for mutators, plus a medium page, but
+                // never more than an eighth of the heap (at least one small page): on a small
+                // heap a larger reserve would leave mutators almost nothing. When the reserve
+                // runs out, relocation forwards objects in place instead of failing.
+                let wanted = (config.gc_threads.max(cores) as u64 + 1) * sizes.small
+                    + sizes.medium.unwrap_or(0);
+                let cap = (config.memory.max_heap / 8 / sizes.small).max(1) * sizes.small;
+                wanted.min(cap)
             },
             forwarding_index: ForwardingIndex::new(start, size),
             relocation_set: Mutex::new(None),

@@ -22,6 +22,7 @@ pub(crate) struct RelocationAllocator {
     medium: Mutex<Option<Arc<Page>>>,
     pub(crate) bytes_relocated: AtomicU64,
     pub(crate) objects_relocated: AtomicU64,
+    pub(crate) pages_in_place: AtomicU64,
 }
 
 /// A GC worker's private target pages (bump allocation without atomics or locks).
@@ -86,10 +87,70 @@ impl HeapInner {
                 }
             }
             None => {
-                f.pin();
-                let _ = f.table.insert(idx, from);
+                // No target memory at all: compact this page in place if no mutator is
+                // copying out of it, else keep this one object where it is.
+                if !self.compact_in_place(f, t) {
+                    f.pin();
+                    let _ = f.table.insert(idx, from);
+                }
             }
         }
+    }
+
+    /// Compact the rest of `f`'s page in place: slide every live object that has no entry
+    /// yet down to the lowest free address (objects already relocated out left their space
+    /// free), enter each move, and make the page the worker's target for what follows.
+    /// Returns false if a mutator holds the page (then nothing was done).
+    fn compact_in_place(&self, f: &Forwarding, t: &mut WorkerTargets) -> bool {
+        if !f.claim_in_place() {
+            return false;
+        }
+        let page = &f.page;
+        let seq = self.state.seqnum();
+        let base = self.state.layout().view_base(View::Remapped);
+        let align = (1u64 << page.alignment_shift()) - 1;
+        let mut top = page.start();
+        let mut live = Vec::new();
+        page.live_map().for_each_marked(seq, |idx| live.push(idx));
+        for idx in live {
+            let from = page.offset_of(idx);
+            if f.table.find(idx as u64).is_some() {
+                continue;
+            }
+            // SAFETY: `from` is a live object of the page, not yet moved; only this worker
+            // touches the page's memory while it is claimed.
+            let obj = unsafe { Object::from_addr(base | from) };
+            let size = obj.size();
+            debug_assert!(top <= from, "in-place compaction only moves objects down");
+            if top != from {
+                // SAFETY: both ranges lie in the claimed page; `ptr::copy` allows the overlap
+                // of a move to a lower address.
+                unsafe {
+                    std::ptr::copy(
+                        (base | from) as *const u8,
+                        (base | top) as *mut u8,
+                        size as usize,
+                    )
+                };
+                self.reloc_alloc
+                    .bytes_relocated
+                    .fetch_add(size, Ordering::Relaxed);
+            }
+            let won = f.table.insert(idx as u64, top);
+            debug_assert!(won.is_ok(), "no one else can forward a claimed page");
+            top += (size + align) & !align;
+        }
+        page.set_top_after_compaction(top);
+        f.finish_in_place();
+        self.reloc_alloc
+            .pages_in_place
+            .fetch_add(1, Ordering::Relaxed);
+        match page.kind() {
+            PageKind::Small => t.small = Some(page.clone()),
+            PageKind::Medium => t.medium = Some(page.clone()),
+            PageKind::Large => {}
+        }
+        true
     }
 
     /// Target memory for a copy of `size` bytes; `None` if the heap has none left.
@@ -123,11 +184,18 @@ impl HeapInner {
             return to;
         }
         if !f.retain_page() {
-            // The worker released the page: every live object has its entry by now.
-            return f
-                .table
-                .find(idx)
-                .expect("a released from-page has every live object forwarded");
+            // The worker released the page (every live object has its entry by now), or is
+            // compacting it in place (wait for that: it takes microseconds per object).
+            loop {
+                if let Some(to) = f.table.find(idx) {
+                    return to;
+                }
+                assert!(
+                    f.is_in_place(),
+                    "a released from-page has every live object forwarded"
+                );
+                std::thread::yield_now();
+            }
         }
         let layout = self.state.layout();
         let base = layout.view_base(View::Remapped);

@@ -35,6 +35,7 @@ impl RootRegion {
         self.inner.slots.len()
     }
 
+    #[inline]
     fn check(&self, s: &Scope<'_>) {
         assert!(
             Arc::ptr_eq(&self.heap, &s.mutator().heap),

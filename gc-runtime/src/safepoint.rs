@@ -6,9 +6,10 @@
 //! (parked at a safepoint). The collector sets `requested`, then waits on a condvar until no
 //! mutator is running. Running mutators notice at their next poll (allocation or `poll()`)
 //! and park on the resume condvar — never spinning, since on 2 cores a spinning waiter costs
-//! a 4 ms scheduler tick. A thread leaving a blocking region during a pause parks too. The
-//! state store and the `requested` load on both sides are `SeqCst` (a Dekker handshake), so a
-//! thread either is seen running by the collector or sees the request.
+//! a 4 ms scheduler tick. A thread leaving a blocking region during a pause parks too. Both
+//! sides store, then issue a `SeqCst` fence, then load (a Dekker handshake: the mutator stores
+//! its state and loads `requested`, the collector stores `requested` and loads the states), so
+//! a thread either is seen running by the collector or sees the request.
 //!
 //! Attaching and detaching go through [`Safepoint::attach`] and [`Safepoint::detach`]: a
 //! thread is registered while still *blocked* and only then leaves that state, and
@@ -118,6 +119,7 @@ impl<P: Primitives> Safepoint<P> {
     /// The mutator enters a blocking region (or detaches, or stalls).
     pub fn enter_blocked(&self, t: &ThreadState<P>) {
         t.state.store(BLOCKED, Ordering::SeqCst);
+        P::fence(Ordering::SeqCst);
         if self.requested.load(Ordering::SeqCst) {
             let _g = self.lock.lock();
             self.lock.notify_all(STOPPED_CV);
@@ -127,6 +129,7 @@ impl<P: Primitives> Safepoint<P> {
     /// The mutator leaves a blocking region: it waits while a pause is in progress.
     pub fn leave_blocked(&self, t: &ThreadState<P>) {
         t.state.store(RUNNING, Ordering::SeqCst);
+        P::fence(Ordering::SeqCst);
         if self.requested.load(Ordering::SeqCst) {
             self.park(t);
         }
@@ -140,10 +143,15 @@ impl<P: Primitives> Safepoint<P> {
         self.leave_blocked(t);
     }
 
-    /// Detach a running thread: from now on it counts as stopped; then `unregister` removes
-    /// it. Anything the collector must see from it (its mark buffer) must be handed over
-    /// before, while it still runs.
-    pub fn detach(&self, t: &ThreadState<P>, unregister: impl FnOnce()) {
+    /// Detach a running thread: `hand_over` gives the collector what it must still see
+    /// (the mark buffer) while the thread still runs, so no pause can be in progress; from
+    /// then on the thread counts as stopped, and `unregister` removes it.
+    ///
+    /// Handing over after entering the blocked state would be wrong: the collector could be
+    /// inside Pause Mark End, past its last look at the mark queue, and would miss the work.
+    pub fn detach(&self, t: &ThreadState<P>, hand_over: impl FnOnce(), unregister: impl FnOnce()) {
+        debug_assert_eq!(t.get(), RUNNING);
+        hand_over();
         self.enter_blocked(t);
         unregister();
     }
@@ -162,6 +170,7 @@ impl<P: Primitives> Safepoint<P> {
         let mut g = self.lock.lock();
         *g += 1;
         self.requested.store(true, Ordering::SeqCst);
+        P::fence(Ordering::SeqCst);
         let threads = snapshot();
         while threads.iter().any(|t| t.thread_state().get() == RUNNING) {
             g = self.lock.wait(STOPPED_CV, g);

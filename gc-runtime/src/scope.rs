@@ -101,26 +101,32 @@ impl<'a> ObjRef<'a> {
     }
 
     /// Copy raw bytes starting at `offset` into `out`.
+    #[inline]
     pub fn read_bytes(&self, offset: usize, out: &mut [u8]) {
         self.obj().read_bytes(offset, out)
     }
     /// Write raw bytes at `offset`.
+    #[inline]
     pub fn write_bytes(&self, offset: usize, data: &[u8]) {
         self.obj().write_bytes(offset, data)
     }
     /// Read a little-endian u64 at raw byte `offset`.
+    #[inline]
     pub fn read_u64(&self, offset: usize) -> u64 {
         self.obj().read_u64(offset)
     }
     /// Write a little-endian u64 at raw byte `offset`.
+    #[inline]
     pub fn write_u64(&self, offset: usize, v: u64) {
         self.obj().write_u64(offset, v)
     }
     /// Read an f64 at raw byte `offset`.
+    #[inline]
     pub fn read_f64(&self, offset: usize) -> f64 {
         f64::from_bits(self.read_u64(offset))
     }
     /// Write an f64 at raw byte `offset`.
+    #[inline]
     pub fn write_f64(&self, offset: usize, v: f64) {
         self.write_u64(offset, v.to_bits())
     }
@@ -133,6 +139,7 @@ impl<'a> ObjRef<'a> {
     }
 
     /// The object's current heap offset (changes when the collector moves it).
+    #[inline]
     pub fn address(&self) -> u64 {
         self.m.heap.state.layout().offset(self.ptr)
     }
@@ -338,6 +345,24 @@ pub struct Global {
 unsafe impl Send for Global {}
 // SAFETY: as above.
 unsafe impl Sync for Global {}
+
+impl Global {
+    /// The object of this global handle, borrowed until the next safepoint (no local handle
+    /// is pushed).
+    #[inline]
+    pub fn get<'a>(&self, s: &'a Scope<'_>) -> ObjRef<'a> {
+        assert!(
+            Arc::ptr_eq(&self.heap, s.heap()),
+            "global handle used with a scope of another heap"
+        );
+        // SAFETY: the slot belongs to the heap's global table, alive while `self` is.
+        let p = s.mutator().load_slot(unsafe { &*self.slot });
+        ObjRef {
+            ptr: p,
+            m: s.mutator(),
+        }
+    }
+}
 
 impl Drop for Global {
     fn drop(&mut self) {

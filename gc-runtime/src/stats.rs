@@ -72,6 +72,9 @@ pub struct CycleRecord {
     /// Bytes found live by marking.
     pub live_bytes: u64,
     pub pages_relocated: u64,
+    /// Relocation-set pages compacted in place because no target memory was left.
+    #[serde(default)]
+    pub pages_compacted_in_place: u64,
     pub bytes_relocated: u64,
     /// Empty pages freed without relocation.
     pub pages_freed_empty: u64,

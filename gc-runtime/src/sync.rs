@@ -54,6 +54,10 @@ pub trait Primitives: Send + Sync + Sized + 'static {
     type Monitor<T: Send>: Monitor<T>;
     /// One round of a wait loop that has nothing to block on (a model checker yields here).
     fn backoff();
+    /// A memory fence (`std::sync::atomic::fence`). The safepoint's Dekker handshake uses
+    /// `SeqCst` fences between its store and its load: loom models `SeqCst` *fences*
+    /// exactly but treats `SeqCst` loads and stores as acquire/release only.
+    fn fence(order: Ordering);
 }
 
 /// The primitives the collector runs with.
@@ -142,5 +146,9 @@ impl Primitives for Std {
         // Waits on this path last a few microseconds (a mutator copying one object): sleep
         // briefly rather than spin, which on 2 cores would cost a scheduler tick.
         std::thread::sleep(Duration::from_micros(20));
+    }
+    #[inline(always)]
+    fn fence(order: Ordering) {
+        std::sync::atomic::fence(order)
     }
 }

@@ -1,0 +1,482 @@
+//! Loom models of the runtime's handshake protocols, run on the *same* code as the collector:
+//! `Safepoint`, `ThreadState` and `PageRefCount` are generic over
+//! `gc_runtime::sync::Primitives`, and here they are instantiated with loom's atomics, mutex
+//! and condvars, so loom explores every interleaving (and every value the memory model lets
+//! a load see) of the code that runs in the collector.
+//!
+//! "The heap" is a `loom::cell::UnsafeCell`: mutators touch it between safepoint polls, the
+//! collector touches it inside its pause. If any interleaving lets both touch it without a
+//! happens-before order — a mutator running heap code during a pause — loom reports a
+//! causality violation and the model fails. Loom also fails a model that deadlocks (a pause
+//! that never completes, a mutator that never wakes).
+//!
+//! Models:
+//! - the stop/poll/resume handshake: no mutator runs heap code during a pause;
+//! - a thread leaving a blocking region during a pause waits for the pause to end, and the
+//!   pause does not wait for a thread that sits in a blocking region;
+//! - attach and detach racing with a pause (and, as a check that the model can see the bug
+//!   fixed in this protocol, the old order — snapshot before request — fails);
+//! - detach hands the mark buffer over before Pause Mark End can miss it (and the old order
+//!   fails);
+//! - the forwarding page reference count: a mutator copying out of a from-page never overlaps
+//!   the page being freed, and a mutator that cannot retain the page finds the forwarding
+//!   entry.
+//!
+//! They run in a plain `cargo test` (no `--cfg loom`), all nine in about half a second, with
+//! the preemption bound at 3 (2 for the three-thread model) to keep CI fast;
+//! `LOOM_MAX_PREEMPTIONS=<n>` searches deeper.
+
+use gc_core::sync::AtomicWord;
+use gc_core::ForwardingTable;
+use gc_runtime::forwarding::PageRefCount;
+use gc_runtime::safepoint::{Safepoint, ThreadState};
+use gc_runtime::sync::{Atomic, Cond, Monitor, Primitives};
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8};
+use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+use loom::thread;
+use std::sync::atomic::Ordering;
+
+// --- loom as the runtime's primitives (newtypes: trait and types are both foreign here) ----
+
+struct Loom;
+
+macro_rules! loom_atomic {
+    ($name:ident, $t:ty, $a:ty) => {
+        struct $name($a);
+        impl Atomic<$t> for $name {
+            fn new(v: $t) -> Self {
+                $name(<$a>::new(v))
+            }
+            fn load(&self, order: Ordering) -> $t {
+                self.0.load(order)
+            }
+            fn store(&self, v: $t, order: Ordering) {
+                self.0.store(v, order)
+            }
+            fn compare_exchange_weak(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                self.0.compare_exchange_weak(current, new, success, failure)
+            }
+        }
+    };
+}
+
+loom_atomic!(LoomBool, bool, AtomicBool);
+loom_atomic!(LoomU8, u8, AtomicU8);
+loom_atomic!(LoomI64, i64, AtomicI64);
+
+struct LoomMonitor<T> {
+    lock: Mutex<T>,
+    first: Condvar,
+    second: Condvar,
+}
+
+impl<T> LoomMonitor<T> {
+    fn cv(&self, c: Cond) -> &Condvar {
+        match c {
+            Cond::First => &self.first,
+            Cond::Second => &self.second,
+        }
+    }
+}
+
+impl<T: Send> Monitor<T> for LoomMonitor<T> {
+    type Guard<'a>
+        = MutexGuard<'a, T>
+    where
+        Self: 'a;
+    fn new(v: T) -> Self {
+        LoomMonitor {
+            lock: Mutex::new(v),
+            first: Condvar::new(),
+            second: Condvar::new(),
+        }
+    }
+    fn lock(&self) -> Self::Guard<'_> {
+        self.lock.lock().unwrap()
+    }
+    fn wait<'a>(&'a self, c: Cond, g: Self::Guard<'a>) -> Self::Guard<'a> {
+        self.cv(c).wait(g).unwrap()
+    }
+    fn notify_all(&self, c: Cond) {
+        self.cv(c).notify_all()
+    }
+}
+
+impl Primitives for Loom {
+    type AtomicBool = LoomBool;
+    type AtomicU8 = LoomU8;
+    type AtomicI64 = LoomI64;
+    type Monitor<T: Send> = LoomMonitor<T>;
+    fn backoff() {
+        thread::yield_now();
+    }
+    fn fence(order: Ordering) {
+        loom::sync::atomic::fence(order)
+    }
+}
+
+/// loom's `AtomicU64` as gc-core's atomic word (for the forwarding table).
+struct LoomWord(AtomicU64);
+
+impl AtomicWord for LoomWord {
+    fn new_word(v: u64) -> Self {
+        LoomWord(AtomicU64::new(v))
+    }
+    fn load(&self, order: Ordering) -> u64 {
+        self.0.load(order)
+    }
+    fn store(&self, v: u64, order: Ordering) {
+        self.0.store(v, order)
+    }
+    fn compare_exchange(
+        &self,
+        current: u64,
+        new: u64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<u64, u64> {
+        self.0.compare_exchange(current, new, success, failure)
+    }
+    fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
+        self.0.fetch_or(v, order)
+    }
+    fn fetch_add(&self, v: u64, order: Ordering) -> u64 {
+        self.0.fetch_add(v, order)
+    }
+}
+
+// --- a tiny heap with a safepoint and a mutator registry ----------------------------------
+
+type State = std::sync::Arc<ThreadState<Loom>>;
+
+struct World {
+    sp: Safepoint<Loom>,
+    /// The registered mutators (the heap's `mutators` list).
+    registry: Mutex<Vec<State>>,
+    /// Memory only running mutators and the collector inside a pause may touch.
+    heap: UnsafeCell<u64>,
+}
+
+impl World {
+    fn new() -> Arc<World> {
+        Arc::new(World {
+            sp: Safepoint::default(),
+            registry: Mutex::new(Vec::new()),
+            heap: UnsafeCell::new(0),
+        })
+    }
+
+    fn touch_heap(&self) {
+        self.heap.with_mut(|h| unsafe { *h += 1 });
+    }
+
+    fn snapshot(&self) -> Vec<State> {
+        self.registry.lock().unwrap().clone()
+    }
+
+    /// `Mutator::attach`: registered while blocked, then running.
+    fn attach(&self) -> State {
+        let t: State = std::sync::Arc::new(ThreadState::new_blocked());
+        self.sp
+            .attach(&t, || self.registry.lock().unwrap().push(t.clone()));
+        t
+    }
+
+    /// `Mutator::drop`: hand over, blocked, unregistered.
+    fn detach(&self, t: &State, hand_over: impl FnOnce()) {
+        self.sp.detach(t, hand_over, || {
+            self.registry
+                .lock()
+                .unwrap()
+                .retain(|x| !std::sync::Arc::ptr_eq(x, t))
+        });
+    }
+
+    /// One pause of the driver: stop, work on the heap, resume. Returns the snapshot size.
+    fn pause(&self, work: impl FnOnce()) -> usize {
+        let (_, snap) = self.sp.stop(|| self.snapshot());
+        self.heap.with_mut(|h| unsafe { *h += 100 });
+        work();
+        self.sp.resume();
+        snap.len()
+    }
+}
+
+/// Run a model with a preemption bound of 3 (or `LOOM_MAX_PREEMPTIONS`, to search deeper).
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    bounded(3, f)
+}
+
+fn bounded(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if std::env::var("LOOM_MAX_PREEMPTIONS").is_err() {
+        b.preemption_bound = Some(bound);
+    }
+    b.check(f);
+}
+
+// --- safepoint models ----------------------------------------------------------------------
+
+/// A running mutator polls between heap accesses; the collector pauses once. Every heap
+/// access of the mutator is ordered before or after the pause's.
+#[test]
+fn no_mutator_runs_heap_code_during_a_pause() {
+    model(|| {
+        let w = World::new();
+        let t = w.attach();
+        let m = {
+            let (w, t) = (w.clone(), t.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    w.touch_heap();
+                    w.sp.poll(&t);
+                }
+                w.touch_heap();
+                w.detach(&t, || {});
+            })
+        };
+        // The mutator is in the snapshot unless it detached before the pause.
+        assert!(w.pause(|| {}) <= 1);
+        m.join().unwrap();
+        w.heap.with(|h| assert_eq!(unsafe { *h }, 103));
+    });
+}
+
+/// A thread in a blocking region counts as stopped (the pause completes without it), and
+/// when it leaves the region during the pause it waits until the pause is over.
+#[test]
+fn leaving_a_blocking_region_during_a_pause_waits() {
+    model(|| {
+        let w = World::new();
+        let t = w.attach();
+        w.sp.enter_blocked(&t);
+        let m = {
+            let (w, t) = (w.clone(), t.clone());
+            thread::spawn(move || {
+                // The blocking region's work touches no heap; then back to running.
+                w.sp.leave_blocked(&t);
+                w.touch_heap();
+                w.detach(&t, || {});
+            })
+        };
+        w.pause(|| {});
+        m.join().unwrap();
+        w.heap.with(|h| assert_eq!(unsafe { *h }, 101));
+    });
+}
+
+/// A thread that never leaves its blocking region does not hold up two pauses in a row.
+#[test]
+fn a_thread_parked_in_a_blocking_region_never_holds_up_pauses() {
+    model(|| {
+        let w = World::new();
+        let t = w.attach();
+        w.sp.enter_blocked(&t);
+        let c = {
+            let w = w.clone();
+            thread::spawn(move || {
+                w.pause(|| {});
+                w.pause(|| {});
+            })
+        };
+        c.join().unwrap();
+        w.sp.leave_blocked(&t);
+        w.touch_heap();
+        w.heap.with(|h| assert_eq!(unsafe { *h }, 201));
+    });
+}
+
+/// A thread attaches, works and detaches while the collector pauses: whatever the order,
+/// its heap accesses never overlap the pause (an attach during the pause waits; a detach
+/// during the pause lets it complete).
+#[test]
+fn attach_and_detach_during_a_pause() {
+    model(|| {
+        let w = World::new();
+        let m = {
+            let w = w.clone();
+            thread::spawn(move || {
+                let t = w.attach();
+                w.touch_heap();
+                w.sp.poll(&t);
+                w.touch_heap();
+                w.detach(&t, || {});
+            })
+        };
+        let seen = w.pause(|| {});
+        assert!(seen <= 1);
+        m.join().unwrap();
+        w.heap.with(|h| assert_eq!(unsafe { *h }, 102));
+    });
+}
+
+/// The protocol as it was before the fix: the driver took its snapshot of the mutators
+/// *before* publishing the request. A thread attaching in between is neither waited for nor
+/// sees the request: loom finds it running heap code during the pause.
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn old_order_snapshot_before_request_lets_an_attaching_thread_run_through_the_pause() {
+    model(|| {
+        let w = World::new();
+        let m = {
+            let w = w.clone();
+            thread::spawn(move || {
+                let t = w.attach();
+                w.touch_heap();
+                w.detach(&t, || {});
+            })
+        };
+        let snap = w.snapshot();
+        let (_, _) = w.sp.stop(move || snap);
+        w.heap.with_mut(|h| unsafe { *h += 100 });
+        w.sp.resume();
+        m.join().unwrap();
+    });
+}
+
+/// Pause Mark End against a detaching mutator that still holds marking work in its buffer:
+/// the pause must either see the work (and not complete marking) or run before the mutator
+/// marked anything. Marking "completes" with work arriving later only if the buffer is
+/// handed over after the thread counts as stopped — the old order, which loom catches.
+fn mark_end_against_detach(old_order: bool) {
+    model(move || {
+        let w = World::new();
+        let queue = Arc::new(Mutex::new(Vec::<u64>::new()));
+        let t = w.attach();
+        let m = {
+            let (w, t, queue) = (w.clone(), t.clone(), queue.clone());
+            thread::spawn(move || {
+                // The barrier marked an object into the thread-local buffer.
+                let buffer = [42u64];
+                w.touch_heap();
+                let hand_over = || queue.lock().unwrap().extend(buffer.iter().copied());
+                if old_order {
+                    w.sp.enter_blocked(&t);
+                    hand_over();
+                    w.registry.lock().unwrap().clear();
+                } else {
+                    w.detach(&t, hand_over);
+                }
+            })
+        };
+        let mut complete = false;
+        w.pause(|| complete = queue.lock().unwrap().is_empty());
+        m.join().unwrap();
+        if complete {
+            assert!(
+                queue.lock().unwrap().is_empty(),
+                "marking completed while a mutator's marked object was still untraced"
+            );
+        }
+    });
+}
+
+#[test]
+fn detach_hands_the_mark_buffer_over_before_mark_end_can_miss_it() {
+    mark_end_against_detach(false);
+}
+
+#[test]
+#[should_panic(expected = "marking completed while a mutator's marked object was still untraced")]
+fn old_order_detach_then_hand_over_loses_marking_work() {
+    mark_end_against_detach(true);
+}
+
+// --- forwarding page retain/release ---------------------------------------------------------
+
+const OBJECT: u64 = 0x0b1ec7;
+const POISON: u64 = 0xdead;
+const WORKER_COPY: u64 = 0x1000;
+const MUTATOR_COPY: u64 = 0x2000;
+
+/// What `relocate_object` does for a mutator: find the entry; else retain the page, copy,
+/// CAS the entry, release; if the page cannot be retained, the entry must be there.
+fn mutator_relocate(
+    rc: &PageRefCount<Loom>,
+    page: &UnsafeCell<u64>,
+    table: &ForwardingTable<LoomWord>,
+    copy_to: u64,
+) -> u64 {
+    if let Some(to) = table.find(0) {
+        return to;
+    }
+    if !rc.retain() {
+        return table
+            .find(0)
+            .expect("a released page has every live object forwarded");
+    }
+    // The copy reads the from-page: it must never overlap the page being freed.
+    let v = page.with(|p| unsafe { *p });
+    assert_eq!(v, OBJECT, "copied from a freed page");
+    let to = match table.insert(0, copy_to) {
+        Ok(to) | Err(to) => to,
+    };
+    rc.release();
+    to
+}
+
+/// What `relocate_parallel` does for a page: relocate every live object, release the
+/// worker's reference and wait for copiers, free the page.
+fn worker_evacuate(
+    rc: &PageRefCount<Loom>,
+    page: &UnsafeCell<u64>,
+    table: &ForwardingTable<LoomWord>,
+) -> u64 {
+    let to = match table.find(0) {
+        Some(to) => to,
+        None => {
+            let v = page.with(|p| unsafe { *p });
+            assert_eq!(v, OBJECT);
+            match table.insert(0, WORKER_COPY) {
+                Ok(to) | Err(to) => to,
+            }
+        }
+    };
+    rc.release_and_wait();
+    // Free the page: poison its memory.
+    page.with_mut(|p| unsafe { *p = POISON });
+    to
+}
+
+#[test]
+fn a_mutator_copy_never_overlaps_the_page_being_freed() {
+    model(|| {
+        let rc = Arc::new(PageRefCount::<Loom>::default());
+        let page = Arc::new(UnsafeCell::new(OBJECT));
+        let table = Arc::new(ForwardingTable::<LoomWord>::new(1));
+        let m = {
+            let (rc, page, table) = (rc.clone(), page.clone(), table.clone());
+            thread::spawn(move || mutator_relocate(&rc, &page, &table, MUTATOR_COPY))
+        };
+        let w = worker_evacuate(&rc, &page, &table);
+        let m = m.join().unwrap();
+        assert_eq!(w, m, "worker and mutator agree on the copy");
+    });
+}
+
+#[test]
+fn two_mutators_and_the_worker_agree_and_never_copy_from_a_freed_page() {
+    bounded(2, || {
+        let rc = Arc::new(PageRefCount::<Loom>::default());
+        let page = Arc::new(UnsafeCell::new(OBJECT));
+        let table = Arc::new(ForwardingTable::<LoomWord>::new(1));
+        let ms: Vec<_> = [MUTATOR_COPY, MUTATOR_COPY + 0x1000]
+            .into_iter()
+            .map(|to| {
+                let (rc, page, table) = (rc.clone(), page.clone(), table.clone());
+                thread::spawn(move || mutator_relocate(&rc, &page, &table, to))
+            })
+            .collect();
+        let w = worker_evacuate(&rc, &page, &table);
+        for m in ms {
+            assert_eq!(m.join().unwrap(), w);
+        }
+    });
+}
