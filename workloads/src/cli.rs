@@ -105,6 +105,13 @@ pub struct SweepArgs {
     /// The workload to sweep (run with its default options; see its subcommand's --help).
     #[arg(long, value_name = "NAME", default_value = "heap-churn")]
     pub workload: Workload,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Options of every run, for the sweep and for each workload alone.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
     /// Seconds each run is measured (after its live set is built); fractions allowed.
     #[arg(long = "duration", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true,
           default_value = "20")]
@@ -114,10 +121,11 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
-    /// Random seed of the workload (the same for every run of the sweep).
+    /// Random seed of the workload (the same for every run of a sweep).
     #[arg(long, value_name = "N", default_value_t = 42)]
     pub seed: u64,
-    /// Live set as a fraction of each heap size (0 < f < 1).
+    /// Live set as a fraction of the heap (0 < f < 1), unless a workload's own size option
+    /// (--live-mb, --retention-mb, --depth) is given.
     #[arg(long, value_name = "F", value_parser = parse_fraction, default_value = "0.5",
           allow_negative_numbers = true)]
     pub live_fraction: f64,
@@ -136,10 +144,11 @@ impl SweepArgs {
         let mut v = Vec::new();
         for &heap in &self.heaps {
             for &mode in &self.modes {
-                let live = live_bytes(heap, self.live_fraction);
-                let mut c = RunConfig::new(self.workload, mode, heap, live, self.duration_ms);
-                c.threads = self.threads;
-                c.seed = self.seed;
+                let o = &self.common;
+                let live = live_bytes(heap, o.live_fraction);
+                let mut c = RunConfig::new(self.workload, mode, heap, live, o.duration_ms);
+                c.threads = o.threads;
+                c.seed = o.seed;
                 v.push(c);
             }
         }
@@ -156,29 +165,8 @@ pub struct RunArgs {
     /// Collector mode: concurrent, stw or epsilon.
     #[arg(long, value_name = "MODE", default_value = "concurrent")]
     pub mode: Mode,
-    /// Seconds the run is measured (after its live set is built); fractions allowed.
-    #[arg(long = "duration", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true,
-          default_value = "20")]
-    pub duration_ms: u64,
-    /// Mutator threads. Keep it below the number of cores.
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads: u32,
-    /// Random seed.
-    #[arg(long, value_name = "N", default_value_t = 42)]
-    pub seed: u64,
-    /// Live set as a fraction of the heap (0 < f < 1), unless the workload's own size option
-    /// (--live-mb, --retention-mb, --depth) is given.
-    #[arg(long, value_name = "F", value_parser = parse_fraction, default_value = "0.5",
-          allow_negative_numbers = true)]
-    pub live_fraction: f64,
-    /// Directory for the outputs (created if missing) [default: results/ and the UTC time, e.g.
-    /// results/2025-01-31_12-00-00].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// No progress bar and no table on stdout; print only the output directory.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
 }
 
 impl RunArgs {
@@ -197,11 +185,12 @@ impl RunArgs {
                 }
                 bytes
             }
-            None => live_bytes(self.heap, self.live_fraction),
+            None => live_bytes(self.heap, self.common.live_fraction),
         };
-        let mut c = RunConfig::new(workload, self.mode, self.heap, live, self.duration_ms);
-        c.threads = self.threads;
-        c.seed = self.seed;
+        let o = &self.common;
+        let mut c = RunConfig::new(workload, self.mode, self.heap, live, o.duration_ms);
+        c.threads = o.threads;
+        c.seed = o.seed;
         Ok(c)
     }
 }
@@ -480,8 +469,11 @@ mod tests {
         assert_eq!(s.heaps, vec![256 << 20, 1 << 30, 4 << 30]);
         assert_eq!(s.modes, vec![Mode::Concurrent, Mode::Stw]);
         assert_eq!(s.workload, Workload::HeapChurn);
-        assert_eq!((s.threads, s.seed, s.live_fraction), (1, 42, 0.5));
-        assert_eq!(s.duration_ms, 20_000);
+        assert_eq!(
+            (s.common.threads, s.common.seed, s.common.live_fraction),
+            (1, 42, 0.5)
+        );
+        assert_eq!(s.common.duration_ms, 20_000);
         let configs = s.configs();
         let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
         assert_eq!(
@@ -525,9 +517,9 @@ mod tests {
         assert_eq!(s.heaps, vec![512 << 20, 2 << 30]);
         assert_eq!(s.modes, vec![Mode::Stw, Mode::Epsilon]);
         assert_eq!(s.workload, Workload::LruCache);
-        assert_eq!(s.duration_ms, 250);
-        assert_eq!(s.out, Some(PathBuf::from("/tmp/x")));
-        assert!(s.quiet);
+        assert_eq!(s.common.duration_ms, 250);
+        assert_eq!(s.common.out, Some(PathBuf::from("/tmp/x")));
+        assert!(s.common.quiet);
         let c = &s.configs()[0];
         assert_eq!((c.threads, c.seed), (2, 7));
         assert_eq!(c.live_set_bytes, ((512u64 << 20) as f64 * 0.3) as u64);

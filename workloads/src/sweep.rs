@@ -201,7 +201,11 @@ where
     F: FnMut(&RunConfig) -> Result<RunResult, String>,
 {
     let (configs, out, quiet) = match &cli.command {
-        None => (cli.sweep.configs(), cli.sweep.out.clone(), cli.sweep.quiet),
+        None => (
+            cli.sweep.configs(),
+            cli.sweep.common.out.clone(),
+            cli.sweep.common.quiet,
+        ),
         Some(Command::Report(args)) => {
             let results = match report::read_results_json(&args.results) {
                 Ok(r) => r,
@@ -230,7 +234,7 @@ where
                 }
             };
             let args = cmd.run_args().expect("a workload subcommand");
-            (vec![config], args.out.clone(), args.quiet)
+            (vec![config], args.common.out.clone(), args.common.quiet)
         }
     };
     warn_about(&configs);
