@@ -177,6 +177,31 @@ impl HeapInner {
         off
     }
 
+    /// Give the shared relocation allocator fresh target pages of this cycle *before* Pause
+    /// Relocate Start, so relocating the roots inside the pause only bumps a pointer: taking a
+    /// page can mean committing and mapping memory (hundreds of microseconds), which must not
+    /// happen inside a pause. Only the classes the relocation set needs are prepared.
+    pub(crate) fn prepare_relocation_targets(&self, small: bool, medium: bool) {
+        let sizes = *self.mem.sizes();
+        let seq = self.state.seqnum();
+        for (want, kind, slot) in [
+            (small, PageKind::Small, &self.reloc_alloc.small),
+            (medium, PageKind::Medium, &self.reloc_alloc.medium),
+        ] {
+            if !want {
+                continue;
+            }
+            let mut cur = slot.lock();
+            if cur.as_ref().is_some_and(|p| p.seqnum() == seq) {
+                continue;
+            }
+            // No memory: the pause will fall back as usual (in-place or forwarding to self).
+            if let Ok(page) = self.new_relocation_page(kind, sizes.page_size(kind, 0)) {
+                *cur = Some(page);
+            }
+        }
+    }
+
     /// Relocate (or find the relocated copy of) the object at `from` in `f`'s page.
     pub(crate) fn relocate_object(&self, f: &Forwarding, from: u64) -> u64 {
         let idx = f.page.index_of(from) as u64;
