@@ -19,7 +19,6 @@
 use gc_core::proc_info::count_mappings;
 use gc_core::{View, GRANULE_SIZE};
 use gc_runtime::{Backing, Heap, HeapConfig, HeapError, Mode, OutOfMemory, Scope, WeakRef};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
@@ -383,11 +382,22 @@ fn check_chain(s: &Scope<'_>, head: gc_runtime::Local<'_>, t: u64, n: u64, obj_b
     assert_eq!(i, n, "thread {t}: objects kept");
 }
 
+/// Wait until `n` threads have arrived (a barrier that fails after a minute instead of
+/// hanging when the other thread died).
+fn rendezvous(arrived: &std::sync::atomic::AtomicUsize, n: usize) {
+    arrived.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while arrived.load(std::sync::atomic::Ordering::Acquire) < n {
+        assert!(Instant::now() < deadline, "the other thread never arrived");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 #[test]
 fn two_threads_exhaust_the_heap_then_recover() {
     for mode in [Mode::Concurrent, Mode::Stw, Mode::Epsilon] {
         let h = Heap::new(HeapConfig::new(48 * MIB).mode(mode).verify(true)).unwrap();
-        let barrier = Barrier::new(2);
+        let barrier = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|sc| {
             for t in 0..2u64 {
                 let (h, barrier) = (&h, &barrier);
@@ -402,7 +412,7 @@ fn two_threads_exhaust_the_heap_then_recover() {
                             assert_mentions(&err, &["out of memory"]);
                             // Both threads have failed before either lets go (wait as a
                             // blocked thread: a pause must not wait for us).
-                            s.blocking(|| barrier.wait());
+                            s.blocking(|| rendezvous(barrier, 2));
                             // Everything kept is intact after the failures.
                             check_chain(s, head, t, n, obj_bytes);
                             if mode != Mode::Epsilon {
@@ -448,6 +458,16 @@ fn two_threads_exhaust_the_heap_then_recover() {
 
 // --- misbehaving mutators ----------------------------------------------------------------------
 
+/// Sets the flag when dropped: a failed assertion in a test body must stop the helper threads
+/// (and so fail the test) instead of leaving them running and the test hanging.
+struct SetOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// A checked list owned by a long-running thread: built, then verified repeatedly while other
 /// threads misbehave.
 fn steady_worker(h: &Heap, stop: &std::sync::atomic::AtomicBool) -> u64 {
@@ -492,6 +512,7 @@ fn a_mutator_that_panics_while_holding_handles() {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let globals_before = h.memory_report().global_handles;
     let weaks: Vec<WeakRef> = std::thread::scope(|sc| {
+        let _stop = SetOnDrop(&stop);
         let steady = sc.spawn(|| steady_worker(&h, &stop));
         let mut weaks = Vec::new();
         for round in 0..6 {
@@ -562,6 +583,7 @@ fn mutators_detach_in_the_middle_of_cycles() {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let lists: std::sync::Mutex<Vec<(gc_runtime::Global, u64)>> = Default::default();
     std::thread::scope(|sc| {
+        let _stop = SetOnDrop(&stop);
         let steady = sc.spawn(|| steady_worker(&h, &stop));
         let deadline = Instant::now() + Duration::from_secs(3);
         let mut k = 0u64;
