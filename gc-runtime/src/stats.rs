@@ -75,6 +75,17 @@ pub struct CycleRecord {
     /// Relocation-set pages compacted in place because no target memory was left.
     #[serde(default)]
     pub pages_compacted_in_place: u64,
+    /// Live objects placed by in-place compaction (moved down within their page, or left
+    /// where they were).
+    #[serde(default)]
+    pub objects_compacted_in_place: u64,
+    /// Objects in-place compaction left at their own address (forwarded to themselves).
+    #[serde(default)]
+    pub objects_self_forwarded: u64,
+    /// Times a mutator's barrier (or a root relocation) found its object's page being
+    /// compacted in place, or could not get target memory, and waited for the page instead.
+    #[serde(default)]
+    pub relocation_waits: u64,
     pub bytes_relocated: u64,
     /// Empty pages freed without relocation.
     pub pages_freed_empty: u64,
