@@ -175,6 +175,12 @@ pub struct HeapUsage {
 
 /// A garbage-collected heap. Dropping it stops the collector; the memory is released when
 /// the last mutator and handle are gone too.
+///
+/// Dropping the heap waits for the driver thread to finish its cycle, unless the dropping
+/// thread has a mutator of this heap or is inside a scope of any heap: that cycle's pauses may
+/// need the thread, so the driver is left to finish the cycle and exit on its own. The
+/// thread's mutators keep working after the drop (allocation, scopes, polls; `collect`
+/// returns at once, and an allocation that would need a cycle fails).
 pub struct Heap {
     pub(crate) inner: Arc<HeapInner>,
     driver: Option<JoinHandle<()>>,
@@ -188,8 +194,9 @@ impl Heap {
         mem.set_poison(config.verify);
         let layout = mem.layout();
         let (start, size) = mem.reservation();
+        let id = NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed);
         let inner = Arc::new(HeapInner {
-            id: NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed),
+            id,
             state: GcState::new(layout),
             safepoint: Safepoint::default(),
             mutators: Mutex::new(Vec::new()),
@@ -250,11 +257,11 @@ impl Heap {
 
     /// Run a GC cycle now and wait for it to complete (`System.gc()`).
     ///
-    /// Call it from a thread that has no running mutator of this heap (use
-    /// [`crate::Scope::collect`] from a mutator): a running mutator would never reach the
-    /// safepoint while this call waits. Such a call returns an error instead of hanging.
+    /// Call it from a thread that has no mutator of this heap (use [`crate::Scope::collect`]
+    /// from a mutator): inside one of its scopes the mutator would never reach the safepoint
+    /// while this call waits. Such a call returns an error instead of hanging.
     pub fn collect(&self, cause: &str) -> Result<(), String> {
-        if crate::mutator::thread_has_running_mutator(self.inner.id) {
+        if crate::mutator::thread_has_mutator(self.inner.id) {
             return Err(
                 "Heap::collect called on a thread with an attached mutator: use Scope::collect"
                     .into(),
@@ -316,8 +323,12 @@ impl Drop for Heap {
             c.shutdown = true;
             self.inner.control_cv.notify_all();
         }
+        let may_need_this_thread = crate::mutator::thread_has_mutator(self.inner.id)
+            || crate::mutator::thread_is_running_a_mutator();
         if let Some(d) = self.driver.take() {
-            let _ = d.join();
+            if !may_need_this_thread {
+                let _ = d.join();
+            }
         }
     }
 }

@@ -3,19 +3,32 @@
 //! A mutator owns its local-handle stack, its allocation page (a private small page, bump
 //! allocated without atomic read-modify-write), its mark buffer (objects its barriers marked
 //! during Concurrent Mark, handed to the GC workers in batches) and its copy of the bad mask,
-//! refreshed whenever it leaves a safepoint or a blocking region. Dropping the [`Mutator`]
+//! refreshed whenever it leaves a safepoint or the blocked state. Dropping the [`Mutator`]
 //! detaches it, also while unwinding from a panic.
+//!
+//! A mutator touches the heap only inside a scope ([`Mutator::scope`]); outside every scope it
+//! counts as *blocked*, like a HotSpot thread "in native": pauses do not wait for it. It is
+//! attached blocked, its outermost scope makes it running on entry and blocked again on exit,
+//! and dropping it makes it running once more, to hand its mark buffer over, before it
+//! detaches. So an attached mutator that sits idle between two scopes (an interpreter waiting
+//! for input) holds up no pause, and neither does one lost with `mem::forget` (which no scope
+//! can borrow at that moment); a forgotten mutator stays registered, and its thread cannot
+//! attach to that heap again.
+//!
+//! Each thread keeps a registry of its mutators, one per heap. It refuses a second attach to
+//! the same heap and [`crate::Heap::collect`] on it, and decides whether dropping a `Heap` may
+//! wait for its driver.
 
 use crate::config::Mode;
 use crate::handle_stack::HandleStack;
 use crate::heap::HeapInner;
-use crate::safepoint::ThreadState;
+use crate::safepoint::{ThreadState, RUNNING};
 use crate::stats::StallRecord;
 use gc_core::{object_size, AllocError, Object, ObjectHeader, Page, PageKind, SlowPath, View};
 use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -28,6 +41,8 @@ pub(crate) struct MutatorShared {
     pub(crate) thread: ThreadState,
     pub(crate) handles: HandleStack,
     pub(crate) mark_buffer: Mutex<Vec<u64>>,
+    /// Scopes open on the mutator (touched only by its own thread).
+    pub(crate) scope_depth: AtomicU32,
 }
 
 impl crate::safepoint::HasThreadState for MutatorShared {
@@ -36,13 +51,30 @@ impl crate::safepoint::HasThreadState for MutatorShared {
     }
 }
 
-thread_local! {
-    /// Ids of heaps this thread has a mutator on (to refuse `Heap::collect` from them).
-    static ATTACHED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+/// One of the calling thread's mutators, as its registry keeps it.
+struct Attached {
+    heap: Arc<HeapInner>,
+    shared: Arc<MutatorShared>,
 }
 
-pub(crate) fn thread_has_running_mutator(heap_id: u64) -> bool {
-    ATTACHED.with(|a| a.borrow().contains(&heap_id))
+thread_local! {
+    /// The calling thread's mutators, at most one per heap.
+    static THREAD_MUTATORS: RefCell<Vec<Attached>> = const { RefCell::new(Vec::new()) };
+}
+
+/// True if the calling thread has a mutator of heap `heap_id` (forgotten ones included).
+pub(crate) fn thread_has_mutator(heap_id: u64) -> bool {
+    THREAD_MUTATORS
+        .try_with(|r| r.borrow().iter().any(|a| a.heap.id == heap_id))
+        .unwrap_or(false)
+}
+
+/// True if the calling thread is inside a scope of any heap's mutator (outside a blocking
+/// region): pauses of that heap wait for the thread while it waits for anything else.
+pub(crate) fn thread_is_running_a_mutator() -> bool {
+    THREAD_MUTATORS
+        .try_with(|r| r.borrow().iter().any(|a| a.shared.thread.get() == RUNNING))
+        .unwrap_or(false)
 }
 
 /// Out of memory: the heap could not satisfy an allocation even after a full GC cycle.
@@ -60,6 +92,11 @@ pub enum AttachError {
 }
 
 /// A thread attached to a heap. Not `Send`: it belongs to the thread that attached.
+///
+/// It reads and writes the heap only inside a scope ([`Mutator::scope`]); outside every scope
+/// it counts as blocked, so the collector never waits for it there (see the module
+/// documentation). A thread may have one mutator per heap, and be inside scopes of several
+/// heaps at once.
 pub struct Mutator {
     pub(crate) heap: Arc<HeapInner>,
     pub(crate) shared: Arc<MutatorShared>,
@@ -93,7 +130,7 @@ impl MutatorSlowPath<'_> {
 
 impl Mutator {
     pub(crate) fn attach(heap: &Arc<HeapInner>, name: &str) -> Result<Mutator, AttachError> {
-        if thread_has_running_mutator(heap.id) {
+        if thread_has_mutator(heap.id) {
             return Err(AttachError::AlreadyAttached);
         }
         let handles = HandleStack::new(heap.config.handle_capacity)
@@ -103,20 +140,26 @@ impl Mutator {
             thread: ThreadState::new_blocked(),
             handles,
             mark_buffer: Mutex::new(Vec::new()),
+            scope_depth: AtomicU32::new(0),
         });
-        ATTACHED.with(|a| a.borrow_mut().push(heap.id));
+        THREAD_MUTATORS.with(|r| {
+            r.borrow_mut().push(Attached {
+                heap: heap.clone(),
+                shared: shared.clone(),
+            })
+        });
         let m = Mutator {
             heap: heap.clone(),
             shared,
+            // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
             tlab: None,
             _not_send: PhantomData,
         };
-        // Registered while still blocked, then running (waiting out a pause in progress).
+        // Registered, and left blocked: pauses do not wait for it until its first scope.
         heap.safepoint.attach(&m.shared.thread, || {
             heap.mutators.lock().push(m.shared.clone())
         });
-        m.refresh();
         Ok(m)
     }
 
@@ -129,6 +172,7 @@ impl Mutator {
         self.bad_mask.set(self.heap.state.bad_mask());
     }
 
+    /// Become running: waits while a pause is in progress, then refreshes the bad mask.
     pub(crate) fn leave_blocked(&self) {
         self.heap.safepoint.leave_blocked(&self.shared.thread);
         self.refresh();
@@ -375,11 +419,12 @@ impl Mutator {
 
 impl Drop for Mutator {
     fn drop(&mut self) {
-        // Drop the handles and hand the mark buffer over while still *running* (see
-        // `Safepoint::detach`). (Fix: this used to happen after entering the blocked state,
-        // so the buffer could reach the mark queue during Pause Mark End, after the pause had
-        // found the queue empty and declared marking complete: objects marked by this
-        // thread's barriers were then never traced, and their children could be freed.)
+        // Outside every scope the mutator is blocked; it becomes running (waiting out a pause
+        // in progress) so that its handles are dropped and its mark buffer handed over while
+        // it runs (see `Safepoint::detach`): a buffer reaching the mark queue after Pause Mark
+        // End found the queue empty would never be traced.
+        debug_assert_eq!(self.shared.scope_depth.load(Ordering::Relaxed), 0);
+        self.leave_blocked();
         let heap = &self.heap;
         let shared = &self.shared;
         heap.safepoint.detach(
@@ -393,11 +438,9 @@ impl Drop for Mutator {
             },
             || heap.mutators.lock().retain(|m| !Arc::ptr_eq(m, shared)),
         );
-        ATTACHED.with(|a| {
-            let mut a = a.borrow_mut();
-            if let Some(i) = a.iter().position(|&id| id == self.heap.id) {
-                a.swap_remove(i);
-            }
+        let _ = THREAD_MUTATORS.try_with(|r| {
+            r.borrow_mut()
+                .retain(|a| !Arc::ptr_eq(&a.shared, &self.shared))
         });
     }
 }

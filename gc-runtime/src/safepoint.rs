@@ -1,21 +1,22 @@
 //! Safepoints: how the collector stops every mutator for a pause (HotSpot's safepoint
 //! protocol, reduced to what this runtime needs).
 //!
-//! Each mutator has a state: *running* (may touch the heap), *blocked* (inside a `blocking`
-//! region, detached, or waiting for an allocation stall: counts as stopped) or *stopped*
-//! (parked at a safepoint). The collector sets `requested`, then waits on a condvar until no
-//! mutator is running. Running mutators notice at their next poll (allocation or `poll()`)
-//! and park on the resume condvar — never spinning, since on 2 cores a spinning waiter costs
-//! a 4 ms scheduler tick. A thread leaving a blocking region during a pause parks too. Both
-//! sides store, then issue a `SeqCst` fence, then load (a Dekker handshake: the mutator stores
-//! its state and loads `requested`, the collector stores `requested` and loads the states), so
-//! a thread either is seen running by the collector or sees the request.
+//! Each mutator has a state: *running* (inside a scope: may touch the heap), *blocked* (outside
+//! every scope, inside a `blocking` region, detaching, or waiting for an allocation stall:
+//! counts as stopped, like a HotSpot thread "in native") or *stopped* (parked at a safepoint).
+//! The collector sets `requested`, then waits on a condvar until no mutator is running. Running
+//! mutators notice at their next poll (allocation or `poll()`) and park on the resume condvar —
+//! never spinning, since on 2 cores a spinning waiter costs a 4 ms scheduler tick. A thread
+//! leaving the blocked state during a pause parks too. Both sides store, then issue a `SeqCst`
+//! fence, then load (a Dekker handshake: the mutator stores its state and loads `requested`,
+//! the collector stores `requested` and loads the states), so a thread either is seen running
+//! by the collector or sees the request.
 //!
 //! Attaching and detaching go through [`Safepoint::attach`] and [`Safepoint::detach`]: a
-//! thread is registered while still *blocked* and only then leaves that state, and
+//! thread is registered while *blocked* (and stays so until its first scope), and
 //! [`Safepoint::stop`] takes its snapshot of the registered threads *after* publishing the
-//! request. So a thread attaching during a pause is either in the snapshot (and waited for)
-//! or sees the request and parks: it cannot run unseen.
+//! request. So a thread attaching during a pause is either in the snapshot or, when it leaves
+//! the blocked state, sees the request and parks: it cannot run unseen.
 //!
 //! The protocol is generic over [`Primitives`] so that the loom models in
 //! `tests/loom_protocols.rs` check this very code; the collector uses [`Std`].
@@ -40,7 +41,7 @@ pub struct ThreadState<P: Primitives = Std> {
 }
 
 impl<P: Primitives> ThreadState<P> {
-    /// A new thread counts as blocked until [`Safepoint::attach`] lets it run.
+    /// A new thread counts as blocked until it leaves that state (its first scope).
     pub fn new_blocked() -> Self {
         ThreadState {
             state: P::AtomicU8::new(BLOCKED),
@@ -116,7 +117,8 @@ impl<P: Primitives> Safepoint<P> {
         drop(g);
     }
 
-    /// The mutator enters a blocking region (or detaches, or stalls).
+    /// The mutator enters the blocked state (leaves its outermost scope, enters a blocking
+    /// region, detaches, or stalls).
     pub fn enter_blocked(&self, t: &ThreadState<P>) {
         t.state.store(BLOCKED, Ordering::SeqCst);
         P::fence(Ordering::SeqCst);
@@ -126,7 +128,7 @@ impl<P: Primitives> Safepoint<P> {
         }
     }
 
-    /// The mutator leaves a blocking region: it waits while a pause is in progress.
+    /// The mutator leaves the blocked state: it waits while a pause is in progress.
     pub fn leave_blocked(&self, t: &ThreadState<P>) {
         t.state.store(RUNNING, Ordering::SeqCst);
         P::fence(Ordering::SeqCst);
@@ -136,11 +138,11 @@ impl<P: Primitives> Safepoint<P> {
     }
 
     /// Attach a (blocked) thread: `register` makes it visible to the snapshot of the next
-    /// [`Self::stop`], then it leaves the blocked state (waiting if a pause is in progress).
+    /// [`Self::stop`]. It stays blocked; [`Self::leave_blocked`] lets it run (waiting if a
+    /// pause is in progress).
     pub fn attach(&self, t: &ThreadState<P>, register: impl FnOnce()) {
         debug_assert_eq!(t.get(), BLOCKED);
         register();
-        self.leave_blocked(t);
     }
 
     /// Detach a running thread: `hand_over` gives the collector what it must still see

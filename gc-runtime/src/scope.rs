@@ -162,15 +162,51 @@ impl Drop for Truncate<'_> {
     }
 }
 
+/// Ends a scope's claim on the running state, also on unwinding: the outermost scope makes
+/// the mutator blocked again.
+struct ScopeExit<'m> {
+    heap: &'m HeapInner,
+    shared: &'m crate::mutator::MutatorShared,
+    depth: u32,
+}
+
+impl Drop for ScopeExit<'_> {
+    fn drop(&mut self) {
+        self.shared.scope_depth.store(self.depth, Ordering::Relaxed);
+        if self.depth == 0 {
+            self.heap.safepoint.enter_blocked(&self.shared.thread);
+        }
+    }
+}
+
 impl Mutator {
     /// Open a handle scope; every handle it creates is dropped when `f` returns (or unwinds).
+    ///
+    /// Only inside a scope does the mutator touch the heap, and only there do the collector's
+    /// pauses wait for it. The outermost scope leaves the blocked state on entry (waiting out
+    /// a pause in progress) and enters it again when `f` returns or unwinds; nested scopes
+    /// only count.
     pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&mut Scope<'s>) -> R) -> R {
-        // A second reference to the shared part (no refcount traffic: scopes are hot in
-        // interpreters); it stays valid because `self` keeps its `Arc` for the whole call.
+        // Second references to the shared part and the heap (no refcount traffic: scopes are
+        // hot in interpreters); they stay valid because `self` keeps its `Arc`s for the whole
+        // call.
         let shared: *const crate::mutator::MutatorShared = Arc::as_ptr(&self.shared);
-        // SAFETY: `self.shared` is not replaced while `self` is borrowed by this call, so the
-        // pointee outlives the guard.
-        let handles = unsafe { &(*shared).handles };
+        let heap: *const HeapInner = Arc::as_ptr(&self.heap);
+        // SAFETY: `self.shared` and `self.heap` are not replaced while `self` is borrowed by
+        // this call, so the pointees outlive the guards.
+        let (shared, heap) = unsafe { (&*shared, &*heap) };
+        let depth = shared.scope_depth.load(Ordering::Relaxed);
+        if depth == 0 {
+            self.leave_blocked();
+        }
+        shared.scope_depth.store(depth + 1, Ordering::Relaxed);
+        // Declared first, dropped last: the handle stack is truncated while still running.
+        let _exit = ScopeExit {
+            heap,
+            shared,
+            depth,
+        };
+        let handles = &shared.handles;
         let _t = Truncate {
             handles,
             base: handles.top(),

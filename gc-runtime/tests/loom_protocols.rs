@@ -181,11 +181,13 @@ impl World {
         self.registry.lock().unwrap().clone()
     }
 
-    /// `Mutator::attach`: registered while blocked, then running.
+    /// `Mutator::attach` and the first `Mutator::scope`: registered while blocked, then
+    /// running.
     fn attach(&self) -> State {
         let t: State = std::sync::Arc::new(ThreadState::new_blocked());
         self.sp
             .attach(&t, || self.registry.lock().unwrap().push(t.clone()));
+        self.sp.leave_blocked(&t);
         t
     }
 
