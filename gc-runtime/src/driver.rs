@@ -133,10 +133,12 @@ impl<'h> Cycle<'h> {
     ) -> R {
         let heap = self.heap;
         let start_at_ns = heap.now_ns();
-        // The snapshot of mutators is taken inside `stop`, after the request is published.
-        // (Fix: it used to be taken before, so a thread attaching in between was neither
-        // waited for nor saw the request, and ran through the pause with a stale bad mask.)
-        let (t0, muts) = heap.safepoint.stop(|| heap.mutators_snapshot());
+        // The snapshot of mutators is taken inside `stop`, after the request is published:
+        // a thread attaching in between would otherwise be neither waited for nor see the
+        // request, and run through the pause with a stale bad mask.
+        // The ticket orders this pause against other heaps' (see `safepoint`).
+        let ticket = crate::safepoint::next_ticket();
+        let (t0, muts) = heap.safepoint.stop(ticket, || heap.mutators_snapshot());
         let t1 = Instant::now();
         let r = f(self, &muts);
         heap.safepoint.resume();

@@ -7,7 +7,7 @@ use crate::gc_log::GcLog;
 use crate::gc_state::GcState;
 use crate::handle_table::HandleTable;
 use crate::mark::MarkQueue;
-use crate::mutator::{Mutator, MutatorShared};
+use crate::mutator::{CycleWait, Mutator, MutatorShared};
 use crate::relocate::RelocationAllocator;
 use crate::relocation_set::RelocationSet;
 use crate::root_region::{RegionSlots, RootRegion};
@@ -144,11 +144,15 @@ impl HeapInner {
         c.started + 1
     }
 
-    /// Wait until cycle `n` has completed (or the heap shuts down). Returns false on shutdown.
-    pub(crate) fn wait_for_cycle(&self, n: u64) -> bool {
+    /// Wait until cycle `n` has completed, the heap shuts down, or `wait` must give up.
+    /// Returns true if the cycle completed.
+    pub(crate) fn wait_for_cycle(&self, n: u64, wait: &CycleWait<'_>) -> bool {
         let mut c = self.control.lock();
-        while c.completed < n && !c.shutdown {
-            self.control_cv.wait(&mut c);
+        while c.completed < n && !c.shutdown && !wait.must_give_up() {
+            // Giving up is decided by another heap's pause, which does not signal this
+            // condvar: look again now and then.
+            self.control_cv
+                .wait_for(&mut c, std::time::Duration::from_millis(10));
         }
         c.completed >= n
     }
@@ -260,6 +264,9 @@ impl Heap {
     /// Call it from a thread that has no mutator of this heap (use [`crate::Scope::collect`]
     /// from a mutator): inside one of its scopes the mutator would never reach the safepoint
     /// while this call waits. Such a call returns an error instead of hanging.
+    ///
+    /// Called inside a scope of another heap's mutator, it may also return an error before
+    /// the cycle completed, when waiting on could deadlock (see the `safepoint` module).
     pub fn collect(&self, cause: &str) -> Result<(), String> {
         if crate::mutator::thread_has_mutator(self.inner.id) {
             return Err(
@@ -270,9 +277,16 @@ impl Heap {
         if self.inner.config.mode == Mode::Epsilon {
             return Ok(());
         }
+        let wait = CycleWait::begin(&self.inner);
         let n = self.inner.request_cycle(cause);
-        self.inner.wait_for_cycle(n);
-        Ok(())
+        if self.inner.wait_for_cycle(n, &wait) || self.inner.control.lock().shutdown {
+            return Ok(());
+        }
+        Err(
+            "Heap::collect gave up waiting: the calling thread is inside a scope of another \
+             heap whose collector needs it while it waits"
+                .into(),
+        )
     }
 
     /// Everything recorded so far (pauses, cycles, stalls).

@@ -16,13 +16,16 @@
 //! attach to that heap again.
 //!
 //! Each thread keeps a registry of its mutators, one per heap. It refuses a second attach to
-//! the same heap and [`crate::Heap::collect`] on it, and decides whether dropping a `Heap` may
-//! wait for its driver.
+//! the same heap and [`crate::Heap::collect`] on it, decides whether dropping a `Heap` may
+//! wait for its driver, and tells a wait at one heap (a park at its safepoint, a wait for one
+//! of its cycles) which of the thread's mutators of other heaps to mark as waiting elsewhere,
+//! so that those heaps' pauses give way instead of waiting on the waiting thread (see
+//! `safepoint`).
 
 use crate::config::Mode;
 use crate::handle_stack::HandleStack;
 use crate::heap::HeapInner;
-use crate::safepoint::{ThreadState, RUNNING};
+use crate::safepoint::{OtherHeaps, Safepoint, ThreadState, RUNNING};
 use crate::stats::StallRecord;
 use gc_core::{object_size, AllocError, Object, ObjectHeader, Page, PageKind, SlowPath, View};
 use parking_lot::Mutex;
@@ -75,6 +78,66 @@ pub(crate) fn thread_is_running_a_mutator() -> bool {
     THREAD_MUTATORS
         .try_with(|r| r.borrow().iter().any(|a| a.shared.thread.get() == RUNNING))
         .unwrap_or(false)
+}
+
+/// The calling thread's mutators of heaps other than `heap_id`, for a wait at that heap.
+struct OtherHeapsOfThisThread {
+    heap_id: u64,
+}
+
+impl OtherHeaps for OtherHeapsOfThisThread {
+    fn for_each(&self, f: &mut dyn FnMut(&Safepoint, &ThreadState)) {
+        // During thread-local destruction (a mutator kept in a thread-local) the registry is
+        // gone: then the thread has no other mutator to mark.
+        let _ = THREAD_MUTATORS.try_with(|r| {
+            for a in r.borrow().iter().filter(|a| a.heap.id != self.heap_id) {
+                f(&a.heap.safepoint, &a.shared.thread);
+            }
+        });
+    }
+}
+
+/// A wait of the calling thread for a GC cycle of `heap` (an allocation stall, a requested
+/// collection): for as long as it lasts, the thread's running mutators of other heaps say so,
+/// and those heaps' pauses give way (see `safepoint`).
+pub(crate) struct CycleWait<'h> {
+    heap: &'h HeapInner,
+    ticket: u64,
+    others: OtherHeapsOfThisThread,
+    /// The thread has running mutators of other heaps: the wait can be part of a cycle of
+    /// waits.
+    crosses: bool,
+}
+
+impl<'h> CycleWait<'h> {
+    pub(crate) fn begin(heap: &'h HeapInner) -> Self {
+        let ticket = crate::safepoint::next_ticket();
+        let others = OtherHeapsOfThisThread { heap_id: heap.id };
+        let crosses = crate::safepoint::begin_cycle_wait(ticket, &others);
+        CycleWait {
+            heap,
+            ticket,
+            others,
+            crosses,
+        }
+    }
+
+    /// True if the wait must end now, unsatisfied: the heap's pause gives way to an older
+    /// wait of another thread for a cycle of a heap this thread runs in, so neither cycle
+    /// can complete while both threads wait.
+    pub(crate) fn must_give_up(&self) -> bool {
+        self.crosses
+            && self
+                .heap
+                .safepoint
+                .gave_way_to_an_older_cycle_wait(self.ticket)
+    }
+}
+
+impl Drop for CycleWait<'_> {
+    fn drop(&mut self) {
+        crate::safepoint::end_cycle_wait(self.ticket, &self.others);
+    }
 }
 
 /// Out of memory: the heap could not satisfy an allocation even after a full GC cycle.
@@ -172,9 +235,17 @@ impl Mutator {
         self.bad_mask.set(self.heap.state.bad_mask());
     }
 
+    fn others(&self) -> OtherHeapsOfThisThread {
+        OtherHeapsOfThisThread {
+            heap_id: self.heap.id,
+        }
+    }
+
     /// Become running: waits while a pause is in progress, then refreshes the bad mask.
     pub(crate) fn leave_blocked(&self) {
-        self.heap.safepoint.leave_blocked(&self.shared.thread);
+        self.heap
+            .safepoint
+            .leave_blocked(&self.shared.thread, &self.others());
         self.refresh();
     }
 
@@ -185,7 +256,11 @@ impl Mutator {
     /// Safepoint poll: parks here while a pause is in progress.
     #[inline]
     pub(crate) fn poll(&self) {
-        if self.heap.safepoint.poll(&self.shared.thread) {
+        if self
+            .heap
+            .safepoint
+            .poll(&self.shared.thread, &self.others())
+        {
             self.refresh();
         }
     }
@@ -336,6 +411,7 @@ impl Mutator {
         let start = Instant::now();
         let start_ns = self.heap.now_ns();
         let heap = self.heap.clone();
+        let cycle_wait = CycleWait::begin(&heap);
         heap.control.lock().stalled += 1;
         heap.stalled_waiters.fetch_add(1, Ordering::AcqRel);
         // The cycle that starts after this request must complete before we give up; until
@@ -352,7 +428,7 @@ impl Mutator {
                 Err(AllocError::OutOfMemory { .. }) => {}
                 Err(e) => break Some(Err(e)),
             }
-            if shutdown {
+            if shutdown || cycle_wait.must_give_up() {
                 break None;
             }
             if done {
@@ -381,6 +457,7 @@ impl Mutator {
         };
         heap.stalled_waiters.fetch_sub(1, Ordering::AcqRel);
         heap.control.lock().stalled -= 1;
+        drop(cycle_wait);
         let failed = !matches!(result, Some(Ok(_)));
         let dur = start.elapsed();
         self.heap.log.stall(self.heap.start, &self.shared.name, dur);
@@ -404,15 +481,17 @@ impl Mutator {
         }
     }
 
-    /// Ask for a GC cycle and wait for it as a blocked thread.
+    /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
+    /// yet completed, if the wait must give up (see [`CycleWait::must_give_up`]).
     pub(crate) fn collect(&mut self, cause: &str) {
         if self.heap.config.mode == Mode::Epsilon {
             return;
         }
         let heap = self.heap.clone();
+        let cycle_wait = CycleWait::begin(&heap);
         self.blocking(|| {
             let n = heap.request_cycle(cause);
-            heap.wait_for_cycle(n);
+            heap.wait_for_cycle(n, &cycle_wait);
         });
     }
 }

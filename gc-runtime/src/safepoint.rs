@@ -18,6 +18,30 @@
 //! request. So a thread attaching during a pause is either in the snapshot or, when it leaves
 //! the blocked state, sees the request and parks: it cannot run unseen.
 //!
+//! A thread may be attached to several heaps, and inside scopes of several at once. While it
+//! waits at heap A — parked at A's safepoint, or waiting for one of A's GC cycles (an
+//! allocation stall, a collection it asked for) — its mutators of other heaps stay *running*:
+//! the thread may hold an `ObjRef` (a raw pointer) into heap B across the wait, so B must not
+//! pause until the thread reaches one of B's own safepoints. Threads waiting in each other's
+//! heaps could then leave pauses waiting on each other for ever. To break such cycles:
+//!
+//! - every pause request carries a *ticket*, unique and increasing in the order requests
+//!   begin (across heaps; a cycle wait takes one too);
+//! - a thread waiting at A marks its running states of other heaps as *waiting elsewhere*:
+//!   parked for the request with ticket `t`, or waiting for a cycle (with its own ticket);
+//! - a pause that waits for a thread parked for an *older* request, or for a thread waiting
+//!   for another heap's cycle, *gives way*: it withdraws its request (the threads parked at it
+//!   resume; nothing of the pause has run), waits until that thread's wait has ended, and
+//!   requests again with the same ticket and a new snapshot;
+//! - a cycle wait whose heap gave way to an *older* cycle wait gives up (the stall fails
+//!   with out-of-memory, the collection returns early): both heaps' cycles needed the other
+//!   thread, and only leaving the wait can free one of them.
+//!
+//! In every cycle of pauses waiting on each other's parked threads the youngest request gives
+//! way, and the oldest request in the process never does, so some pause always completes; a
+//! request that gave way keeps its age, so it wins against the next request of the heap it
+//! gave way to.
+//!
 //! The protocol is generic over [`Primitives`] so that the loom models in
 //! `tests/loom_protocols.rs` check this very code; the collector uses [`Std`].
 
@@ -30,14 +54,30 @@ pub const RUNNING: u8 = 0;
 pub const BLOCKED: u8 = 1;
 pub const STOPPED: u8 = 2;
 
-/// The condvar the collector waits on for mutators to stop.
+/// The condvar the collector waits on for mutators to stop (or to end a wait elsewhere).
 const STOPPED_CV: Cond = Cond::First;
 /// The condvar parked mutators wait on for the pause to end.
 const RESUME_CV: Cond = Cond::Second;
 
+/// In a waiting-elsewhere word: the thread waits for another heap's GC cycle (the other bits
+/// are the wait's ticket); without it, the word is the ticket of the request the thread is
+/// parked for.
+const CYCLE_WAIT: u64 = 1 << 63;
+
+static TICKETS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A new ticket for a pause request or a cycle wait (the collector's source of tickets; the
+/// loom models pass their own).
+pub fn next_ticket() -> u64 {
+    TICKETS.fetch_add(1, Ordering::Relaxed)
+}
+
 /// A mutator's safepoint state, shared with the collector.
 pub struct ThreadState<P: Primitives = Std> {
     state: P::AtomicU8,
+    /// While the thread waits at another heap and this state says running: what it waits
+    /// for there (see [`CYCLE_WAIT`]); 0 otherwise. Written only by the thread.
+    elsewhere: P::AtomicU64,
 }
 
 impl<P: Primitives> ThreadState<P> {
@@ -45,6 +85,7 @@ impl<P: Primitives> ThreadState<P> {
     pub fn new_blocked() -> Self {
         ThreadState {
             state: P::AtomicU8::new(BLOCKED),
+            elsewhere: P::AtomicU64::new(0),
         }
     }
     pub fn get(&self) -> u8 {
@@ -69,9 +110,91 @@ impl<P: Primitives, T: HasThreadState<P> + ?Sized> HasThreadState<P> for Arc<T> 
     }
 }
 
+/// The calling thread's mutators of *other* heaps, which a wait at one heap marks as waiting
+/// elsewhere.
+pub trait OtherHeaps<P: Primitives = Std> {
+    /// Call `f` with the safepoint and the state of each of the calling thread's mutators of
+    /// other heaps. The calls that begin and end one wait must visit the same mutators in the
+    /// same states (only the calling thread attaches, detaches and changes its states, and it
+    /// is waiting in between).
+    fn for_each(&self, f: &mut dyn FnMut(&Safepoint<P>, &ThreadState<P>));
+}
+
+/// A thread without mutators of other heaps.
+pub struct NoOtherHeaps;
+
+impl<P: Primitives> OtherHeaps<P> for NoOtherHeaps {
+    fn for_each(&self, _f: &mut dyn FnMut(&Safepoint<P>, &ThreadState<P>)) {}
+}
+
+impl<P: Primitives> OtherHeaps<P> for [(&Safepoint<P>, &ThreadState<P>)] {
+    fn for_each(&self, f: &mut dyn FnMut(&Safepoint<P>, &ThreadState<P>)) {
+        for (sp, t) in self {
+            f(sp, t)
+        }
+    }
+}
+
+/// Mark the calling thread's running states of other heaps as waiting elsewhere (`what`),
+/// except those marked as waiting for a cycle already (a park inside a cycle wait). Each
+/// marked heap's pause in progress is told to look again. Returns whether any was marked.
+fn mark_waiting<P: Primitives, O: OtherHeaps<P> + ?Sized>(what: u64, others: &O) -> bool {
+    let mut any = false;
+    others.for_each(&mut |sp, o| {
+        if o.get() != RUNNING || o.elsewhere.load(Ordering::Relaxed) & CYCLE_WAIT != 0 {
+            return;
+        }
+        any = true;
+        o.elsewhere.store(what, Ordering::SeqCst);
+        // Dekker with `stop`: either that pause sees the mark or we see its request.
+        P::fence(Ordering::SeqCst);
+        if sp.requested.load(Ordering::SeqCst) {
+            let _g = sp.lock.lock();
+            sp.lock.notify_all(STOPPED_CV);
+        }
+    });
+    any
+}
+
+/// Undo [`mark_waiting`] of `what` (a park inside a cycle wait leaves the cycle wait's mark).
+fn unmark_waiting<P: Primitives, O: OtherHeaps<P> + ?Sized>(what: u64, others: &O) {
+    others.for_each(&mut |sp, o| {
+        if o.get() != RUNNING || o.elsewhere.load(Ordering::Relaxed) != what {
+            return;
+        }
+        o.elsewhere.store(0, Ordering::SeqCst);
+        // A pause that gave way waits for this with its request withdrawn: tell it whether
+        // or not it is requested now.
+        let _g = sp.lock.lock();
+        sp.lock.notify_all(STOPPED_CV);
+    });
+}
+
+/// The calling thread begins waiting for another heap's GC cycle: its running states in
+/// `others` say so (with the wait's `ticket`), and their heaps' pauses give way until
+/// [`end_cycle_wait`]. Returns true if any state was marked, i.e. the wait can be part of a
+/// cycle of waits (see [`Safepoint::gave_way_to_an_older_cycle_wait`]).
+pub fn begin_cycle_wait<P: Primitives, O: OtherHeaps<P> + ?Sized>(ticket: u64, others: &O) -> bool {
+    assert!(
+        ticket != 0 && ticket & CYCLE_WAIT == 0,
+        "bad ticket {ticket}"
+    );
+    mark_waiting(CYCLE_WAIT | ticket, others)
+}
+
+/// End the cycle wait begun with `ticket`.
+pub fn end_cycle_wait<P: Primitives, O: OtherHeaps<P> + ?Sized>(ticket: u64, others: &O) {
+    unmark_waiting(CYCLE_WAIT | ticket, others)
+}
+
 /// The heap's safepoint synchronizer.
 pub struct Safepoint<P: Primitives = Std> {
     requested: P::AtomicBool,
+    /// The ticket of the request in progress (or of the last one).
+    ticket: P::AtomicU64,
+    /// While the pause in progress gives way: the waiting-elsewhere word of the thread it
+    /// gave way to; 0 otherwise.
+    gave_way_to: P::AtomicU64,
     /// Protects the number of pauses begun so far; the monitor's condvars are the stopped
     /// and resume condvars.
     lock: P::Monitor<u64>,
@@ -81,6 +204,8 @@ impl<P: Primitives> Default for Safepoint<P> {
     fn default() -> Self {
         Safepoint {
             requested: P::AtomicBool::new(false),
+            ticket: P::AtomicU64::new(0),
+            gave_way_to: P::AtomicU64::new(0),
             lock: P::Monitor::new(0),
         }
     }
@@ -93,20 +218,32 @@ impl<P: Primitives> Safepoint<P> {
         self.requested.load(Ordering::Relaxed)
     }
 
-    /// Safepoint poll: park if a pause is requested.
+    /// Safepoint poll: park if a pause is requested. `others` are the calling thread's
+    /// mutators of other heaps.
     #[inline(always)]
-    pub fn poll(&self, t: &ThreadState<P>) -> bool {
+    pub fn poll<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadState<P>, others: &O) -> bool {
         if self.is_requested() {
-            self.park(t);
+            self.park(t, others);
             true
         } else {
             false
         }
     }
 
-    /// Park the calling (running) mutator until the pause is over.
+    /// Park the calling (running) mutator until the pause is over. Meanwhile its running
+    /// states of other heaps say "parked elsewhere, for this request".
     #[cold]
-    pub fn park(&self, t: &ThreadState<P>) {
+    pub fn park<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadState<P>, others: &O) {
+        // The ticket is stored before the request is published: loading the request (with
+        // acquire ordering: the poll's relaxed load orders nothing) and then the ticket gives
+        // the request being waited out, or a later one.
+        if !self.requested.load(Ordering::SeqCst) {
+            return;
+        }
+        let ticket = self.ticket.load(Ordering::SeqCst);
+        // Outside this safepoint's lock: a thread parking at the other heap takes the locks
+        // in the other order.
+        mark_waiting(ticket, others);
         let mut g = self.lock.lock();
         t.state.store(STOPPED, Ordering::SeqCst);
         self.lock.notify_all(STOPPED_CV);
@@ -115,6 +252,7 @@ impl<P: Primitives> Safepoint<P> {
         }
         t.state.store(RUNNING, Ordering::SeqCst);
         drop(g);
+        unmark_waiting(ticket, others);
     }
 
     /// The mutator enters the blocked state (leaves its outermost scope, enters a blocking
@@ -129,11 +267,11 @@ impl<P: Primitives> Safepoint<P> {
     }
 
     /// The mutator leaves the blocked state: it waits while a pause is in progress.
-    pub fn leave_blocked(&self, t: &ThreadState<P>) {
+    pub fn leave_blocked<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadState<P>, others: &O) {
         t.state.store(RUNNING, Ordering::SeqCst);
         P::fence(Ordering::SeqCst);
         if self.requested.load(Ordering::SeqCst) {
-            self.park(t);
+            self.park(t, others);
         }
     }
 
@@ -164,21 +302,73 @@ impl<P: Primitives> Safepoint<P> {
     ///
     /// The snapshot is taken after the request is visible: a thread registered after it
     /// finds the request set when it leaves the blocked state (see [`Self::attach`]).
+    ///
+    /// `ticket` orders this request against those of other heaps' safepoints: nonzero,
+    /// unique, increasing in the order requests begin. While a thread the pause waits for is
+    /// parked for an older request, or waits for another heap's cycle, the pause gives way
+    /// (see the module documentation): it withdraws the request, waits until that thread's
+    /// wait has ended, and starts over with the same ticket and a new snapshot (threads may
+    /// have attached while no request was visible).
     pub fn stop<T: HasThreadState<P>>(
         &self,
-        snapshot: impl FnOnce() -> Vec<T>,
+        ticket: u64,
+        mut snapshot: impl FnMut() -> Vec<T>,
     ) -> (Instant, Vec<T>) {
+        assert!(
+            ticket != 0 && ticket & CYCLE_WAIT == 0,
+            "bad ticket {ticket}"
+        );
         let start = Instant::now();
         let mut g = self.lock.lock();
         *g += 1;
-        self.requested.store(true, Ordering::SeqCst);
-        P::fence(Ordering::SeqCst);
-        let threads = snapshot();
-        while threads.iter().any(|t| t.thread_state().get() == RUNNING) {
-            g = self.lock.wait(STOPPED_CV, g);
+        self.ticket.store(ticket, Ordering::SeqCst);
+        loop {
+            self.requested.store(true, Ordering::SeqCst);
+            P::fence(Ordering::SeqCst);
+            let threads = snapshot();
+            let (i, w) = loop {
+                let mut running = false;
+                let mut give_way = None;
+                for (i, th) in threads.iter().enumerate() {
+                    let t = th.thread_state();
+                    if t.get() != RUNNING {
+                        continue;
+                    }
+                    running = true;
+                    let w = t.elsewhere.load(Ordering::SeqCst);
+                    if w & CYCLE_WAIT != 0 || (w != 0 && w < ticket) {
+                        give_way = Some((i, w));
+                        break;
+                    }
+                }
+                match give_way {
+                    Some(x) => break x,
+                    None if !running => {
+                        drop(g);
+                        return (start, threads);
+                    }
+                    None => g = self.lock.wait(STOPPED_CV, g),
+                }
+            };
+            // Give way: withdraw the request (threads parked here resume; nothing of the
+            // pause has run), wait until thread `i`'s wait has ended, and start over.
+            self.gave_way_to.store(w, Ordering::SeqCst);
+            self.requested.store(false, Ordering::SeqCst);
+            self.lock.notify_all(RESUME_CV);
+            let t = threads[i].thread_state();
+            while t.elsewhere.load(Ordering::SeqCst) == w {
+                g = self.lock.wait(STOPPED_CV, g);
+            }
+            self.gave_way_to.store(0, Ordering::SeqCst);
         }
-        drop(g);
-        (start, threads)
+    }
+
+    /// True while the pause in progress gives way to a thread waiting for another heap's
+    /// cycle with a ticket older than `ticket`: a cycle wait of the caller on this heap, with
+    /// `ticket`, should then give up (the module documentation says why).
+    pub fn gave_way_to_an_older_cycle_wait(&self, ticket: u64) -> bool {
+        let w = self.gave_way_to.load(Ordering::SeqCst);
+        w & CYCLE_WAIT != 0 && w & !CYCLE_WAIT < ticket
     }
 
     /// End the pause: release every parked mutator.

@@ -10,7 +10,7 @@
 //! `gc_core::sync::AtomicWord`.
 
 use std::ops::DerefMut;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::time::Duration;
 
 /// An atomic cell holding a `T`.
@@ -51,6 +51,7 @@ pub trait Primitives: Send + Sync + Sized + 'static {
     type AtomicBool: Atomic<bool>;
     type AtomicU8: Atomic<u8>;
     type AtomicI64: Atomic<i64>;
+    type AtomicU64: Atomic<u64>;
     type Monitor<T: Send>: Monitor<T>;
     /// One round of a wait loop that has nothing to block on (a model checker yields here).
     fn backoff();
@@ -95,6 +96,7 @@ macro_rules! std_atomic {
 std_atomic!(bool, AtomicBool);
 std_atomic!(u8, AtomicU8);
 std_atomic!(i64, AtomicI64);
+std_atomic!(u64, AtomicU64);
 
 /// `parking_lot`'s mutex with two condvars.
 pub struct StdMonitor<T> {
@@ -141,6 +143,7 @@ impl Primitives for Std {
     type AtomicBool = AtomicBool;
     type AtomicU8 = AtomicU8;
     type AtomicI64 = AtomicI64;
+    type AtomicU64 = AtomicU64;
     type Monitor<T: Send> = StdMonitor<T>;
     fn backoff() {
         // Waits on this path last a few microseconds (a mutator copying one object): sleep

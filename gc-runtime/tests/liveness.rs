@@ -3,8 +3,12 @@
 //!
 //! - a mutator outside any scope, or forgotten with `mem::forget`, does not hold up pauses;
 //! - dropping the `Heap` while the dropping thread still has a mutator of it (inside one of its
-//!   scopes or outside), with cycles running; the mutator keeps working afterwards.
-use gc_runtime::{Heap, HeapConfig, Scope};
+//!   scopes or outside), with cycles running; the mutator keeps working afterwards;
+//! - two threads each inside nested scopes of the same two heaps: neither collector waits
+//!   forever for a thread parked at the other's safepoint;
+//! - and the other side of that: a heap never pauses while a thread inside one of its scopes
+//!   is parked at another heap's safepoint (it may still hold an `ObjRef` into it).
+use gc_runtime::{Heap, HeapConfig, Mode, Scope};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -186,4 +190,200 @@ fn dropping_the_heap_outside_a_scope_while_its_mutator_is_attached() {
         drop(g);
         drop(m);
     });
+}
+
+/// Allocate in both scopes in turn until both heaps have completed `cycles` more cycles,
+/// checking a list in each heap now and then. Returns the number of failed allocations.
+///
+/// An allocation may fail: while this thread stalls in one heap, the other heap cannot
+/// collect (the thread may hold `ObjRef`s into it), and if the other thread then stalls in
+/// that heap, one of the two stalls must give up. The thread then does what a program must
+/// do with an out-of-memory error: drops what it was building, and carries on.
+fn work_in_both(a: &Heap, b: &Heap, sa: &mut Scope<'_>, sb: &mut Scope<'_>, cycles: u64) -> u64 {
+    let la = build_list(sa, 200);
+    let lb = build_list(sb, 200);
+    let (a0, b0) = (a.usage().cycles, b.usage().cycles);
+    let mut failed = 0;
+    let mut i = 0u64;
+    let garbage = |s: &mut Scope<'_>| {
+        (0..20)
+            .filter(|_| s.scope(|s| s.alloc(2, 1, 100).is_err()))
+            .count() as u64
+    };
+    while a.usage().cycles < a0 + cycles || b.usage().cycles < b0 + cycles {
+        failed += sa.scope(garbage);
+        failed += sb.scope(garbage);
+        i += 1;
+        if i % 64 == 0 {
+            check_list(sa, la, 200);
+            check_list(sb, lb, 200);
+        }
+    }
+    check_list(sa, la, 200);
+    check_list(sb, lb, 200);
+    failed
+}
+
+#[test]
+fn two_threads_in_nested_scopes_of_two_heaps() {
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        within(
+            LIMIT,
+            &format!("{mode}: two heaps, two threads, nested scopes"),
+            move || {
+                let cfg = || {
+                    HeapConfig::new(32 * MIB)
+                        .mode(mode)
+                        .verify(true)
+                        .continuous(true)
+                };
+                let a = Heap::new(cfg()).unwrap();
+                let b = Heap::new(cfg()).unwrap();
+                let failed: u64 = std::thread::scope(|sc| {
+                    let threads: Vec<_> = (0..2)
+                        .map(|t| {
+                            let (a, b) = (&a, &b);
+                            sc.spawn(move || {
+                                let mut ma = a.attach(&format!("t{t}")).unwrap();
+                                let mut mb = b.attach(&format!("t{t}")).unwrap();
+                                // One thread nests A's scope outside B's, the other the reverse.
+                                if t == 0 {
+                                    ma.scope(|sa| mb.scope(|sb| work_in_both(a, b, sa, sb, 10)))
+                                } else {
+                                    mb.scope(|sb| ma.scope(|sa| work_in_both(a, b, sa, sb, 10)))
+                                }
+                            })
+                        })
+                        .collect();
+                    threads.into_iter().map(|t| t.join().unwrap()).sum()
+                });
+                eprintln!("{mode}: {failed} allocations gave up");
+            },
+        );
+    }
+}
+
+/// Each thread, inside a scope of the other heap, fills one heap with live data. Both stall;
+/// each stall keeps the other heap from collecting, so one of them must give up (out of
+/// memory) rather than wait for ever. Then the other completes its cycles and runs out of
+/// memory for real (its data is live). Neither hangs, and the heaps work afterwards.
+#[test]
+fn two_threads_stalled_in_each_others_heaps_do_not_hang() {
+    within(LIMIT, "two stalls, each in the other's heap", || {
+        let cfg = || HeapConfig::new(32 * MIB).verify(true);
+        let heaps = [Heap::new(cfg()).unwrap(), Heap::new(cfg()).unwrap()];
+        let start = std::sync::Barrier::new(2);
+        std::thread::scope(|sc| {
+            for t in 0..2 {
+                let (heaps, start) = (&heaps, &start);
+                sc.spawn(move || {
+                    let mut home = heaps[t].attach("filler").unwrap();
+                    let mut other = heaps[1 - t].attach("filler").unwrap();
+                    home.scope(|sh| {
+                        let keep = sh.alloc(1, 0, 8).unwrap();
+                        sh.get(keep).write_u64(0, 99);
+                        other.scope(|so| {
+                            let table = so.alloc(1, 4096, 0).unwrap();
+                            // Both heaps have what they keep before either is filled.
+                            // (Waiting, the thread is blocked in both heaps.)
+                            so.blocking(|| sh.blocking(|| start.wait()));
+                            let mut n = 0;
+                            let err = loop {
+                                match so.alloc(2, 0, 16 << 10) {
+                                    Ok(o) => so.store(table, n % 4096, Some(o)),
+                                    Err(e) => break e,
+                                }
+                                n += 1;
+                                sh.poll();
+                            };
+                            assert!(err.to_string().contains("out of memory"), "{err}");
+                        });
+                        assert_eq!(sh.get(keep).read_u64(0), 99);
+                    });
+                });
+            }
+        });
+        for h in &heaps {
+            h.collect("after").unwrap();
+            let mut m = h.attach("after").unwrap();
+            m.scope(|s| {
+                let head = build_list(s, 100);
+                check_list(s, head, 100);
+            });
+        }
+    });
+}
+
+/// Heap B may not pause while this thread is inside one of B's scopes, even while the thread
+/// sits parked at heap A's safepoint: it may hold an `ObjRef` (a raw pointer) into B across
+/// A's pauses. B's collection request is served once the thread leaves B's scope.
+#[test]
+fn a_heap_never_pauses_while_a_thread_in_its_scope_parks_at_another_heap() {
+    for a_first in [true, false] {
+        within(
+            LIMIT,
+            "ObjRef of one heap across another heap's pauses",
+            move || {
+                // B is quiet (large, no proactive cycles): it collects only when asked.
+                let quiet = || {
+                    let mut c = HeapConfig::new(256 * MIB).verify(true);
+                    c.director.proactive = false;
+                    c
+                };
+                // Creation order decides which heap's pauses give way to the other's.
+                let (a, b) = if a_first {
+                    let a = busy_heap(32);
+                    (a, Heap::new(quiet()).unwrap())
+                } else {
+                    let b = Heap::new(quiet()).unwrap();
+                    (busy_heap(32), b)
+                };
+                let (to_requester, requests) = mpsc::channel::<()>();
+                std::thread::scope(|sc| {
+                    let b_ref = &b;
+                    let requester = sc.spawn(move || {
+                        requests.recv().unwrap();
+                        b_ref
+                            .collect("while the mutator is parked at another heap")
+                            .unwrap();
+                    });
+                    let mut ma = a.attach("main").unwrap();
+                    let mut mb = b.attach("main").unwrap();
+                    mb.scope(|sb| {
+                        let keep = sb.alloc(1, 0, 8).unwrap();
+                        sb.get(keep).write_u64(0, 4242);
+                        // Garbage around it: its page is sparse, so B's next cycle would move it.
+                        sb.scope(|s| {
+                            for _ in 0..400 {
+                                s.alloc(2, 0, 4000).unwrap();
+                            }
+                        });
+                        let o = sb.get(keep);
+                        let (addr, b_cycles) = (o.address(), b.usage().cycles);
+                        to_requester.send(()).unwrap();
+                        ma.scope(|sa| {
+                            let a0 = a.usage().cycles;
+                            while a.usage().cycles < a0 + 20 {
+                                sa.scope(|s| {
+                                    for _ in 0..50 {
+                                        s.alloc(2, 1, 100).unwrap();
+                                    }
+                                });
+                                sa.poll();
+                            }
+                        });
+                        assert_eq!(
+                            b.usage().cycles,
+                            b_cycles,
+                            "heap B completed a cycle while this thread held an ObjRef into it"
+                        );
+                        assert_eq!(o.address(), addr);
+                        assert_eq!(o.read_u64(0), 4242);
+                    });
+                    requester.join().unwrap();
+                    assert!(b.usage().cycles >= 1);
+                });
+            },
+        );
+    }
 }

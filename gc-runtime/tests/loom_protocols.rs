@@ -18,18 +18,26 @@
 //!   fixed in this protocol, the old order — snapshot before request — fails);
 //! - detach hands the mark buffer over before Pause Mark End can miss it (and the old order
 //!   fails);
+//! - threads inside scopes of two heaps at once: two threads polling the heaps in opposite
+//!   orders never leave both pauses waiting (the younger request gives way); a heap never
+//!   pauses while a thread inside its scope is parked at the other heap (an `ObjRef` it holds
+//!   stays valid); a thread waiting for one heap's cycle inside the other's scope makes that
+//!   other heap's pause give way (and without that mark, loom finds the deadlock);
 //! - the forwarding page reference count: a mutator copying out of a from-page never overlaps
 //!   the page being freed, and a mutator that cannot retain the page finds the forwarding
 //!   entry.
 //!
-//! They run in a plain `cargo test` (no `--cfg loom`), all nine in about half a second, with
-//! the preemption bound at 3 (2 for the three-thread model) to keep CI fast;
-//! `LOOM_MAX_PREEMPTIONS=<n>` searches deeper.
+//! They run in a plain `cargo test` (no `--cfg loom`), with the preemption bound at 3 (2 for
+//! the three-thread models, 1 for the two four-thread models of two heaps, which still find
+//! both deadlocks at that bound) to keep CI fast; `LOOM_MAX_PREEMPTIONS=<n>` searches deeper
+//! (at 2 the four-thread models take about two minutes).
 
 use gc_core::sync::AtomicWord;
 use gc_core::ForwardingTable;
 use gc_runtime::forwarding::PageRefCount;
-use gc_runtime::safepoint::{Safepoint, ThreadState};
+use gc_runtime::safepoint::{
+    begin_cycle_wait, end_cycle_wait, NoOtherHeaps, Safepoint, ThreadState,
+};
 use gc_runtime::sync::{Atomic, Cond, Monitor, Primitives};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8};
@@ -70,6 +78,7 @@ macro_rules! loom_atomic {
 loom_atomic!(LoomBool, bool, AtomicBool);
 loom_atomic!(LoomU8, u8, AtomicU8);
 loom_atomic!(LoomI64, i64, AtomicI64);
+loom_atomic!(LoomU64, u64, AtomicU64);
 
 struct LoomMonitor<T> {
     lock: Mutex<T>,
@@ -113,6 +122,7 @@ impl Primitives for Loom {
     type AtomicBool = LoomBool;
     type AtomicU8 = LoomU8;
     type AtomicI64 = LoomI64;
+    type AtomicU64 = LoomU64;
     type Monitor<T: Send> = LoomMonitor<T>;
     fn backoff() {
         thread::yield_now();
@@ -162,6 +172,9 @@ struct World {
     registry: Mutex<Vec<State>>,
     /// Memory only running mutators and the collector inside a pause may touch.
     heap: UnsafeCell<u64>,
+    /// The same, one cell per mutator, for models with two mutators (which may touch their
+    /// own objects at the same time); every pause writes both.
+    objects: [UnsafeCell<u64>; 2],
 }
 
 impl World {
@@ -170,11 +183,24 @@ impl World {
             sp: Safepoint::default(),
             registry: Mutex::new(Vec::new()),
             heap: UnsafeCell::new(0),
+            objects: [UnsafeCell::new(0), UnsafeCell::new(0)],
         })
     }
 
     fn touch_heap(&self) {
         self.heap.with_mut(|h| unsafe { *h += 1 });
+    }
+
+    fn read_heap(&self) -> u64 {
+        self.heap.with(|h| unsafe { *h })
+    }
+
+    fn touch_object(&self, i: usize) {
+        self.objects[i].with_mut(|o| unsafe { *o += 1 });
+    }
+
+    fn read_object(&self, i: usize) -> u64 {
+        self.objects[i].with(|o| unsafe { *o })
     }
 
     fn snapshot(&self) -> Vec<State> {
@@ -187,7 +213,7 @@ impl World {
         let t: State = std::sync::Arc::new(ThreadState::new_blocked());
         self.sp
             .attach(&t, || self.registry.lock().unwrap().push(t.clone()));
-        self.sp.leave_blocked(&t);
+        self.sp.leave_blocked(&t, &NoOtherHeaps);
         t
     }
 
@@ -203,8 +229,16 @@ impl World {
 
     /// One pause of the driver: stop, work on the heap, resume. Returns the snapshot size.
     fn pause(&self, work: impl FnOnce()) -> usize {
-        let (_, snap) = self.sp.stop(|| self.snapshot());
+        self.pause_with(1, work)
+    }
+
+    /// A pause with request ticket `ticket` (pauses of different heaps need distinct ones).
+    fn pause_with(&self, ticket: u64, work: impl FnOnce()) -> usize {
+        let (_, snap) = self.sp.stop(ticket, || self.snapshot());
         self.heap.with_mut(|h| unsafe { *h += 100 });
+        for o in &self.objects {
+            o.with_mut(|o| unsafe { *o += 100 });
+        }
         work();
         self.sp.resume();
         snap.len()
@@ -238,7 +272,7 @@ fn no_mutator_runs_heap_code_during_a_pause() {
             thread::spawn(move || {
                 for _ in 0..2 {
                     w.touch_heap();
-                    w.sp.poll(&t);
+                    w.sp.poll(&t, &NoOtherHeaps);
                 }
                 w.touch_heap();
                 w.detach(&t, || {});
@@ -263,7 +297,7 @@ fn leaving_a_blocking_region_during_a_pause_waits() {
             let (w, t) = (w.clone(), t.clone());
             thread::spawn(move || {
                 // The blocking region's work touches no heap; then back to running.
-                w.sp.leave_blocked(&t);
+                w.sp.leave_blocked(&t, &NoOtherHeaps);
                 w.touch_heap();
                 w.detach(&t, || {});
             })
@@ -289,7 +323,7 @@ fn a_thread_parked_in_a_blocking_region_never_holds_up_pauses() {
             })
         };
         c.join().unwrap();
-        w.sp.leave_blocked(&t);
+        w.sp.leave_blocked(&t, &NoOtherHeaps);
         w.touch_heap();
         w.heap.with(|h| assert_eq!(unsafe { *h }, 201));
     });
@@ -307,7 +341,7 @@ fn attach_and_detach_during_a_pause() {
             thread::spawn(move || {
                 let t = w.attach();
                 w.touch_heap();
-                w.sp.poll(&t);
+                w.sp.poll(&t, &NoOtherHeaps);
                 w.touch_heap();
                 w.detach(&t, || {});
             })
@@ -336,7 +370,7 @@ fn old_order_snapshot_before_request_lets_an_attaching_thread_run_through_the_pa
             })
         };
         let snap = w.snapshot();
-        let (_, _) = w.sp.stop(move || snap);
+        let (_, _) = w.sp.stop(1, move || snap.clone());
         w.heap.with_mut(|h| unsafe { *h += 100 });
         w.sp.resume();
         m.join().unwrap();
@@ -389,6 +423,207 @@ fn detach_hands_the_mark_buffer_over_before_mark_end_can_miss_it() {
 #[should_panic(expected = "marking completed while a mutator's marked object was still untraced")]
 fn old_order_detach_then_hand_over_loses_marking_work() {
     mark_end_against_detach(true);
+}
+
+// --- threads attached to two heaps --------------------------------------------------------
+
+/// What `OtherHeaps` gives a wait at one heap: the thread's other heap and state there.
+fn other<'a>(w: &'a World, t: &'a State) -> [(&'a Safepoint<Loom>, &'a ThreadState<Loom>); 1] {
+    [(&w.sp, &**t)]
+}
+
+/// Two threads, each inside scopes of heaps A and B (running in both); one polls A then B,
+/// the other B then A, touching its objects after each poll, while both heaps pause once.
+/// Without the marks (`mark = false`: the threads do not tell one heap they are parked at
+/// the other) each thread can park at one heap while the other heap's pause waits for it:
+/// both pauses wait for ever, and loom finds the deadlock.
+fn two_threads_in_scopes_of_two_heaps(mark: bool) {
+    bounded(1, move || {
+        let (a, b) = (World::new(), World::new());
+        let threads: Vec<_> = (0..2)
+            .map(|i| {
+                let (a, b) = (a.clone(), b.clone());
+                let (ta, tb) = (a.attach(), b.attach());
+                thread::spawn(move || {
+                    let (x, tx, y, ty) = if i == 0 {
+                        (&a, &ta, &b, &tb)
+                    } else {
+                        (&b, &tb, &a, &ta)
+                    };
+                    if mark {
+                        x.sp.poll(tx, &other(y, ty)[..]);
+                    } else {
+                        x.sp.poll(tx, &NoOtherHeaps);
+                    }
+                    x.touch_object(i);
+                    if mark {
+                        y.sp.poll(ty, &other(x, tx)[..]);
+                    } else {
+                        y.sp.poll(ty, &NoOtherHeaps);
+                    }
+                    y.touch_object(i);
+                    // Out of both scopes.
+                    x.sp.enter_blocked(tx);
+                    y.sp.enter_blocked(ty);
+                })
+            })
+            .collect();
+        let pause_b = {
+            let b = b.clone();
+            thread::spawn(move || {
+                b.pause_with(2, || {});
+            })
+        };
+        a.pause_with(1, || {});
+        pause_b.join().unwrap();
+        for t in threads {
+            t.join().unwrap();
+        }
+        for w in [&a, &b] {
+            assert_eq!((w.read_object(0), w.read_object(1)), (101, 101));
+        }
+    });
+}
+
+#[test]
+fn two_threads_in_scopes_of_two_heaps_never_leave_both_pauses_waiting() {
+    two_threads_in_scopes_of_two_heaps(true);
+}
+
+/// Loom reports a deadlock with a panic, and then aborts the process while cleaning up the
+/// model's threads; so a model expected to deadlock runs in a child process (this test
+/// binary, told by `LOOM_CHILD` which model to run), and the test checks that the child
+/// died reporting the deadlock.
+fn expect_deadlock_in_child(test_name: &str, model: fn()) {
+    if std::env::var_os("LOOM_CHILD").is_some() {
+        model();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test_name, "--nocapture", "--test-threads=1"])
+        .env("LOOM_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{test_name}: the model passed");
+    assert!(
+        stderr.contains("deadlock"),
+        "the child failed otherwise: {stderr}"
+    );
+}
+
+#[test]
+fn without_the_marks_two_threads_in_scopes_of_two_heaps_deadlock() {
+    expect_deadlock_in_child(
+        "without_the_marks_two_threads_in_scopes_of_two_heaps_deadlock",
+        || two_threads_in_scopes_of_two_heaps(false),
+    );
+}
+
+/// A thread inside scopes of A and B reads B (as through an `ObjRef`), parks at A's pause,
+/// and reads B again: B's pause, requested meanwhile, must not run in between, whatever the
+/// order of the two requests.
+#[test]
+fn a_heap_never_pauses_while_a_thread_in_its_scope_is_parked_at_another() {
+    for b_ticket in [1, 3] {
+        bounded(2, move || {
+            let (a, b) = (World::new(), World::new());
+            let (ta, tb) = (a.attach(), b.attach());
+            let m = {
+                let (a, b) = (a.clone(), b.clone());
+                thread::spawn(move || {
+                    let before = b.read_heap();
+                    a.sp.poll(&ta, &other(&b, &tb)[..]);
+                    a.touch_heap();
+                    assert_eq!(
+                        b.read_heap(),
+                        before,
+                        "B paused under a thread in its scope"
+                    );
+                    a.detach(&ta, || {});
+                    b.detach(&tb, || {});
+                })
+            };
+            let pause_b = {
+                let b = b.clone();
+                thread::spawn(move || {
+                    b.pause_with(b_ticket, || {});
+                })
+            };
+            a.pause_with(2, || {});
+            pause_b.join().unwrap();
+            m.join().unwrap();
+        });
+    }
+}
+
+/// Thread W, inside a scope of heap B, waits for a GC cycle of heap A (`Heap::collect` or an
+/// allocation stall): A's cycle is its pause here. Thread T, inside scopes of both, polls B
+/// then A. B's pause has the older ticket: T may park at B, A's pause then waits for T, and
+/// B's pause waits for W, which waits for A. With W's cycle wait marked, B gives way and
+/// every wait ends; with `mark = false` loom finds the deadlock.
+fn cycle_wait_against_a_park(mark: bool) {
+    bounded(1, move || {
+        let (a, b) = (World::new(), World::new());
+        let cycle_done = Arc::new((Mutex::new(false), Condvar::new()));
+        let (ta, tb) = (a.attach(), b.attach());
+        let t = {
+            let (a, b) = (a.clone(), b.clone());
+            thread::spawn(move || {
+                b.sp.poll(&tb, &other(&a, &ta)[..]);
+                b.touch_heap();
+                a.sp.poll(&ta, &other(&b, &tb)[..]);
+                a.touch_heap();
+                a.detach(&ta, || {});
+                b.detach(&tb, || {});
+            })
+        };
+        let wb = b.attach();
+        let w = {
+            let (b, cycle_done) = (b.clone(), cycle_done.clone());
+            thread::spawn(move || {
+                let others = other(&b, &wb);
+                if mark {
+                    begin_cycle_wait(3, &others[..]);
+                }
+                let (done, cv) = &*cycle_done;
+                let mut d = done.lock().unwrap();
+                while !*d {
+                    d = cv.wait(d).unwrap();
+                }
+                drop(d);
+                if mark {
+                    end_cycle_wait(3, &others[..]);
+                }
+                b.touch_heap();
+                b.detach(&wb, || {});
+            })
+        };
+        let pause_b = {
+            let b = b.clone();
+            thread::spawn(move || {
+                b.pause_with(1, || {});
+            })
+        };
+        a.pause_with(2, || {});
+        *cycle_done.0.lock().unwrap() = true;
+        cycle_done.1.notify_all();
+        for j in [t, w, pause_b] {
+            j.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_wait_for_another_heaps_cycle_makes_pauses_give_way() {
+    cycle_wait_against_a_park(true);
+}
+
+#[test]
+fn an_unmarked_wait_for_another_heaps_cycle_deadlocks() {
+    expect_deadlock_in_child("an_unmarked_wait_for_another_heaps_cycle_deadlocks", || {
+        cycle_wait_against_a_park(false)
+    });
 }
 
 // --- forwarding page retain/release ---------------------------------------------------------
