@@ -19,14 +19,49 @@
 
 use crate::cpu_time::thread_cpu_ns;
 use crate::director::Director;
-use crate::heap::HeapInner;
+use crate::heap::{HeapInner, InjectedPanic};
 use crate::mutator::MutatorShared;
 use crate::stats::{CycleRecord, PauseKind, PauseRecord, PhaseRecord};
 use crate::verifier::VerifyPoint;
 use crate::Mode;
+use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// The driver thread's body: [`run`], and if that panics, a fatal message on stderr and
+/// `abort()`. A panic in the collector means a broken invariant (or a resource it cannot do
+/// without, such as room in a forwarding table): the heap can no longer be trusted, and inside
+/// a pause every mutator is parked with the safepoint requested, so anything but ending the
+/// process would be a silent hang. GC worker threads are scoped threads of the driver: a
+/// worker's panic reaches the driver when its `std::thread::scope` ends, and aborts the same
+/// way.
+pub(crate) fn run_or_abort(heap: &Arc<HeapInner>) {
+    // Unwind safety does not matter: nothing observes the heap after the unwind.
+    let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(heap))) else {
+        return;
+    };
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    // What `std::thread::scope` panics with when one of its threads panicked.
+    let msg = if msg == "a scoped thread panicked" {
+        "a GC worker thread panicked (its own message is printed above, by the panic hook)"
+            .to_string()
+    } else {
+        msg
+    };
+    // Writing to stderr can fail; the abort must happen anyway.
+    let _ = writeln!(
+        std::io::stderr(),
+        "fatal: the GC driver of heap #{} panicked: {msg}; the heap's invariants can no \
+         longer be trusted; aborting",
+        heap.id
+    );
+    std::process::abort();
+}
 
 /// The driver thread's loop: wait for a request or a director decision, run the cycle.
 pub(crate) fn run(heap: &Arc<HeapInner>) {
@@ -140,6 +175,9 @@ impl<'h> Cycle<'h> {
         let ticket = crate::safepoint::next_ticket();
         let (t0, muts) = heap.safepoint.stop(ticket, || heap.mutators_snapshot());
         let t1 = Instant::now();
+        if heap.take_injected_panic(InjectedPanic::Driver) {
+            panic!("GC panic injected for a test, in {}", kind.name());
+        }
         let r = f(self, &muts);
         heap.safepoint.resume();
         let t2 = Instant::now();

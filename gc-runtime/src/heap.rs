@@ -17,7 +17,7 @@ use gc_core::{AllocError, HeapError, MemoryUsage, Page, PageAllocator, PageKind}
 use parking_lot::{Condvar, Mutex};
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -71,6 +71,18 @@ pub(crate) struct HeapInner {
     pub(crate) allocated: AtomicU64,
     pub(crate) start: Instant,
     pub(crate) log: GcLog,
+    /// A panic tests asked the collector to raise ([`InjectedPanic`] as `u8`; 0: none).
+    pub(crate) injected_panic: AtomicU8,
+}
+
+/// Where a test wants the collector to panic.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum InjectedPanic {
+    /// The driver, inside its next pause (every mutator stopped).
+    Driver = 1,
+    /// A GC mark worker thread (not the driver), in the next parallel marking.
+    MarkWorker = 2,
 }
 
 impl HeapInner {
@@ -160,6 +172,13 @@ impl HeapInner {
     pub(crate) fn usage(&self) -> MemoryUsage {
         self.mem.usage()
     }
+
+    /// True (once) if a test asked for a panic at `at`.
+    pub(crate) fn take_injected_panic(&self, at: InjectedPanic) -> bool {
+        self.injected_panic
+            .compare_exchange(at as u8, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    }
 }
 
 /// A snapshot of heap usage for embedders.
@@ -185,6 +204,10 @@ pub struct HeapUsage {
 /// need the thread, so the driver is left to finish the cycle and exit on its own. The
 /// thread's mutators keep working after the drop (allocation, scopes, polls; `collect`
 /// returns at once, and an allocation that would need a cycle fails).
+///
+/// A panic in the collector (the driver thread or a GC worker: a broken invariant) aborts the
+/// process, with a message naming the heap and the panic on stderr: the heap can no longer be
+/// trusted, and its mutators may be parked in a pause that would never end.
 pub struct Heap {
     pub(crate) inner: Arc<HeapInner>,
     driver: Option<JoinHandle<()>>,
@@ -234,6 +257,7 @@ impl Heap {
             allocated: AtomicU64::new(0),
             start: Instant::now(),
             log: GcLog::new(config.log),
+            injected_panic: AtomicU8::new(0),
             mem,
             config,
         });
@@ -244,7 +268,7 @@ impl Heap {
             Some(
                 std::thread::Builder::new()
                     .name("gc-driver".into())
-                    .spawn(move || crate::driver::run(&i))
+                    .spawn(move || crate::driver::run_or_abort(&i))
                     .map_err(|source| HeapError::Os {
                         what: "spawning the GC driver thread",
                         source,
@@ -322,6 +346,24 @@ impl Heap {
     /// Nanoseconds since the heap was created (the time base of [`GcStats`]).
     pub fn uptime_ns(&self) -> u64 {
         self.inner.now_ns()
+    }
+
+    /// Make the GC driver panic inside its next pause, with every mutator stopped: what a
+    /// broken invariant in the collector does (for the tests of that).
+    #[doc(hidden)]
+    pub fn inject_gc_panic_for_tests(&self) {
+        self.inner
+            .injected_panic
+            .store(InjectedPanic::Driver as u8, Ordering::Release);
+    }
+
+    /// Make a GC mark worker thread panic in the next parallel marking (needs two GC
+    /// threads or more; in `stw` mode that is inside the pause).
+    #[doc(hidden)]
+    pub fn inject_gc_worker_panic_for_tests(&self) {
+        self.inner
+            .injected_panic
+            .store(InjectedPanic::MarkWorker as u8, Ordering::Release);
     }
 
     /// Page table and memory facts for reports: page counts by kind and memory usage.

@@ -6,13 +6,15 @@
 //! (remapped if stale) and healed in place; the target is marked in its page's live map, and
 //! pushed if this worker marked it. Termination: a worker that finds no work goes idle; when
 //! every worker is idle and every queue is empty, the phase ends. Pause Mark End then checks
-//! the mutators' buffers; if they held work, marking resumes.
+//! the mutators' buffers; if they held work, marking resumes. A worker that panics never goes
+//! idle: it marks the marking abandoned instead, so the others stop waiting for it and its
+//! panic reaches the driver (which aborts the process) when the workers' scope ends.
 
 use crate::cpu_time::thread_cpu_ns;
-use crate::heap::HeapInner;
+use crate::heap::{HeapInner, InjectedPanic};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use gc_core::{Object, View};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// The global mark queue (roots and mutator buffers go here; workers steal from it).
@@ -32,6 +34,18 @@ impl MarkQueue {
     }
     pub(crate) fn is_empty(&self) -> bool {
         self.injector.is_empty()
+    }
+}
+
+/// Marks the marking abandoned if the worker holding it unwinds (see the module
+/// documentation).
+struct AbandonOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for AbandonOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::SeqCst);
+        }
     }
 }
 
@@ -106,23 +120,30 @@ impl HeapInner {
         let workers: Vec<Worker<u64>> = (0..threads).map(|_| Worker::new_lifo()).collect();
         let stealers: Vec<Stealer<u64>> = workers.iter().map(|w| w.stealer()).collect();
         let idle = AtomicUsize::new(0);
+        let abandoned = AtomicBool::new(false);
         let cpu = std::sync::atomic::AtomicU64::new(0);
         std::thread::scope(|s| {
             let mut workers = workers.into_iter();
             let first = workers.next().expect("at least one worker");
             for (i, w) in workers.enumerate() {
-                let (stealers, idle, cpu) = (&stealers, &idle, &cpu);
+                let (stealers, idle, abandoned, cpu) = (&stealers, &idle, &abandoned, &cpu);
                 std::thread::Builder::new()
                     .name(format!("gc-mark-{}", i + 1))
                     .spawn_scoped(s, move || {
+                        let _abandon = AbandonOnUnwind(abandoned);
+                        if self.take_injected_panic(InjectedPanic::MarkWorker) {
+                            panic!("GC worker panic injected for a test");
+                        }
                         let c0 = thread_cpu_ns();
-                        self.mark_worker(w, stealers, idle, threads);
+                        self.mark_worker(w, stealers, idle, abandoned, threads);
                         cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
                     })
                     .expect("spawning a GC mark worker");
             }
-            // The calling thread's own CPU time is counted by its caller.
-            self.mark_worker(first, &stealers, &idle, threads);
+            // The calling thread's own CPU time is counted by its caller. If it panics, the
+            // scope still waits for the other workers: they must stop waiting for it too.
+            let _abandon = AbandonOnUnwind(&abandoned);
+            self.mark_worker(first, &stealers, &idle, &abandoned, threads);
         });
         cpu.load(Ordering::Relaxed)
     }
@@ -156,6 +177,7 @@ impl HeapInner {
         local: Worker<u64>,
         stealers: &[Stealer<u64>],
         idle: &AtomicUsize,
+        abandoned: &AtomicBool,
         n: usize,
     ) {
         // Stay pinned while tracing (the page-table lookups nest inside this pin) and repin
@@ -203,7 +225,7 @@ impl HeapInner {
                     idle.fetch_sub(1, Ordering::SeqCst);
                     break;
                 }
-                if idle.load(Ordering::SeqCst) == n {
+                if idle.load(Ordering::SeqCst) == n || abandoned.load(Ordering::SeqCst) {
                     return;
                 }
                 guard.repin();

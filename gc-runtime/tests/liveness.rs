@@ -7,7 +7,9 @@
 //! - two threads each inside nested scopes of the same two heaps: neither collector waits
 //!   forever for a thread parked at the other's safepoint;
 //! - and the other side of that: a heap never pauses while a thread inside one of its scopes
-//!   is parked at another heap's safepoint (it may still hold an `ObjRef` into it).
+//!   is parked at another heap's safepoint (it may still hold an `ObjRef` into it);
+//! - a panic in the GC driver or a GC worker, inside a pause with a mutator parked, aborts the
+//!   process with a message (checked in a child process: this test binary, re-run).
 use gc_runtime::{Heap, HeapConfig, Mode, Scope};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -386,4 +388,120 @@ fn a_heap_never_pauses_while_a_thread_in_its_scope_parks_at_another_heap() {
             },
         );
     }
+}
+
+// --- a panicking collector --------------------------------------------------------------------
+
+/// Set in the child process: which collector thread the scenario makes panic.
+const CHILD_ENV: &str = "ZRS_LIVENESS_CHILD";
+
+/// The child's scenario: a mutator polling in a loop while the collector panics inside a
+/// pause (the worst case: every mutator is parked). It returns only if the process was not
+/// aborted.
+fn panicking_collector(which: &str) {
+    let mode = if which == "worker" {
+        // Marking (and so the mark workers) runs inside the pause.
+        Mode::Stw
+    } else {
+        Mode::Concurrent
+    };
+    let h = Heap::new(
+        HeapConfig::new(64 * MIB)
+            .mode(mode)
+            .gc_threads(2)
+            .continuous(true),
+    )
+    .unwrap();
+    let mut m = h.attach("poller").unwrap();
+    m.scope(|s| {
+        let head = build_list(s, 100);
+        match which {
+            "driver" => h.inject_gc_panic_for_tests(),
+            "worker" => h.inject_gc_worker_panic_for_tests(),
+            _ => unreachable!("unknown scenario {which}"),
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            s.scope(|s| {
+                s.alloc(2, 0, 64).unwrap();
+            });
+            s.poll();
+        }
+        check_list(s, head, 100);
+    });
+}
+
+/// Run this test binary's test `test` in a child process with scenario `which`, and return
+/// its exit status and stderr; fail if it does not end within a minute.
+fn run_child(test: &str, which: &str) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, which)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    });
+    let deadline = std::time::Instant::now() + LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = reader.join().unwrap();
+            panic!("hung: the child ({which}) did not end within {LIMIT:?}; its stderr:\n{stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status, reader.join().unwrap())
+}
+
+/// The child died of `abort()` and said why on stderr.
+fn assert_aborted_loudly(status: std::process::ExitStatus, stderr: &str, injected: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGABRT),
+        "the child was not aborted ({status}); its stderr:\n{stderr}"
+    );
+    for words in [
+        "fatal: the GC driver of heap #",
+        injected,
+        "the heap's invariants can no longer be trusted; aborting",
+    ] {
+        assert!(stderr.contains(words), "stderr lacks {words:?}:\n{stderr}");
+    }
+}
+
+#[test]
+fn a_panic_in_the_gc_driver_aborts_the_process_loudly() {
+    const NAME: &str = "a_panic_in_the_gc_driver_aborts_the_process_loudly";
+    if let Ok(which) = std::env::var(CHILD_ENV) {
+        panicking_collector(&which);
+        return;
+    }
+    let (status, stderr) = run_child(NAME, "driver");
+    assert_aborted_loudly(status, &stderr, "GC panic injected for a test, in Pause");
+}
+
+/// GC workers are scoped threads of the driver: their panic reaches the driver when the
+/// scope ends, and aborts the process the same way.
+#[test]
+fn a_panic_in_a_gc_worker_aborts_the_process_loudly() {
+    const NAME: &str = "a_panic_in_a_gc_worker_aborts_the_process_loudly";
+    if let Ok(which) = std::env::var(CHILD_ENV) {
+        panicking_collector(&which);
+        return;
+    }
+    let (status, stderr) = run_child(NAME, "worker");
+    assert_aborted_loudly(status, &stderr, "GC worker panic injected for a test");
+    assert!(stderr.contains("a GC worker thread panicked"), "{stderr}");
 }
