@@ -5,7 +5,10 @@
 //!   layout in ordinary Rust memory, followed with a plain atomic load per hop — the baseline
 //!   the barrier is compared with;
 //! - `alloc/small`: `Scope::alloc` of a 32-byte object (bump allocation, header init,
-//!   handle push), in a nested scope per batch so handles do not pile up.
+//!   handle push), in a nested scope per batch so handles do not pile up;
+//! - `scope/outermost` and `scope/nested`: opening and closing an empty scope; the outermost
+//!   one makes the mutator running on entry and blocked again on exit (two `SeqCst` fences),
+//!   a nested one only counts.
 //!
 //! Run with `cargo bench -p gc-runtime`. Numbers are recorded in docs/src/reading-reports.md.
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
@@ -100,5 +103,31 @@ fn alloc(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, chase, alloc);
+fn scope(c: &mut Criterion) {
+    let heap = Heap::new(HeapConfig::new(64 << 20)).unwrap();
+    let mut m = heap.attach("bench").unwrap();
+    let mut g = c.benchmark_group("scope");
+    g.throughput(Throughput::Elements(1000));
+    g.measurement_time(Duration::from_secs(3));
+    g.sample_size(20);
+    g.bench_function("outermost", |b| {
+        b.iter(|| {
+            for _ in 0..1000 {
+                black_box(m.scope(|s| s.handle_count()));
+            }
+        })
+    });
+    m.scope(|s| {
+        g.bench_function("nested", |b| {
+            b.iter(|| {
+                for _ in 0..1000 {
+                    black_box(s.scope(|s| s.handle_count()));
+                }
+            })
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, chase, alloc, scope);
 criterion_main!(benches);
