@@ -5,7 +5,8 @@
 //! - dropping the `Heap` while the dropping thread still has a mutator of it (inside one of its
 //!   scopes or outside), with cycles running; the mutator keeps working afterwards;
 //! - two threads each inside nested scopes of the same two heaps: neither collector waits
-//!   forever for a thread parked at the other's safepoint;
+//!   forever for a thread parked (or stalled) at the other heap, and two threads stalled in
+//!   each other's heaps end with out-of-memory rather than waiting for ever;
 //! - and the other side of that: a heap never pauses while a thread inside one of its scopes
 //!   is parked at another heap's safepoint (it may still hold an `ObjRef` into it);
 //! - a panic in the GC driver or a GC worker, inside a pause with a mutator parked, aborts the
