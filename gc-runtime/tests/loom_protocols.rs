@@ -446,7 +446,7 @@ impl Mem {
 
 /// The value object `i` of the page starts with.
 fn value(i: u64) -> u64 {
-    0x0b1ec7_00 + i
+    0x0b1e_c700 + i
 }
 
 fn offset(i: u64) -> u64 {
