@@ -52,12 +52,6 @@ impl<'a> ObjRef<'a> {
         (ptr != 0).then_some(ObjRef { ptr, m })
     }
 
-    /// The good-colored pointer.
-    #[inline]
-    pub(crate) fn ptr(&self) -> u64 {
-        self.ptr
-    }
-
     /// The pointer, for storing it on behalf of heap `heap`: panics if the object belongs to
     /// another heap (its pointer would never be relocated or healed by `heap`).
     #[inline]
