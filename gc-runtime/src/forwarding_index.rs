@@ -27,8 +27,8 @@ impl ForwardingIndex {
     }
 
     fn range(&self, f: &Forwarding) -> std::ops::Range<usize> {
-        let first = ((f.page.start() - self.start) / GRANULE_SIZE) as usize;
-        first..first + (f.page.size() / GRANULE_SIZE) as usize
+        let first = ((f.page().start() - self.start) / GRANULE_SIZE) as usize;
+        first..first + (f.page().size() / GRANULE_SIZE) as usize
     }
 
     /// Enter `f` for its page's granules. `f` must stay alive until [`Self::remove`] and one

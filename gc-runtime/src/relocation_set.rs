@@ -81,7 +81,7 @@ impl HeapInner {
         for f in &forwardings {
             self.forwarding_index.insert(f);
         }
-        let has = |k: PageKind| forwardings.iter().any(|f| f.page.kind() == k);
+        let has = |k: PageKind| forwardings.iter().any(|f| f.page().kind() == k);
         self.prepare_relocation_targets(has(PageKind::Small), has(PageKind::Medium));
         *self.relocation_set.lock() = Some(Arc::new(RelocationSet { forwardings }));
         sel
