@@ -31,8 +31,8 @@
 //! blocking region (pauses do not wait for it).
 //!
 //! With [`Config::fill`] each thread keeps its live set near its budget (for nearly full
-//! heaps): it adds big and medium objects held by globals and region slots while under 3/4
-//! of the budget, and drops roots only to get back under it.
+//! heaps): it adds big and medium objects held by globals and region slots while under 90%
+//! of the budget, and drops roots only to get back under it (from above 95% to 85%).
 //!
 //! Weak handles: a cleared handle's target must be unreachable in the model (checked at
 //! every checkpoint and every upgrade); a handle whose target is unreachable at a checkpoint
@@ -562,8 +562,13 @@ const REGION_SLOTS_PER_THREAD: usize = 48;
 const CHECK_EVERY_OPS: u64 = 2500;
 /// Share of the ops that work on the shared pool (when there is one).
 const SHARED_OPS_PER_MILLE: u64 = 200;
-/// Share of the ops that add a big object to a live set under 3/4 of its budget (fill mode).
+/// Fill mode: share of the ops that add a big object while the live set is under
+/// [`FILL_BELOW`] of its budget, the share above which a thread sheds roots, and the share
+/// shedding brings it down to (all per mille).
 const FILL_OPS_PER_MILLE: u64 = 50;
+const FILL_BELOW: u64 = 900;
+const FILL_SHED_AT: u64 = 950;
+const FILL_SHED_TO: u64 = 850;
 
 struct Program<'h> {
     cfg: &'h Config,
@@ -1085,8 +1090,22 @@ impl<'h> Program<'h> {
         }
     }
 
+    /// `per_mille` of `n`.
+    fn share(&self, n: u64, per_mille: u64) -> u64 {
+        n / 1000 * per_mille + n % 1000 * per_mille / 1000
+    }
+
+    /// Live-set share (per mille of the budget) above which a thread sheds roots.
+    fn shed_at(&self) -> u64 {
+        if self.cfg.fill {
+            FILL_SHED_AT
+        } else {
+            800
+        }
+    }
+
     /// Drop random globals and region slots, one at a time, until what they keep reachable
-    /// is at most 70% of the budget (the locals go with the unwind).
+    /// is at most [`FILL_SHED_TO`] of the budget (the locals go with the unwind).
     fn shed_to_fill(&mut self, s: &Scope<'_>) {
         loop {
             let held: Vec<u64> = self
@@ -1097,7 +1116,9 @@ impl<'h> Program<'h> {
                 .collect();
             let live = self.reach(held);
             let bytes: u64 = live.iter().map(|id| self.objs[id].footprint).sum();
-            if bytes <= self.live_cap * 7 / 10 && live.len() <= self.max_objects * 7 / 10 {
+            if bytes <= self.share(self.live_cap, FILL_SHED_TO)
+                && live.len() <= self.share(self.max_objects as u64, FILL_SHED_TO) as usize
+            {
                 return;
             }
             let region: Vec<usize> = (0..self.region_ids.len())
@@ -1132,7 +1153,9 @@ impl<'h> Program<'h> {
             self.model_bytes + self.live_cap / 8,
             self.objs.len() + self.max_objects / 8,
         );
-        strong > self.live_cap * 8 / 10 || self.objs.len() > self.max_objects * 8 / 10
+        let at = self.shed_at();
+        strong > self.share(self.live_cap, at)
+            || self.objs.len() as u64 > self.share(self.max_objects as u64, at)
     }
 
     fn garbage_burst(&mut self, s: &mut Scope<'_>, cur: &Level<'_, '_>) {
@@ -1558,13 +1581,13 @@ impl<'h> Program<'h> {
     }
 
     /// Keep the pool under its cap: once the model outgrows it, prune, then clear random
-    /// directory slots until at most 70% of the cap is reachable.
+    /// directory slots until at most [`FILL_SHED_TO`] of the cap is reachable.
     fn shared_budget(&mut self, s: &Scope<'_>, pool: &mut SharedPool) {
         if pool.model_bytes <= pool.cap {
             return;
         }
         let mut live = self.shared_prune(pool);
-        let target = pool.cap * 7 / 10;
+        let target = self.share(pool.cap, FILL_SHED_TO);
         while live > target {
             let held: Vec<(usize, usize)> = (0..pool.roots.len())
                 .filter_map(|r| pool.roots[r].as_ref().map(|e| (r, e.1)))
@@ -1833,7 +1856,7 @@ impl<'h> Program<'h> {
                 continue;
             }
             if self.cfg.fill
-                && self.est_strong < self.live_cap * 3 / 4
+                && self.est_strong < self.share(self.live_cap, FILL_BELOW)
                 && self.rng.chance(FILL_OPS_PER_MILLE)
             {
                 self.fill_one(s, cur);
@@ -1948,7 +1971,7 @@ impl<'h> Program<'h> {
         let n = self.st.checked.objects - before;
         self.st.max_checked = self.st.max_checked.max(n);
         let strong = self.prune();
-        if strong > self.live_cap * 8 / 10 {
+        if strong > self.share(self.live_cap, self.shed_at()) {
             self.shed(s, false);
         }
     }
