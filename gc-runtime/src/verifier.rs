@@ -4,8 +4,9 @@
 //! reference: it points at the start of a valid object (on a registered page, below its top,
 //! on an object boundary found by walking the page's headers); its color is legal for the
 //! phase; at Pause Mark End every reachable object is marked (or allocated in this cycle);
-//! before Pause Mark Start (that is, after the previous relocation) no reachable reference
-//! leads into an evacuated page except through a forwarding entry. Before walking the graph
+//! before Pause Mark Start (that is, after the previous relocation) and at Pause Relocate
+//! Start (which may have compacted a page in place) no reachable reference leads into a page
+//! whose objects moved except through a forwarding entry. Before walking the graph
 //! it checks every page: its objects, walked header by header from the page start, must tile
 //! it exactly up to its allocation top, each within the page — so no two objects overlap and
 //! no object lies above the top where later allocations would overwrite it (what a broken
@@ -148,16 +149,25 @@ impl Walk<'_> {
             self.fail(&format!("color {color:?} is illegal here"), holder, p);
         }
         let mut off = layout.offset(p);
-        // A stale pointer (not Remapped, before Mark Start) may lead into the previous
-        // relocation set: it must have a forwarding entry there.
-        if self.point == VerifyPoint::BeforeMarkStart && color != Color::REMAPPED {
+        // A pointer that is not Remapped may lead into a relocation set whose objects moved:
+        // before Mark Start into the previous cycle's (every object there has its entry), at
+        // Relocate Start into this cycle's, where a page the pause compacted in place has an
+        // entry for every object (other pages still hold their objects where they were).
+        let forwarded = match self.point {
+            VerifyPoint::BeforeMarkStart | VerifyPoint::RelocateStart => color != Color::REMAPPED,
+            VerifyPoint::MarkEnd | VerifyPoint::AfterRelocation => false,
+        };
+        if forwarded {
             let guard = crossbeam_epoch::pin();
             if let Some(f) = self.heap.forwarding_index.get(off, &guard) {
                 if f.page().contains(off) {
                     match f.find(f.page().index_of(off) as u64) {
                         Some(to) => off = to,
+                        None if self.point == VerifyPoint::RelocateStart
+                            && !f.is_compacted_in_place() => {}
                         None => self.fail(
-                            "stale pointer into the relocation set without a forwarding entry",
+                            "pointer into a relocated or compacted page without a forwarding \
+                             entry",
                             holder,
                             p,
                         ),
