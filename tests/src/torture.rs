@@ -339,8 +339,8 @@ impl std::fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "in-place relocation: {} pages compacted in place ({} cycles), {} objects placed in \
-             place, {} self-forwarded; {} relocation waits",
+            "in-place relocation: {} pages compacted in place (in {} cycles), {} objects placed \
+             by it, {} of them left at their address (self-forwarded); {} relocation waits",
             self.pages_compacted_in_place,
             self.cycles_with_in_place,
             self.objects_compacted_in_place,
@@ -2176,6 +2176,11 @@ static ABORT_NOTE: Mutex<Option<(String, Option<String>)>> = Mutex::new(None);
 /// its totals so far here.
 pub fn set_abort_note(note: String, report_path: Option<String>) {
     *ABORT_NOTE.lock().unwrap_or_else(|e| e.into_inner()) = Some((note, report_path));
+}
+
+/// Forget the note of [`set_abort_note`].
+pub fn clear_abort_note() {
+    *ABORT_NOTE.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 /// Print `msg` (and the abort note) to the stderr handle directly, write the report file if

@@ -9,7 +9,9 @@
 //! - soak: `ZRS_SOAK_SECS=3600 cargo test -p integration-tests --release --test torture --
 //!   --ignored soak --nocapture` (optionally `ZRS_SOAK_REPORT=<file>` to write the summary).
 use gc_runtime::Mode;
-use integration_tests::torture::{base_seed, run, set_abort_note, try_run, Config, Report};
+use integration_tests::torture::{
+    base_seed, clear_abort_note, run, set_abort_note, try_run, Config, Report,
+};
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
@@ -43,9 +45,9 @@ fn assert_stalls_often_and_ooms_rarely(r: &Report) {
     assert_ooms_rare(r);
 }
 
-/// A nearly full heap: 75% of it live in `concurrent` mode, 80% in `stw` mode (a fifth of the
-/// heap in a pool both threads read, check and mutate), objects of mixed sizes with medium
-/// ones. The relocation reserve is at most an eighth of the heap, so relocation runs out of
+/// A nearly full heap: a live-set budget of 75% of the heap in `concurrent` mode, 80% in
+/// `stw` mode (a fifth of the heap in a pool both threads read, check and mutate), kept
+/// filled (`Config::fill`), with objects of mixed sizes, medium ones included. The relocation reserve is at most an eighth of the heap, so relocation runs out of
 /// target memory and compacts pages in place (concurrently with the threads' loads in
 /// `concurrent` mode). A stw cycle relocates inside its pause, with nothing allocating
 /// meanwhile, so its heap must be fuller to run out. 128 MiB is the smallest heap with
@@ -312,5 +314,6 @@ fn soak() {
     }
     eprintln!("{out}");
     write_soak_report(&out);
+    clear_abort_note();
     assert!(unmet.is_empty(), "{}", unmet.join("; "));
 }
