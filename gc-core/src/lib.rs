@@ -19,6 +19,7 @@ pub mod barrier;
 pub mod config;
 pub mod error;
 pub mod forwarding;
+pub mod granule_map;
 pub mod live_map;
 pub mod object;
 pub mod page;
