@@ -27,6 +27,7 @@ pub mod page_cache;
 pub mod page_table;
 pub mod physical;
 pub mod proc_info;
+pub mod reservation;
 pub mod sync;
 pub mod virtual_memory;
 
@@ -42,3 +43,4 @@ pub use live_map::{LiveMap, MarkResult};
 pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
+pub use reservation::Reservation;
