@@ -4,7 +4,9 @@
 //!   objects whose slots hold good-colored pointers (in cache, and shuffled out of cache);
 //! - bump allocation of small objects (`Page::alloc_private` / `alloc_shared` + `Object::init`);
 //! - forwarding table insert and lookup;
-//! - object copy (`Object::copy_to`) against `std::ptr::copy_nonoverlapping` of the same bytes.
+//! - object copy (`Object::copy_to`) against `std::ptr::copy_nonoverlapping` of the same bytes;
+//! - raw-byte access (`Object::read_u64`/`write_u64`/`read_bytes`/`write_bytes`, relaxed
+//!   atomic words) against non-atomic `ptr::copy_nonoverlapping` of the same bytes.
 //!
 //! Every routine is timed with `iter_custom`, which also records the per-iteration time of each
 //! sample, so that after Criterion's own report a summary prints medians and the ratios the
@@ -402,6 +404,84 @@ fn bench_copy(c: &mut Criterion, h: &PageAllocator) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// (e) raw-byte access
+
+/// (label, offset, length) of the raw-byte accesses measured.
+const RAW_CASES: [(&str, usize, usize); 4] = [
+    ("8 B aligned", 8, 8),
+    ("16 B aligned", 16, 16),
+    ("3 B unaligned", 5, 3),
+    ("256 B aligned", 0, 256),
+];
+
+fn bench_raw(c: &mut Criterion, h: &PageAllocator) {
+    let base = h.layout().view_base(View::Remapped);
+    let page = h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
+    let header = ObjectHeader {
+        shape: 5,
+        n_refs: 2,
+        n_bytes: 512,
+    };
+    // SAFETY: the page is mapped and the object fits at its start.
+    let obj = unsafe { Object::init(base | page.start(), header) };
+    let raw = obj.addr() + HEADER_SIZE + 16;
+    let mut g = c.benchmark_group("raw bytes");
+    g.sample_size(SAMPLES)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    for (label, off, len) in RAW_CASES {
+        let mut buf = vec![0u8; len];
+        let name = format!("raw/{label}/read");
+        g.bench_function(BenchmarkId::new("read", label), |b| {
+            b.iter_custom(|iters| {
+                let t = Instant::now();
+                for _ in 0..iters {
+                    if len == 8 && off % 8 == 0 {
+                        black_box(black_box(obj).read_u64(black_box(off)));
+                    } else {
+                        black_box(obj).read_bytes(black_box(off), black_box(&mut buf));
+                    }
+                }
+                record(&name, iters, t.elapsed())
+            })
+        });
+        let name = format!("raw/{label}/write");
+        g.bench_function(BenchmarkId::new("write", label), |b| {
+            b.iter_custom(|iters| {
+                let t = Instant::now();
+                for i in 0..iters {
+                    if len == 8 && off % 8 == 0 {
+                        black_box(obj).write_u64(black_box(off), i);
+                    } else {
+                        black_box(obj).write_bytes(black_box(off), black_box(&buf));
+                    }
+                }
+                record(&name, iters, t.elapsed())
+            })
+        });
+        let name = format!("raw/{label}/memcpy read");
+        g.bench_function(BenchmarkId::new("memcpy read", label), |b| {
+            b.iter_custom(|iters| {
+                let t = Instant::now();
+                for _ in 0..iters {
+                    // SAFETY: the range lies in the object's raw area; nothing else writes it.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            black_box(raw + off as u64) as *const u8,
+                            black_box(buf.as_mut_ptr()),
+                            black_box(len),
+                        )
+                    };
+                    black_box(&mut buf);
+                }
+                record(&name, iters, t.elapsed())
+            })
+        });
+    }
+    g.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
 
 fn print_summary() {
     let m = |name: &str, samples: usize| median(name, samples);
@@ -450,6 +530,21 @@ fn print_summary() {
     }
 }
 
+fn print_raw_summary() {
+    for (label, _, _) in RAW_CASES {
+        let r = median(&format!("raw/{label}/read"), SAMPLES);
+        let w = median(&format!("raw/{label}/write"), SAMPLES);
+        let c = median(&format!("raw/{label}/memcpy read"), SAMPLES);
+        if let (Some(r), Some(w), Some(c)) = (r, w, c) {
+            println!(
+                "raw bytes {label}: read {r:.2} ns, write {w:.2} ns, non-atomic memcpy read \
+                 {c:.2} ns (read ratio {:.2})",
+                r / c
+            );
+        }
+    }
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     let h = heap(256 * MIB);
@@ -457,6 +552,8 @@ fn main() {
     bench_alloc(&mut c, &h);
     bench_forwarding(&mut c);
     bench_copy(&mut c, &h);
+    bench_raw(&mut c, &h);
     c.final_summary();
     print_summary();
+    print_raw_summary();
 }

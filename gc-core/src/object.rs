@@ -12,7 +12,7 @@
 
 use crate::error::AllocError;
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes of the object header.
 pub const HEADER_SIZE: u64 = 16;
@@ -58,9 +58,12 @@ pub struct Object {
     addr: NonNull<u8>,
 }
 
-// SAFETY: an `Object` is an address into shared heap memory; all access to its slots is
-// atomic, and raw-byte access follows the runtime's protocol (invariant 3: from-space objects
-// are never written after Pause Relocate Start).
+// SAFETY: an `Object` is an address into shared heap memory; every access to its slots and
+// raw bytes through this type is atomic (relaxed words for the raw bytes), the header is
+// written before the object is published and never changes, and the collector's non-atomic
+// whole-object copies (`copy_to`) only read objects no thread writes (from-space objects are
+// never written during relocation: a mutator writes an object only after its barrier
+// relocated it).
 unsafe impl Send for Object {}
 // SAFETY: as above.
 unsafe impl Sync for Object {}
@@ -172,54 +175,111 @@ impl Object {
         }
     }
 
-    #[inline]
-    fn bytes_ptr(self) -> *mut u8 {
-        // SAFETY: the raw area starts right after the slots, inside the object.
+    /// The raw area's words (the raw area starts 8-byte aligned, right after the slots).
+    #[inline(always)]
+    fn raw_words(&self) -> &[AtomicU64] {
+        // SAFETY: the raw area lies inside the object, starts 8-byte aligned after the slots
+        // and holds `n_bytes` rounded up to whole words; AtomicU64 has the layout of u64.
         unsafe {
-            self.addr
-                .as_ptr()
-                .add(HEADER_SIZE as usize + 8 * self.n_refs())
+            std::slice::from_raw_parts(
+                self.addr
+                    .as_ptr()
+                    .add(HEADER_SIZE as usize + 8 * self.n_refs())
+                    as *const AtomicU64,
+                self.n_bytes().div_ceil(8),
+            )
         }
+    }
+
+    #[inline(always)]
+    fn check_range(self, offset: usize, len: usize) {
+        let end = offset.checked_add(len).expect("range overflow");
+        assert!(
+            end <= self.n_bytes(),
+            "raw bytes {offset}..{end} out of range ({})",
+            self.n_bytes()
+        );
     }
 
     /// Copy raw bytes `[offset, offset + out.len())` into `out` (panics if out of range).
+    ///
+    /// Raw bytes are read and written as relaxed atomic 64-bit words, so threads that share
+    /// an object (through a `Global`) may race on its bytes without undefined behaviour, as
+    /// Java gives racy fields defined behaviour: each word read is one that some write stored.
+    #[inline]
     pub fn read_bytes(self, offset: usize, out: &mut [u8]) {
-        let end = offset.checked_add(out.len()).expect("range overflow");
-        assert!(
-            end <= self.n_bytes(),
-            "raw bytes {offset}..{end} out of range ({})",
-            self.n_bytes()
-        );
-        // SAFETY: the range is inside the object's raw area (checked above).
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.bytes_ptr().add(offset), out.as_mut_ptr(), out.len())
+        self.check_range(offset, out.len());
+        let words = self.raw_words();
+        let (mut w, b) = (offset / 8, offset % 8);
+        let mut out = out;
+        if b != 0 && !out.is_empty() {
+            let n = (8 - b).min(out.len());
+            let word = words[w].load(Ordering::Relaxed).to_ne_bytes();
+            out[..n].copy_from_slice(&word[b..b + n]);
+            out = &mut out[n..];
+            w += 1;
+        }
+        let mut chunks = out.chunks_exact_mut(8);
+        for (chunk, word) in (&mut chunks).zip(&words[w..]) {
+            chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
+            w += 1;
+        }
+        let tail = chunks.into_remainder();
+        if !tail.is_empty() {
+            let word = words[w].load(Ordering::Relaxed).to_ne_bytes();
+            let n = tail.len();
+            tail.copy_from_slice(&word[..n]);
         }
     }
 
-    /// Write raw bytes at `offset` (panics if out of range).
+    /// Write raw bytes at `offset` (panics if out of range). Whole words are stored; a partial
+    /// word is merged with a CAS, so bytes of the same word written by another thread are
+    /// never lost.
+    #[inline]
     pub fn write_bytes(self, offset: usize, data: &[u8]) {
-        let end = offset.checked_add(data.len()).expect("range overflow");
-        assert!(
-            end <= self.n_bytes(),
-            "raw bytes {offset}..{end} out of range ({})",
-            self.n_bytes()
-        );
-        // SAFETY: the range is inside the object's raw area (checked above); the runtime's
-        // protocol guarantees this is not a from-space object during relocation.
-        unsafe {
-            std::ptr::copy_nonoverlapping(data.as_ptr(), self.bytes_ptr().add(offset), data.len())
+        self.check_range(offset, data.len());
+        let words = self.raw_words();
+        let (mut w, b) = (offset / 8, offset % 8);
+        let mut data = data;
+        if b != 0 && !data.is_empty() {
+            let n = (8 - b).min(data.len());
+            merge(&words[w], b, &data[..n]);
+            data = &data[n..];
+            w += 1;
+        }
+        let mut chunks = data.chunks_exact(8);
+        for (chunk, word) in (&mut chunks).zip(&words[w..]) {
+            let mut v = [0u8; 8];
+            v.copy_from_slice(chunk);
+            word.store(u64::from_ne_bytes(v), Ordering::Relaxed);
+            w += 1;
+        }
+        let tail = chunks.remainder();
+        if !tail.is_empty() {
+            merge(&words[w], 0, tail);
         }
     }
 
-    /// Read a little-endian u64 from the raw bytes.
+    /// Read a little-endian u64 from the raw bytes (one atomic load when 8-byte aligned).
+    #[inline]
     pub fn read_u64(self, offset: usize) -> u64 {
+        if offset.is_multiple_of(8) {
+            self.check_range(offset, 8);
+            return u64::from_le(self.raw_words()[offset / 8].load(Ordering::Relaxed));
+        }
         let mut b = [0u8; 8];
         self.read_bytes(offset, &mut b);
         u64::from_le_bytes(b)
     }
 
-    /// Write a little-endian u64 into the raw bytes.
+    /// Write a little-endian u64 into the raw bytes (one atomic store when 8-byte aligned).
+    #[inline]
     pub fn write_u64(self, offset: usize, v: u64) {
+        if offset.is_multiple_of(8) {
+            self.check_range(offset, 8);
+            self.raw_words()[offset / 8].store(v.to_le(), Ordering::Relaxed);
+            return;
+        }
         self.write_bytes(offset, &v.to_le_bytes())
     }
 
@@ -234,6 +294,26 @@ impl Object {
         unsafe {
             std::ptr::copy_nonoverlapping(self.addr.as_ptr(), to as *mut u8, size);
             Object::from_addr(to)
+        }
+    }
+}
+
+/// Store `bytes` at byte `at` of `word`, keeping its other bytes (a CAS loop, so a
+/// concurrent write to the other bytes of the word is not undone).
+#[inline]
+fn merge(word: &AtomicU64, at: usize, bytes: &[u8]) {
+    let mut cur = word.load(Ordering::Relaxed);
+    loop {
+        let mut v = cur.to_ne_bytes();
+        v[at..at + bytes.len()].copy_from_slice(bytes);
+        match word.compare_exchange_weak(
+            cur,
+            u64::from_ne_bytes(v),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return,
+            Err(now) => cur = now,
         }
     }
 }
@@ -273,6 +353,79 @@ mod tests {
         let mut out = [0u8; 12];
         o.read_bytes(0, &mut out);
         assert_eq!(out, [0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 0]);
+        drop(buf);
+    }
+
+    /// An object over a plain buffer, for the raw-byte tests.
+    fn object_in(buf: &mut [u64], n_refs: u32, n_bytes: u64) -> Object {
+        let h = ObjectHeader {
+            shape: 1,
+            n_refs,
+            n_bytes,
+        };
+        assert!(h.size() as usize <= buf.len() * 8);
+        // SAFETY: `buf` is large enough (checked) and outlives every use in the test.
+        unsafe { Object::init(buf.as_mut_ptr() as u64, h) }
+    }
+
+    proptest::proptest! {
+        /// Raw-byte writes and reads at any offset and length behave as on a byte array.
+        #[test]
+        fn raw_bytes_behave_like_a_byte_array(
+            ops in proptest::collection::vec((0usize..70, 0usize..40, proptest::num::u8::ANY), 1..40)
+        ) {
+            let mut buf = vec![0u64; 32];
+            let o = object_in(&mut buf, 3, 70);
+            let mut model = vec![0u8; 70];
+            for (off, len, seed) in ops {
+                let len = len.min(70 - off);
+                let data: Vec<u8> = (0..len).map(|i| seed.wrapping_add(i as u8)).collect();
+                o.write_bytes(off, &data);
+                model[off..off + len].copy_from_slice(&data);
+                let mut out = vec![0u8; 70];
+                o.read_bytes(0, &mut out);
+                proptest::prop_assert_eq!(&out, &model);
+                let mut part = vec![0u8; len];
+                o.read_bytes(off, &mut part);
+                proptest::prop_assert_eq!(&part[..], &model[off..off + len]);
+                if off + 8 <= 70 {
+                    let want = u64::from_le_bytes(model[off..off + 8].try_into().unwrap());
+                    proptest::prop_assert_eq!(o.read_u64(off), want);
+                }
+            }
+        }
+    }
+
+    /// Two threads write different bytes of the same words over and over: no write of one
+    /// thread may undo the other's (a plain read-modify-write of the word would).
+    #[test]
+    fn concurrent_writes_to_neighbouring_bytes_are_not_lost() {
+        let mut buf = vec![0u64; 8];
+        let o = object_in(&mut buf, 0, 16);
+        const ROUNDS: u8 = 200;
+        std::thread::scope(|s| {
+            for t in 0..2usize {
+                s.spawn(move || {
+                    for r in 1..=ROUNDS {
+                        for _ in 0..50 {
+                            // Both words are shared: thread 0 owns bytes 3..6 and 13..16,
+                            // thread 1 bytes 6..13.
+                            let ranges = if t == 0 {
+                                [(3, 3), (13, 3)]
+                            } else {
+                                [(6, 3), (9, 4)]
+                            };
+                            for (off, len) in ranges {
+                                o.write_bytes(off, &vec![r; len]);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        let mut out = [0u8; 16];
+        o.read_bytes(0, &mut out);
+        assert_eq!(&out[3..16], &[ROUNDS; 13], "{out:?}");
         drop(buf);
     }
 }

@@ -10,6 +10,7 @@
 use crate::address::{AddressLayout, View};
 use crate::error::HeapError;
 use crate::physical::PhysRange;
+use crate::reservation::Reservation;
 use crate::GRANULE_SIZE;
 
 /// The three reserved views of one heap.
@@ -17,39 +18,8 @@ pub struct Views {
     layout: AddressLayout,
     start: u64,
     size: u64,
-}
-
-fn reserve_at(addr: u64, size: u64) -> bool {
-    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; an anonymous PROT_NONE
-    // mapping has no other effect on the process.
-    let p = unsafe {
-        libc::mmap(
-            addr as *mut libc::c_void,
-            size as usize,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE
-                | libc::MAP_ANONYMOUS
-                | libc::MAP_NORESERVE
-                | libc::MAP_FIXED_NOREPLACE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return false;
-    }
-    if p as u64 != addr {
-        // Kernels before 4.17 treat the flag as a hint: give back what we did not ask for.
-        // SAFETY: `p` is the mapping we just created, of `size` bytes.
-        unsafe { libc::munmap(p, size as usize) };
-        return false;
-    }
-    true
-}
-
-fn release(addr: u64, size: u64) {
-    // SAFETY: the range is one of our own reservations (callers pass only those).
-    unsafe { libc::munmap(addr as *mut libc::c_void, size as usize) };
+    /// The views' address ranges (Marked0, Marked1, Remapped), given back on drop.
+    _reserved: [Reservation; 3],
 }
 
 impl Views {
@@ -59,20 +29,14 @@ impl Views {
     pub fn reserve(layout: AddressLayout, size: u64, at: Option<u64>) -> Result<Self, HeapError> {
         debug_assert!(size.is_multiple_of(GRANULE_SIZE));
         let space = layout.offset_space();
-        let try_start = |start: u64| -> bool {
-            let mut done: Vec<u64> = Vec::new();
-            for v in View::ALL {
-                let addr = layout.view_base(v) + start;
-                if reserve_at(addr, size) {
-                    done.push(addr);
-                } else {
-                    for a in done {
-                        release(a, size);
-                    }
-                    return false;
-                }
-            }
-            true
+        let try_start = |start: u64| -> Option<[Reservation; 3]> {
+            let [a, b, c] = View::ALL.map(|v| layout.view_base(v) + start);
+            // A failed view drops (gives back) the ones reserved before it.
+            Some([
+                Reservation::at(a, size)?,
+                Reservation::at(b, size)?,
+                Reservation::at(c, size)?,
+            ])
         };
         if let Some(start) = at {
             if start % GRANULE_SIZE != 0 || start.checked_add(size).is_none_or(|e| e > space) {
@@ -85,11 +49,12 @@ impl Views {
                     ),
                 });
             }
-            if try_start(start) {
+            if let Some(reserved) = try_start(start) {
                 return Ok(Views {
                     layout,
                     start,
                     size,
+                    _reserved: reserved,
                 });
             }
             return Err(HeapError::AddressRangeTaken {
@@ -100,11 +65,12 @@ impl Views {
         }
         let mut start = 0;
         while start + size <= space {
-            if try_start(start) {
+            if let Some(reserved) = try_start(start) {
                 return Ok(Views {
                     layout,
                     start,
                     size,
+                    _reserved: reserved,
                 });
             }
             start += size;
@@ -183,14 +149,6 @@ impl Views {
                 "re-reserving an unmapped heap range failed: {}",
                 std::io::Error::last_os_error()
             );
-        }
-    }
-}
-
-impl Drop for Views {
-    fn drop(&mut self) {
-        for v in View::ALL {
-            release(self.layout.view_base(v) + self.start, self.size);
         }
     }
 }

@@ -7,7 +7,7 @@
 use gc_core::config::physical_memory_bytes;
 use gc_core::physical::huge_page_pool;
 use gc_core::virtual_memory::check_map_count;
-use gc_core::{Backing, HeapConfig, HeapError, PageAllocator, View, GRANULE_SIZE};
+use gc_core::{Backing, HeapConfig, HeapError, PageAllocator, Reservation, View, GRANULE_SIZE};
 
 const MIB: u64 = 1 << 20;
 const TIB: u64 = 1 << 40;
@@ -225,33 +225,6 @@ fn huge_pages_without_a_pool() {
     }
 }
 
-/// Map 2 MiB of `PROT_NONE` at `addr` exactly (or fail), as another library might.
-fn occupy(addr: u64, len: u64) -> bool {
-    // SAFETY: MAP_FIXED_NOREPLACE never replaces a mapping; the result is checked.
-    let p = unsafe {
-        libc::mmap(
-            addr as *mut libc::c_void,
-            len as usize,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE
-                | libc::MAP_ANONYMOUS
-                | libc::MAP_NORESERVE
-                | libc::MAP_FIXED_NOREPLACE,
-            -1,
-            0,
-        )
-    };
-    p != libc::MAP_FAILED && p as u64 == addr
-}
-
-fn release(addr: u64, len: u64) {
-    // SAFETY: only called on ranges this test mapped with `occupy`.
-    assert_eq!(
-        unsafe { libc::munmap(addr as *mut libc::c_void, len as usize) },
-        0
-    );
-}
-
 fn at(offset: u64) -> HeapConfig {
     let mut c = HeapConfig::new(64 * MIB);
     c.reserve_at = Some(offset);
@@ -267,18 +240,20 @@ fn address_range_taken_by_another_mapping() {
     let reserve = 64 * MIB * 16;
     // Something else sits in the middle of where the Marked1 view would go.
     let blocker = layout.view_base(View::Marked1) + offset + 256 * MIB;
-    assert!(occupy(blocker, 2 * MIB));
+    let blocking = Reservation::at(blocker, 2 * MIB).expect("the blocker range is free");
     let e = new_err(&cfg);
     assert!(matches!(e, HeapError::AddressRangeTaken { .. }), "{e:?}");
     assert_mentions(&e, &["already taken", "choose another reserve offset"]);
     // The views reserved before the failure were given back: the whole range is free again.
     for v in [View::Marked0, View::Remapped] {
         let a = layout.view_base(v) + offset;
-        assert!(occupy(a, reserve), "{v:?} view range left reserved");
-        release(a, reserve);
+        assert!(
+            Reservation::at(a, reserve).is_some(),
+            "{v:?} view range left reserved"
+        );
     }
     // Without the blocker the same request succeeds, exactly there.
-    release(blocker, 2 * MIB);
+    drop(blocking);
     let h = PageAllocator::new(&cfg).unwrap();
     assert_eq!(h.reservation(), (offset, reserve));
 }

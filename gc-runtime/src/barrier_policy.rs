@@ -60,13 +60,13 @@ impl HeapInner {
     pub(crate) fn remap(&self, off: u64) -> u64 {
         let guard = crossbeam_epoch::pin();
         match self.forwarding_index.get(off, &guard) {
-            Some(f) if f.page.contains(off) => {
-                let idx = f.page.index_of(off) as u64;
-                f.table.find(idx).unwrap_or_else(|| {
+            Some(f) if f.page().contains(off) => {
+                let idx = f.page().index_of(off) as u64;
+                f.find(idx).unwrap_or_else(|| {
                     panic!(
                         "stale pointer to {off:#x} in relocated page {:?} has no forwarding entry \
                          (a live object was not relocated)",
-                        f.page
+                        f.page()
                     )
                 })
             }
@@ -78,7 +78,17 @@ impl HeapInner {
     pub(crate) fn relocate_or_remap(&self, off: u64) -> u64 {
         let guard = crossbeam_epoch::pin();
         match self.forwarding_index.get(off, &guard) {
-            Some(f) if f.page.contains(off) => self.relocate_object(f, off),
+            Some(f) if f.page().contains(off) => self.relocate_object(f, off),
+            _ => off,
+        }
+    }
+
+    /// [`Self::relocate_or_remap`] inside a pause (roots at Pause Relocate Start), where
+    /// nothing may wait for a GC worker.
+    pub(crate) fn relocate_or_remap_in_pause(&self, off: u64) -> u64 {
+        let guard = crossbeam_epoch::pin();
+        match self.forwarding_index.get(off, &guard) {
+            Some(f) if f.page().contains(off) => self.relocate_object_in_pause(f, off),
             _ => off,
         }
     }

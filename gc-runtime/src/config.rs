@@ -4,8 +4,11 @@
 use gc_core::{Backing, HeapError};
 use std::time::Duration;
 
-/// How the heap collects (DESIGN §5 "Modes").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+/// How the heap collects. The one mode type of the project: harness, reports and the Lox
+/// interpreter use it too.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The ZGC cycle: three short pauses, concurrent mark and relocation.
@@ -17,6 +20,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, in report order.
+    pub const ALL: [Mode; 3] = [Mode::Concurrent, Mode::Stw, Mode::Epsilon];
+
     /// The mode's name as used on command lines and in reports.
     pub fn name(self) -> &'static str {
         match self {

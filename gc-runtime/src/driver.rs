@@ -121,10 +121,7 @@ struct Cycle<'h> {
 
 impl<'h> Cycle<'h> {
     fn new(heap: &'h HeapInner, n: u64, cause: &str) -> Self {
-        heap.reloc_alloc.bytes_relocated.store(0, Ordering::Relaxed);
-        heap.reloc_alloc
-            .objects_relocated
-            .store(0, Ordering::Relaxed);
+        heap.reloc_alloc.counters.reset();
         Cycle {
             rec: CycleRecord {
                 cycle: n,
@@ -322,6 +319,7 @@ impl<'h> Cycle<'h> {
             c.phase("Relocate", |c| c.relocate());
             c.phase("Remap", |c| c.heap.remap_all());
             c.heap.reset_relocation_set();
+            c.verify(muts, VerifyPoint::AfterRelocation);
         });
     }
 
@@ -329,8 +327,12 @@ impl<'h> Cycle<'h> {
         let heap = self.heap;
         self.rec.duration_ns = self.started.elapsed().as_nanos() as u64;
         self.rec.heap_after = heap.mem.used();
-        self.rec.bytes_relocated = heap.reloc_alloc.bytes_relocated.load(Ordering::Relaxed);
-        self.rec.pages_compacted_in_place = heap.reloc_alloc.pages_in_place.load(Ordering::Relaxed);
+        let r = heap.reloc_alloc.counters.totals();
+        self.rec.bytes_relocated = r.bytes_relocated;
+        self.rec.pages_compacted_in_place = r.pages_in_place;
+        self.rec.objects_compacted_in_place = r.objects_in_place;
+        self.rec.objects_self_forwarded = r.self_forwards;
+        self.rec.relocation_waits = r.waits;
         self.rec.gc_cpu_ns = thread_cpu_ns() - self.driver_cpu0 + self.worker_cpu;
         heap.log.cycle(
             heap.start,

@@ -26,8 +26,8 @@ impl HeapInner {
                         }
                         let off = layout.offset(p);
                         let new = match self.forwarding_index.get(off, &guard) {
-                            Some(f) if f.page.contains(off) => {
-                                match f.table.find(f.page.index_of(off) as u64) {
+                            Some(f) if f.page().contains(off) => {
+                                match f.find(f.page().index_of(off) as u64) {
                                     Some(to) => to,
                                     // A dead object's slot may point at a dead object that was
                                     // not relocated; it is never read again.

@@ -56,6 +56,15 @@ impl HandleStack {
         self.top.load(Ordering::Acquire)
     }
 
+    /// True if `slot` is one of this stack's slots in use (a handle made by a scope of this
+    /// mutator that is still open).
+    #[inline]
+    pub(crate) fn owns(&self, slot: &AtomicU64) -> bool {
+        let base = self.map.as_ptr() as usize;
+        let addr = slot as *const AtomicU64 as usize;
+        addr >= base && addr < base + self.top() * 8
+    }
+
     /// Drop every handle above `base`.
     pub(crate) fn truncate(&self, base: usize) {
         debug_assert!(base <= self.top());

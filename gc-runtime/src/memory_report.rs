@@ -41,10 +41,7 @@ impl MemoryReport {
             live_map += p.live_map().slots() as u64 / 4;
         }
         let fwd = heap.relocation_set.lock().as_ref().map_or(0, |rs| {
-            rs.forwardings
-                .iter()
-                .map(|f| f.table.footprint() as u64)
-                .sum()
+            rs.forwardings.iter().map(|f| f.footprint() as u64).sum()
         });
         let handles = heap
             .mutators_snapshot()

@@ -1,28 +1,103 @@
 //! Relocation (ZGC's `ZRelocate`): copying live objects out of the relocation set.
 //!
-//! Whoever meets an object first — a GC worker evacuating its page, or a mutator whose barrier
-//! loaded a pointer to it — copies it into a target page and CASes the forwarding entry; the
-//! single winner's copy is the object from then on, a loser gives its copy back (invariant 4).
-//! Copies are made only from retained pages, and only into pages allocated in this cycle.
-//! When no target memory is left, the object is forwarded to itself and its page is kept
-//! (a simple stand-in for ZGC's in-place relocation), so relocation never fails.
+//! Whoever meets an object first — a GC worker evacuating its page, a mutator whose barrier
+//! loaded a pointer to it, or the driver relocating a root inside Pause Relocate Start —
+//! copies it into a target page and CASes the forwarding entry; the single winner's copy is
+//! the object from then on, a loser gives its copy back. Copies are made only from retained
+//! pages, and only into pages allocated in this cycle.
+//!
+//! When no target memory is left, the page's worker compacts the page *in place* (ZGC's
+//! in-place relocation, JDK 16+): it claims the page exclusively, slides the objects that
+//! have no entry yet down to the page start and keeps the page, which then serves as its
+//! target for the next pages. A mutator that finds no target memory, or meets a page being
+//! compacted, waits for the page's entry instead (see [`crate::forwarding`]); the driver,
+//! which cannot wait inside a pause, compacts the page in place itself. So relocation never
+//! fails, and an object is never left in place while another thread may still copy it.
 
 use crate::cpu_time::thread_cpu_ns;
-use crate::forwarding::Forwarding;
+use crate::forwarding::{Forwarding, InPlace, Relocation};
 use crate::heap::HeapInner;
 use gc_core::{Object, Page, PageKind, View};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// Relocation's counters for the current cycle (reset at the start of each cycle).
+#[derive(Default)]
+pub(crate) struct RelocationCounters {
+    bytes_relocated: AtomicU64,
+    objects_relocated: AtomicU64,
+    pages_in_place: AtomicU64,
+    objects_in_place: AtomicU64,
+    self_forwards: AtomicU64,
+    waits: AtomicU64,
+}
+
+/// A snapshot of [`RelocationCounters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RelocationTotals {
+    pub(crate) bytes_relocated: u64,
+    pub(crate) objects_relocated: u64,
+    pub(crate) pages_in_place: u64,
+    pub(crate) objects_in_place: u64,
+    pub(crate) self_forwards: u64,
+    pub(crate) waits: u64,
+}
+
+impl RelocationCounters {
+    fn all(&self) -> [&AtomicU64; 6] {
+        [
+            &self.bytes_relocated,
+            &self.objects_relocated,
+            &self.pages_in_place,
+            &self.objects_in_place,
+            &self.self_forwards,
+            &self.waits,
+        ]
+    }
+
+    /// Start a new cycle's counts.
+    pub(crate) fn reset(&self) {
+        for c in self.all() {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// This cycle's counts so far.
+    pub(crate) fn totals(&self) -> RelocationTotals {
+        let [b, o, p, i, s, w] = self.all().map(|c| c.load(Ordering::Relaxed));
+        RelocationTotals {
+            bytes_relocated: b,
+            objects_relocated: o,
+            pages_in_place: p,
+            objects_in_place: i,
+            self_forwards: s,
+            waits: w,
+        }
+    }
+
+    fn copied(&self, size: u64) {
+        self.bytes_relocated.fetch_add(size, Ordering::Relaxed);
+        self.objects_relocated.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn compacted(&self, r: &InPlace) {
+        self.pages_in_place.fetch_add(1, Ordering::Relaxed);
+        self.objects_in_place
+            .fetch_add(r.objects, Ordering::Relaxed);
+        self.self_forwards
+            .fetch_add(r.self_forwards, Ordering::Relaxed);
+        self.bytes_relocated
+            .fetch_add(r.bytes_moved, Ordering::Relaxed);
+    }
+}
+
 /// Shared target pages for relocation (CAS bump allocation), one per size class.
 #[derive(Default)]
 pub(crate) struct RelocationAllocator {
     small: Mutex<Option<Arc<Page>>>,
     medium: Mutex<Option<Arc<Page>>>,
-    pub(crate) bytes_relocated: AtomicU64,
-    pub(crate) objects_relocated: AtomicU64,
-    pub(crate) pages_in_place: AtomicU64,
+    pub(crate) counters: RelocationCounters,
 }
 
 /// A GC worker's private target pages (bump allocation without atomics or locks).
@@ -55,102 +130,75 @@ impl HeapInner {
         Some((off, page))
     }
 
-    /// A GC worker relocates the object at `from` (it holds the page's worker reference, so
-    /// no retain is needed).
+    /// A GC worker relocates the object at `from` (it holds the page's reference, so no
+    /// retain is needed). With no target memory left it compacts the whole page in place.
     fn relocate_object_worker(&self, f: &Forwarding, from: u64, t: &mut WorkerTargets) {
-        let idx = f.page.index_of(from) as u64;
-        if f.table.find(idx).is_some() {
+        let idx = f.page().index_of(from) as u64;
+        if f.find(idx).is_some() {
             return;
         }
-        let layout = self.state.layout();
-        let base = layout.view_base(View::Remapped);
+        let base = self.state.layout().view_base(View::Remapped);
         // SAFETY: the worker's reference keeps the from-page mapped; `from` is marked live.
         let obj = unsafe { Object::from_addr(base | from) };
         let size = obj.size();
         match self.alloc_for_worker(t, size) {
             Some((to, page)) => {
-                // SAFETY: fresh private memory on a page of this cycle; from-space objects are
-                // never written (invariant 3).
+                // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
+                // cycle; from-space objects are never written during relocation (a mutator
+                // writes an object only after its barrier relocated it).
                 unsafe { obj.copy_to(base | to) };
-                match f.table.insert(idx, to) {
-                    Ok(_) => {
-                        self.reloc_alloc
-                            .bytes_relocated
-                            .fetch_add(size, Ordering::Relaxed);
-                        self.reloc_alloc
-                            .objects_relocated
-                            .fetch_add(1, Ordering::Relaxed);
-                    }
+                match f.forward(idx, to) {
+                    Ok(_) => self.reloc_alloc.counters.copied(size),
                     Err(_) => {
                         page.undo_alloc(to, size);
                     }
                 }
             }
             None => {
-                // No target memory at all: compact this page in place if no mutator is
-                // copying out of it, else keep this one object where it is.
-                if !self.compact_in_place(f, t) {
-                    f.pin();
-                    let _ = f.table.insert(idx, from);
+                let page = self.compact_in_place(f);
+                match page.kind() {
+                    PageKind::Small => t.small = Some(page),
+                    PageKind::Medium => t.medium = Some(page),
+                    PageKind::Large => {}
                 }
             }
         }
     }
 
-    /// Compact the rest of `f`'s page in place: slide every live object that has no entry
-    /// yet down to the lowest free address (objects already relocated out left their space
-    /// free), enter each move, and make the page the worker's target for what follows.
-    /// Returns false if a mutator holds the page (then nothing was done).
-    fn compact_in_place(&self, f: &Forwarding, t: &mut WorkerTargets) -> bool {
-        if !f.claim_in_place() {
-            return false;
-        }
-        let page = &f.page;
+    /// Compact `f`'s page in place (its worker, or the driver inside a pause; see
+    /// [`Forwarding::compact_in_place`]). Returns the page, which keeps its live objects and
+    /// has free space above its new top.
+    fn compact_in_place(&self, f: &Forwarding) -> Arc<Page> {
+        let page = f.page().clone();
         let seq = self.state.seqnum();
         let base = self.state.layout().view_base(View::Remapped);
         let align = (1u64 << page.alignment_shift()) - 1;
-        let mut top = page.start();
         let mut live = Vec::new();
-        page.live_map().for_each_marked(seq, |idx| live.push(idx));
-        for idx in live {
-            let from = page.offset_of(idx);
-            if f.table.find(idx as u64).is_some() {
-                continue;
-            }
-            // SAFETY: `from` is a live object of the page, not yet moved; only this worker
-            // touches the page's memory while it is claimed.
-            let obj = unsafe { Object::from_addr(base | from) };
-            let size = obj.size();
-            debug_assert!(top <= from, "in-place compaction only moves objects down");
-            if top != from {
-                // SAFETY: both ranges lie in the claimed page; `ptr::copy` allows the overlap
-                // of a move to a lower address.
+        page.live_map()
+            .for_each_marked(seq, |idx| live.push((idx as u64, page.offset_of(idx))));
+        let r = f.compact_in_place(
+            live,
+            |from| {
+                // SAFETY: `from` is a live object of the claimed page whose header nothing
+                // has overwritten yet (objects only move down, over space already passed).
+                let size = unsafe { Object::from_addr(base | from) }.size();
+                (size + align) & !align
+            },
+            |from, to, size| {
+                // SAFETY: both ranges lie in the claimed page, which no other thread touches
+                // until the claim ends; `ptr::copy` allows the overlap of a move downwards.
                 unsafe {
                     std::ptr::copy(
                         (base | from) as *const u8,
-                        (base | top) as *mut u8,
+                        (base | to) as *mut u8,
                         size as usize,
                     )
-                };
-                self.reloc_alloc
-                    .bytes_relocated
-                    .fetch_add(size, Ordering::Relaxed);
-            }
-            let won = f.table.insert(idx as u64, top);
-            debug_assert!(won.is_ok(), "no one else can forward a claimed page");
-            top += (size + align) & !align;
-        }
-        page.set_top_after_compaction(top);
-        f.finish_in_place();
-        self.reloc_alloc
-            .pages_in_place
-            .fetch_add(1, Ordering::Relaxed);
-        match page.kind() {
-            PageKind::Small => t.small = Some(page.clone()),
-            PageKind::Medium => t.medium = Some(page.clone()),
-            PageKind::Large => {}
-        }
-        true
+                }
+            },
+            |top| page.set_top_after_compaction(top),
+        );
+        self.reloc_alloc.counters.compacted(&r);
+        page
     }
 
     /// Target memory for a copy of `size` bytes; `None` if the heap has none left.
@@ -202,68 +250,72 @@ impl HeapInner {
         }
     }
 
-    /// Relocate (or find the relocated copy of) the object at `from` in `f`'s page.
+    /// Relocate (or find the relocated copy of) the object at `from` in `f`'s page, for a
+    /// mutator's barrier: when it cannot copy, it waits for the page's worker.
     pub(crate) fn relocate_object(&self, f: &Forwarding, from: u64) -> u64 {
-        let idx = f.page.index_of(from) as u64;
-        if let Some(to) = f.table.find(idx) {
-            return to;
-        }
-        if !f.retain_page() {
-            // The worker released the page (every live object has its entry by now), or is
-            // compacting it in place (wait for that: it takes microseconds per object).
-            loop {
-                if let Some(to) = f.table.find(idx) {
-                    return to;
-                }
-                assert!(
-                    f.is_in_place(),
-                    "a released from-page has every live object forwarded"
-                );
-                std::thread::yield_now();
+        let idx = f.page().index_of(from) as u64;
+        match self.try_relocate(f, from) {
+            Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
+            Relocation::NoMemory | Relocation::Unavailable => {
+                self.reloc_alloc
+                    .counters
+                    .waits
+                    .fetch_add(1, Ordering::Relaxed);
+                f.wait_for_entry(idx)
             }
         }
-        let layout = self.state.layout();
-        let base = layout.view_base(View::Remapped);
-        // SAFETY: the page is retained, so its memory is mapped; `from` is a live object
-        // (reached through a root or slot) on it.
-        let obj = unsafe { Object::from_addr(base | from) };
-        let size = obj.size();
-        let to = match self.alloc_for_relocation(size) {
-            Some(to) => {
+    }
+
+    /// Relocate the object at `from` inside a pause (roots at Pause Relocate Start): no GC
+    /// worker runs that could be waited for, so with no target memory left the driver
+    /// compacts the page in place itself.
+    pub(crate) fn relocate_object_in_pause(&self, f: &Forwarding, from: u64) -> u64 {
+        let idx = f.page().index_of(from) as u64;
+        match self.try_relocate(f, from) {
+            Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
+            Relocation::NoMemory => {
+                self.reloc_alloc
+                    .counters
+                    .waits
+                    .fetch_add(1, Ordering::Relaxed);
+                self.compact_in_place(f);
+                f.wait_for_entry(idx)
+            }
+            // Compacted in place earlier in this pause: the entry is there.
+            Relocation::Unavailable => f.wait_for_entry(idx),
+        }
+    }
+
+    /// Copy the object at `from` to shared target memory unless it has its entry.
+    fn try_relocate(&self, f: &Forwarding, from: u64) -> Relocation {
+        let idx = f.page().index_of(from) as u64;
+        let base = self.state.layout().view_base(View::Remapped);
+        let size = std::cell::Cell::new(0);
+        let r = f.try_relocate(
+            idx,
+            || {
+                // SAFETY: the page is retained while this runs, so its memory is mapped;
+                // `from` is a live object (reached through a root or slot) on it.
+                let obj = unsafe { Object::from_addr(base | from) };
+                size.set(obj.size());
+                let to = self.alloc_for_relocation(size.get())?;
                 // SAFETY: `to` is fresh memory of `size` bytes on a page of this cycle, not
-                // overlapping the from-page; nobody writes from-space objects (invariant 3).
+                // overlapping the from-page; from-space objects are never written during
+                // relocation, and the retained page is not compacted in place under us.
                 unsafe { obj.copy_to(base | to) };
-                to
-            }
-            None => {
-                f.pin();
-                from
-            }
-        };
-        let result = match f.table.insert(idx, to) {
-            Ok(to) => {
-                if to != from {
-                    self.reloc_alloc
-                        .bytes_relocated
-                        .fetch_add(size, Ordering::Relaxed);
-                    self.reloc_alloc
-                        .objects_relocated
-                        .fetch_add(1, Ordering::Relaxed);
+                Some(to)
+            },
+            |to| {
+                let guard = crossbeam_epoch::pin();
+                if let Some(p) = self.mem.page_table().get(to, &guard) {
+                    p.undo_alloc(to, size.get());
                 }
-                to
-            }
-            Err(winner) => {
-                if to != from {
-                    let guard = crossbeam_epoch::pin();
-                    if let Some(p) = self.mem.page_table().get(to, &guard) {
-                        p.undo_alloc(to, size);
-                    }
-                }
-                winner
-            }
-        };
-        f.release_page();
-        result
+            },
+        );
+        if let Relocation::Copied(_) = r {
+            self.reloc_alloc.counters.copied(size.get());
+        }
+        r
     }
 
     /// Evacuate every page of the current relocation set with `threads` workers; frees each
@@ -283,13 +335,13 @@ impl HeapInner {
                 let Some(f) = rs.forwardings.get(i) else {
                     break;
                 };
-                let page = &f.page;
+                let page = f.page();
                 let _guard = crossbeam_epoch::pin();
                 page.live_map().for_each_marked(seq, |idx| {
                     self.relocate_object_worker(f, page.offset_of(idx), &mut targets);
                 });
-                f.release_page_and_wait();
-                if !f.is_pinned() {
+                f.release_and_wait();
+                if !f.is_compacted_in_place() {
                     self.free_page(page);
                     freed.fetch_add(1, Ordering::Relaxed);
                 }

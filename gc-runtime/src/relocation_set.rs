@@ -29,7 +29,8 @@ pub(crate) struct Selection {
 
 impl HeapInner {
     /// Concurrent Reset Relocation Set: forget the previous cycle's forwarding (safe after
-    /// Pause Mark End: marking remapped every stale pointer).
+    /// Pause Mark End: marking remapped every stale pointer). The index drops its references
+    /// only once no barrier that could still be reading an entry is pinned.
     pub(crate) fn reset_relocation_set(&self) {
         let Some(old) = self.relocation_set.lock().take() else {
             return;
@@ -37,9 +38,6 @@ impl HeapInner {
         for f in &old.forwardings {
             self.forwarding_index.remove(f);
         }
-        let guard = crossbeam_epoch::pin();
-        guard.defer(move || drop(old));
-        guard.flush();
     }
 
     /// Concurrent Select Relocation Set.
@@ -81,7 +79,7 @@ impl HeapInner {
         for f in &forwardings {
             self.forwarding_index.insert(f);
         }
-        let has = |k: PageKind| forwardings.iter().any(|f| f.page.kind() == k);
+        let has = |k: PageKind| forwardings.iter().any(|f| f.page().kind() == k);
         self.prepare_relocation_targets(has(PageKind::Small), has(PageKind::Medium));
         *self.relocation_set.lock() = Some(Arc::new(RelocationSet { forwardings }));
         sel

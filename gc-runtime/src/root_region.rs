@@ -37,10 +37,9 @@ impl RootRegion {
 
     #[inline]
     fn check(&self, s: &Scope<'_>) {
-        assert!(
-            Arc::ptr_eq(&self.heap, &s.mutator().heap),
-            "root region used with a scope of another heap"
-        );
+        if !Arc::ptr_eq(&self.heap, &s.mutator().heap) {
+            crate::scope::foreign("RootRegion (used with a scope of another heap)");
+        }
     }
 
     /// The object in slot `i` (through the load barrier), or `None` for null.
@@ -52,10 +51,14 @@ impl RootRegion {
     }
 
     /// Store an object (or null) into slot `i`.
+    ///
+    /// # Panics
+    /// If `v` is an object of another heap, `s` a scope of another heap, or `i` out of range.
     #[inline]
     pub fn set(&self, s: &Scope<'_>, i: usize, v: Option<ObjRef<'_>>) {
         self.check(s);
-        self.inner.slots[i].store(v.map_or(0, |o| o.ptr()), Ordering::Release);
+        let p = v.map_or(0, |o| o.ptr_for(&self.heap, "RootRegion::set"));
+        self.inner.slots[i].store(p, Ordering::Release);
     }
 
     /// Store the object of a local handle (or null) into slot `i`.

@@ -5,6 +5,7 @@
 
 use crate::heap::HeapInner;
 use crate::mutator::MutatorShared;
+use gc_core::GoodColor;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -29,6 +30,10 @@ impl HeapInner {
     }
 
     /// Pause Mark Start: make every root good (mark color), mark its object, queue it.
+    ///
+    /// Slots are healed with a CAS, as the barrier heals: a root region may be cleared by a
+    /// thread that is not a running mutator (`RootRegion::clear_from` needs no scope), even
+    /// during a pause, and that null must not be overwritten with the old object.
     pub(crate) fn mark_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
         let mut n = 0;
         let bad = self.state.bad_mask();
@@ -41,7 +46,7 @@ impl HeapInner {
             n += 1;
             if p & bad != 0 {
                 let good = self.make_good(p, &mut |o| q.push(o));
-                slot.store(good, Ordering::Release);
+                gc_core::self_heal(slot, p, good, bad);
             } else {
                 self.mark_object(self.state.layout().offset(p), &mut |o| q.push(o));
             }
@@ -49,16 +54,21 @@ impl HeapInner {
         n
     }
 
-    /// Pause Relocate Start: relocate or remap every root, weak handles included.
+    /// Pause Relocate Start: relocate or remap every root, weak handles included (healed
+    /// with a CAS, as in [`Self::mark_roots`]).
     pub(crate) fn relocate_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
         let mut n = 0;
         let bad = self.state.bad_mask();
+        let layout = self.state.layout();
         let mut fix = |slot: &AtomicU64| {
             let p = slot.load(Ordering::Acquire);
             if p & bad != 0 {
                 n += 1;
-                let good = self.make_good(p, &mut |_| {});
-                slot.store(good, Ordering::Release);
+                let good = layout.good(
+                    self.relocate_or_remap_in_pause(layout.offset(p)),
+                    GoodColor::Remapped,
+                );
+                gc_core::self_heal(slot, p, good, bad);
             }
         };
         self.for_each_strong_root(muts, &mut fix);

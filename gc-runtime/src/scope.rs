@@ -52,9 +52,13 @@ impl<'a> ObjRef<'a> {
         (ptr != 0).then_some(ObjRef { ptr, m })
     }
 
-    /// The good-colored pointer.
+    /// The pointer, for storing it on behalf of heap `heap`: panics if the object belongs to
+    /// another heap (its pointer would never be relocated or healed by `heap`).
     #[inline]
-    pub(crate) fn ptr(&self) -> u64 {
+    pub(crate) fn ptr_for(&self, heap: &Arc<HeapInner>, what: &str) -> u64 {
+        if !Arc::ptr_eq(&self.m.heap, heap) {
+            foreign(what);
+        }
         self.ptr
     }
 
@@ -90,9 +94,12 @@ impl<'a> ObjRef<'a> {
     }
 
     /// Store an object (or null) into reference slot `i`.
+    ///
+    /// # Panics
+    /// If `v` is an object of another heap, or `i` is out of range.
     #[inline]
     pub fn store(&self, i: usize, v: Option<ObjRef<'_>>) {
-        let p = v.map_or(0, |o| o.ptr);
+        let p = v.map_or(0, |o| o.ptr_for(&self.m.heap, "ObjRef::store"));
         debug_assert!(
             p == 0 || p & self.m.bad_mask.get() == 0,
             "invariant 1: a mutator never stores a bad pointer"
@@ -250,16 +257,26 @@ impl<'s> Scope<'s> {
     }
 
     /// The object behind a handle, for fast access until the next safepoint.
+    ///
+    /// # Panics
+    /// If `l` was made by a scope of another heap's mutator. Every call below that takes a
+    /// [`Local`] checks it this way.
     #[inline]
     pub fn get<'a>(&'a self, l: Local<'_>) -> ObjRef<'a> {
+        if !self.m.shared.handles.owns(l.slot) {
+            foreign("Scope::get (a Local)");
+        }
         let p = self.m.load_slot(l.slot);
         ObjRef { ptr: p, m: self.m }
     }
 
     /// Root an object in this scope.
+    ///
+    /// # Panics
+    /// If `o` is an object of another heap.
     #[inline]
     pub fn root(&self, o: ObjRef<'_>) -> Local<'s> {
-        self.push(o.ptr)
+        self.push(o.ptr_for(self.heap(), "Scope::root"))
     }
 
     /// Load reference slot `i` of `obj` into a new handle.
@@ -326,10 +343,9 @@ impl<'s> Scope<'s> {
 
     /// The object of a global handle, as a local handle.
     pub fn from_global(&self, g: &Global) -> Local<'s> {
-        assert!(
-            Arc::ptr_eq(&g.heap, self.heap()),
-            "global handle used with a scope of another heap"
-        );
+        if !Arc::ptr_eq(&g.heap, self.heap()) {
+            foreign("Scope::from_global (a Global)");
+        }
         // SAFETY: the slot belongs to the heap's global table, alive while `g` is.
         let p = self.m.load_slot(unsafe { &*g.slot });
         self.push(p)
@@ -348,10 +364,9 @@ impl<'s> Scope<'s> {
 
     /// The object of a weak handle, rooted here, or `None` if it has died.
     pub fn upgrade(&self, w: &WeakRef) -> Option<Local<'s>> {
-        assert!(
-            Arc::ptr_eq(&w.heap, self.heap()),
-            "weak handle used with a scope of another heap"
-        );
+        if !Arc::ptr_eq(&w.heap, self.heap()) {
+            foreign("Scope::upgrade (a WeakRef)");
+        }
         // SAFETY: the slot belongs to the heap's weak table, alive while `w` is.
         let slot = unsafe { &*w.slot };
         let p = self.heap().load_weak(slot, self.m);
@@ -367,6 +382,18 @@ impl<'s> Scope<'s> {
     pub fn handle_count(&self) -> usize {
         self.m.shared.handles.top()
     }
+}
+
+/// The refusal of an object, handle or region of another heap.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn foreign(what: &str) -> ! {
+    panic!(
+        "{what}: an object or handle of another heap was passed to a scope of this heap; \
+         objects, handles and root regions can only be used with scopes of the heap they \
+         belong to"
+    )
 }
 
 /// A strong handle outside any scope; `Send + Sync`, dropped to release.
@@ -387,10 +414,9 @@ impl Global {
     /// is pushed).
     #[inline]
     pub fn get<'a>(&self, s: &'a Scope<'_>) -> ObjRef<'a> {
-        assert!(
-            Arc::ptr_eq(&self.heap, s.heap()),
-            "global handle used with a scope of another heap"
-        );
+        if !Arc::ptr_eq(&self.heap, s.heap()) {
+            foreign("Global::get");
+        }
         // SAFETY: the slot belongs to the heap's global table, alive while `self` is.
         let p = s.mutator().load_slot(unsafe { &*self.slot });
         ObjRef {

@@ -4,9 +4,14 @@
 //! reference: it points at the start of a valid object (on a registered page, below its top,
 //! on an object boundary found by walking the page's headers); its color is legal for the
 //! phase; at Pause Mark End every reachable object is marked (or allocated in this cycle);
-//! before Pause Mark Start (that is, after the previous relocation) no reachable reference
-//! leads into an evacuated page except through a forwarding entry. A failure panics with a
-//! report naming the holder object, the slot and the value.
+//! before Pause Mark Start (that is, after the previous relocation) and at Pause Relocate
+//! Start (which may have compacted a page in place) no reachable reference leads into a page
+//! whose objects moved except through a forwarding entry. Before walking the graph
+//! it checks every page: its objects, walked header by header from the page start, must tile
+//! it exactly up to its allocation top, each within the page — so no two objects overlap and
+//! no object lies above the top where later allocations would overwrite it (what a broken
+//! in-place compaction leaves behind). A failure panics with a report naming the holder
+//! object, the slot and the value, or the page.
 
 use crate::heap::HeapInner;
 use crate::mutator::MutatorShared;
@@ -24,6 +29,8 @@ pub(crate) enum VerifyPoint {
     MarkEnd,
     /// Inside Pause Relocate Start, after the roots were relocated.
     RelocateStart,
+    /// Inside the `stw` pause, after relocation and the full remap.
+    AfterRelocation,
 }
 
 struct Walk<'h> {
@@ -44,6 +51,7 @@ impl HeapInner {
             visited: HashSet::new(),
             stack: Vec::new(),
         };
+        w.check_pages();
         let mut roots = Vec::new();
         self.for_each_strong_root(muts, &mut |s| roots.push(s.load(Ordering::Acquire)));
         for (i, p) in roots.into_iter().enumerate() {
@@ -68,6 +76,38 @@ impl HeapInner {
 }
 
 impl Walk<'_> {
+    /// Walk every registered page header by header: the objects must tile the page exactly
+    /// from its start to its top. Records each page's object starts for the graph walk.
+    fn check_pages(&mut self) {
+        let layout = self.heap.state.layout();
+        let base = layout.view_base(View::Remapped);
+        let pages: Vec<_> = self.heap.pages.lock().values().cloned().collect();
+        for page in pages {
+            let (start, top, end) = (page.start(), page.top(), page.end());
+            let align = (1u64 << page.alignment_shift()) - 1;
+            let mut set = HashSet::new();
+            let mut off = start;
+            while off < top {
+                // SAFETY: mutators are stopped, so every object below the page's top has its
+                // header written; `off` is the start of the next object of the walk (checked
+                // against the page's end below before the next header is read).
+                let size = unsafe { Object::from_addr(base | off) }.size();
+                let next = off + ((size + align) & !align);
+                if next > top || next > end {
+                    panic!(
+                        "GC verification failed at {:?}: object at {off:#x} ({size} bytes) \
+                         extends past the top {top:#x} of {page:?}: the page's objects do not \
+                         tile it (an object overlaps another, or lies above the top)",
+                        self.point
+                    );
+                }
+                set.insert(off);
+                off = next;
+            }
+            self.starts.insert(start, set);
+        }
+    }
+
     fn fail(&self, what: &str, holder: &dyn Fn() -> String, p: u64) -> ! {
         panic!(
             "GC verification failed at {:?}: {} holds {p:#x}: {what}",
@@ -87,7 +127,9 @@ impl Walk<'_> {
                 vec![Color::REMAPPED, Color::MARKED0, Color::MARKED1]
             }
             (VerifyPoint::MarkEnd, _) => vec![mark.color()],
-            (VerifyPoint::RelocateStart, true) => vec![Color::REMAPPED],
+            (VerifyPoint::RelocateStart, true) | (VerifyPoint::AfterRelocation, _) => {
+                vec![Color::REMAPPED]
+            }
             (VerifyPoint::RelocateStart, false) => {
                 let m = GoodColor::mark_color_for_cycle(
                     self.heap.control.lock().started.saturating_sub(1),
@@ -107,16 +149,25 @@ impl Walk<'_> {
             self.fail(&format!("color {color:?} is illegal here"), holder, p);
         }
         let mut off = layout.offset(p);
-        // A stale pointer (not Remapped, before Mark Start) may lead into the previous
-        // relocation set: it must have a forwarding entry there.
-        if self.point == VerifyPoint::BeforeMarkStart && color != Color::REMAPPED {
+        // A pointer that is not Remapped may lead into a relocation set whose objects moved:
+        // before Mark Start into the previous cycle's (every object there has its entry), at
+        // Relocate Start into this cycle's, where a page the pause compacted in place has an
+        // entry for every object (other pages still hold their objects where they were).
+        let forwarded = match self.point {
+            VerifyPoint::BeforeMarkStart | VerifyPoint::RelocateStart => color != Color::REMAPPED,
+            VerifyPoint::MarkEnd | VerifyPoint::AfterRelocation => false,
+        };
+        if forwarded {
             let guard = crossbeam_epoch::pin();
             if let Some(f) = self.heap.forwarding_index.get(off, &guard) {
-                if f.page.contains(off) {
-                    match f.table.find(f.page.index_of(off) as u64) {
+                if f.page().contains(off) {
+                    match f.find(f.page().index_of(off) as u64) {
                         Some(to) => off = to,
+                        None if self.point == VerifyPoint::RelocateStart
+                            && !f.is_compacted_in_place() => {}
                         None => self.fail(
-                            "stale pointer into the relocation set without a forwarding entry",
+                            "pointer into a relocated or compacted page without a forwarding \
+                             entry",
                             holder,
                             p,
                         ),
@@ -130,17 +181,9 @@ impl Walk<'_> {
         if off >= page.top() {
             self.fail("points above the page's allocation top", holder, p);
         }
-        let starts = self.starts.entry(page.start()).or_insert_with(|| {
-            let mut set = HashSet::new();
-            let base = layout.view_base(View::Remapped);
-            // SAFETY: mutators are stopped, so the page's objects up to top are complete.
-            unsafe {
-                page.for_each_object(base, |o| {
-                    set.insert(layout.offset(o.addr()));
-                })
-            };
-            set
-        });
+        let Some(starts) = self.starts.get(&page.start()) else {
+            self.fail("points into a page that is not registered", holder, p);
+        };
         if !starts.contains(&off) {
             self.fail("does not point at an object start", holder, p);
         }

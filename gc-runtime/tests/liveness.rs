@@ -217,7 +217,7 @@ fn work_in_both(a: &Heap, b: &Heap, sa: &mut Scope<'_>, sb: &mut Scope<'_>, cycl
         failed += sa.scope(garbage);
         failed += sb.scope(garbage);
         i += 1;
-        if i % 64 == 0 {
+        if i.is_multiple_of(64) {
             check_list(sa, la, 200);
             check_list(sb, lb, 200);
         }

@@ -1,5 +1,5 @@
 //! Loom models of the runtime's handshake protocols, run on the *same* code as the collector:
-//! `Safepoint`, `ThreadState` and `PageRefCount` are generic over
+//! `Safepoint`, `ThreadState` and `Forwarding` are generic over
 //! `gc_runtime::sync::Primitives`, and here they are instantiated with loom's atomics, mutex
 //! and condvars, so loom explores every interleaving (and every value the memory model lets
 //! a load see) of the code that runs in the collector.
@@ -22,19 +22,22 @@
 //!   orders never leave both pauses waiting (the younger request gives way); a heap never
 //!   pauses while a thread inside its scope is parked at the other heap (an `ObjRef` it holds
 //!   stays valid); a thread waiting for one heap's cycle inside the other's scope makes that
-//!   other heap's pause give way (and without that mark, loom finds the deadlock);
-//! - the forwarding page reference count: a mutator copying out of a from-page never overlaps
-//!   the page being freed, and a mutator that cannot retain the page finds the forwarding
-//!   entry.
+//!   other heap's pause give way (and without the marks, loom finds the deadlocks);
+//! - the forwarding protocol (`Forwarding`, driven as the runtime drives it, over a simulated
+//!   page whose words are loom cells): a mutator copying out of a from-page never overlaps the
+//!   page being freed; worker and mutators agree on one copy; in-place compaction against a
+//!   mutator that copies the object out first, or that has no target memory and waits, never
+//!   lets the mutator touch memory the compaction moves, and keeps every object once; a copier
+//!   that panics releases the page.
 //!
-//! They run in a plain `cargo test` (no `--cfg loom`), with the preemption bound at 3 (2 for
-//! the three-thread models, 1 for the two four-thread models of two heaps, which still find
-//! both deadlocks at that bound) to keep CI fast; `LOOM_MAX_PREEMPTIONS=<n>` searches deeper
-//! (at 2 the four-thread models take about two minutes).
+//! They run in a plain `cargo test` (no `--cfg loom`) in a few seconds, with the preemption
+//! bound at 3 (2 for the three-thread models, 1 for the two four-thread models of two heaps,
+//! which still find both deadlocks at that bound) to keep CI fast;
+//! `LOOM_MAX_PREEMPTIONS=<n>` searches deeper (at 2 the four-thread models take about two
+//! minutes).
 
 use gc_core::sync::AtomicWord;
-use gc_core::ForwardingTable;
-use gc_runtime::forwarding::PageRefCount;
+use gc_runtime::forwarding::{Forwarding, Relocation};
 use gc_runtime::safepoint::{
     begin_cycle_wait, end_cycle_wait, NoOtherHeaps, Safepoint, ThreadState,
 };
@@ -188,18 +191,26 @@ impl World {
     }
 
     fn touch_heap(&self) {
+        // SAFETY: loom's pointer is valid inside the closure; loom itself checks that no other
+        // access races with this one (which is what the models test).
         self.heap.with_mut(|h| unsafe { *h += 1 });
     }
 
     fn read_heap(&self) -> u64 {
+        // SAFETY: loom's pointer is valid inside the closure; loom itself checks that no other
+        // access races with this one (which is what the models test).
         self.heap.with(|h| unsafe { *h })
     }
 
     fn touch_object(&self, i: usize) {
+        // SAFETY: loom's pointer is valid inside the closure; loom itself checks that no other
+        // access races with this one (which is what the models test).
         self.objects[i].with_mut(|o| unsafe { *o += 1 });
     }
 
     fn read_object(&self, i: usize) -> u64 {
+        // SAFETY: loom's pointer is valid inside the closure; loom itself checks that no other
+        // access races with this one (which is what the models test).
         self.objects[i].with(|o| unsafe { *o })
     }
 
@@ -235,8 +246,11 @@ impl World {
     /// A pause with request ticket `ticket` (pauses of different heaps need distinct ones).
     fn pause_with(&self, ticket: u64, work: impl FnOnce()) -> usize {
         let (_, snap) = self.sp.stop(ticket, || self.snapshot());
+        // SAFETY: as in `touch_heap`; inside the pause, so loom checks that no mutator's
+        // access races with these.
         self.heap.with_mut(|h| unsafe { *h += 100 });
         for o in &self.objects {
+            // SAFETY: as above.
             o.with_mut(|o| unsafe { *o += 100 });
         }
         work();
@@ -626,94 +640,245 @@ fn an_unmarked_wait_for_another_heaps_cycle_deadlocks() {
     });
 }
 
-// --- forwarding page retain/release ---------------------------------------------------------
+// --- forwarding: copy, release, in-place compaction ------------------------------------------
 
-const OBJECT: u64 = 0x0b1ec7;
+/// A simulated heap for the forwarding models: one word per 8-byte object, as loom cells, so
+/// loom reports any access to an object's memory that is not ordered against a move, a free
+/// or another thread's write. Offsets `PAGE..PAGE + 8 * PAGE_OBJECTS` are the from-page;
+/// `TARGET..` is target memory for copies.
+const PAGE: u64 = 0x1000;
+const PAGE_OBJECTS: u64 = 4;
+const TARGET: u64 = 0x2000;
+const TARGETS: u64 = 4;
 const POISON: u64 = 0xdead;
-const WORKER_COPY: u64 = 0x1000;
-const MUTATOR_COPY: u64 = 0x2000;
 
-/// What `relocate_object` does for a mutator: find the entry; else retain the page, copy,
-/// CAS the entry, release; if the page cannot be retained, the entry must be there.
-fn mutator_relocate(
-    rc: &PageRefCount<Loom>,
-    page: &UnsafeCell<u64>,
-    table: &ForwardingTable<LoomWord>,
-    copy_to: u64,
-) -> u64 {
-    if let Some(to) = table.find(0) {
-        return to;
-    }
-    if !rc.retain() {
-        return table
-            .find(0)
-            .expect("a released page has every live object forwarded");
-    }
-    // The copy reads the from-page: it must never overlap the page being freed.
-    let v = page.with(|p| unsafe { *p });
-    assert_eq!(v, OBJECT, "copied from a freed page");
-    let to = match table.insert(0, copy_to) {
-        Ok(to) | Err(to) => to,
-    };
-    rc.release();
-    to
+struct Mem {
+    page: Vec<UnsafeCell<u64>>,
+    target: Vec<UnsafeCell<u64>>,
+    /// Next free target word (a bump allocator; `TARGETS` words in all).
+    next_target: AtomicU64,
 }
 
-/// What `relocate_parallel` does for a page: relocate every live object, release the
-/// worker's reference and wait for copiers, free the page.
-fn worker_evacuate(
-    rc: &PageRefCount<Loom>,
-    page: &UnsafeCell<u64>,
-    table: &ForwardingTable<LoomWord>,
-) -> u64 {
-    let to = match table.find(0) {
-        Some(to) => to,
-        None => {
-            let v = page.with(|p| unsafe { *p });
-            assert_eq!(v, OBJECT);
-            match table.insert(0, WORKER_COPY) {
-                Ok(to) | Err(to) => to,
+impl Mem {
+    /// A page whose object `i` holds `value(i)`.
+    fn new() -> Arc<Mem> {
+        Arc::new(Mem {
+            page: (0..PAGE_OBJECTS)
+                .map(|i| UnsafeCell::new(value(i)))
+                .collect(),
+            target: (0..TARGETS).map(|_| UnsafeCell::new(0)).collect(),
+            next_target: AtomicU64::new(0),
+        })
+    }
+    fn cell(&self, off: u64) -> &UnsafeCell<u64> {
+        if off >= TARGET {
+            &self.target[((off - TARGET) / 8) as usize]
+        } else {
+            &self.page[((off - PAGE) / 8) as usize]
+        }
+    }
+    fn read(&self, off: u64) -> u64 {
+        self.cell(off).with(|p| unsafe { *p })
+    }
+    fn write(&self, off: u64, v: u64) {
+        self.cell(off).with_mut(|p| unsafe { *p = v })
+    }
+    /// Target memory for one object, or `None` when it is used up (or `memory` is false).
+    fn alloc(&self, memory: bool) -> Option<u64> {
+        if !memory {
+            return None;
+        }
+        let i = self.next_target.fetch_add(1, Ordering::Relaxed);
+        (i < TARGETS).then(|| TARGET + 8 * i)
+    }
+}
+
+/// The value object `i` of the page starts with.
+fn value(i: u64) -> u64 {
+    0x0b1e_c700 + i
+}
+
+fn offset(i: u64) -> u64 {
+    PAGE + 8 * i
+}
+
+type LoomForwarding = Forwarding<Loom, LoomWord>;
+
+/// A relocation-set entry for the simulated page with `live` live objects.
+fn forwarding(live: u64) -> Arc<LoomForwarding> {
+    let page = gc_core::Page::new(
+        gc_core::PageKind::Small,
+        gc_core::PageMemory {
+            start: PAGE,
+            size: 8 * PAGE_OBJECTS,
+            ranges: vec![],
+        },
+        1,
+        3,
+    );
+    Arc::new(Forwarding::new(std::sync::Arc::new(page), live))
+}
+
+/// A mutator's barrier for object `i`, exactly as the runtime's `relocate_object` drives the
+/// protocol: `try_relocate` with a copy into target memory (if `memory`), and a wait for the
+/// page's entry when it cannot copy. Returns where the object is.
+fn mutator_relocate(f: &LoomForwarding, mem: &Mem, i: u64, memory: bool) -> u64 {
+    let copy = || {
+        let to = mem.alloc(memory)?;
+        // The copy reads the from-page: loom fails the model if this can overlap a move or
+        // a free of the page.
+        let v = mem.read(offset(i));
+        assert_ne!(v, POISON, "copied from a freed page");
+        mem.write(to, v);
+        Some(to)
+    };
+    match f.try_relocate(i, copy, |_| {}) {
+        Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
+        Relocation::NoMemory | Relocation::Unavailable => f.wait_for_entry(i),
+    }
+}
+
+/// The page's GC worker, as `relocate_parallel` drives it: each live object without an entry
+/// is copied to target memory (if `memory`), else the page is compacted in place; then the
+/// worker's release; a page not compacted in place is freed (poisoned).
+fn worker(f: &LoomForwarding, mem: &Mem, live: &[u64], memory: bool) {
+    for &i in live {
+        if f.find(i).is_some() {
+            continue;
+        }
+        match mem.alloc(memory) {
+            Some(to) => {
+                mem.write(to, mem.read(offset(i)));
+                let _ = f.forward(i, to);
+            }
+            None => {
+                f.compact_in_place(
+                    live.iter().map(|&i| (i, offset(i))),
+                    |_| 8,
+                    |from, to, _| mem.write(to, mem.read(from)),
+                    |_| {},
+                );
             }
         }
-    };
-    rc.release_and_wait();
-    // Free the page: poison its memory.
-    page.with_mut(|p| unsafe { *p = POISON });
-    to
+    }
+    f.release_and_wait();
+    if !f.is_compacted_in_place() {
+        for i in 0..PAGE_OBJECTS {
+            mem.write(offset(i), POISON);
+        }
+    }
+}
+
+/// Every live object has one entry, its memory holds the object, and no two share a word.
+fn check_final(f: &LoomForwarding, mem: &Mem, live: &[u64]) {
+    let mut seen = Vec::new();
+    for &i in live {
+        let to = f.find(i).expect("a live object without its entry");
+        assert_eq!(mem.read(to), value(i), "object {i} lost or overwritten");
+        assert!(!seen.contains(&to), "two objects at {to:#x}");
+        seen.push(to);
+    }
 }
 
 #[test]
 fn a_mutator_copy_never_overlaps_the_page_being_freed() {
     model(|| {
-        let rc = Arc::new(PageRefCount::<Loom>::default());
-        let page = Arc::new(UnsafeCell::new(OBJECT));
-        let table = Arc::new(ForwardingTable::<LoomWord>::new(1));
+        let (f, mem) = (forwarding(1), Mem::new());
         let m = {
-            let (rc, page, table) = (rc.clone(), page.clone(), table.clone());
-            thread::spawn(move || mutator_relocate(&rc, &page, &table, MUTATOR_COPY))
+            let (f, mem) = (f.clone(), mem.clone());
+            thread::spawn(move || mutator_relocate(&f, &mem, 1, true))
         };
-        let w = worker_evacuate(&rc, &page, &table);
-        let m = m.join().unwrap();
-        assert_eq!(w, m, "worker and mutator agree on the copy");
+        worker(&f, &mem, &[1], true);
+        let to = m.join().unwrap();
+        assert_eq!(Some(to), f.find(1), "worker and mutator agree on the copy");
+        check_final(&f, &mem, &[1]);
     });
 }
 
 #[test]
 fn two_mutators_and_the_worker_agree_and_never_copy_from_a_freed_page() {
     bounded(2, || {
-        let rc = Arc::new(PageRefCount::<Loom>::default());
-        let page = Arc::new(UnsafeCell::new(OBJECT));
-        let table = Arc::new(ForwardingTable::<LoomWord>::new(1));
-        let ms: Vec<_> = [MUTATOR_COPY, MUTATOR_COPY + 0x1000]
-            .into_iter()
-            .map(|to| {
-                let (rc, page, table) = (rc.clone(), page.clone(), table.clone());
-                thread::spawn(move || mutator_relocate(&rc, &page, &table, to))
+        let (f, mem) = (forwarding(1), Mem::new());
+        let ms: Vec<_> = (0..2)
+            .map(|_| {
+                let (f, mem) = (f.clone(), mem.clone());
+                thread::spawn(move || mutator_relocate(&f, &mem, 1, true))
             })
             .collect();
-        let w = worker_evacuate(&rc, &page, &table);
+        worker(&f, &mem, &[1], true);
         for m in ms {
-            assert_eq!(m.join().unwrap(), w);
+            assert_eq!(Some(m.join().unwrap()), f.find(1));
         }
+        check_final(&f, &mem, &[1]);
     });
+}
+
+/// The worker has no target memory and compacts the page in place (object 0 is dead, so
+/// objects 1 and 2 slide down) while a mutator relocates object 2 — copying it out before the
+/// claim, or waiting for the compaction — and then writes to the object where it now is.
+/// Loom checks that the mutator's copy and its write are ordered against every move, and the
+/// final state has each object once, intact.
+fn in_place_against_a_mutator(mutator_memory: bool) {
+    model(move || {
+        let (f, mem) = (forwarding(2), Mem::new());
+        let live = [1, 2];
+        let m = {
+            let (f, mem) = (f.clone(), mem.clone());
+            thread::spawn(move || {
+                let to = mutator_relocate(&f, &mem, 2, mutator_memory);
+                // The mutator uses the object where the barrier said it is.
+                assert_eq!(mem.read(to), value(2));
+                mem.write(to, value(2));
+                to
+            })
+        };
+        worker(&f, &mem, &live, false);
+        let to = m.join().unwrap();
+        assert_eq!(Some(to), f.find(2));
+        assert!(f.is_compacted_in_place());
+        check_final(&f, &mem, &live);
+        // Object 1 slid down to the page start.
+        assert_eq!(f.find(1), Some(offset(0)));
+    });
+}
+
+#[test]
+fn in_place_compaction_against_a_mutator_that_copies() {
+    in_place_against_a_mutator(true);
+}
+
+#[test]
+fn in_place_compaction_against_a_mutator_without_target_memory() {
+    in_place_against_a_mutator(false);
+}
+
+/// A mutator retains the page for a copy and panics inside it: the retain is released while
+/// unwinding, so the worker's release does not wait forever (loom fails a model that
+/// deadlocks).
+#[test]
+fn a_copier_that_panics_releases_the_page() {
+    static PANICKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    model(|| {
+        let (f, mem) = (forwarding(1), Mem::new());
+        let m = {
+            let f = f.clone();
+            thread::spawn(move || {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    f.try_relocate(1, || panic!("a failing copy"), |_| {})
+                }));
+                if r.is_err() {
+                    PANICKED.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        worker(&f, &mem, &[1], true);
+        m.join().unwrap();
+        check_final(&f, &mem, &[1]);
+    });
+    // In the interleavings where the mutator retained the page before the worker released
+    // it, its copy ran and panicked.
+    assert!(
+        PANICKED.load(Ordering::Relaxed) > 0,
+        "no interleaving reached the copy"
+    );
 }

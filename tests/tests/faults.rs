@@ -17,7 +17,7 @@
 //!
 //! Leaks (fds, mappings, threads, memory) are checked in `leaks.rs`, alone in its binary.
 use gc_core::proc_info::count_mappings;
-use gc_core::{View, GRANULE_SIZE};
+use gc_core::{Reservation, View, GRANULE_SIZE};
 use gc_runtime::{Backing, Heap, HeapConfig, HeapError, Mode, OutOfMemory, Scope, WeakRef};
 use std::time::{Duration, Instant};
 
@@ -181,39 +181,6 @@ fn huge_pages_without_a_pool() {
     heap_still_works(Mode::Stw);
 }
 
-/// Reserve `len` bytes at exactly `addr`, or fail.
-fn occupy(addr: u64, len: u64) -> bool {
-    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; the range is ours if
-    // the call returns `addr`.
-    let p = unsafe {
-        libc::mmap(
-            addr as *mut libc::c_void,
-            len as usize,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE
-                | libc::MAP_ANONYMOUS
-                | libc::MAP_NORESERVE
-                | libc::MAP_FIXED_NOREPLACE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return false;
-    }
-    if p as u64 != addr {
-        // SAFETY: the kernel gave us this range (an old kernel ignoring the flag).
-        unsafe { libc::munmap(p, len as usize) };
-        return false;
-    }
-    true
-}
-
-fn release(addr: u64, len: u64) {
-    // SAFETY: only ranges returned by `occupy` are released.
-    unsafe { libc::munmap(addr as *mut libc::c_void, len as usize) };
-}
-
 fn at(offset: u64) -> HeapConfig {
     let mut c = HeapConfig::new(64 * MIB).verify(true);
     c.memory.reserve_at = Some(offset);
@@ -226,7 +193,7 @@ fn address_range_taken_by_another_mapping_or_heap() {
     let offset = 2 * TIB;
     let layout = at(offset).memory.validate().unwrap();
     let blocker = layout.view_base(View::Remapped) + offset + 100 * MIB;
-    assert!(occupy(blocker, 2 * MIB), "the blocker range is free");
+    let blocking = Reservation::at(blocker, 2 * MIB).expect("the blocker range is free");
     let maps_before = count_mappings();
     let e = new_err(at(offset));
     assert!(matches!(e, HeapError::AddressRangeTaken { .. }), "{e:?}");
@@ -242,7 +209,7 @@ fn address_range_taken_by_another_mapping_or_heap() {
         count_mappings() <= maps_before,
         "a failed Heap::new left mappings behind"
     );
-    release(blocker, 2 * MIB);
+    drop(blocking);
 
     // Now the range is free: a heap goes there; a second heap at the same offset is refused,
     // and the first one keeps working.

@@ -1,13 +1,17 @@
 //! Torture tests with a shadow model (see `integration_tests::torture`): two mutator threads
 //! run a seeded random program against the public API while cycles run back to back with the
-//! verifier on, in all three modes and with heaps small enough to stall often.
+//! verifier on, in all three modes, with heaps small enough to stall often, and with nearly
+//! full heaps where relocation runs out of target memory and compacts pages in place while
+//! both threads work on a shared pool of objects.
 //!
 //! - replay a seed: `ZRS_TORTURE_SEED=0x... cargo test -p integration-tests --release --test
 //!   torture -- --exact <test>`;
 //! - soak: `ZRS_SOAK_SECS=3600 cargo test -p integration-tests --release --test torture --
 //!   --ignored soak --nocapture` (optionally `ZRS_SOAK_REPORT=<file>` to write the summary).
 use gc_runtime::Mode;
-use integration_tests::torture::{base_seed, run, Config, Report};
+use integration_tests::torture::{
+    base_seed, clear_abort_note, run, set_abort_note, try_run, Config, Report,
+};
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
@@ -38,10 +42,51 @@ fn assert_stalls_often_and_ooms_rarely(r: &Report) {
     if cfg!(not(debug_assertions)) {
         assert!(r.stalls > 0, "no allocation stall in a small heap: {r}");
     }
+    assert_ooms_rare(r);
+}
+
+/// A nearly full heap: a live-set budget of 75% of the heap in `concurrent` mode, 78% in
+/// `stw` mode (a fifth of the heap in a pool both threads read, check and mutate), kept
+/// filled (`Config::fill`), with objects of mixed sizes, medium ones included. The
+/// relocation reserve is at most an eighth of the heap, so relocation runs out of target
+/// memory and compacts pages in place (concurrently with the threads' loads in `concurrent`
+/// mode). A stw cycle relocates inside its pause, with nothing allocating meanwhile, so its
+/// heap must be fuller to run out. 128 MiB is the smallest heap with medium pages.
+/// Out-of-memory errors have the same tolerance as in `small`.
+fn nearly_full(test: &str, mode: Mode, secs: u64, seed: u64) -> Config {
+    let mut c = cfg(test, mode, 128, secs, seed);
+    c.live_fraction = if mode == Mode::Stw { 0.78 } else { 0.75 };
+    c.shared_fraction = 0.2;
+    c.fill = true;
+    c.max_objects = 40_000;
+    c.garbage_burst = 64;
+    c.oom_ok = true;
+    c
+}
+
+fn assert_ooms_rare(r: &Report) {
     assert!(
         r.ooms * 10_000 <= r.objects_allocated,
         "out-of-memory errors are not rare: {r}"
     );
+}
+
+/// The in-place relocation path was reached and the model was compared with the heap,
+/// the shared pool included.
+fn assert_reaches_in_place(r: &Report) {
+    assert!(
+        r.pages_compacted_in_place > 0,
+        "no page was compacted in place: {r}"
+    );
+    assert!(
+        r.checked.objects > 0 && r.checked.slots > 0 && r.checked.bytes > 0,
+        "nothing compared at checkpoints: {r}"
+    );
+    assert!(
+        r.shared_objects_checked > 0 && r.walked.objects > 0,
+        "no shared object compared: {r}"
+    );
+    assert_ooms_rare(r);
 }
 
 #[test]
@@ -88,8 +133,60 @@ fn stw_small_heap_stalls() {
     assert_stalls_often_and_ooms_rarely(&r);
 }
 
+#[test]
+fn concurrent_nearly_full() {
+    let r = run(&nearly_full(
+        "concurrent_nearly_full",
+        Mode::Concurrent,
+        12,
+        base_seed(),
+    ));
+    assert_reaches_in_place(&r);
+}
+
+#[test]
+fn stw_nearly_full() {
+    let r = run(&nearly_full("stw_nearly_full", Mode::Stw, 14, base_seed()));
+    assert_reaches_in_place(&r);
+}
+
+/// The soak's configurations for runs of `secs` seconds. The nearly full ones come early, so
+/// a short soak reaches them too.
+fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
+    vec![
+        cfg("soak-concurrent", Mode::Concurrent, 128, secs, seed),
+        nearly_full("soak-concurrent-full", Mode::Concurrent, secs, seed),
+        cfg("soak-stw", Mode::Stw, 128, secs, seed),
+        nearly_full("soak-stw-full", Mode::Stw, secs, seed),
+        small("soak-concurrent-small", Mode::Concurrent, secs, seed),
+        small("soak-stw-small", Mode::Stw, secs, seed),
+        cfg("soak-epsilon", Mode::Epsilon, 256, secs.min(30), seed),
+    ]
+}
+
+/// The soak configurations that must compact pages in place and forward objects to
+/// themselves (checked over the whole soak, for those that ran).
+const IN_PLACE_CONFIGS: [&str; 2] = ["soak-concurrent-full", "soak-stw-full"];
+
+fn write_soak_report(text: &str) {
+    if let Ok(path) = std::env::var("ZRS_SOAK_REPORT") {
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {path}: {e}"));
+    }
+}
+
+fn totals(all: &Report, by_config: &[(String, Report)]) -> String {
+    let mut out = format!("{all}\n");
+    for (k, r) in by_config {
+        out.push_str(&format!("\n[{k}]\n{r}\n"));
+    }
+    out
+}
+
 /// The same runs, rotating through the configurations for `ZRS_SOAK_SECS` seconds (default
-/// 600), with a new seed per run; prints the totals.
+/// 600), with a new seed per run; prints the totals. Stops at the first failure, printing the
+/// failed run's configuration, seed and replay command and the totals so far (also written
+/// to `ZRS_SOAK_REPORT`, marked FAILED). Fails at the end if a nearly full configuration ran
+/// but never compacted a page in place or forwarded an object to itself.
 #[test]
 #[ignore = "soak: run explicitly with ZRS_SOAK_SECS"]
 fn soak() {
@@ -106,10 +203,11 @@ fn soak() {
     // Replaying one soak run: `ZRS_SOAK_CONFIG=<name>` runs just that configuration once,
     // with the seed from ZRS_TORTURE_SEED.
     let only = std::env::var("ZRS_SOAK_CONFIG").ok();
+    let report_path = std::env::var("ZRS_SOAK_REPORT").ok();
     eprintln!("soak: {total:?} in rounds of {round:?}, base seed {base:#x}");
     let start = Instant::now();
     let mut all = Report::default();
-    let mut by_mode: Vec<(String, Report)> = Vec::new();
+    let mut by_config: Vec<(String, Report)> = Vec::new();
     let mut n = 0u64;
     while start.elapsed() < total {
         let left = total
@@ -117,13 +215,8 @@ fn soak() {
             .max(Duration::from_secs(5));
         let secs = round.min(left).as_secs().max(5);
         let seed = base.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let configs = [
-            cfg("soak-concurrent", Mode::Concurrent, 128, secs, seed),
-            small("soak-concurrent-small", Mode::Concurrent, secs, seed),
-            cfg("soak-stw", Mode::Stw, 128, secs, seed),
-            small("soak-stw-small", Mode::Stw, secs, seed),
-            cfg("soak-epsilon", Mode::Epsilon, 256, secs.min(30), seed),
-        ];
+        let configs = soak_configs(secs, seed);
+        let k = configs.len() as u64;
         let mut c = match &only {
             Some(name) => {
                 let mut c = configs
@@ -134,7 +227,7 @@ fn soak() {
                 c.duration = total;
                 c
             }
-            None => configs.into_iter().nth((n % 5) as usize).unwrap(),
+            None => configs.into_iter().nth((n % k) as usize).unwrap(),
         };
         c.replay = Some(format!(
             "ZRS_TORTURE_SEED={:#x} ZRS_SOAK_CONFIG={} ZRS_SOAK_SECS={} cargo test -p \
@@ -143,12 +236,43 @@ fn soak() {
             c.name,
             c.duration.as_secs()
         ));
+        let context = format!(
+            "soak run #{n} [{}] after {:.0}s of {total:?}, base seed {base:#x}\nconfig: {c:?}\n\
+             seed: {:#x}\nreplay: {}\n",
+            c.name,
+            start.elapsed().as_secs_f64(),
+            c.seed,
+            c.replay_command()
+        );
+        // Printed (and written) if the run aborts the process.
+        set_abort_note(
+            format!(
+                "\nsoak FAILED: {context}totals of the {n} runs before it:\n{}",
+                totals(&all, &by_config)
+            ),
+            report_path.clone(),
+        );
         n += 1;
-        let r = run(&c);
+        let r = match try_run(&c) {
+            Ok(r) => r,
+            Err(f) => {
+                let out = format!(
+                    "soak FAILED: {context}\n{}\n\nthe failed run until the failure:\n{}\n\n\
+                     totals of the {} runs before it:\n{}",
+                    f.message,
+                    f.report,
+                    n - 1,
+                    totals(&all, &by_config)
+                );
+                eprintln!("{out}");
+                write_soak_report(&out);
+                panic!("soak failed in run #{} [{}]: see above", n - 1, c.name);
+            }
+        };
         all.add(&r);
-        match by_mode.iter_mut().find(|(k, _)| *k == c.name) {
+        match by_config.iter_mut().find(|(k, _)| *k == c.name) {
             Some((_, t)) => t.add(&r),
-            None => by_mode.push((c.name.clone(), r)),
+            None => by_config.push((c.name.clone(), r)),
         }
         eprintln!(
             "soak: {:.0}s of {total:?}; totals so far:\n{all}",
@@ -158,16 +282,39 @@ fn soak() {
             break;
         }
     }
+    let mut unmet = Vec::new();
+    let mut notes = String::new();
+    for name in IN_PLACE_CONFIGS {
+        match by_config.iter().find(|(k, _)| k == name) {
+            None => notes.push_str(&format!(
+                "\n{name} did not run: in-place relocation not covered by this soak\n"
+            )),
+            Some((_, r)) => {
+                if r.pages_compacted_in_place == 0 {
+                    unmet.push(format!(
+                        "{name}: no page compacted in place in {} runs",
+                        r.runs
+                    ));
+                }
+                if r.objects_self_forwarded == 0 {
+                    unmet.push(format!(
+                        "{name}: no object forwarded to itself in {} runs",
+                        r.runs
+                    ));
+                }
+            }
+        }
+    }
     let mut out = format!(
-        "soak summary: {:.0}s wall, base seed {base:#x}\n{all}\n",
-        start.elapsed().as_secs_f64()
+        "soak summary: {:.0}s wall, base seed {base:#x}\n{}{notes}",
+        start.elapsed().as_secs_f64(),
+        totals(&all, &by_config)
     );
-    for (k, r) in &by_mode {
-        out.push_str(&format!("\n[{k}]\n{r}\n"));
+    if !unmet.is_empty() {
+        out = format!("soak FAILED: {}\n{out}", unmet.join("; "));
     }
     eprintln!("{out}");
-    if let Ok(path) = std::env::var("ZRS_SOAK_REPORT") {
-        std::fs::write(&path, &out).unwrap_or_else(|e| panic!("writing {path}: {e}"));
-    }
-    assert_eq!(all.mismatches, 0);
+    write_soak_report(&out);
+    clear_abort_note();
+    assert!(unmet.is_empty(), "{}", unmet.join("; "));
 }

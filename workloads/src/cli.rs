@@ -6,11 +6,13 @@
 //! own heap-geometry check), modes, workloads, durations, fractions. A [`RunConfig`] built from
 //! these arguments is ready for [`crate::runner::run_workload`].
 
+use crate::params::{
+    BinaryTreesParams, HeapChurnParams, LruCacheParams, MessageEngineParams, WorkloadParams,
+};
 use crate::run_result::{Mode, RunConfig};
-use crate::workload::{heap_churn, lru_cache, message_engine, Workload};
+use crate::workload::Workload;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
-use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 const OUTPUTS: &str = "\
@@ -99,7 +101,8 @@ pub struct SweepArgs {
         long,
         value_name = "MODES",
         value_delimiter = ',',
-        default_value = "concurrent,stw"
+        default_value = "concurrent,stw",
+        value_parser = mode_parser()
     )]
     pub modes: Vec<Mode>,
     /// The workload to sweep (run with its default options; see its subcommand's --help).
@@ -163,7 +166,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_heap, default_value = "1G")]
     pub heap: u64,
     /// Collector mode: concurrent, stw or epsilon.
-    #[arg(long, value_name = "MODE", default_value = "concurrent")]
+    #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
     pub mode: Mode,
     #[command(flatten)]
     pub common: CommonArgs,
@@ -203,21 +206,8 @@ pub struct HeapChurnArgs {
     /// Size of the long-lived graph in MiB [default: --live-fraction of the heap, i.e. 50%].
     #[arg(long, value_name = "MB")]
     pub live_mb: Option<u64>,
-    /// Nodes per small binary tree of the graph (a node: left, right, payload, int id).
-    #[arg(long, value_name = "N", default_value_t = heap_churn::SUBGRAPH_NODES,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub subgraph_nodes: u64,
-    /// Per operation, how many times to walk 0–3 levels down a random tree and store a fresh
-    /// small payload object there.
-    #[arg(long, value_name = "N", default_value_t = heap_churn::MUTATIONS)]
-    pub mutations: u64,
-    /// Mean size of the short-lived byte array allocated per operation (uniform 50–150%),
-    /// kept in a ring of 1024 entries.
-    #[arg(long, value_name = "BYTES", default_value_t = heap_churn::GARBAGE_BYTES)]
-    pub garbage_bytes: u64,
-    /// Operations per second per thread; 0 = as fast as possible.
-    #[arg(long, value_name = "N", default_value_t = heap_churn::OPS_PER_SEC)]
-    pub ops_per_sec: u64,
+    #[command(flatten)]
+    pub params: HeapChurnParams,
 }
 
 /// `binary-trees` options.
@@ -225,10 +215,8 @@ pub struct HeapChurnArgs {
 pub struct BinaryTreesArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Maximum tree depth (the long-lived tree's depth; the stretch tree is one deeper)
-    /// [default: the deepest whose long-lived tree fits --live-fraction of the heap].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(4..=30))]
-    pub depth: Option<u64>,
+    #[command(flatten)]
+    pub params: BinaryTreesParams,
 }
 
 /// `lru-cache` options.
@@ -239,24 +227,8 @@ pub struct LruCacheArgs {
     /// Cache capacity in MiB of values [default: --live-fraction of the heap].
     #[arg(long, value_name = "MB")]
     pub live_mb: Option<u64>,
-    /// Target fraction of gets that hit (sets the key space relative to the capacity).
-    #[arg(long, value_name = "F", value_parser = parse_unit_interval,
-          default_value_t = lru_cache::HIT_RATE)]
-    pub hit_rate: f64,
-    /// Fraction of requests that are gets; the rest are puts.
-    #[arg(long, value_name = "F", value_parser = parse_unit_interval,
-          default_value_t = lru_cache::GET_FRACTION)]
-    pub get_fraction: f64,
-    /// Smallest value size.
-    #[arg(long, value_name = "BYTES", default_value_t = lru_cache::MIN_VALUE_BYTES)]
-    pub min_value_bytes: u64,
-    /// Largest value size.
-    #[arg(long, value_name = "BYTES", default_value_t = lru_cache::MAX_VALUE_BYTES)]
-    pub max_value_bytes: u64,
-    /// Requests per second per thread; 0 = as fast as possible (latency is then measured
-    /// without a schedule and not corrected for coordinated omission).
-    #[arg(long, value_name = "N", default_value_t = lru_cache::OPS_PER_SEC)]
-    pub ops_per_sec: u64,
+    #[command(flatten)]
+    pub params: LruCacheParams,
 }
 
 /// `message-engine` options.
@@ -268,25 +240,8 @@ pub struct MessageEngineArgs {
     /// has been published [default: --live-fraction of the heap].
     #[arg(long, value_name = "MB")]
     pub retention_mb: Option<u64>,
-    /// Point-to-point queues (each message consumed once).
-    #[arg(long, value_name = "N", default_value_t = message_engine::QUEUES)]
-    pub queues: u64,
-    /// Publish-subscribe topics (each message consumed by every subscriber).
-    #[arg(long, value_name = "N", default_value_t = message_engine::TOPICS)]
-    pub topics: u64,
-    /// Subscribers per topic.
-    #[arg(long, value_name = "N", default_value_t = message_engine::SUBSCRIBERS_PER_TOPIC,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub subscribers_per_topic: u64,
-    /// Header entries per message (a map of small strings).
-    #[arg(long, value_name = "N", default_value_t = message_engine::HEADERS)]
-    pub headers: u64,
-    /// Mean message body size.
-    #[arg(long, value_name = "BYTES", default_value_t = message_engine::BODY_BYTES)]
-    pub body_bytes: u64,
-    /// Messages published per second per producer thread; 0 = as fast as possible.
-    #[arg(long, value_name = "N", default_value_t = message_engine::MESSAGES_PER_SEC)]
-    pub messages_per_sec: u64,
+    #[command(flatten)]
+    pub params: MessageEngineParams,
 }
 
 /// `report` options.
@@ -303,80 +258,35 @@ pub struct ReportArgs {
     pub quiet: bool,
 }
 
-fn set(params: &mut BTreeMap<String, Value>, pairs: &[(&str, Value)]) {
-    for (k, v) in pairs {
-        params.insert(k.to_string(), v.clone());
-    }
-}
-
 impl Command {
     /// The run of a workload subcommand (validated), or `None` for `report`.
     pub fn run_config(&self) -> Option<Result<RunConfig, String>> {
-        Some(match self {
-            Command::HeapChurn(a) => a.run.config(Workload::HeapChurn, a.live_mb).map(|mut c| {
-                set(
-                    &mut c.params,
-                    &[
-                        ("subgraph_nodes", json!(a.subgraph_nodes)),
-                        ("mutations", json!(a.mutations)),
-                        ("garbage_bytes", json!(a.garbage_bytes)),
-                        ("ops_per_sec", json!(a.ops_per_sec)),
-                    ],
-                );
-                c
-            }),
-            Command::BinaryTrees(a) => a.run.config(Workload::BinaryTrees, None).map(|mut c| {
-                if let Some(d) = a.depth {
-                    set(&mut c.params, &[("depth", json!(d))]);
-                }
-                c
-            }),
-            Command::LruCache(a) => {
-                if a.min_value_bytes == 0 || a.min_value_bytes > a.max_value_bytes {
-                    return Some(Err(format!(
-                        "--min-value-bytes {} and --max-value-bytes {}: need 0 < min ≤ max",
-                        a.min_value_bytes, a.max_value_bytes
-                    )));
-                }
-                a.run.config(Workload::LruCache, a.live_mb).map(|mut c| {
-                    set(
-                        &mut c.params,
-                        &[
-                            ("hit_rate", json!(a.hit_rate)),
-                            ("get_fraction", json!(a.get_fraction)),
-                            ("min_value_bytes", json!(a.min_value_bytes)),
-                            ("max_value_bytes", json!(a.max_value_bytes)),
-                            ("ops_per_sec", json!(a.ops_per_sec)),
-                        ],
-                    );
-                    c
-                })
+        let (run, live_mb, params) = match self {
+            Command::HeapChurn(a) => (
+                &a.run,
+                a.live_mb,
+                WorkloadParams::HeapChurn(a.params.clone()),
+            ),
+            Command::BinaryTrees(a) => {
+                (&a.run, None, WorkloadParams::BinaryTrees(a.params.clone()))
             }
-            Command::MessageEngine(a) => {
-                if a.queues + a.topics == 0 {
-                    return Some(Err(
-                        "--queues and --topics are both 0: messages need somewhere to go".into(),
-                    ));
-                }
-                a.run
-                    .config(Workload::MessageEngine, a.retention_mb)
-                    .map(|mut c| {
-                        set(
-                            &mut c.params,
-                            &[
-                                ("queues", json!(a.queues)),
-                                ("topics", json!(a.topics)),
-                                ("subscribers_per_topic", json!(a.subscribers_per_topic)),
-                                ("headers", json!(a.headers)),
-                                ("body_bytes", json!(a.body_bytes)),
-                                ("messages_per_sec", json!(a.messages_per_sec)),
-                            ],
-                        );
-                        c
-                    })
-            }
+            Command::LruCache(a) => (
+                &a.run,
+                a.live_mb,
+                WorkloadParams::LruCache(a.params.clone()),
+            ),
+            Command::MessageEngine(a) => (
+                &a.run,
+                a.retention_mb,
+                WorkloadParams::MessageEngine(a.params.clone()),
+            ),
             Command::Report(_) => return None,
-        })
+        };
+        Some(params.validate().and_then(|()| {
+            let mut c = run.config(params.workload(), live_mb)?;
+            c.params = params;
+            Ok(c)
+        }))
     }
 
     /// The shared run options of a workload subcommand.
@@ -389,6 +299,12 @@ impl Command {
             Command::Report(_) => None,
         }
     }
+}
+
+/// The `--mode`/`--modes` parser: one of the mode names (listed in `--help`).
+fn mode_parser() -> impl TypedValueParser<Value = Mode> {
+    PossibleValuesParser::new(Mode::ALL.map(Mode::name))
+        .map(|s| s.parse::<Mode>().expect("a possible value is a mode name"))
 }
 
 /// `heap × fraction`, at least 1 byte.
@@ -436,7 +352,7 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
 }
 
 /// Parse a fraction from 0 to 1 inclusive.
-pub fn parse_unit_interval(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_unit_interval(s: &str) -> Result<f64, String> {
     let f: f64 = s
         .trim()
         .parse()
@@ -450,6 +366,12 @@ pub fn parse_unit_interval(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A workload option as results.json records it.
+    fn param(c: &RunConfig, key: &str) -> serde_json::Value {
+        serde_json::to_value(&c.params).unwrap()[key].clone()
+    }
     use clap::CommandFactory;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
@@ -488,7 +410,7 @@ mod tests {
             ]
         );
         assert_eq!(configs[2].live_set_bytes, 512 << 20);
-        assert_eq!(configs[2].param_u64("subgraph_nodes"), Some(16));
+        assert_eq!(param(&configs[2], "subgraph_nodes"), json!(16));
     }
 
     #[test]
@@ -523,7 +445,7 @@ mod tests {
         let c = &s.configs()[0];
         assert_eq!((c.threads, c.seed), (2, 7));
         assert_eq!(c.live_set_bytes, ((512u64 << 20) as f64 * 0.3) as u64);
-        assert_eq!(c.param_f64("hit_rate"), Some(0.9));
+        assert_eq!(param(c, "hit_rate"), json!(0.9));
     }
 
     #[test]
@@ -586,11 +508,11 @@ mod tests {
         assert_eq!(c.label(), "stw 256M");
         assert_eq!(c.live_set_bytes, 100 << 20);
         assert_eq!(c.duration_ms, 2000);
-        assert_eq!(c.param_u64("subgraph_nodes"), Some(8));
-        assert_eq!(c.param_u64("mutations"), Some(3));
-        assert_eq!(c.param_u64("garbage_bytes"), Some(1024));
-        assert_eq!(c.param_u64("ops_per_sec"), Some(5000));
-        assert_eq!(c.param_u64("root_chunk_slots"), Some(16_384));
+        assert_eq!(param(&c, "subgraph_nodes"), json!(8));
+        assert_eq!(param(&c, "mutations"), json!(3));
+        assert_eq!(param(&c, "garbage_bytes"), json!(1024));
+        assert_eq!(param(&c, "ops_per_sec"), json!(5000));
+        assert_eq!(param(&c, "root_chunk_slots"), json!(16_384));
         // Default live set: half the heap.
         let c = parse(&["heap-churn"])
             .unwrap()
@@ -619,8 +541,11 @@ mod tests {
         let cfg = |args: &[&str]| parse(args).unwrap().command.unwrap().run_config().unwrap();
         let c = cfg(&["binary-trees", "--depth", "18", "--threads", "2"]).unwrap();
         assert_eq!((c.workload, c.threads), (Workload::BinaryTrees, 2));
-        assert_eq!(c.param_u64("depth"), Some(18));
-        assert_eq!(cfg(&["binary-trees"]).unwrap().param_u64("depth"), None);
+        assert_eq!(param(&c, "depth"), json!(18));
+        assert_eq!(
+            param(&cfg(&["binary-trees"]).unwrap(), "depth"),
+            serde_json::Value::Null
+        );
         assert!(parse(&["binary-trees", "--depth", "2"]).is_err());
 
         let c = cfg(&[
@@ -633,15 +558,15 @@ mod tests {
             "10",
         ])
         .unwrap();
-        assert_eq!(c.param_f64("hit_rate"), Some(0.75));
-        assert_eq!(c.param_u64("max_value_bytes"), Some(100));
+        assert_eq!(param(&c, "hit_rate"), json!(0.75));
+        assert_eq!(param(&c, "max_value_bytes"), json!(100));
         let err = cfg(&["lru-cache", "--min-value-bytes", "5000"]).unwrap_err();
         assert!(err.contains("need 0 < min ≤ max"), "{err}");
         assert!(parse(&["lru-cache", "--hit-rate", "1.5"]).is_err());
 
         let c = cfg(&["message-engine", "--topics", "5", "--retention-mb", "64"]).unwrap();
-        assert_eq!(c.param_u64("topics"), Some(5));
-        assert_eq!(c.param_u64("queues"), Some(10));
+        assert_eq!(param(&c, "topics"), json!(5));
+        assert_eq!(param(&c, "queues"), json!(10));
         assert_eq!(c.live_set_bytes, 64 << 20);
         let err = cfg(&["message-engine", "--topics", "0", "--queues", "0"]).unwrap_err();
         assert!(err.contains("both 0"), "{err}");

@@ -18,6 +18,7 @@ pub mod cli;
 pub mod hiccup;
 pub mod latency;
 pub mod mmu;
+pub mod params;
 pub mod report;
 pub mod run_result;
 pub mod runner;

@@ -10,58 +10,11 @@
 use crate::hiccup::HiccupSamples;
 use crate::latency::LatencyHistogram;
 use crate::mmu;
+use crate::params::WorkloadParams;
 use crate::workload::Workload;
-use clap::ValueEnum;
 use gc_runtime::stats::{CycleRecord, GcStats, PauseRecord, StallRecord};
+pub use gc_runtime::Mode;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
-
-/// How the heap collects.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// ZGC-style: three short pauses per cycle, marking and relocation concurrent.
-    Concurrent,
-    /// The baseline: the whole cycle in one stop-the-world pause.
-    Stw,
-    /// No collection at all (allocation until the heap is full).
-    Epsilon,
-}
-
-impl Mode {
-    /// Every mode, in report order.
-    pub const ALL: [Mode; 3] = [Mode::Concurrent, Mode::Stw, Mode::Epsilon];
-
-    /// The command-line and JSON name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Concurrent => "concurrent",
-            Mode::Stw => "stw",
-            Mode::Epsilon => "epsilon",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s.trim())
-            .ok_or_else(|| format!("unknown mode {s:?}: use concurrent, stw or epsilon"))
-    }
-}
 
 /// One run: which workload, under which heap configuration, for how long.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -71,15 +24,15 @@ pub struct RunConfig {
     /// Maximum heap size (a multiple of the 2 MiB granule).
     pub heap_bytes: u64,
     /// Target live set (heap-churn's graph, lru-cache's capacity, message-engine's retention
-    /// window; binary-trees derives its depth from it unless `params.depth` is set).
+    /// window; binary-trees derives its depth from it unless its `depth` option is set).
     pub live_set_bytes: u64,
     /// Mutator threads of the workload (the hiccup meter is one more).
     pub threads: u32,
     /// Length of the measured phase.
     pub duration_ms: u64,
     pub seed: u64,
-    /// The workload's own options, with defaults filled in (see [`Workload::default_params`]).
-    pub params: BTreeMap<String, Value>,
+    /// The workload's own options (in JSON, an object with one key per option).
+    pub params: WorkloadParams,
 }
 
 impl RunConfig {
@@ -99,23 +52,13 @@ impl RunConfig {
             threads: 1,
             duration_ms,
             seed: 42,
-            params: workload.default_params(),
+            params: WorkloadParams::defaults(workload),
         }
     }
 
     /// `concurrent 1G`: how tables and plots name the run.
     pub fn label(&self) -> String {
         format!("{} {}", self.mode, gc_core::format_size(self.heap_bytes))
-    }
-
-    /// An integer parameter, if present and a non-negative integer.
-    pub fn param_u64(&self, name: &str) -> Option<u64> {
-        self.params.get(name).and_then(Value::as_u64)
-    }
-
-    /// A numeric parameter, if present.
-    pub fn param_f64(&self, name: &str) -> Option<f64> {
-        self.params.get(name).and_then(Value::as_f64)
     }
 }
 
@@ -269,7 +212,6 @@ mod tests {
                 serde_json::to_value(m).unwrap(),
                 serde_json::json!(m.name())
             );
-            assert_eq!(m.to_possible_value().unwrap().get_name(), m.name());
         }
         assert!("parallel"
             .parse::<Mode>()
@@ -281,9 +223,10 @@ mod tests {
     fn label_and_params() {
         let c = RunConfig::new(Workload::HeapChurn, Mode::Stw, 256 << 20, 128 << 20, 1000);
         assert_eq!(c.label(), "stw 256M");
-        assert_eq!(c.param_u64("subgraph_nodes"), Some(16));
-        assert_eq!(c.param_f64("garbage_bytes"), Some(512.0));
-        assert_eq!(c.param_u64("nonexistent"), None);
+        assert_eq!(
+            c.params,
+            crate::params::WorkloadParams::defaults(Workload::HeapChurn)
+        );
         assert_eq!(RunResult::throughput(500, 2_000_000_000), 250.0);
         assert_eq!(RunResult::throughput(500, 0), 0.0);
     }

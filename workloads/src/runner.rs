@@ -11,21 +11,13 @@
 
 use crate::hiccup::{self, HiccupSamples, MeterMutator, HICCUP_INTERVAL_NS};
 use crate::latency::LatencyHistogram;
-use crate::run_result::{Mode, RunConfig, RunResult};
-use crate::workload::Workload;
+use crate::params::WorkloadParams;
+use crate::run_result::{RunConfig, RunResult};
 use crate::workloads::{self, Ctx, ThreadOutcome};
 use gc_runtime::{Heap, HeapConfig, Mutator, Scope};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-fn runtime_mode(m: Mode) -> gc_runtime::Mode {
-    match m {
-        Mode::Concurrent => gc_runtime::Mode::Concurrent,
-        Mode::Stw => gc_runtime::Mode::Stw,
-        Mode::Epsilon => gc_runtime::Mode::Epsilon,
-    }
-}
 
 /// The hiccup meter's view of its mutator.
 struct RealMeter<'a, 's> {
@@ -44,24 +36,34 @@ impl MeterMutator for RealMeter<'_, '_> {
     }
 }
 
-fn run_thread(workload: Workload, ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
-    match workload {
-        Workload::HeapChurn => workloads::heap_churn::run(ctx, m),
-        Workload::BinaryTrees => workloads::binary_trees::run(ctx, m),
-        Workload::LruCache => workloads::lru_cache::run(ctx, m),
-        Workload::MessageEngine => workloads::message_engine::run(ctx, m),
+fn run_thread(
+    params: &WorkloadParams,
+    ctx: &Ctx<'_>,
+    m: &mut Mutator,
+) -> Result<ThreadOutcome, String> {
+    match params {
+        WorkloadParams::HeapChurn(p) => workloads::heap_churn::run(ctx, m, p),
+        WorkloadParams::BinaryTrees(p) => workloads::binary_trees::run(ctx, m, p),
+        WorkloadParams::LruCache(p) => workloads::lru_cache::run(ctx, m, p),
+        WorkloadParams::MessageEngine(p) => workloads::message_engine::run(ctx, m, p),
     }
 }
 
 /// Run one workload on a fresh heap and return what it measured.
 pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
-    let heap = Heap::new(HeapConfig::new(config.heap_bytes).mode(runtime_mode(config.mode)))
-        .map_err(|e| {
-            format!(
-                "cannot create a {} heap: {e}",
-                gc_core::format_size(config.heap_bytes)
-            )
-        })?;
+    if config.params.workload() != config.workload {
+        return Err(format!(
+            "the run is of {} but its options are those of {}",
+            config.workload,
+            config.params.workload()
+        ));
+    }
+    let heap = Heap::new(HeapConfig::new(config.heap_bytes).mode(config.mode)).map_err(|e| {
+        format!(
+            "cannot create a {} heap: {e}",
+            gc_core::format_size(config.heap_bytes)
+        )
+    })?;
     let heap_created_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -83,7 +85,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                             .map_err(|e| e.to_string())?;
                         let ctx = Ctx::new(config, t, ready, stop);
                         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            run_thread(config.workload, &ctx, &mut m)
+                            run_thread(&config.params, &ctx, &mut m)
                         }))
                         .unwrap_or_else(|p| {
                             Err(p

@@ -15,7 +15,9 @@
 //! Exit statuses follow clox (and BSD `sysexits.h`): 0 success, 64 bad usage, 65 compile error,
 //! 70 runtime error, 74 unreadable script.
 
-use clap::{Parser, ValueEnum};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::Parser;
+use gc_runtime::Mode;
 use std::path::PathBuf;
 
 /// Exit status: success.
@@ -43,9 +45,10 @@ pub struct Options {
     /// a multiple of 2m. Default: 64m.
     #[arg(long, value_name = "SIZE", value_parser = parse_heap_size)]
     pub heap: Option<u64>,
-    /// Collector mode.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = GcMode::Concurrent)]
-    pub gc: GcMode,
+    /// Collector mode: concurrent (mark and relocation run beside the program, with short
+    /// pauses), stw (every phase in one pause) or epsilon (never collect).
+    #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
+    pub gc: Mode,
     /// Print the runtime's collector log.
     #[arg(long)]
     pub gc_log: bool,
@@ -68,15 +71,10 @@ pub struct Options {
     pub disassemble: bool,
 }
 
-/// How the collector runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
-pub enum GcMode {
-    /// Concurrent mark and relocation with short pauses (the default).
-    Concurrent,
-    /// Stop-the-world: every phase runs in a pause.
-    Stw,
-    /// Never collect: allocation until the heap is exhausted.
-    Epsilon,
+/// The `--gc` parser: one of the mode names (listed in `--help`).
+fn mode_parser() -> impl TypedValueParser<Value = Mode> {
+    PossibleValuesParser::new(Mode::ALL.map(Mode::name))
+        .map(|s| s.parse::<Mode>().expect("a possible value is a mode name"))
 }
 
 /// The default heap size (`--heap`).
@@ -99,13 +97,8 @@ impl Options {
 
     /// The collector configuration the options ask for.
     pub fn heap_config(&self) -> gc_runtime::HeapConfig {
-        let mode = match self.gc {
-            GcMode::Concurrent => gc_runtime::Mode::Concurrent,
-            GcMode::Stw => gc_runtime::Mode::Stw,
-            GcMode::Epsilon => gc_runtime::Mode::Epsilon,
-        };
         let mut config = gc_runtime::HeapConfig::new(self.heap_size())
-            .mode(mode)
+            .mode(self.gc)
             .verify(self.verify)
             .continuous(self.gc_stress);
         // One mutator needs few GC workers, and every worker adds a page to the relocation
@@ -198,7 +191,7 @@ mod tests {
     fn options() {
         let o = Options::try_parse_from(["lox"]).unwrap();
         assert_eq!(o.script, None);
-        assert_eq!(o.gc, GcMode::Concurrent);
+        assert_eq!(o.gc, Mode::Concurrent);
         assert_eq!(o.heap, None);
         let o = Options::try_parse_from([
             "lox",
@@ -212,7 +205,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(o.script, Some(PathBuf::from("a.lox")));
-        assert_eq!(o.gc, GcMode::Stw);
+        assert_eq!(o.gc, Mode::Stw);
         assert_eq!(o.heap, Some(16 << 20));
         assert!(o.gc_stats && o.compile_only && !o.gc_log && !o.disassemble && !o.verify);
         assert_eq!(o.heap_size(), 16 << 20);

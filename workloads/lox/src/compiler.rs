@@ -991,6 +991,7 @@ impl<'src> Parser<'src> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::instruction::Operands;
 
     /// The chunk as `Op(operands)` words; jumps show their raw offset, `CLOSURE` its capture
     /// pairs. Panics on malformed code.
@@ -998,56 +999,23 @@ mod tests {
         let mut words = Vec::new();
         let mut i = 0;
         while i < chunk.code.len() {
-            let op = OpCode::from_byte(chunk.code[i]).expect("valid opcode");
-            let word = match op {
-                OpCode::Jump | OpCode::JumpIfFalse | OpCode::Loop => {
-                    let w = format!("{op:?}({})", chunk.read_u16(i + 1));
-                    i += 3;
-                    w
-                }
-                OpCode::Invoke | OpCode::SuperInvoke => {
-                    let w = format!("{op:?}({},{})", chunk.code[i + 1], chunk.code[i + 2]);
-                    i += 3;
-                    w
-                }
-                OpCode::Closure => {
-                    let index = chunk.code[i + 1];
-                    let Constant::Function(f) = &chunk.constants[index as usize] else {
-                        panic!("CLOSURE operand is not a function");
-                    };
+            let ins = chunk.decode(i).expect("well-formed code");
+            let op = ins.op;
+            words.push(match ins.operands {
+                Operands::None => format!("{op:?}"),
+                Operands::Constant(b) | Operands::Byte(b) => format!("{op:?}({b})"),
+                Operands::Jump(d) => format!("{op:?}({d})"),
+                Operands::Invoke { name, args } => format!("{op:?}({name},{args})"),
+                Operands::Closure(index) => {
                     let mut w = format!("Closure({index}");
-                    i += 2;
-                    for _ in 0..f.upvalue_count() {
-                        let kind = if chunk.code[i] == 1 { "L" } else { "U" };
-                        w += &format!(",{kind}{}", chunk.code[i + 1]);
-                        i += 2;
+                    for (_, is_local, slot) in ins.captures(chunk) {
+                        let kind = if is_local == 1 { "L" } else { "U" };
+                        w += &format!(",{kind}{slot}");
                     }
                     w + ")"
                 }
-                OpCode::Constant
-                | OpCode::GetGlobal
-                | OpCode::DefineGlobal
-                | OpCode::SetGlobal
-                | OpCode::GetProperty
-                | OpCode::SetProperty
-                | OpCode::GetSuper
-                | OpCode::Class
-                | OpCode::Method
-                | OpCode::GetLocal
-                | OpCode::SetLocal
-                | OpCode::GetUpvalue
-                | OpCode::SetUpvalue
-                | OpCode::Call => {
-                    let w = format!("{op:?}({})", chunk.code[i + 1]);
-                    i += 2;
-                    w
-                }
-                _ => {
-                    i += 1;
-                    format!("{op:?}")
-                }
-            };
-            words.push(word);
+            });
+            i += ins.len;
         }
         words.join(" ")
     }

@@ -16,6 +16,7 @@
 
 use crate::chunk::{Chunk, OpCode};
 use crate::function::{Constant, FunctionProto};
+use crate::instruction::{DecodeError, Operands};
 use std::fmt::Write;
 
 /// Lists `function` and, before it, every function nested in it (depth first, in constant-pool
@@ -46,7 +47,8 @@ pub fn disassemble_chunk(chunk: &Chunk, name: &str) -> String {
 }
 
 /// Appends the listing of the instruction at `offset` to `out` and returns the offset of the
-/// next instruction. Truncated operands at the end of a malformed chunk are shown as `?`.
+/// next instruction. A malformed chunk (an unknown opcode, operands cut off by the end of the
+/// code) is listed as far as it can be, never with a panic.
 pub fn disassemble_instruction(chunk: &Chunk, offset: usize, out: &mut String) -> usize {
     let _ = write!(out, "{offset:04} ");
     let line = chunk.lines.get(offset).copied().unwrap_or(0);
@@ -56,109 +58,58 @@ pub fn disassemble_instruction(chunk: &Chunk, offset: usize, out: &mut String) -
         let _ = write!(out, "{line:4} ");
     }
 
-    let byte = chunk.code[offset];
-    let Some(op) = OpCode::from_byte(byte) else {
-        let _ = writeln!(out, "Unknown opcode {byte}");
-        return offset + 1;
-    };
-    let name = op.name();
-    let operand = |i: usize| chunk.code.get(offset + i).copied();
-    let show = |b: Option<u8>| b.map_or_else(|| "?".to_string(), |b| b.to_string());
-    let constant = |index: Option<u8>| {
-        index
-            .and_then(|i| chunk.constants.get(i as usize))
-            .map_or_else(|| "?".to_string(), |c| c.to_string())
-    };
-
-    match op {
-        OpCode::Constant
-        | OpCode::GetGlobal
-        | OpCode::DefineGlobal
-        | OpCode::SetGlobal
-        | OpCode::GetProperty
-        | OpCode::SetProperty
-        | OpCode::GetSuper
-        | OpCode::Class
-        | OpCode::Method => {
-            let index = operand(1);
-            let _ = writeln!(out, "{name:<16} {:>4} '{}'", show(index), constant(index));
-            offset + 2
+    let ins = match chunk.decode(offset) {
+        Ok(ins) => ins,
+        Err(DecodeError::UnknownOpcode(byte)) => {
+            let _ = writeln!(out, "Unknown opcode {byte}");
+            return offset + 1;
         }
-        OpCode::GetLocal
-        | OpCode::SetLocal
-        | OpCode::GetUpvalue
-        | OpCode::SetUpvalue
-        | OpCode::Call => {
-            let _ = writeln!(out, "{name:<16} {:>4}", show(operand(1)));
-            offset + 2
+        Err(DecodeError::Truncated(op)) => {
+            let _ = writeln!(out, "{:<16} <truncated>", op.name());
+            return chunk.code.len();
         }
-        OpCode::Jump | OpCode::JumpIfFalse | OpCode::Loop => {
-            let jump = match (operand(1), operand(2)) {
-                (Some(hi), Some(lo)) => u16::from_be_bytes([hi, lo]) as i64,
-                _ => 0,
-            };
-            let sign = if op == OpCode::Loop { -1 } else { 1 };
-            let target = offset as i64 + 3 + sign * jump;
-            let _ = writeln!(out, "{name:<16} {offset:>4} -> {target}");
-            offset + 3
-        }
-        OpCode::Invoke | OpCode::SuperInvoke => {
-            let index = operand(1);
+        Err(DecodeError::NotAFunction) => {
             let _ = writeln!(
                 out,
-                "{name:<16} ({} args) {:>4} '{}'",
-                show(operand(2)),
-                show(index),
-                constant(index)
+                "{:<16} <not a function constant>",
+                OpCode::Closure.name()
             );
-            offset + 3
+            return (offset + 2).min(chunk.code.len());
         }
-        OpCode::Closure => {
-            let index = operand(1);
-            let _ = writeln!(out, "{name:<16} {:>4} {}", show(index), constant(index));
-            let mut next = offset + 2;
-            let upvalue_count = match index.and_then(|i| chunk.constants.get(i as usize)) {
-                Some(Constant::Function(function)) => function.upvalue_count(),
-                _ => 0,
-            };
-            for _ in 0..upvalue_count {
-                let is_local = chunk.code.get(next).copied();
-                let index = chunk.code.get(next + 1).copied();
-                let kind = match is_local {
-                    Some(0) => "upvalue",
-                    Some(_) => "local",
-                    None => "?",
-                };
-                let _ = writeln!(
-                    out,
-                    "{next:04}      |                     {kind} {}",
-                    show(index)
-                );
-                next += 2;
+    };
+    let name = ins.op.name();
+    let constant = |index: u8| {
+        chunk
+            .constants
+            .get(index as usize)
+            .map_or_else(|| "?".to_string(), |c| c.to_string())
+    };
+    match ins.operands {
+        Operands::Constant(i) => {
+            let _ = writeln!(out, "{name:<16} {i:>4} '{}'", constant(i));
+        }
+        Operands::Byte(b) => {
+            let _ = writeln!(out, "{name:<16} {b:>4}");
+        }
+        Operands::Jump(_) => {
+            let target = ins.jump_target().unwrap_or(0);
+            let _ = writeln!(out, "{name:<16} {offset:>4} -> {target}");
+        }
+        Operands::Invoke { name: i, args } => {
+            let _ = writeln!(out, "{name:<16} ({args} args) {i:>4} '{}'", constant(i));
+        }
+        Operands::Closure(i) => {
+            let _ = writeln!(out, "{name:<16} {i:>4} {}", constant(i));
+            for (at, is_local, index) in ins.captures(chunk) {
+                let kind = if is_local == 0 { "upvalue" } else { "local" };
+                let _ = writeln!(out, "{at:04}      |                     {kind} {index}");
             }
-            next
         }
-        OpCode::Nil
-        | OpCode::True
-        | OpCode::False
-        | OpCode::Pop
-        | OpCode::Equal
-        | OpCode::Greater
-        | OpCode::Less
-        | OpCode::Add
-        | OpCode::Subtract
-        | OpCode::Multiply
-        | OpCode::Divide
-        | OpCode::Not
-        | OpCode::Negate
-        | OpCode::Print
-        | OpCode::CloseUpvalue
-        | OpCode::Return
-        | OpCode::Inherit => {
+        Operands::None => {
             let _ = writeln!(out, "{name}");
-            offset + 1
         }
     }
+    offset + ins.len
 }
 
 #[cfg(test)]
@@ -246,7 +197,7 @@ class A { m() { this.f(1, 2); } }
         let listing = disassemble_chunk(&chunk, "bad");
         assert_eq!(
             listing,
-            "== bad ==\n0000    1 Unknown opcode 200\n0001    | OP_CONSTANT         ? '?'\n"
+            "== bad ==\n0000    1 Unknown opcode 200\n0001    | OP_CONSTANT      <truncated>\n"
         );
     }
 }

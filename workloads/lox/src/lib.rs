@@ -29,6 +29,7 @@ pub mod compiler;
 pub mod disassembler;
 pub mod error;
 pub mod function;
+pub mod instruction;
 pub mod interner;
 pub mod number;
 pub mod object;

@@ -4,6 +4,7 @@
 //! prototype's upvalues, and every chunk ends with `RETURN`. This is what the VM (and the
 //! loader) may rely on without checking at run time.
 
+use lox::instruction::Operands;
 use lox::{compile, disassemble_function, Chunk, Constant, FunctionProto, OpCode};
 use std::path::{Path, PathBuf};
 
@@ -54,80 +55,53 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
     let mut offset = 0;
     while offset < chunk.code.len() {
         starts[offset] = true;
-        let Some(op) = OpCode::from_byte(chunk.code[offset]) else {
-            report(format!("invalid opcode {} at {offset}", chunk.code[offset]));
-            return;
+        let ins = match chunk.decode(offset) {
+            Ok(ins) => ins,
+            Err(e) => {
+                report(format!("{e:?} at {offset}"));
+                return;
+            }
         };
+        let op = ins.op;
         last_op = Some(op);
-        let operand = |i: usize| chunk.code.get(offset + i).copied();
-        let constant = |i: usize| operand(i).and_then(|c| chunk.constants.get(c as usize));
-        let length = match op {
-            OpCode::Constant => {
-                if !matches!(constant(1), Some(Constant::Number(_) | Constant::String(_))) {
+        let name_constant =
+            |i: u8| matches!(chunk.constants.get(i as usize), Some(Constant::String(_)));
+        match ins.operands {
+            Operands::Constant(i) if op == OpCode::Constant => {
+                if !matches!(
+                    chunk.constants.get(i as usize),
+                    Some(Constant::Number(_) | Constant::String(_))
+                ) {
                     report(format!("CONSTANT at {offset} needs a number or string"));
                 }
-                2
             }
-            OpCode::GetGlobal
-            | OpCode::DefineGlobal
-            | OpCode::SetGlobal
-            | OpCode::GetProperty
-            | OpCode::SetProperty
-            | OpCode::GetSuper
-            | OpCode::Class
-            | OpCode::Method => {
-                if !matches!(constant(1), Some(Constant::String(_))) {
+            Operands::Constant(i) | Operands::Invoke { name: i, .. } => {
+                if !name_constant(i) {
                     report(format!("{} at {offset} needs a name constant", op.name()));
                 }
-                2
             }
-            OpCode::Invoke | OpCode::SuperInvoke => {
-                if !matches!(constant(1), Some(Constant::String(_))) {
-                    report(format!("{} at {offset} needs a name constant", op.name()));
-                }
-                3
-            }
-            OpCode::GetUpvalue | OpCode::SetUpvalue => {
-                let valid =
-                    matches!(operand(1), Some(i) if (i as usize) < function.upvalue_count());
-                if !valid {
+            Operands::Byte(i) if matches!(op, OpCode::GetUpvalue | OpCode::SetUpvalue) => {
+                if i as usize >= function.upvalue_count() {
                     report(format!("{} at {offset}: no such upvalue", op.name()));
                 }
-                2
             }
-            OpCode::GetLocal | OpCode::SetLocal | OpCode::Call => 2,
-            OpCode::Jump | OpCode::JumpIfFalse | OpCode::Loop => {
-                if offset + 3 <= chunk.code.len() {
-                    let distance = chunk.read_u16(offset + 1) as i64;
-                    let sign = if op == OpCode::Loop { -1 } else { 1 };
-                    targets.push((offset, offset as i64 + 3 + sign * distance));
-                }
-                3
-            }
-            OpCode::Closure => {
-                let Some(Constant::Function(nested)) = constant(1) else {
-                    report(format!("CLOSURE at {offset} needs a function constant"));
-                    return;
+            Operands::Jump(_) => targets.push((offset, ins.jump_target().expect("a jump"))),
+            Operands::Closure(i) => {
+                let Some(Constant::Function(nested)) = chunk.constants.get(i as usize) else {
+                    unreachable!("decode checks that CLOSURE names a function");
                 };
-                for (i, capture) in nested.upvalues.iter().enumerate() {
-                    let is_local = operand(2 + 2 * i);
-                    let index = operand(3 + 2 * i);
-                    if is_local != Some(u8::from(capture.is_local)) || index != Some(capture.index)
-                    {
-                        report(format!("CLOSURE at {offset}: upvalue {i} disagrees"));
+                for ((_, is_local, index), capture) in ins.captures(chunk).zip(&nested.upvalues) {
+                    if is_local != u8::from(capture.is_local) || index != capture.index {
+                        report(format!("CLOSURE at {offset}: an upvalue disagrees"));
                     }
                     if !capture.is_local && capture.index as usize >= function.upvalue_count() {
                         report(format!("CLOSURE at {offset}: captures a missing upvalue"));
                     }
                 }
-                2 + 2 * nested.upvalue_count()
             }
-            _ => 1,
-        };
-        if offset + length > chunk.code.len() {
-            report(format!("{} at {offset} is truncated", op.name()));
-            return;
+            Operands::Byte(_) | Operands::None => {}
         }
+        let length = ins.len;
         offset += length;
     }
     starts[chunk.code.len()] = true;

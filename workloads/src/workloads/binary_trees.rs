@@ -19,6 +19,7 @@
 //! (one half), whichever is smaller. The workload uses no randomness.
 
 use super::{object_bytes, Ctx, ThreadOutcome};
+use crate::params::BinaryTreesParams;
 use gc_runtime::{Local, Mutator, ObjRef, OutOfMemory, Scope};
 
 /// Shape id of a tree node.
@@ -201,13 +202,13 @@ fn verify(what: &str, depth: u32, got: u64, want: u64) -> Result<(), String> {
 }
 
 /// Run binary-trees on one mutator thread.
-pub fn run(ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
-    let min_depth = u32::try_from(ctx.param("min_depth"))
+pub fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &BinaryTreesParams) -> Result<ThreadOutcome, String> {
+    let min_depth = u32::try_from(p.min_depth)
         .ok()
         .filter(|&d| d + 2 <= MAX_DEPTH)
         .ok_or_else(|| format!("binary-trees: min_depth must be at most {}", MAX_DEPTH - 2))?;
     let threads = ctx.config.threads.max(1);
-    let max_depth = match ctx.config.param_u64("depth") {
+    let max_depth = match p.depth {
         Some(d) => u32::try_from(d).unwrap_or(u32::MAX).max(min_depth + 2),
         None => default_depth(
             ctx.config.live_set_bytes,

@@ -9,6 +9,7 @@
 //! (uniformly 50–150%) into a ring of 1024 entries.
 
 use super::{Ctx, Pacer, ThreadOutcome};
+use crate::params::HeapChurnParams;
 use gc_runtime::{Local, Mutator, Scope};
 use rand::Rng;
 
@@ -55,14 +56,14 @@ fn build_tree<'s>(s: &mut Scope<'s>, nodes: usize, next_id: &mut u64) -> Result<
 }
 
 /// Run heap-churn on one mutator thread.
-pub fn run(ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
-    let nodes = ctx.param("subgraph_nodes").max(1) as usize;
-    let mutations = ctx.param("mutations");
-    let garbage_bytes = ctx.param("garbage_bytes");
+pub fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &HeapChurnParams) -> Result<ThreadOutcome, String> {
+    let nodes = p.subgraph_nodes.max(1) as usize;
+    let mutations = p.mutations;
+    let garbage_bytes = p.garbage_bytes;
     // Per thread, as the CLI documents.
-    let ops_per_sec = ctx.param("ops_per_sec") as f64;
-    let chunk_slots = ctx.param("root_chunk_slots").max(1);
-    let ring_len = ctx.param("garbage_ring").max(1);
+    let ops_per_sec = p.ops_per_sec as f64;
+    let chunk_slots = p.root_chunk_slots.max(1);
+    let ring_len = p.garbage_ring.max(1);
     let mut rng = ctx.rng();
     // Each tree costs its nodes plus one table slot.
     let tree_bytes = nodes as u64 * NODE_BYTES + 8;

@@ -22,6 +22,7 @@
 
 use super::{object_bytes, Ctx, Pacer, ThreadOutcome};
 use crate::latency::LatencyHistogram;
+use crate::params::LruCacheParams;
 use gc_runtime::{Local, Mutator, ObjRef, OutOfMemory, Scope};
 use rand::Rng;
 
@@ -301,12 +302,12 @@ pub fn geometry(live_bytes: u64, min_value_bytes: u64, max_value_bytes: u64) -> 
 }
 
 /// Run lru-cache on one mutator thread.
-pub fn run(ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
-    let hit_rate = ctx.param_f("hit_rate").clamp(0.0, 1.0);
-    let get_fraction = ctx.param_f("get_fraction").clamp(0.0, 1.0);
-    let min_value = ctx.param("min_value_bytes").max(1);
-    let max_value = ctx.param("max_value_bytes").max(min_value);
-    let ops_per_sec = ctx.param("ops_per_sec") as f64;
+pub fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &LruCacheParams) -> Result<ThreadOutcome, String> {
+    let hit_rate = p.hit_rate.clamp(0.0, 1.0);
+    let get_fraction = p.get_fraction.clamp(0.0, 1.0);
+    let min_value = p.min_value_bytes.max(1);
+    let max_value = p.max_value_bytes.max(min_value);
+    let ops_per_sec = p.ops_per_sec as f64;
     let mut rng = ctx.rng();
     let (budget, buckets) = geometry(ctx.live_bytes(), min_value, max_value);
     m.scope(|s| {

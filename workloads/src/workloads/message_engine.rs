@@ -25,6 +25,7 @@
 
 use super::{object_bytes, Ctx, Pacer, ThreadOutcome};
 use crate::latency::LatencyHistogram;
+use crate::params::MessageEngineParams;
 use gc_runtime::{Local, Mutator, ObjRef, OutOfMemory, Scope};
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -427,14 +428,15 @@ impl<'s> Engine<'s> {
 }
 
 /// Run message-engine on one mutator thread.
-pub fn run(ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
+pub fn run(
+    ctx: &Ctx<'_>,
+    m: &mut Mutator,
+    p: &MessageEngineParams,
+) -> Result<ThreadOutcome, String> {
     let t0 = Instant::now();
     let clock = || t0.elapsed().as_nanos() as u64;
-    let queues = ctx.param("queues");
-    let topics = ctx.param("topics");
-    let headers = ctx.param("headers");
-    let body_bytes = ctx.param("body_bytes");
-    let rate = ctx.param("messages_per_sec") as f64;
+    let (queues, topics, headers, body_bytes) = (p.queues, p.topics, p.headers, p.body_bytes);
+    let rate = p.messages_per_sec as f64;
     let dests = queues + topics;
     if dests == 0 {
         return Err("message-engine: --queues and --topics are both 0".into());
@@ -442,7 +444,7 @@ pub fn run(ctx: &Ctx<'_>, m: &mut Mutator) -> Result<ThreadOutcome, String> {
     let cfg = EngineConfig {
         queues,
         topics,
-        subscribers_per_topic: ctx.param("subscribers_per_topic").max(1),
+        subscribers_per_topic: p.subscribers_per_topic.max(1),
         headers,
         body_bytes,
         ring_len: EngineConfig::ring_len_for(ctx.live_bytes(), dests, headers, body_bytes),

@@ -97,20 +97,6 @@ impl<'a> Ctx<'a> {
             self.config.seed ^ (u64::from(self.thread) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         )
     }
-
-    /// An integer parameter (defaults are always filled in by the CLI).
-    pub fn param(&self, name: &str) -> u64 {
-        self.config
-            .param_u64(name)
-            .unwrap_or_else(|| panic!("workload parameter {name} missing from the run config"))
-    }
-
-    /// A fractional parameter.
-    pub fn param_f(&self, name: &str) -> f64 {
-        self.config
-            .param_f64(name)
-            .unwrap_or_else(|| panic!("workload parameter {name} missing from the run config"))
-    }
 }
 
 /// Paces operations at a fixed rate per thread (0 = unthrottled). Waiting happens in a

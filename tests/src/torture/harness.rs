@@ -1,0 +1,251 @@
+//! Running a torture configuration: one run at a time, a heap with the verifier on and cycles
+//! back to back, one thread per mutator with its own program and seed, a failure in any
+//! thread stopping the others, and the report. A GC thread's panic or a run past its time
+//! limit cannot return to the test: a panic hook and a watchdog abort the process instead,
+//! printing the run and an optional note (and writing both to a report file if one is set).
+
+use super::program::{Program, REGION_SLOTS_PER_THREAD};
+use super::report::{Report, ThreadStats};
+use super::rng::{splitmix, Rng};
+use super::shared::SharedPool;
+use super::Config;
+use gc_core::PageSizes;
+use gc_runtime::{Heap, HeapConfig};
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+static CURRENT: Mutex<String> = Mutex::new(String::new());
+static HOOK: Once = Once::new();
+/// What to add to an abort's message, and the file to write both to (see [`set_abort_note`]).
+static ABORT_NOTE: Mutex<Option<(String, Option<String>)>> = Mutex::new(None);
+
+/// If a run aborts the process (a GC thread panicked, or the watchdog fired), also print
+/// `note` and write the abort message and `note` to `report_path` (if given). The soak sets
+/// its totals so far here.
+pub fn set_abort_note(note: String, report_path: Option<String>) {
+    *ABORT_NOTE.lock().unwrap_or_else(|e| e.into_inner()) = Some((note, report_path));
+}
+
+/// Forget the note of [`set_abort_note`].
+pub fn clear_abort_note() {
+    *ABORT_NOTE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// Print `msg` (and the abort note) to the stderr handle directly, write the report file if
+/// one is set, and abort. (The GC threads inherit the test harness's output capture, which
+/// would swallow `eprintln!` before the abort.)
+fn abort_with(msg: String) -> ! {
+    let note = ABORT_NOTE.try_lock().ok().and_then(|n| n.as_ref().cloned());
+    let mut text = msg;
+    if let Some((note, path)) = note {
+        text.push_str(&note);
+        if let Some(path) = path {
+            let _ = std::fs::write(&path, format!("FAILED (aborted)\n{text}"));
+        }
+    }
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+    std::process::abort();
+}
+
+/// A panic in a GC thread (a verifier failure, an assertion in the collector) would leave
+/// the mutators parked forever: report the run and abort instead of hanging.
+fn install_gc_panic_hook() {
+    HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            prev(info);
+            let name = std::thread::current().name().unwrap_or("").to_string();
+            if name.starts_with("gc-") {
+                let cur = CURRENT.lock().map(|c| c.clone()).unwrap_or_default();
+                abort_with(format!(
+                    "\nGC thread {name:?} {info}\nduring {cur}; aborting (the mutators would \
+                     wait forever)\n"
+                ));
+            }
+        }));
+    });
+}
+
+/// Aborts the process with a message if the run is not over by `limit`.
+struct Watchdog(Option<std::sync::mpsc::Sender<()>>);
+
+impl Watchdog {
+    fn new(limit: Duration, what: String) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("torture-watchdog".into())
+            .spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
+                    abort_with(format!(
+                        "\ntorture watchdog: {what} did not finish within {limit:?}; aborting\n"
+                    ));
+                }
+            })
+            .expect("spawning the watchdog");
+        Watchdog(Some(tx))
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else {
+        "(non-string panic)".into()
+    }
+}
+
+/// A run that failed: what failed, and what the run had done until then.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The run, the failures of its threads and the replay command.
+    pub message: String,
+    /// The figures of the failed run up to the failure.
+    pub report: Report,
+}
+
+/// Run one torture configuration to the end; panics (naming the seed) on any mismatch.
+pub fn run(cfg: &Config) -> Report {
+    try_run(cfg)
+        .unwrap_or_else(|f| panic!("{}\nthe run until the failure:\n{}", f.message, f.report))
+}
+
+/// Run one torture configuration to the end; a mismatch in any thread stops every thread
+/// and returns the failure (naming the seed). A failure in a GC thread aborts the process.
+pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    install_gc_panic_hook();
+    let replay = cfg.replay_command();
+    let what = format!(
+        "torture[{}] mode={} heap={}M threads={} live={} shared={} seed={:#x} (replay: {replay})",
+        cfg.name,
+        cfg.mode,
+        cfg.max_heap >> 20,
+        cfg.threads,
+        cfg.live_fraction,
+        cfg.shared_fraction,
+        cfg.seed
+    );
+    eprintln!("{what}: running for {:?}", cfg.duration);
+    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = what.clone();
+    let _watchdog = Watchdog::new(cfg.duration * 4 + Duration::from_secs(120), what.clone());
+    let started = Instant::now();
+    let heap = Heap::new(
+        HeapConfig::new(cfg.max_heap)
+            .mode(cfg.mode)
+            .gc_threads(cfg.gc_threads)
+            .verify(true)
+            .continuous(true),
+    )
+    .unwrap_or_else(|e| panic!("{what}: creating the heap: {e}"));
+    let region = heap.root_region(REGION_SLOTS_PER_THREAD * cfg.threads);
+    let sizes = PageSizes::for_max_heap(cfg.max_heap);
+    let shared_cap = (cfg.max_heap as f64 * cfg.shared_fraction) as u64;
+    let pool = Mutex::new(SharedPool::new(shared_cap));
+    let stop = AtomicBool::new(false);
+    // The threads share what the pool leaves of the live-set budget.
+    let private_live =
+        ((cfg.max_heap as f64 * cfg.live_fraction) as u64).saturating_sub(shared_cap);
+    let results: Vec<(ThreadStats, Result<(), String>)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|t| {
+                let (heap, region, pool, stop) = (&heap, &region, &pool, &stop);
+                std::thread::Builder::new()
+                    .name(format!("torture-{t}"))
+                    .spawn_scoped(sc, move || {
+                        let seed = splitmix(cfg.seed.wrapping_add(t as u64));
+                        let mut p = Program {
+                            cfg,
+                            heap,
+                            region,
+                            region_base: t * REGION_SLOTS_PER_THREAD,
+                            sizes,
+                            thread: t,
+                            seed,
+                            rng: Rng(seed),
+                            next_id: ((t as u64) + 1) << 48,
+                            objs: HashMap::new(),
+                            model_bytes: 0,
+                            levels: Vec::new(),
+                            globals: Vec::new(),
+                            weaks: Vec::new(),
+                            region_ids: vec![None; REGION_SLOTS_PER_THREAD],
+                            live_cap: private_live / cfg.threads as u64,
+                            max_objects: cfg.max_objects,
+                            prune_at: (0, 0),
+                            est_strong: 0,
+                            deadline: Instant::now() + cfg.duration,
+                            unwind: false,
+                            after_oom: None,
+                            st: ThreadStats::default(),
+                            scratch: Vec::new(),
+                            shared: (shared_cap > 0).then_some(pool),
+                            next_shared_id: (((t as u64) + 1) << 48) | (1 << 47),
+                            stop,
+                        };
+                        let _ = p.seed;
+                        let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            let mut m = heap
+                                .attach(&format!("torture-{t}"))
+                                .expect("attaching a mutator");
+                            p.run(&mut m);
+                        }));
+                        let r = r.map_err(|e| {
+                            // Stop the other threads: the run has failed.
+                            stop.store(true, Ordering::Relaxed);
+                            panic_message(&*e)
+                        });
+                        (p.st, r)
+                    })
+                    .expect("spawning a torture thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|e| (ThreadStats::default(), Err(panic_message(&*e))))
+            })
+            .collect()
+    });
+    let mut report = Report {
+        runs: 1,
+        ..Default::default()
+    };
+    let mut failures = Vec::new();
+    for (t, (st, r)) in results.into_iter().enumerate() {
+        report.add_thread(&st);
+        if let Err(msg) = r {
+            failures.push(format!("thread {t}: {msg}"));
+        }
+    }
+    report.duration = started.elapsed();
+    report.add_gc(&heap.stats(), cfg.max_heap);
+    drop(pool);
+    drop(region);
+    drop(heap);
+    if !failures.is_empty() {
+        return Err(Box::new(Failure {
+            message: format!(
+                "{what} FAILED:\n{}\nreplay with: {replay}",
+                failures.join("\n")
+            ),
+            report,
+        }));
+    }
+    eprintln!("{what}: ok\n{report}");
+    Ok(report)
+}

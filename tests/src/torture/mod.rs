@@ -1,0 +1,170 @@
+//! The torture test's engine: mutator threads run a seeded random program against the public
+//! embedding API while GC cycles run back to back with the verifier on, and a Rust-side
+//! *shadow model* says what the heap must contain.
+//!
+//! Every object the program allocates gets an id, stored in its first 8 raw bytes. The model
+//! records, per object: id, shape, reference slots (as ids) and all raw bytes. Roots are
+//! mirrored exactly: the locals of every nested scope (in handle-stack order), global
+//! handles, weak handles and this thread's slots of a shared root region. The program:
+//!
+//! - allocates small, medium (> 256 KiB) and large (> the medium object limit) objects, and
+//!   bursts of untracked garbage (which may point at tracked objects);
+//! - links and unlinks reference slots between objects found by random walks from the roots;
+//! - writes raw bytes; creates and drops locals (nested scopes, escaping scopes), globals,
+//!   weak handles and root-region slots; upgrades weak handles; polls; sleeps in blocking
+//!   regions;
+//! - checks the header and id of every object it meets on a walk and the slot it came
+//!   through; compares whole objects (header, every slot, every raw byte) when it reads one
+//!   back or resurrects one through a weak handle; and at checkpoints traverses the whole
+//!   graph from the roots, comparing every object reached in full: header, every reference
+//!   slot (null, or the id of the object it leads to) and every raw byte. Each object must be
+//!   reached at one address (no duplicate copies), the set reached must be the model's
+//!   strongly reachable set, and the handle stack must hold exactly the model's locals.
+//!
+//! With [`Config::shared_fraction`] > 0 the threads also share a *pool*: directory objects
+//! held by global handles, whose slots hold the pool's other objects, whose slots point at
+//! pool objects only (and no thread's own object points into the pool). Both threads walk,
+//! read and check, write, link and replace pool objects under one lock, which guards the
+//! pool's model too: the model is exact whenever the lock is free, while the collector moves
+//! the objects under both threads. Every checkpoint also traverses the whole pool and
+//! compares every pool object in full. A thread that finds the lock taken waits for it in a
+//! blocking region (pauses do not wait for it).
+//!
+//! With [`Config::fill`] each thread keeps its live set near its budget (for nearly full
+//! heaps): it adds big and medium objects held by globals and region slots while under 90%
+//! of the budget, and drops roots only to get back under it (from above 95% to 85%).
+//!
+//! Weak handles: a cleared handle's target must be unreachable in the model (checked at
+//! every checkpoint and every upgrade); a handle whose target is unreachable at a checkpoint
+//! must be cleared once two more cycles have completed (the one running, and one that started
+//! after the checkpoint); a successful upgrade of an unreachable target resurrects it, and its
+//! contents must still be intact (invariant 6: never a freed address).
+//!
+//! The report counts what was compared (objects, slots and raw bytes, at checkpoints and
+//! between them) and what the collector did (the relocation counters of every
+//! [`CycleRecord`](gc_runtime::CycleRecord)). A mismatch fails the run at once.
+//!
+//! The op sequence of a thread is a function of its seed (and of which allocations fail and,
+//! with a shared pool, of what the other thread did to the pool); the interleaving with the
+//! collector and the other thread is not reproducible. Failures name the seed and the
+//! command that replays it.
+//!
+//! The engine is split by concept: `model` (the shadow model of a thread's objects and what
+//! its roots reach), `program` (one thread's program: its state, its nested scopes and the
+//! loop that draws each operation), `ops` (the operations on a thread's own objects),
+//! `budget` (keeping the live set under its budget), `shared` (the shared pool and its
+//! operations), `check` (comparing the heap with the model, checkpoints included), `rng` (the
+//! seeded generator), `report` (the counters and their summary) and `harness` (running a
+//! configuration: threads, watchdog, abort on a GC thread's panic).
+
+use gc_runtime::Mode;
+use rng::splitmix;
+use std::time::Duration;
+
+/// Check `$cond`, or fail with the run's context (seed, thread, op).
+macro_rules! ensure {
+    ($p:expr, $cond:expr, $($arg:tt)*) => {
+        if !$cond {
+            $p.fail(format!($($arg)*));
+        }
+    };
+}
+
+mod budget;
+mod check;
+mod harness;
+mod model;
+mod ops;
+mod program;
+mod report;
+mod rng;
+mod shared;
+
+pub use harness::{clear_abort_note, run, set_abort_note, try_run, Failure};
+pub use report::{Checked, Report};
+
+/// Environment variable that fixes the base seed (decimal or 0x-hex).
+pub const SEED_ENV: &str = "ZRS_TORTURE_SEED";
+
+/// One torture run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Name used in messages ("concurrent", "stall-stw", ...).
+    pub name: String,
+    pub mode: Mode,
+    pub max_heap: u64,
+    /// Mutator threads (never more than the machine's cores).
+    pub threads: usize,
+    pub gc_threads: usize,
+    pub duration: Duration,
+    pub seed: u64,
+    /// Share of the heap all threads together keep strongly reachable at most (the shared
+    /// pool included).
+    pub live_fraction: f64,
+    /// Share of the heap the shared pool keeps reachable at most (part of `live_fraction`);
+    /// 0 for no shared pool.
+    pub shared_fraction: f64,
+    /// Objects each thread's model keeps at most (reachable or weakly reachable).
+    pub max_objects: usize,
+    /// Keep the live set near its budget: roots are dropped only to get back under it, one
+    /// at a time, instead of by random ops and by halving.
+    pub fill: bool,
+    /// Untracked garbage objects allocated per garbage burst (at most).
+    pub garbage_burst: u64,
+    /// Allow out-of-memory errors outside epsilon mode (for heaps run at the edge).
+    pub oom_ok: bool,
+    /// How to reproduce: the test to name in the replay command.
+    pub test_name: String,
+    /// A replay command other than `--exact <test_name>` (the soak's runs).
+    pub replay: Option<String>,
+}
+
+impl Config {
+    pub fn new(name: &str, mode: Mode, max_heap: u64, duration: Duration, seed: u64) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Config {
+            name: name.to_string(),
+            mode,
+            max_heap,
+            threads: cores.clamp(1, 2),
+            gc_threads: 1,
+            duration,
+            seed,
+            live_fraction: 0.4,
+            shared_fraction: 0.0,
+            max_objects: 10_000,
+            fill: false,
+            garbage_burst: 16,
+            oom_ok: false,
+            test_name: name.to_string(),
+            replay: None,
+        }
+    }
+
+    /// The command that replays this run.
+    pub fn replay_command(&self) -> String {
+        self.replay.clone().unwrap_or_else(|| {
+            format!(
+                "{SEED_ENV}={:#x} cargo test -p integration-tests --release --test torture -- \
+                 --exact {}",
+                self.seed, self.test_name
+            )
+        })
+    }
+}
+
+/// The base seed: `ZRS_TORTURE_SEED` if set, else one derived from the clock.
+pub fn base_seed() -> u64 {
+    if let Ok(v) = std::env::var(SEED_ENV) {
+        let v = v.trim();
+        let parsed = match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => v.parse(),
+        };
+        return parsed.unwrap_or_else(|_| panic!("{SEED_ENV}={v:?} is not a number"));
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    splitmix(t ^ u64::from(std::process::id()))
+}

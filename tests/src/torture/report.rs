@@ -1,0 +1,259 @@
+//! What a run counted: the comparisons made with the model ([`Checked`]), each thread's
+//! counters, and the run's [`Report`], which sums the threads' counters, takes the
+//! collector's figures from the heap's statistics, adds up across runs and prints as a short
+//! summary.
+
+use gc_runtime::CycleRecord;
+use std::time::Duration;
+
+/// What a set of comparisons with the model covered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Objects compared (an object counts once per comparison).
+    pub objects: u64,
+    /// Reference slots compared (null, or the id of the object the slot leads to).
+    pub slots: u64,
+    /// Raw bytes compared (the 8 id bytes for a header check).
+    pub bytes: u64,
+}
+
+impl Checked {
+    pub(super) fn add(&mut self, o: &Checked) {
+        self.objects += o.objects;
+        self.slots += o.slots;
+        self.bytes += o.bytes;
+    }
+}
+
+/// One thread's counters, added to the run's [`Report`] when the thread is done.
+#[derive(Default)]
+pub(super) struct ThreadStats {
+    pub(super) ops: u64,
+    pub(super) checkpoints: u64,
+    pub(super) checked: Checked,
+    pub(super) shared_checked: u64,
+    pub(super) walked: Checked,
+    pub(super) shared_ops: u64,
+    pub(super) shared_lock_waits: u64,
+    pub(super) objects_allocated: u64,
+    pub(super) bytes_allocated: u64,
+    pub(super) ooms: u64,
+    pub(super) weak_cleared_seen: u64,
+    pub(super) weak_deadlines: u64,
+    pub(super) resurrections: u64,
+    pub(super) max_checked: u64,
+    pub(super) sheds: u64,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub runs: u64,
+    pub duration: Duration,
+    pub ops: u64,
+    pub checkpoints: u64,
+    /// Compared in full at checkpoints: every object reached from the roots (the shared pool
+    /// included), with its header, every slot and every raw byte.
+    pub checked: Checked,
+    /// Of `checked.objects`, the objects of the shared pool.
+    pub shared_objects_checked: u64,
+    /// Compared between checkpoints: headers, ids and the slots followed on walks, whole
+    /// objects on reads and resurrections.
+    pub walked: Checked,
+    /// Operations on the shared pool, and how many of them found its lock taken.
+    pub shared_ops: u64,
+    pub shared_lock_waits: u64,
+    pub objects_allocated: u64,
+    pub bytes_allocated: u64,
+    pub cycles: u64,
+    pub pauses: u64,
+    pub bytes_relocated: u64,
+    pub pages_relocated: u64,
+    /// Sums of the `CycleRecord` counters of the same names.
+    pub pages_compacted_in_place: u64,
+    pub objects_compacted_in_place: u64,
+    pub objects_self_forwarded: u64,
+    pub relocation_waits: u64,
+    /// Cycles that compacted at least one page in place.
+    pub cycles_with_in_place: u64,
+    /// Largest live share of the heap a cycle's marking found, per mille.
+    pub max_live_permille: u64,
+    /// Sum over the cycles of the live share marking found, per mille (the mean is this
+    /// divided by `cycles`).
+    pub live_permille_sum: u64,
+    pub stalls: u64,
+    pub failed_stalls: u64,
+    pub ooms: u64,
+    pub weak_cleared_seen: u64,
+    pub weak_clear_deadlines_checked: u64,
+    pub resurrections: u64,
+    pub max_pause_ns: u64,
+    /// Largest number of objects one checkpoint compared.
+    pub max_objects_per_checkpoint: u64,
+    /// Times a thread dropped roots to stay under its live-set budget.
+    pub sheds: u64,
+}
+
+impl Report {
+    pub fn add(&mut self, o: &Report) {
+        self.runs += o.runs;
+        self.duration += o.duration;
+        self.ops += o.ops;
+        self.checkpoints += o.checkpoints;
+        self.checked.add(&o.checked);
+        self.shared_objects_checked += o.shared_objects_checked;
+        self.walked.add(&o.walked);
+        self.shared_ops += o.shared_ops;
+        self.shared_lock_waits += o.shared_lock_waits;
+        self.objects_allocated += o.objects_allocated;
+        self.bytes_allocated += o.bytes_allocated;
+        self.cycles += o.cycles;
+        self.pauses += o.pauses;
+        self.bytes_relocated += o.bytes_relocated;
+        self.pages_relocated += o.pages_relocated;
+        self.pages_compacted_in_place += o.pages_compacted_in_place;
+        self.objects_compacted_in_place += o.objects_compacted_in_place;
+        self.objects_self_forwarded += o.objects_self_forwarded;
+        self.relocation_waits += o.relocation_waits;
+        self.cycles_with_in_place += o.cycles_with_in_place;
+        self.max_live_permille = self.max_live_permille.max(o.max_live_permille);
+        self.live_permille_sum += o.live_permille_sum;
+        self.stalls += o.stalls;
+        self.failed_stalls += o.failed_stalls;
+        self.ooms += o.ooms;
+        self.weak_cleared_seen += o.weak_cleared_seen;
+        self.weak_clear_deadlines_checked += o.weak_clear_deadlines_checked;
+        self.resurrections += o.resurrections;
+        self.max_pause_ns = self.max_pause_ns.max(o.max_pause_ns);
+        self.max_objects_per_checkpoint = self
+            .max_objects_per_checkpoint
+            .max(o.max_objects_per_checkpoint);
+        self.sheds += o.sheds;
+    }
+
+    pub(super) fn add_thread(&mut self, t: &ThreadStats) {
+        self.ops += t.ops;
+        self.checkpoints += t.checkpoints;
+        self.checked.add(&t.checked);
+        self.shared_objects_checked += t.shared_checked;
+        self.walked.add(&t.walked);
+        self.shared_ops += t.shared_ops;
+        self.shared_lock_waits += t.shared_lock_waits;
+        self.objects_allocated += t.objects_allocated;
+        self.bytes_allocated += t.bytes_allocated;
+        self.ooms += t.ooms;
+        self.weak_cleared_seen += t.weak_cleared_seen;
+        self.weak_clear_deadlines_checked += t.weak_deadlines;
+        self.resurrections += t.resurrections;
+        self.max_objects_per_checkpoint = self.max_objects_per_checkpoint.max(t.max_checked);
+        self.sheds += t.sheds;
+    }
+
+    /// Take the collector's figures from the heap's statistics.
+    pub(super) fn add_gc(&mut self, stats: &gc_runtime::GcStats, max_heap: u64) {
+        let sum = |f: fn(&CycleRecord) -> u64| stats.cycles.iter().map(f).sum::<u64>();
+        self.cycles = stats.cycles.len() as u64;
+        self.pauses = stats.pauses.len() as u64;
+        self.max_pause_ns = stats.pauses.iter().map(|p| p.total_ns).max().unwrap_or(0);
+        self.bytes_relocated = sum(|c| c.bytes_relocated);
+        self.pages_relocated = sum(|c| c.pages_relocated);
+        self.pages_compacted_in_place = sum(|c| c.pages_compacted_in_place);
+        self.objects_compacted_in_place = sum(|c| c.objects_compacted_in_place);
+        self.objects_self_forwarded = sum(|c| c.objects_self_forwarded);
+        self.relocation_waits = sum(|c| c.relocation_waits);
+        self.cycles_with_in_place = stats
+            .cycles
+            .iter()
+            .filter(|c| c.pages_compacted_in_place > 0)
+            .count() as u64;
+        let live = |c: &CycleRecord| c.live_bytes * 1000 / max_heap.max(1);
+        self.max_live_permille = stats.cycles.iter().map(live).max().unwrap_or(0);
+        self.live_permille_sum = stats.cycles.iter().map(live).sum();
+        self.stalls = stats.stalls.len() as u64;
+        self.failed_stalls = stats.stalls.iter().filter(|s| s.failed).count() as u64;
+    }
+}
+
+/// `n` bytes in the largest binary unit that keeps the figure at least 1.
+fn bytes_human(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "runs {}, {:.1}s, {} ops, {} checkpoints",
+            self.runs,
+            self.duration.as_secs_f64(),
+            self.ops,
+            self.checkpoints,
+        )?;
+        writeln!(
+            f,
+            "compared with the model at checkpoints: {} objects (max {} at one; {} of the \
+             shared pool), {} slots, {} raw bytes; between checkpoints: {} objects, {} slots, \
+             {} raw bytes",
+            self.checked.objects,
+            self.max_objects_per_checkpoint,
+            self.shared_objects_checked,
+            self.checked.slots,
+            bytes_human(self.checked.bytes),
+            self.walked.objects,
+            self.walked.slots,
+            bytes_human(self.walked.bytes),
+        )?;
+        writeln!(
+            f,
+            "shared pool: {} ops, {} found the lock taken",
+            self.shared_ops, self.shared_lock_waits
+        )?;
+        writeln!(
+            f,
+            "allocated {} objects ({}); {} GC cycles, {} pauses (max {:.3} ms), {} relocated \
+             ({} pages freed); live at marking {:.1}% of the heap on average, {:.1}% at most",
+            self.objects_allocated,
+            bytes_human(self.bytes_allocated),
+            self.cycles,
+            self.pauses,
+            self.max_pause_ns as f64 / 1e6,
+            bytes_human(self.bytes_relocated),
+            self.pages_relocated,
+            self.live_permille_sum as f64 / self.cycles.max(1) as f64 / 10.0,
+            self.max_live_permille as f64 / 10.0,
+        )?;
+        writeln!(
+            f,
+            "in-place relocation: {} pages compacted in place (in {} cycles), {} objects placed \
+             by it, {} of them left at their address (self-forwarded); {} relocation waits",
+            self.pages_compacted_in_place,
+            self.cycles_with_in_place,
+            self.objects_compacted_in_place,
+            self.objects_self_forwarded,
+            self.relocation_waits,
+        )?;
+        write!(
+            f,
+            "{} live-set sheds, {} allocation stalls ({} failed), {} out-of-memory errors; weak \
+             handles: {} seen cleared, {} clear deadlines met, {} resurrections",
+            self.sheds,
+            self.stalls,
+            self.failed_stalls,
+            self.ooms,
+            self.weak_cleared_seen,
+            self.weak_clear_deadlines_checked,
+            self.resurrections,
+        )
+    }
+}

@@ -1,0 +1,187 @@
+//! Decoding one bytecode instruction: its opcode, its operands by kind, and its length. The
+//! one place that knows each opcode's operand format (see the encoding table in
+//! [`crate::chunk`]); the disassembler, the compiler's test listings and the bytecode checker
+//! read instructions through it. (The VM's dispatch loop reads its operands inline, in the
+//! same format, for speed.)
+
+use crate::chunk::{Chunk, OpCode};
+use crate::function::Constant;
+
+/// An instruction's operands, by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands {
+    /// No operand.
+    None,
+    /// An index into the constant pool: a value (`CONSTANT`) or a name.
+    Constant(u8),
+    /// A stack slot (`GET_LOCAL`/`SET_LOCAL`), an upvalue index or an argument count (`CALL`).
+    Byte(u8),
+    /// A jump distance, counted from the byte after the operand: forward for `JUMP` and
+    /// `JUMP_IF_FALSE`, backward for `LOOP`.
+    Jump(u16),
+    /// `INVOKE`/`SUPER_INVOKE`: the method name's constant and the argument count.
+    Invoke { name: u8, args: u8 },
+    /// `CLOSURE`: the function's constant; its capture pairs follow (see
+    /// [`Instruction::captures`]).
+    Closure(u8),
+}
+
+/// One decoded instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instruction {
+    pub op: OpCode,
+    /// Offset of the opcode byte.
+    pub offset: usize,
+    pub operands: Operands,
+    /// Bytes the instruction occupies, opcode included.
+    pub len: usize,
+}
+
+/// Why the bytes at an offset are not an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The byte is not an opcode.
+    UnknownOpcode(u8),
+    /// The code ends inside the instruction's operands.
+    Truncated(OpCode),
+    /// A `CLOSURE` whose operand is not a function constant (its length is unknown).
+    NotAFunction,
+}
+
+impl Instruction {
+    /// Where a jump lands (an offset in the chunk, or outside it for malformed code).
+    pub fn jump_target(&self) -> Option<i64> {
+        let Operands::Jump(distance) = self.operands else {
+            return None;
+        };
+        let next = (self.offset + self.len) as i64;
+        Some(if self.op == OpCode::Loop {
+            next - distance as i64
+        } else {
+            next + distance as i64
+        })
+    }
+
+    /// The capture pairs of a `CLOSURE`, as (is_local byte, index), with the offset of each
+    /// pair; empty for every other instruction.
+    pub fn captures<'c>(&self, chunk: &'c Chunk) -> impl Iterator<Item = (usize, u8, u8)> + 'c {
+        let pairs = match self.operands {
+            Operands::Closure(_) => (self.len - 2) / 2,
+            _ => 0,
+        };
+        let first = self.offset + 2;
+        (0..pairs).map(move |i| {
+            let at = first + 2 * i;
+            (at, chunk.code[at], chunk.code[at + 1])
+        })
+    }
+}
+
+impl Chunk {
+    /// Decode the instruction at `offset` (which must lie in the code).
+    pub fn decode(&self, offset: usize) -> Result<Instruction, DecodeError> {
+        let byte = self.code[offset];
+        let op = OpCode::from_byte(byte).ok_or(DecodeError::UnknownOpcode(byte))?;
+        let byte_at = |i: usize| {
+            self.code
+                .get(offset + i)
+                .copied()
+                .ok_or(DecodeError::Truncated(op))
+        };
+        let (operands, len) = match op {
+            OpCode::Constant
+            | OpCode::GetGlobal
+            | OpCode::DefineGlobal
+            | OpCode::SetGlobal
+            | OpCode::GetProperty
+            | OpCode::SetProperty
+            | OpCode::GetSuper
+            | OpCode::Class
+            | OpCode::Method => (Operands::Constant(byte_at(1)?), 2),
+            OpCode::GetLocal
+            | OpCode::SetLocal
+            | OpCode::GetUpvalue
+            | OpCode::SetUpvalue
+            | OpCode::Call => (Operands::Byte(byte_at(1)?), 2),
+            OpCode::Jump | OpCode::JumpIfFalse | OpCode::Loop => (
+                Operands::Jump(u16::from_be_bytes([byte_at(1)?, byte_at(2)?])),
+                3,
+            ),
+            OpCode::Invoke | OpCode::SuperInvoke => (
+                Operands::Invoke {
+                    name: byte_at(1)?,
+                    args: byte_at(2)?,
+                },
+                3,
+            ),
+            OpCode::Closure => {
+                let index = byte_at(1)?;
+                let Some(Constant::Function(f)) = self.constants.get(index as usize) else {
+                    return Err(DecodeError::NotAFunction);
+                };
+                let len = 2 + 2 * f.upvalue_count();
+                if offset + len > self.code.len() {
+                    return Err(DecodeError::Truncated(op));
+                }
+                (Operands::Closure(index), len)
+            }
+            OpCode::Nil
+            | OpCode::True
+            | OpCode::False
+            | OpCode::Pop
+            | OpCode::Equal
+            | OpCode::Greater
+            | OpCode::Less
+            | OpCode::Add
+            | OpCode::Subtract
+            | OpCode::Multiply
+            | OpCode::Divide
+            | OpCode::Not
+            | OpCode::Negate
+            | OpCode::Print
+            | OpCode::CloseUpvalue
+            | OpCode::Return
+            | OpCode::Inherit => (Operands::None, 1),
+        };
+        Ok(Instruction {
+            op,
+            offset,
+            operands,
+            len,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_each_operand_kind_and_reports_bad_code() {
+        let mut c = Chunk::new();
+        c.add_constant(Constant::Number(1.0));
+        for b in [OpCode::Constant as u8, 0, OpCode::Loop as u8, 0, 3] {
+            c.write(b, 1);
+        }
+        c.write_op(OpCode::Invoke, 1);
+        c.write(0, 1);
+        c.write(2, 1);
+        let i = c.decode(0).unwrap();
+        assert_eq!((i.operands, i.len), (Operands::Constant(0), 2));
+        let j = c.decode(2).unwrap();
+        assert_eq!((j.operands, j.len), (Operands::Jump(3), 3));
+        assert_eq!(j.jump_target(), Some(2));
+        let k = c.decode(5).unwrap();
+        assert_eq!(k.operands, Operands::Invoke { name: 0, args: 2 });
+        c.write(250, 1);
+        assert_eq!(c.decode(8), Err(DecodeError::UnknownOpcode(250)));
+        c.write_op(OpCode::Call, 1);
+        assert_eq!(
+            c.decode(c.len() - 1),
+            Err(DecodeError::Truncated(OpCode::Call))
+        );
+        c.write_op(OpCode::Closure, 1);
+        c.write(0, 1);
+        assert_eq!(c.decode(c.len() - 2), Err(DecodeError::NotAFunction));
+    }
+}
