@@ -7,7 +7,8 @@
 //! - replay a seed: `ZRS_TORTURE_SEED=0x... cargo test -p integration-tests --release --test
 //!   torture -- --exact <test>`;
 //! - soak: `ZRS_SOAK_SECS=3600 cargo test -p integration-tests --release --test torture --
-//!   --ignored soak --nocapture` (optionally `ZRS_SOAK_REPORT=<file>` to write the summary).
+//!   --ignored soak --nocapture` (optionally `ZRS_SOAK_REPORT=<file>` to write the summary, and
+//!   `ZRS_SOAK_MODE=concurrent` to rotate through one mode's configurations only).
 use gc_runtime::Mode;
 use integration_tests::torture::{
     base_seed, clear_abort_note, run, set_abort_note, try_run, Config, Report,
@@ -203,6 +204,13 @@ fn soak() {
     // Replaying one soak run: `ZRS_SOAK_CONFIG=<name>` runs just that configuration once,
     // with the seed from ZRS_TORTURE_SEED.
     let only = std::env::var("ZRS_SOAK_CONFIG").ok();
+    // `ZRS_SOAK_MODE=concurrent,stw` keeps the rotation to those modes (to soak the modes in
+    // parallel processes).
+    let modes: Option<Vec<Mode>> = std::env::var("ZRS_SOAK_MODE").ok().map(|v| {
+        v.split(',')
+            .map(|m| m.parse().unwrap_or_else(|e| panic!("ZRS_SOAK_MODE: {e}")))
+            .collect()
+    });
     let report_path = std::env::var("ZRS_SOAK_REPORT").ok();
     eprintln!("soak: {total:?} in rounds of {round:?}, base seed {base:#x}");
     let start = Instant::now();
@@ -215,8 +223,12 @@ fn soak() {
             .max(Duration::from_secs(5));
         let secs = round.min(left).as_secs().max(5);
         let seed = base.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let configs = soak_configs(secs, seed);
+        let mut configs = soak_configs(secs, seed);
+        if let Some(modes) = &modes {
+            configs.retain(|c| modes.contains(&c.mode));
+        }
         let k = configs.len() as u64;
+        assert!(k > 0, "ZRS_SOAK_MODE leaves no configuration");
         let mut c = match &only {
             Some(name) => {
                 let mut c = configs
