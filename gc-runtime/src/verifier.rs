@@ -36,8 +36,8 @@ pub(crate) enum VerifyPoint {
 struct Walk<'h> {
     heap: &'h HeapInner,
     point: VerifyPoint,
-    /// Object starts per page start (built lazily by walking page headers).
-    starts: HashMap<u64, HashSet<u64>>,
+    /// Object starts per page start, in address order (found by walking page headers).
+    starts: HashMap<u64, Vec<u64>>,
     visited: HashSet<u64>,
     stack: Vec<u64>,
 }
@@ -85,7 +85,7 @@ impl Walk<'_> {
         for page in pages {
             let (start, top, end) = (page.start(), page.top(), page.end());
             let align = (1u64 << page.alignment_shift()) - 1;
-            let mut set = HashSet::new();
+            let mut set = Vec::new();
             let mut off = start;
             while off < top {
                 // SAFETY: mutators are stopped, so every object below the page's top has its
@@ -101,7 +101,7 @@ impl Walk<'_> {
                         self.point
                     );
                 }
-                set.insert(off);
+                set.push(off);
                 off = next;
             }
             self.starts.insert(start, set);
@@ -184,7 +184,7 @@ impl Walk<'_> {
         let Some(starts) = self.starts.get(&page.start()) else {
             self.fail("points into a page that is not registered", holder, p);
         };
-        if !starts.contains(&off) {
+        if starts.binary_search(&off).is_err() {
             self.fail("does not point at an object start", holder, p);
         }
         if self.point == VerifyPoint::MarkEnd && !self.heap.is_live(off) {
