@@ -13,6 +13,9 @@
 //! - [`barrier`]: the load barrier's fast path and self-healing;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod address;
 pub mod address_space;
 pub mod barrier;

@@ -26,6 +26,9 @@
 //! loom models in `tests/loom_protocols.rs` can run the handshake protocols with loom's
 //! primitives; they are not part of the embedding API.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod barrier_policy;
 pub mod config;
 mod cpu_time;
