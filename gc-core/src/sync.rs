@@ -56,3 +56,49 @@ impl AtomicWord for AtomicU64 {
         AtomicU64::fetch_add(self, v, order)
     }
 }
+
+/// loom's atomics as an [`AtomicWord`], for model-checking the code written against it (the
+/// `loom` feature, which this crate's and the runtime's tests turn on).
+#[cfg(feature = "loom")]
+pub mod loom {
+    use super::AtomicWord;
+    use loom::sync::atomic::AtomicU64;
+    use std::sync::atomic::Ordering;
+
+    /// loom's `AtomicU64` as an atomic word.
+    pub struct LoomWord(AtomicU64);
+
+    impl LoomWord {
+        /// An unconditional exchange (a mutator's store racing a heal, in the models).
+        pub fn swap(&self, v: u64, order: Ordering) -> u64 {
+            self.0.swap(v, order)
+        }
+    }
+
+    impl AtomicWord for LoomWord {
+        fn new_word(v: u64) -> Self {
+            LoomWord(AtomicU64::new(v))
+        }
+        fn load(&self, order: Ordering) -> u64 {
+            self.0.load(order)
+        }
+        fn store(&self, v: u64, order: Ordering) {
+            self.0.store(v, order)
+        }
+        fn compare_exchange(
+            &self,
+            current: u64,
+            new: u64,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<u64, u64> {
+            self.0.compare_exchange(current, new, success, failure)
+        }
+        fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
+            self.0.fetch_or(v, order)
+        }
+        fn fetch_add(&self, v: u64, order: Ordering) -> u64 {
+            self.0.fetch_add(v, order)
+        }
+    }
+}

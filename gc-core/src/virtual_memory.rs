@@ -29,14 +29,19 @@ impl Views {
     pub fn reserve(layout: AddressLayout, size: u64, at: Option<u64>) -> Result<Self, HeapError> {
         debug_assert!(size.is_multiple_of(GRANULE_SIZE));
         let space = layout.offset_space();
-        let try_start = |start: u64| -> Option<[Reservation; 3]> {
+        let try_start = |start: u64| -> Option<Views> {
             let [a, b, c] = View::ALL.map(|v| layout.view_base(v) + start);
             // A failed view drops (gives back) the ones reserved before it.
-            Some([
-                Reservation::at(a, size)?,
-                Reservation::at(b, size)?,
-                Reservation::at(c, size)?,
-            ])
+            Some(Views {
+                layout,
+                start,
+                size,
+                _reserved: [
+                    Reservation::at(a, size)?,
+                    Reservation::at(b, size)?,
+                    Reservation::at(c, size)?,
+                ],
+            })
         };
         if let Some(start) = at {
             if start % GRANULE_SIZE != 0 || start.checked_add(size).is_none_or(|e| e > space) {
@@ -49,13 +54,8 @@ impl Views {
                     ),
                 });
             }
-            if let Some(reserved) = try_start(start) {
-                return Ok(Views {
-                    layout,
-                    start,
-                    size,
-                    _reserved: reserved,
-                });
+            if let Some(views) = try_start(start) {
+                return Ok(views);
             }
             return Err(HeapError::AddressRangeTaken {
                 start: layout.view_base(View::Marked0) + start,
@@ -65,13 +65,8 @@ impl Views {
         }
         let mut start = 0;
         while start + size <= space {
-            if let Some(reserved) = try_start(start) {
-                return Ok(Views {
-                    layout,
-                    start,
-                    size,
-                    _reserved: reserved,
-                });
+            if let Some(views) = try_start(start) {
+                return Ok(views);
             }
             start += size;
         }

@@ -12,44 +12,13 @@
 //!   reset) against a reader: the reader never sees the old cycle's marks as new ones.
 
 use gc_core::barrier::self_heal;
+use gc_core::sync::loom::LoomWord;
 use gc_core::sync::AtomicWord;
 use gc_core::{AddressLayout, Color, ForwardingTable, GoodColor, LiveMap};
 use loom::cell::UnsafeCell;
-use loom::sync::atomic::AtomicU64;
 use loom::sync::Arc;
 use loom::thread;
 use std::sync::atomic::Ordering;
-
-/// loom's `AtomicU64` as the collector's atomic word (a local newtype: both the trait and the
-/// type are foreign to this test crate).
-struct LoomWord(AtomicU64);
-
-impl AtomicWord for LoomWord {
-    fn new_word(v: u64) -> Self {
-        LoomWord(AtomicU64::new(v))
-    }
-    fn load(&self, order: Ordering) -> u64 {
-        self.0.load(order)
-    }
-    fn store(&self, v: u64, order: Ordering) {
-        self.0.store(v, order)
-    }
-    fn compare_exchange(
-        &self,
-        current: u64,
-        new: u64,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<u64, u64> {
-        self.0.compare_exchange(current, new, success, failure)
-    }
-    fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
-        self.0.fetch_or(v, order)
-    }
-    fn fetch_add(&self, v: u64, order: Ordering) -> u64 {
-        self.0.fetch_add(v, order)
-    }
-}
 
 /// The from-index both relocators forward.
 const FROM: u64 = 3;
@@ -226,7 +195,7 @@ fn heal_against_store(store: u64) {
             let slot = slot.clone();
             thread::spawn(move || {
                 let p = ptrs();
-                let replaced = slot.0.swap(store, Ordering::Release);
+                let replaced = slot.swap(store, Ordering::Release);
                 assert!(
                     replaced == p.bad || replaced == p.good,
                     "the store replaced {replaced:#x}"

@@ -155,3 +155,101 @@ impl Primitives for Std {
         std::sync::atomic::fence(order)
     }
 }
+
+/// loom's atomics, mutex and condvars as [`Primitives`], so the loom models check the
+/// protocols' own code (the `loom` feature, which this crate's tests turn on).
+#[cfg(feature = "loom")]
+pub mod loom {
+    use super::{Atomic, Cond, Monitor, Primitives};
+    use loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8};
+    use loom::sync::{Condvar, Mutex, MutexGuard};
+    use std::sync::atomic::Ordering;
+
+    /// loom's atomics, mutex and condvars as the runtime's primitives.
+    pub struct Loom;
+
+    macro_rules! loom_atomic {
+        ($name:ident, $t:ty, $a:ty) => {
+            /// A loom atomic as the runtime's atomic cell.
+            pub struct $name($a);
+            impl Atomic<$t> for $name {
+                fn new(v: $t) -> Self {
+                    $name(<$a>::new(v))
+                }
+                fn load(&self, order: Ordering) -> $t {
+                    self.0.load(order)
+                }
+                fn store(&self, v: $t, order: Ordering) {
+                    self.0.store(v, order)
+                }
+                fn compare_exchange_weak(
+                    &self,
+                    current: $t,
+                    new: $t,
+                    success: Ordering,
+                    failure: Ordering,
+                ) -> Result<$t, $t> {
+                    self.0.compare_exchange_weak(current, new, success, failure)
+                }
+            }
+        };
+    }
+
+    loom_atomic!(LoomBool, bool, AtomicBool);
+    loom_atomic!(LoomU8, u8, AtomicU8);
+    loom_atomic!(LoomI64, i64, AtomicI64);
+    loom_atomic!(LoomU64, u64, AtomicU64);
+
+    /// loom's mutex with two condvars.
+    pub struct LoomMonitor<T> {
+        lock: Mutex<T>,
+        first: Condvar,
+        second: Condvar,
+    }
+
+    impl<T> LoomMonitor<T> {
+        fn cv(&self, c: Cond) -> &Condvar {
+            match c {
+                Cond::First => &self.first,
+                Cond::Second => &self.second,
+            }
+        }
+    }
+
+    impl<T: Send> Monitor<T> for LoomMonitor<T> {
+        type Guard<'a>
+            = MutexGuard<'a, T>
+        where
+            Self: 'a;
+        fn new(v: T) -> Self {
+            LoomMonitor {
+                lock: Mutex::new(v),
+                first: Condvar::new(),
+                second: Condvar::new(),
+            }
+        }
+        fn lock(&self) -> Self::Guard<'_> {
+            self.lock.lock().unwrap()
+        }
+        fn wait<'a>(&'a self, c: Cond, g: Self::Guard<'a>) -> Self::Guard<'a> {
+            self.cv(c).wait(g).unwrap()
+        }
+        fn notify_all(&self, c: Cond) {
+            self.cv(c).notify_all()
+        }
+    }
+
+    impl Primitives for Loom {
+        type AtomicBool = LoomBool;
+        type AtomicU8 = LoomU8;
+        type AtomicI64 = LoomI64;
+        type AtomicU64 = LoomU64;
+        type Monitor<T: Send> = LoomMonitor<T>;
+        fn backoff() {
+            loom::thread::yield_now();
+        }
+        fn fence(order: Ordering) {
+            loom::sync::atomic::fence(order)
+        }
+    }
+}

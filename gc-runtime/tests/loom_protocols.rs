@@ -36,134 +36,17 @@
 //! `LOOM_MAX_PREEMPTIONS=<n>` searches deeper (at 2 the four-thread models take about two
 //! minutes).
 
-use gc_core::sync::AtomicWord;
+use gc_core::sync::loom::LoomWord;
 use gc_runtime::forwarding::{Forwarding, Relocation};
 use gc_runtime::safepoint::{
     begin_cycle_wait, end_cycle_wait, NoOtherHeaps, Safepoint, ThreadState,
 };
-use gc_runtime::sync::{Atomic, Cond, Monitor, Primitives};
+use gc_runtime::sync::loom::Loom;
 use loom::cell::UnsafeCell;
-use loom::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8};
-use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+use loom::sync::atomic::AtomicU64;
+use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 use std::sync::atomic::Ordering;
-
-// --- loom as the runtime's primitives (newtypes: trait and types are both foreign here) ----
-
-struct Loom;
-
-macro_rules! loom_atomic {
-    ($name:ident, $t:ty, $a:ty) => {
-        struct $name($a);
-        impl Atomic<$t> for $name {
-            fn new(v: $t) -> Self {
-                $name(<$a>::new(v))
-            }
-            fn load(&self, order: Ordering) -> $t {
-                self.0.load(order)
-            }
-            fn store(&self, v: $t, order: Ordering) {
-                self.0.store(v, order)
-            }
-            fn compare_exchange_weak(
-                &self,
-                current: $t,
-                new: $t,
-                success: Ordering,
-                failure: Ordering,
-            ) -> Result<$t, $t> {
-                self.0.compare_exchange_weak(current, new, success, failure)
-            }
-        }
-    };
-}
-
-loom_atomic!(LoomBool, bool, AtomicBool);
-loom_atomic!(LoomU8, u8, AtomicU8);
-loom_atomic!(LoomI64, i64, AtomicI64);
-loom_atomic!(LoomU64, u64, AtomicU64);
-
-struct LoomMonitor<T> {
-    lock: Mutex<T>,
-    first: Condvar,
-    second: Condvar,
-}
-
-impl<T> LoomMonitor<T> {
-    fn cv(&self, c: Cond) -> &Condvar {
-        match c {
-            Cond::First => &self.first,
-            Cond::Second => &self.second,
-        }
-    }
-}
-
-impl<T: Send> Monitor<T> for LoomMonitor<T> {
-    type Guard<'a>
-        = MutexGuard<'a, T>
-    where
-        Self: 'a;
-    fn new(v: T) -> Self {
-        LoomMonitor {
-            lock: Mutex::new(v),
-            first: Condvar::new(),
-            second: Condvar::new(),
-        }
-    }
-    fn lock(&self) -> Self::Guard<'_> {
-        self.lock.lock().unwrap()
-    }
-    fn wait<'a>(&'a self, c: Cond, g: Self::Guard<'a>) -> Self::Guard<'a> {
-        self.cv(c).wait(g).unwrap()
-    }
-    fn notify_all(&self, c: Cond) {
-        self.cv(c).notify_all()
-    }
-}
-
-impl Primitives for Loom {
-    type AtomicBool = LoomBool;
-    type AtomicU8 = LoomU8;
-    type AtomicI64 = LoomI64;
-    type AtomicU64 = LoomU64;
-    type Monitor<T: Send> = LoomMonitor<T>;
-    fn backoff() {
-        thread::yield_now();
-    }
-    fn fence(order: Ordering) {
-        loom::sync::atomic::fence(order)
-    }
-}
-
-/// loom's `AtomicU64` as gc-core's atomic word (for the forwarding table).
-struct LoomWord(AtomicU64);
-
-impl AtomicWord for LoomWord {
-    fn new_word(v: u64) -> Self {
-        LoomWord(AtomicU64::new(v))
-    }
-    fn load(&self, order: Ordering) -> u64 {
-        self.0.load(order)
-    }
-    fn store(&self, v: u64, order: Ordering) {
-        self.0.store(v, order)
-    }
-    fn compare_exchange(
-        &self,
-        current: u64,
-        new: u64,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<u64, u64> {
-        self.0.compare_exchange(current, new, success, failure)
-    }
-    fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
-        self.0.fetch_or(v, order)
-    }
-    fn fetch_add(&self, v: u64, order: Ordering) -> u64 {
-        self.0.fetch_add(v, order)
-    }
-}
 
 // --- a tiny heap with a safepoint and a mutator registry ----------------------------------
 
