@@ -10,6 +10,7 @@
 //! 6. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
 //!    cycle now would cost under 1% of the time since the last one.
 
+use crate::gc_cause::GcCause;
 use crate::heap::HeapInner;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -86,7 +87,7 @@ impl Director {
     }
 
     /// The cause of the cycle to start now, if any.
-    pub(crate) fn decide(&mut self, heap: &HeapInner) -> Option<&'static str> {
+    pub(crate) fn decide(&mut self, heap: &HeapInner) -> Option<GcCause> {
         self.sample(heap);
         let cfg = &heap.config.director;
         let (stalled, completed) = {
@@ -94,21 +95,21 @@ impl Director {
             (c.stalled, c.completed)
         };
         if stalled > 0 {
-            return Some("Allocation Stall");
+            return Some(GcCause::AllocationStall);
         }
         if cfg.continuous {
-            return Some("Continuous");
+            return Some(GcCause::Continuous);
         }
         let cap = heap.mem.capacity() as f64;
         let used = heap.mem.used() as f64;
         let free = (cap - used).max(0.0);
         if completed < 3 && used >= cap * 0.1 * (completed + 1) as f64 {
-            return Some("Warmup");
+            return Some(GcCause::Warmup);
         }
         let since_last = self.last_cycle_end.elapsed();
         if let Some(t) = cfg.timer {
             if since_last >= t {
-                return Some("Timer");
+                return Some(GcCause::Timer);
             }
         }
         // Allocation rate: margins as ZGC (rate +20%, duration doubled, one interval).
@@ -117,17 +118,17 @@ impl Director {
             let time_to_full = free / rate;
             let needed = self.avg_duration() * 2.0 + cfg.interval.as_secs_f64();
             if time_to_full <= needed {
-                return Some("Allocation Rate");
+                return Some(GcCause::AllocationRate);
             }
         }
         if free <= cap * 0.05 {
-            return Some("High Usage");
+            return Some(GcCause::HighUsage);
         }
         if cfg.proactive {
             let grown = used - self.used_after_last as f64 >= cap * 0.1;
             let long = since_last >= Duration::from_secs(300);
             if (grown || long) && self.avg_duration() * 100.0 <= since_last.as_secs_f64() {
-                return Some("Proactive");
+                return Some(GcCause::Proactive);
             }
         }
         None

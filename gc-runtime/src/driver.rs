@@ -19,6 +19,8 @@
 
 use crate::cpu_time::thread_cpu_ns;
 use crate::director::Director;
+use crate::gc_cause::GcCause;
+use crate::gc_phase::GcPhase;
 use crate::heap::{HeapInner, InjectedPanic};
 use crate::mutator::MutatorShared;
 use crate::stats::{CycleRecord, PauseKind, PauseRecord, PhaseRecord};
@@ -80,7 +82,7 @@ pub(crate) fn run(heap: &Arc<HeapInner>) {
                 let decided = director.decide(heap);
                 c = heap.control.lock();
                 if let Some(cause) = decided {
-                    break cause.to_string();
+                    break cause;
                 }
                 if c.requested.is_none() && !c.shutdown {
                     heap.control_cv
@@ -120,12 +122,12 @@ struct Cycle<'h> {
 }
 
 impl<'h> Cycle<'h> {
-    fn new(heap: &'h HeapInner, n: u64, cause: &str) -> Self {
+    fn new(heap: &'h HeapInner, n: u64, cause: &GcCause) -> Self {
         heap.reloc_alloc.counters.reset();
         Cycle {
             rec: CycleRecord {
                 cycle: n,
-                cause: cause.to_string(),
+                cause: cause.name().to_string(),
                 start_at_ns: heap.now_ns(),
                 heap_before: heap.mem.used(),
                 heap_capacity: heap.mem.capacity(),
@@ -143,7 +145,8 @@ impl<'h> Cycle<'h> {
     }
 
     /// A concurrent phase (or a phase inside the stw pause).
-    fn phase<R>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+    fn phase<R>(&mut self, phase: GcPhase, f: impl FnOnce(&mut Self) -> R) -> R {
+        let name = phase.name();
         let start_at_ns = self.heap.now_ns();
         let t = Instant::now();
         let r = f(self);
@@ -235,9 +238,9 @@ impl<'h> Cycle<'h> {
             c.heap.state.flip_to_mark(n);
             c.heap.mark_roots(muts);
         });
-        let mut name = "Concurrent Mark";
+        let mut phase = GcPhase::ConcurrentMark;
         loop {
-            self.phase(name, |c| c.mark_until_empty());
+            self.phase(phase, |c| c.mark_until_empty());
             let done = self.pause(PauseKind::MarkEnd, |c, muts| {
                 c.heap.flush_mutator_buffers();
                 if !c.heap.mark_queue.is_empty() {
@@ -251,7 +254,7 @@ impl<'h> Cycle<'h> {
                 break;
             }
             self.rec.mark_end_retries += 1;
-            name = "Concurrent Mark Continue";
+            phase = GcPhase::ConcurrentMarkContinue;
         }
         self.after_mark_end();
         self.pause(PauseKind::RelocateStart, |c, muts| {
@@ -259,12 +262,12 @@ impl<'h> Cycle<'h> {
             c.heap.relocate_roots(muts);
             c.verify(muts, VerifyPoint::RelocateStart);
         });
-        self.phase("Concurrent Relocate", |c| c.relocate());
+        self.phase(GcPhase::ConcurrentRelocate, |c| c.relocate());
     }
 
     /// Phases 4-6 (concurrent in `concurrent` mode, inside the pause in `stw` mode).
     fn after_mark_end(&mut self) {
-        self.phase("Concurrent Process Non-Strong References", |c| {
+        self.phase(GcPhase::ConcurrentProcessNonStrongReferences, |c| {
             let (cleared, kept) = c.heap.process_weak_handles();
             c.heap.log.info(
                 c.heap.start,
@@ -272,10 +275,10 @@ impl<'h> Cycle<'h> {
                 &format!("Weak handles: {cleared} cleared, {kept} kept"),
             );
         });
-        self.phase("Concurrent Reset Relocation Set", |c| {
+        self.phase(GcPhase::ConcurrentResetRelocationSet, |c| {
             c.heap.reset_relocation_set()
         });
-        let sel = self.phase("Concurrent Select Relocation Set", |c| {
+        let sel = self.phase(GcPhase::ConcurrentSelectRelocationSet, |c| {
             c.heap.select_relocation_set()
         });
         self.rec.live_bytes = sel.live_bytes;
@@ -304,20 +307,20 @@ impl<'h> Cycle<'h> {
         self.pause(PauseKind::Full, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
             c.heap.state.flip_to_mark(n);
-            c.phase("Mark Roots", |c| {
+            c.phase(GcPhase::MarkRoots, |c| {
                 c.heap.mark_roots(muts);
             });
-            c.phase("Mark", |c| c.mark_until_empty());
+            c.phase(GcPhase::Mark, |c| c.mark_until_empty());
             c.heap.state.set_mark_complete();
             c.verify(muts, VerifyPoint::MarkEnd);
             c.after_mark_end();
             c.heap.state.flip_to_remapped();
-            c.phase("Relocate Roots", |c| {
+            c.phase(GcPhase::RelocateRoots, |c| {
                 c.heap.relocate_roots(muts);
             });
             c.verify(muts, VerifyPoint::RelocateStart);
-            c.phase("Relocate", |c| c.relocate());
-            c.phase("Remap", |c| c.heap.remap_all());
+            c.phase(GcPhase::Relocate, |c| c.relocate());
+            c.phase(GcPhase::Remap, |c| c.heap.remap_all());
             c.heap.reset_relocation_set();
             c.verify(muts, VerifyPoint::AfterRelocation);
         });

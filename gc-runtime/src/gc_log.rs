@@ -74,7 +74,11 @@ impl GcLog {
             self.line(
                 start,
                 "gc",
-                format_args!("Allocation Stall ({thread}) {:.3}ms", d.as_secs_f64() * 1e3),
+                format_args!(
+                    "{} ({thread}) {:.3}ms",
+                    crate::GcCause::AllocationStall,
+                    d.as_secs_f64() * 1e3
+                ),
             );
         }
     }

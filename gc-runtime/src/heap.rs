@@ -3,6 +3,7 @@
 
 use crate::config::{HeapConfig, Mode};
 use crate::forwarding_index::ForwardingIndex;
+use crate::gc_cause::GcCause;
 use crate::gc_log::GcLog;
 use crate::gc_state::GcState;
 use crate::handle_table::HandleTable;
@@ -28,7 +29,7 @@ static NEXT_HEAP_ID: AtomicU64 = AtomicU64::new(1);
 #[derive(Default)]
 pub(crate) struct Control {
     /// An explicit or stall request, with its cause.
-    pub(crate) requested: Option<String>,
+    pub(crate) requested: Option<GcCause>,
     /// Cycles started / completed.
     pub(crate) started: u64,
     pub(crate) completed: u64,
@@ -147,10 +148,10 @@ impl HeapInner {
 
     /// Ask the driver for a cycle; returns the number of the cycle that will satisfy the
     /// request (the next one to start).
-    pub(crate) fn request_cycle(&self, cause: &str) -> u64 {
+    pub(crate) fn request_cycle(&self, cause: GcCause) -> u64 {
         let mut c = self.control.lock();
         if c.requested.is_none() {
-            c.requested = Some(cause.to_string());
+            c.requested = Some(cause);
         }
         self.control_cv.notify_all();
         c.started + 1
@@ -302,7 +303,9 @@ impl Heap {
             return Ok(());
         }
         let wait = CycleWait::begin(&self.inner);
-        let n = self.inner.request_cycle(cause);
+        let n = self
+            .inner
+            .request_cycle(GcCause::Explicit(cause.to_string()));
         if self.inner.wait_for_cycle(n, &wait) || self.inner.control.lock().shutdown {
             return Ok(());
         }

@@ -23,6 +23,7 @@
 //! `safepoint`).
 
 use crate::config::Mode;
+use crate::gc_cause::GcCause;
 use crate::handle_stack::HandleStack;
 use crate::heap::HeapInner;
 use crate::safepoint::{OtherHeaps, Safepoint, ThreadState, RUNNING};
@@ -416,7 +417,7 @@ impl Mutator {
         heap.stalled_waiters.fetch_add(1, Ordering::AcqRel);
         // The cycle that starts after this request must complete before we give up; until
         // then retry whenever a page is freed (or every 10 ms).
-        let mut target = heap.request_cycle("Allocation Stall");
+        let mut target = heap.request_cycle(GcCause::AllocationStall);
         let mut extra_cycles = 0;
         let result = loop {
             let (done, shutdown) = {
@@ -438,7 +439,7 @@ impl Mutator {
                 // out-of-memory with a heap that is mostly garbage.
                 if extra_cycles < 4 && heap.last_cycle_left_room_for(size) {
                     extra_cycles += 1;
-                    target = heap.request_cycle("Allocation Stall");
+                    target = heap.request_cycle(GcCause::AllocationStall);
                     continue;
                 }
                 break None;
@@ -447,7 +448,7 @@ impl Mutator {
                 let mut c = heap.control.lock();
                 if c.completed < target && !c.shutdown {
                     if c.requested.is_none() && c.started < target {
-                        c.requested = Some("Allocation Stall".into());
+                        c.requested = Some(GcCause::AllocationStall);
                         heap.control_cv.notify_all();
                     }
                     heap.control_cv
@@ -490,7 +491,7 @@ impl Mutator {
         let heap = self.heap.clone();
         let cycle_wait = CycleWait::begin(&heap);
         self.blocking(|| {
-            let n = heap.request_cycle(cause);
+            let n = heap.request_cycle(GcCause::Explicit(cause.to_string()));
             heap.wait_for_cycle(n, &cycle_wait);
         });
     }

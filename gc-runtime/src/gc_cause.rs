@@ -1,0 +1,46 @@
+//! Why a GC cycle runs (HotSpot's `GCCause`): the director's rules, an allocation stall, or an
+//! explicit request with the embedder's own label. Its `name()` is the string the GC log, the
+//! cycle records and the reports show.
+
+/// The cause of one GC cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GcCause {
+    /// A mutator is waiting for memory.
+    AllocationStall,
+    /// `HeapConfig::continuous`: cycles back to back (for tests).
+    Continuous,
+    /// Heap usage crossed one of the first warm-up thresholds (10%, 20%, 30%).
+    Warmup,
+    /// The configured timer expired.
+    Timer,
+    /// The allocation rate would fill the heap before a cycle could finish.
+    AllocationRate,
+    /// Heap usage is high.
+    HighUsage,
+    /// A cycle is cheap now and the heap has grown since the last one.
+    Proactive,
+    /// `Heap::collect` or `Scope::collect`, with the caller's label (e.g. "System.gc").
+    Explicit(String),
+}
+
+impl GcCause {
+    /// The name in logs and records.
+    pub fn name(&self) -> &str {
+        match self {
+            GcCause::AllocationStall => "Allocation Stall",
+            GcCause::Continuous => "Continuous",
+            GcCause::Warmup => "Warmup",
+            GcCause::Timer => "Timer",
+            GcCause::AllocationRate => "Allocation Rate",
+            GcCause::HighUsage => "High Usage",
+            GcCause::Proactive => "Proactive",
+            GcCause::Explicit(label) => label,
+        }
+    }
+}
+
+impl std::fmt::Display for GcCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
