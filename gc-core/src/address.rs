@@ -56,7 +56,8 @@ bitflags! {
     }
 }
 
-/// The three colors that can be *good*, one per phase of the cycle (DESIGN §2).
+/// The three colors that can be *good*: one of the two mark colors while marking (they
+/// alternate from cycle to cycle), Remapped while relocating and between cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum GoodColor {
     /// Marking in an even cycle.

@@ -65,7 +65,7 @@ pub fn self_heal<W: AtomicWord>(slot: &W, bad: u64, good: u64, bad_mask: u64) ->
                     // Good or null: someone else healed it or stored a new value. Leave it.
                     return false;
                 }
-                // Still bad: mutators never store bad pointers (invariant 1), so this is a
+                // Still bad: mutators never store bad pointers, so this is a
                 // concurrent heal of the same object with weaker color bits. Upgrade it.
                 expected = current;
             }

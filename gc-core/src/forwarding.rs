@@ -1,9 +1,10 @@
-//! Per-page forwarding table (ZGC's `ZForwarding`): off-heap, lock-free, from the position of
-//! an object in its from-page to its new offset.
+//! Per-page forwarding entries (the entry array of ZGC's `ZForwarding`, its
+//! `ZForwardingEntry`s): off-heap, lock-free, from the position of an object in its from-page
+//! to its new offset. The relocation-set entry that owns one is the runtime's `Forwarding`.
 //!
 //! Open addressing with linear probing in a power-of-two table sized to twice the page's live
 //! objects, so probing always terminates; the first probe is the from-index itself, for locality. An entry is one 64-bit word, so inserting is a single
-//! CAS from empty and *exactly one* relocator wins for each object (invariant 4); the loser
+//! CAS from empty and *exactly one* relocator wins for each object; the loser
 //! reads the winner's address and undoes its own copy.
 //!
 //! ```text

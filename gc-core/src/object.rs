@@ -287,7 +287,8 @@ impl Object {
     ///
     /// # Safety
     /// `to..to + self.size()` is mapped memory reserved for the copy, not overlapping `self`,
-    /// and no thread writes `self` during the copy (invariant 3).
+    /// and no thread writes `self` during the copy (from-space objects are never written
+    /// during relocation).
     pub unsafe fn copy_to(self, to: u64) -> Object {
         let size = self.size() as usize;
         // SAFETY: both ranges are mapped and disjoint (caller's contract).

@@ -1,4 +1,4 @@
-//! Colored pointers: the layout and mask table of DESIGN §2 for S = 42, 43, 44, and property
+//! Colored pointers: the layout and good/bad mask table for S = 42, 43, 44, and property
 //! tests of pointer encode/decode: the offset and the color survive a round trip through
 //! `with_color`, and a pointer with exactly the good color is good while a pointer with any other
 //! color set is bad, in every phase.
@@ -33,7 +33,7 @@ fn view_color(v: View) -> Color {
 
 #[test]
 fn mask_table_matches_the_design() {
-    // Bits written F R M1 M0, relative to S: good and bad per phase (DESIGN §2).
+    // Bits written F R M1 M0, relative to S: good and bad per phase.
     let table = [
         (GoodColor::Remapped, 0b0100, 0b1011),
         (GoodColor::Marked0, 0b0001, 0b1110),

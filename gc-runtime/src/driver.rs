@@ -1,5 +1,5 @@
 //! The driver (ZGC's `ZDriver`): the thread that runs GC cycles, phase by phase, with the
-//! names of DESIGN §5 in code, logs and statistics alike:
+//! same names in code, logs and statistics ([`crate::GcPhase`], [`crate::PauseKind`]):
 //!
 //! 1. Pause Mark Start — flip to the cycle's mark color, new sequence number (which retires
 //!    every allocating page: mutators never bump a page of an older sequence number), mark

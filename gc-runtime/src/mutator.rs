@@ -388,12 +388,11 @@ impl Mutator {
     fn take_page(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, AllocError> {
         loop {
             let heap = self.heap.clone();
-            // Fix (found by the torture test): the page is registered in `pages` only here,
-            // running again, and only if no Pause Mark Start ran while we were blocked. An
-            // object allocated on a page born before the current cycle would be neither marked
-            // nor "allocated since mark start" ("reachable object was not marked by Pause Mark
-            // End"); and a stale page registered while blocked could be freed as empty by
-            // Concurrent Select Relocation Set before we free it here (a double free).
+            // The page is registered in `pages` only here, running again, and only if no Pause
+            // Mark Start ran while we were blocked: an object allocated on a page born before
+            // the current cycle would be neither marked nor "allocated since mark start", and a
+            // stale page registered while blocked could be freed as empty by Concurrent Select
+            // Relocation Set before we free it here (a double free).
             let page = self.blocking(|| heap.new_page_unregistered(kind, size))?;
             if page.seqnum() == self.heap.state.seqnum() {
                 self.heap.register_page(&page);
@@ -433,10 +432,10 @@ impl Mutator {
                 break None;
             }
             if done {
-                // Fix (found by the torture and fault tests): fail only if the completed cycle
-                // freed nothing for us. If it left room for this request and other threads took
-                // it first, wait for another cycle (a few at most), instead of reporting
-                // out-of-memory with a heap that is mostly garbage.
+                // Fail only if the completed cycle freed nothing for us. If it left room for
+                // this request and other threads took it first, wait for another cycle (a few
+                // at most), instead of reporting out-of-memory with a heap that is mostly
+                // garbage.
                 if extra_cycles < 4 && heap.last_cycle_left_room_for(size) {
                     extra_cycles += 1;
                     target = heap.request_cycle(GcCause::AllocationStall);

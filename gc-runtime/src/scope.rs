@@ -102,7 +102,7 @@ impl<'a> ObjRef<'a> {
         let p = v.map_or(0, |o| o.ptr_for(&self.m.heap, "ObjRef::store"));
         debug_assert!(
             p == 0 || p & self.m.bad_mask.get() == 0,
-            "invariant 1: a mutator never stores a bad pointer"
+            "a mutator never stores a bad pointer"
         );
         self.obj().slot(i).store(p, Ordering::Release);
     }

@@ -20,7 +20,7 @@ pub enum PauseKind {
 }
 
 impl PauseKind {
-    /// The log name (DESIGN §5).
+    /// The name in logs and records.
     pub fn name(self) -> &'static str {
         match self {
             PauseKind::MarkStart => "Pause Mark Start",

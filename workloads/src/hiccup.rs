@@ -1,4 +1,4 @@
-//! The hiccup meter (DESIGN §7, jHiccup's method): what an application thread sees of pauses,
+//! The hiccup meter (jHiccup's method): what an application thread sees of pauses,
 //! time-to-safepoint, allocation stalls and scheduler noise, measured from the outside.
 //!
 //! The meter is an attached mutator thread that, over and over, sleeps 1 ms inside a blocking

@@ -1,4 +1,4 @@
-//! `workloads`: the measurement harness of the pause-vs-heap-size report (DESIGN §6–§7, issue 5).
+//! `workloads`: the measurement harness of the pause-vs-heap-size report.
 //!
 //! This crate turns what a run measured into numbers and files people can read. A run is
 //! described by a [`RunConfig`] and produces a [`RunResult`] (the collector's

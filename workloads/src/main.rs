@@ -1,4 +1,4 @@
-//! `pause-sweep`: the main job (issue 5). Parses the command line and hands over to
+//! `pause-sweep`: the main job (`cargo run --release`). Parses the command line and hands over to
 //! `workloads::sweep::execute` with the real runner; see `pause-sweep --help`.
 
 use clap::Parser;

@@ -189,7 +189,7 @@ fn warn_about(configs: &[RunConfig]) {
         eprintln!(
             "pause-sweep: warning: {} mutator threads on {cores} cores: with the hiccup meter and \
              the GC threads the CPUs are oversubscribed, and scheduler delays will show up as \
-             pauses and hiccups (DESIGN §7)",
+             pauses and hiccups",
             c.threads
         );
     }

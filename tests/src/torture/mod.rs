@@ -38,7 +38,7 @@
 //! every checkpoint and every upgrade); a handle whose target is unreachable at a checkpoint
 //! must be cleared once two more cycles have completed (the one running, and one that started
 //! after the checkpoint); a successful upgrade of an unreachable target resurrects it, and its
-//! contents must still be intact (invariant 6: never a freed address).
+//! contents must still be intact (a weak handle never yields a freed address).
 //!
 //! The report counts what was compared (objects, slots and raw bytes, at checkpoints and
 //! between them) and what the collector did (the relocation counters of every

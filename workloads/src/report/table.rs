@@ -1,6 +1,6 @@
 //! The markdown report for people (`table.md`, also printed): one row per (mode, heap) with
 //! pause count and percentiles, hiccups, MMU at 10 ms, stalls, throughput and cycles; then the
-//! `concurrent` ÷ `stw` ratios at each heap (DESIGN §7: ratios, not single times).
+//! `concurrent` ÷ `stw` ratios at each heap (ratios measured in the same run, not single times).
 //!
 //! Columns are padded so the table reads well in a terminal as well as rendered.
 
