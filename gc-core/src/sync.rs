@@ -24,38 +24,45 @@ pub trait AtomicWord: Send + Sync {
     fn fetch_add(&self, v: u64, order: Ordering) -> u64;
 }
 
-impl AtomicWord for AtomicU64 {
-    #[inline(always)]
-    fn new_word(v: u64) -> Self {
-        AtomicU64::new(v)
-    }
-    #[inline(always)]
-    fn load(&self, order: Ordering) -> u64 {
-        AtomicU64::load(self, order)
-    }
-    #[inline(always)]
-    fn store(&self, v: u64, order: Ordering) {
-        AtomicU64::store(self, v, order)
-    }
-    #[inline(always)]
-    fn compare_exchange(
-        &self,
-        current: u64,
-        new: u64,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<u64, u64> {
-        AtomicU64::compare_exchange(self, current, new, success, failure)
-    }
-    #[inline(always)]
-    fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
-        AtomicU64::fetch_or(self, v, order)
-    }
-    #[inline(always)]
-    fn fetch_add(&self, v: u64, order: Ordering) -> u64 {
-        AtomicU64::fetch_add(self, v, order)
-    }
+/// `AtomicWord` for a 64-bit atomic with the std atomics' methods (std's and loom's).
+macro_rules! impl_atomic_word {
+    ($a:ty) => {
+        impl AtomicWord for $a {
+            #[inline(always)]
+            fn new_word(v: u64) -> Self {
+                <$a>::new(v)
+            }
+            #[inline(always)]
+            fn load(&self, order: Ordering) -> u64 {
+                <$a>::load(self, order)
+            }
+            #[inline(always)]
+            fn store(&self, v: u64, order: Ordering) {
+                <$a>::store(self, v, order)
+            }
+            #[inline(always)]
+            fn compare_exchange(
+                &self,
+                current: u64,
+                new: u64,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<u64, u64> {
+                <$a>::compare_exchange(self, current, new, success, failure)
+            }
+            #[inline(always)]
+            fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
+                <$a>::fetch_or(self, v, order)
+            }
+            #[inline(always)]
+            fn fetch_add(&self, v: u64, order: Ordering) -> u64 {
+                <$a>::fetch_add(self, v, order)
+            }
+        }
+    };
 }
+
+impl_atomic_word!(AtomicU64);
 
 /// loom's atomics as an [`AtomicWord`], for model-checking the code written against it (the
 /// `loom` feature, which this crate's and the runtime's tests turn on).
@@ -66,39 +73,7 @@ pub mod loom {
     use std::sync::atomic::Ordering;
 
     /// loom's `AtomicU64` as an atomic word.
-    pub struct LoomWord(AtomicU64);
+    pub type LoomWord = AtomicU64;
 
-    impl LoomWord {
-        /// An unconditional exchange (a mutator's store racing a heal, in the models).
-        pub fn swap(&self, v: u64, order: Ordering) -> u64 {
-            self.0.swap(v, order)
-        }
-    }
-
-    impl AtomicWord for LoomWord {
-        fn new_word(v: u64) -> Self {
-            LoomWord(AtomicU64::new(v))
-        }
-        fn load(&self, order: Ordering) -> u64 {
-            self.0.load(order)
-        }
-        fn store(&self, v: u64, order: Ordering) {
-            self.0.store(v, order)
-        }
-        fn compare_exchange(
-            &self,
-            current: u64,
-            new: u64,
-            success: Ordering,
-            failure: Ordering,
-        ) -> Result<u64, u64> {
-            self.0.compare_exchange(current, new, success, failure)
-        }
-        fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
-            self.0.fetch_or(v, order)
-        }
-        fn fetch_add(&self, v: u64, order: Ordering) -> u64 {
-            self.0.fetch_add(v, order)
-        }
-    }
+    impl_atomic_word!(AtomicU64);
 }

@@ -64,7 +64,8 @@ pub trait Primitives: Send + Sync + Sized + 'static {
 /// The primitives the collector runs with.
 pub struct Std;
 
-macro_rules! std_atomic {
+/// `Atomic<T>` for an atomic type with the std atomics' methods (std's and loom's).
+macro_rules! impl_atomic {
     ($t:ty, $a:ty) => {
         impl Atomic<$t> for $a {
             #[inline(always)]
@@ -93,10 +94,10 @@ macro_rules! std_atomic {
     };
 }
 
-std_atomic!(bool, AtomicBool);
-std_atomic!(u8, AtomicU8);
-std_atomic!(i64, AtomicI64);
-std_atomic!(u64, AtomicU64);
+impl_atomic!(bool, AtomicBool);
+impl_atomic!(u8, AtomicU8);
+impl_atomic!(i64, AtomicI64);
+impl_atomic!(u64, AtomicU64);
 
 /// `parking_lot`'s mutex with two condvars.
 pub struct StdMonitor<T> {
@@ -168,37 +169,10 @@ pub mod loom {
     /// loom's atomics, mutex and condvars as the runtime's primitives.
     pub struct Loom;
 
-    macro_rules! loom_atomic {
-        ($name:ident, $t:ty, $a:ty) => {
-            /// A loom atomic as the runtime's atomic cell.
-            pub struct $name($a);
-            impl Atomic<$t> for $name {
-                fn new(v: $t) -> Self {
-                    $name(<$a>::new(v))
-                }
-                fn load(&self, order: Ordering) -> $t {
-                    self.0.load(order)
-                }
-                fn store(&self, v: $t, order: Ordering) {
-                    self.0.store(v, order)
-                }
-                fn compare_exchange_weak(
-                    &self,
-                    current: $t,
-                    new: $t,
-                    success: Ordering,
-                    failure: Ordering,
-                ) -> Result<$t, $t> {
-                    self.0.compare_exchange_weak(current, new, success, failure)
-                }
-            }
-        };
-    }
-
-    loom_atomic!(LoomBool, bool, AtomicBool);
-    loom_atomic!(LoomU8, u8, AtomicU8);
-    loom_atomic!(LoomI64, i64, AtomicI64);
-    loom_atomic!(LoomU64, u64, AtomicU64);
+    impl_atomic!(bool, AtomicBool);
+    impl_atomic!(u8, AtomicU8);
+    impl_atomic!(i64, AtomicI64);
+    impl_atomic!(u64, AtomicU64);
 
     /// loom's mutex with two condvars.
     pub struct LoomMonitor<T> {
@@ -240,10 +214,10 @@ pub mod loom {
     }
 
     impl Primitives for Loom {
-        type AtomicBool = LoomBool;
-        type AtomicU8 = LoomU8;
-        type AtomicI64 = LoomI64;
-        type AtomicU64 = LoomU64;
+        type AtomicBool = AtomicBool;
+        type AtomicU8 = AtomicU8;
+        type AtomicI64 = AtomicI64;
+        type AtomicU64 = AtomicU64;
         type Monitor<T: Send> = LoomMonitor<T>;
         fn backoff() {
             loom::thread::yield_now();
