@@ -6,6 +6,8 @@
 //!   marker (a mutator's buffer or a GC worker's stack).
 //! - **MarkComplete**: marking is over; a bad pointer cannot be reached here (every reachable
 //!   slot was healed by marking), so it is only recolored.
+//! - **Weak loads** (a `WeakRef`): as a strong load, except between Pause Mark End and Pause
+//!   Relocate Start, when an unmarked referent reads as null.
 //! - **Relocate**: the pointer has this cycle's mark color; if its page is in the relocation
 //!   set, relocate the object (or take the winner's copy), else keep the offset; color it
 //!   Remapped.
@@ -13,6 +15,7 @@
 use crate::gc_state::Phase;
 use crate::heap::HeapInner;
 use gc_core::GoodColor;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 impl HeapInner {
     /// The good pointer for the bad pointer `ptr`; `push` receives newly marked offsets.
@@ -128,5 +131,29 @@ impl HeapInner {
             Some(p) => p.seqnum() == seq || p.live_map().is_marked(seq, p.index_of(off)),
             None => false,
         }
+    }
+
+    /// The weak-load barrier (a `WeakRef`'s slot): `strong` is the strong barrier load of the
+    /// slot, used in every phase but one. Between Pause Mark End and Pause Relocate Start an
+    /// unmarked referent reads as null (it is about to be cleared: it must not be resurrected);
+    /// a marked one is healed to the good color like any slot.
+    pub(crate) fn load_weak(&self, slot: &AtomicU64, strong: impl FnOnce() -> u64) -> u64 {
+        if self.state.phase() != Phase::MarkComplete {
+            return strong();
+        }
+        let p = slot.load(Ordering::Acquire);
+        if p == 0 {
+            return 0;
+        }
+        let good = self.state.good();
+        let off = self.remap_if_stale(p, good);
+        if !self.is_live(off) {
+            return 0;
+        }
+        let g = self.state.layout().good(off, good);
+        if g != p {
+            gc_core::self_heal(slot, p, g, self.state.bad_mask());
+        }
+        g
     }
 }

@@ -369,7 +369,7 @@ impl<'s> Scope<'s> {
         }
         // SAFETY: the slot belongs to the heap's weak table, alive while `w` is.
         let slot = unsafe { &*w.slot };
-        let p = self.heap().load_weak(slot, self.m);
+        let p = self.heap().load_weak(slot, || self.m.load_slot(slot));
         (p != 0).then(|| self.push(p))
     }
 
@@ -456,30 +456,5 @@ impl WeakRef {
 impl Drop for WeakRef {
     fn drop(&mut self) {
         self.heap.weaks.free(self.id);
-    }
-}
-
-impl HeapInner {
-    /// A weak load: like a strong load, except between Pause Mark End and Pause Relocate Start
-    /// an unmarked referent reads as null (it is about to be cleared; never resurrect it).
-    pub(crate) fn load_weak(&self, slot: &AtomicU64, m: &Mutator) -> u64 {
-        use crate::gc_state::Phase;
-        if self.state.phase() != Phase::MarkComplete {
-            return m.load_slot(slot);
-        }
-        let p = slot.load(Ordering::Acquire);
-        if p == 0 {
-            return 0;
-        }
-        let good = self.state.good();
-        let off = self.remap_if_stale(p, good);
-        if !self.is_live(off) {
-            return 0;
-        }
-        let g = self.state.layout().good(off, good);
-        if g != p {
-            gc_core::self_heal(slot, p, g, self.state.bad_mask());
-        }
-        g
     }
 }
