@@ -14,7 +14,7 @@
 
 use criterion::{black_box, BenchmarkId, Criterion, SamplingMode, Throughput};
 use gc_core::{
-    load_barrier, AddressLayout, ForwardingTable, GoodColor, HeapConfig, Object, ObjectHeader,
+    load_barrier, AddressLayout, ForwardingTable, GoodColor, MemoryConfig, Object, ObjectHeader,
     Page, PageAllocator, PageKind, SlowPath, View, HEADER_SIZE,
 };
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ fn median(name: &str, samples: usize) -> Option<f64> {
 }
 
 fn heap(max: u64) -> PageAllocator {
-    PageAllocator::new(&HeapConfig::new(max)).expect("benchmark heap")
+    PageAllocator::new(&MemoryConfig::new(max)).expect("benchmark heap")
 }
 
 /// A small deterministic PRNG (xorshift64*), so the benchmark needs no extra crate.

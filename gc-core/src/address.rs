@@ -129,7 +129,7 @@ impl AddressLayout {
     ///
     /// # Panics
     /// If `offset_bits` is outside 42..=44 (a programming error; heap sizes are validated by
-    /// [`crate::HeapConfig`], which calls [`AddressLayout::for_max_heap`]).
+    /// [`crate::MemoryConfig`], which calls [`AddressLayout::for_max_heap`]).
     pub fn new(offset_bits: u32) -> Self {
         assert!(
             (MIN_OFFSET_BITS..=MAX_OFFSET_BITS).contains(&offset_bits),

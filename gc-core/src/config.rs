@@ -18,7 +18,7 @@ pub enum Backing {
 
 /// The memory geometry of a heap.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeapConfig {
+pub struct MemoryConfig {
     /// Maximum heap size in bytes (a multiple of the 2 MiB granule).
     pub max_heap: u64,
     /// Bytes committed at start-up and never uncommitted below (rounded up to granules).
@@ -35,10 +35,10 @@ pub struct HeapConfig {
     pub max_map_count: Option<u64>,
 }
 
-impl HeapConfig {
+impl MemoryConfig {
     /// A memfd-backed heap of `max_heap` bytes with nothing committed up front.
     pub fn new(max_heap: u64) -> Self {
-        HeapConfig {
+        MemoryConfig {
             max_heap,
             initial_heap: 0,
             backing: Backing::Memfd,

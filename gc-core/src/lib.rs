@@ -40,7 +40,7 @@ pub const GRANULE_SIZE: u64 = 2 << 20;
 
 pub use address::{AddressLayout, Color, GoodColor, View};
 pub use barrier::{load_barrier, self_heal, SlowPath};
-pub use config::{format_size, parse_size, Backing, HeapConfig};
+pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding::ForwardingTable;
 pub use live_map::{LiveMap, MarkResult};

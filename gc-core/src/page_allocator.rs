@@ -9,7 +9,7 @@
 
 use crate::address::{AddressLayout, View, VIRTUAL_TO_PHYSICAL_RATIO};
 use crate::address_space::AddressSpace;
-use crate::config::HeapConfig;
+use crate::config::MemoryConfig;
 use crate::error::{AllocError, HeapError};
 use crate::page::{Page, PageKind, PageMemory, PageSizes};
 use crate::page_cache::PageCache;
@@ -46,7 +46,7 @@ pub struct MemoryUsage {
 
 /// Owner of a heap's memory.
 pub struct PageAllocator {
-    config: HeapConfig,
+    config: MemoryConfig,
     layout: AddressLayout,
     sizes: PageSizes,
     // Field order matters for drop: the page table's references go before the views unmap.
@@ -61,7 +61,7 @@ pub struct PageAllocator {
 
 impl PageAllocator {
     /// Validate `config`, create the backing file, reserve the views, commit the initial heap.
-    pub fn new(config: &HeapConfig) -> Result<Self, HeapError> {
+    pub fn new(config: &MemoryConfig) -> Result<Self, HeapError> {
         let layout = config.validate()?;
         let limit = match config.max_map_count {
             Some(l) => l,
@@ -101,7 +101,7 @@ impl PageAllocator {
     }
 
     /// The configuration this heap was created with.
-    pub fn config(&self) -> &HeapConfig {
+    pub fn config(&self) -> &MemoryConfig {
         &self.config
     }
     /// The address layout.

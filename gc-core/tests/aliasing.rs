@@ -7,7 +7,7 @@
 use gc_core::physical::{PhysRange, PhysicalMemory};
 use gc_core::virtual_memory::Views;
 use gc_core::{
-    AddressLayout, Backing, HeapConfig, Page, PageAllocator, PageKind, View, GRANULE_SIZE,
+    AddressLayout, Backing, MemoryConfig, Page, PageAllocator, PageKind, View, GRANULE_SIZE,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -110,7 +110,7 @@ fn physical_offsets(heap: &PageAllocator, pages: &[Arc<Page>]) -> Vec<(u64, u64)
 
 #[test]
 fn every_granule_aliases_across_the_three_views() {
-    let heap = PageAllocator::new(&HeapConfig::new(64 * MIB)).unwrap();
+    let heap = PageAllocator::new(&MemoryConfig::new(64 * MIB)).unwrap();
     let layout = heap.layout();
     let pages: Vec<_> = (0..4)
         .map(|i| heap.alloc_page(PageKind::Small, 2 * MIB, i).unwrap())
@@ -137,7 +137,7 @@ fn scattered_physical_ranges_alias_after_free_and_reuse() {
     // A 16 MiB heap: fill the file with small pages, free every other one, flush the page cache
     // so their file ranges are free again, then allocate one 6 MiB page: no contiguous 6 MiB is
     // free, so the page is built from three scattered file ranges.
-    let heap = PageAllocator::new(&HeapConfig::new(16 * MIB)).unwrap();
+    let heap = PageAllocator::new(&MemoryConfig::new(16 * MIB)).unwrap();
     let layout = heap.layout();
     let small: Vec<_> = (0..8)
         .map(|_| heap.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap())

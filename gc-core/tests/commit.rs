@@ -6,7 +6,7 @@
 //! while Pss counts it once.
 
 use gc_core::physical::{PhysRange, PhysicalMemory};
-use gc_core::{Backing, HeapConfig, PageAllocator, PageKind, View, GRANULE_SIZE};
+use gc_core::{Backing, MemoryConfig, PageAllocator, PageKind, View, GRANULE_SIZE};
 
 const MIB: u64 = 1 << 20;
 
@@ -53,7 +53,7 @@ fn physical_commit_and_uncommit_are_exact() {
 #[test]
 fn punch_hole_drops_touched_memory() {
     // Memory written through a mapping is also returned by uncommit, and reads back as zeros.
-    let heap = PageAllocator::new(&HeapConfig::new(32 * MIB)).unwrap();
+    let heap = PageAllocator::new(&MemoryConfig::new(32 * MIB)).unwrap();
     let page = heap.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
     let base = heap.layout().view_base(View::Remapped) | page.start();
     // SAFETY: the page's 2 MiB are mapped read-write in the Remapped view and only used here.
@@ -74,7 +74,7 @@ fn punch_hole_drops_touched_memory() {
 
 #[test]
 fn initial_heap_is_committed_and_kept() {
-    let mut cfg = HeapConfig::new(64 * MIB);
+    let mut cfg = MemoryConfig::new(64 * MIB);
     cfg.initial_heap = 16 * MIB;
     let heap = PageAllocator::new(&cfg).unwrap();
     assert_eq!(heap.physical().committed_bytes(), 16 * MIB);
@@ -106,7 +106,7 @@ fn initial_heap_is_committed_and_kept() {
 
 #[test]
 fn uncommit_keep_lowers_committed_bytes() {
-    let heap = PageAllocator::new(&HeapConfig::new(64 * MIB)).unwrap();
+    let heap = PageAllocator::new(&MemoryConfig::new(64 * MIB)).unwrap();
     let pages: Vec<_> = (0..10)
         .map(|_| heap.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap())
         .collect();
@@ -191,7 +191,7 @@ fn smaps_rss_pss(starts: &[u64]) -> (u64, u64, usize) {
 
 #[test]
 fn rss_counts_each_view_pss_counts_once() {
-    let heap = PageAllocator::new(&HeapConfig::new(64 * MIB)).unwrap();
+    let heap = PageAllocator::new(&MemoryConfig::new(64 * MIB)).unwrap();
     let page = heap.alloc_page(PageKind::Large, 8 * MIB, 1).unwrap();
     let l = heap.layout();
     // Touch every byte through each view (so each view's page tables map it).
@@ -216,7 +216,7 @@ fn rss_counts_each_view_pss_counts_once() {
 
 #[test]
 fn an_unaligned_initial_heap_is_rounded_up_and_kept_whole() {
-    let mut cfg = HeapConfig::new(32 * MIB);
+    let mut cfg = MemoryConfig::new(32 * MIB);
     cfg.initial_heap = 3 * MIB;
     let heap = PageAllocator::new(&cfg).unwrap();
     assert_eq!(heap.physical().committed_bytes(), 4 * MIB);

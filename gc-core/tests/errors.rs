@@ -1,4 +1,4 @@
-//! Every way `HeapConfig` validation and `PageAllocator::new` can refuse a heap: each returns its
+//! Every way `MemoryConfig` validation and `PageAllocator::new` can refuse a heap: each returns its
 //! own `HeapError` variant (never a panic) whose message names what to change. Covers sizes
 //! (zero, unaligned, beyond 16 TiB, above physical memory, initial above max), the backing
 //! directory (missing, a file, not writable), huge pages without a pool, a taken address range
@@ -7,13 +7,13 @@
 use gc_core::config::physical_memory_bytes;
 use gc_core::physical::huge_page_pool;
 use gc_core::virtual_memory::check_map_count;
-use gc_core::{Backing, HeapConfig, HeapError, PageAllocator, Reservation, View, GRANULE_SIZE};
+use gc_core::{Backing, HeapError, MemoryConfig, PageAllocator, Reservation, View, GRANULE_SIZE};
 
 const MIB: u64 = 1 << 20;
 const TIB: u64 = 1 << 40;
 
 /// The error `PageAllocator::new` returns for `cfg` (which must fail).
-fn new_err(cfg: &HeapConfig) -> HeapError {
+fn new_err(cfg: &MemoryConfig) -> HeapError {
     match PageAllocator::new(cfg) {
         Ok(h) => panic!("expected an error, got a heap at {:x?}", h.reservation()),
         Err(e) => e,
@@ -28,7 +28,7 @@ fn assert_mentions(e: &HeapError, words: &[&str]) {
 }
 
 /// Validation and creation agree on a size error.
-fn size_error(cfg: &HeapConfig) -> HeapError {
+fn size_error(cfg: &MemoryConfig) -> HeapError {
     let v = cfg.validate().expect_err("validation must fail");
     let n = new_err(cfg);
     assert_eq!(
@@ -41,14 +41,14 @@ fn size_error(cfg: &HeapConfig) -> HeapError {
 
 #[test]
 fn zero_heap() {
-    let e = size_error(&HeapConfig::new(0));
+    let e = size_error(&MemoryConfig::new(0));
     assert!(matches!(e, HeapError::ZeroHeap), "{e:?}");
     assert_mentions(&e, &["max heap", "2 MiB", "256M"]);
 }
 
 #[test]
 fn unaligned_heap() {
-    let e = size_error(&HeapConfig::new(3 * MIB));
+    let e = size_error(&MemoryConfig::new(3 * MIB));
     assert!(
         matches!(e, HeapError::UnalignedHeap(x) if x == 3 * MIB),
         "{e:?}"
@@ -58,23 +58,23 @@ fn unaligned_heap() {
         &e,
         &["multiple of the 2 MiB granule", &(4 * MIB).to_string()],
     );
-    let e = size_error(&HeapConfig::new(64 * MIB + 4096));
+    let e = size_error(&MemoryConfig::new(64 * MIB + 4096));
     assert!(matches!(e, HeapError::UnalignedHeap(_)), "{e:?}");
     assert_mentions(&e, &[&(66 * MIB).to_string()]);
 }
 
 #[test]
 fn heap_beyond_16_tib() {
-    let e = size_error(&HeapConfig::new(16 * TIB + GRANULE_SIZE));
+    let e = size_error(&MemoryConfig::new(16 * TIB + GRANULE_SIZE));
     assert!(
         matches!(e, HeapError::HeapTooLarge(x) if x == 16 * TIB + GRANULE_SIZE),
         "{e:?}"
     );
     assert_mentions(&e, &["44 offset bits", "16T or less"]);
-    let e = size_error(&HeapConfig::new(1 << 62));
+    let e = size_error(&MemoryConfig::new(1 << 62));
     assert!(matches!(e, HeapError::HeapTooLarge(_)), "{e:?}");
     // Exactly 16 TiB fits the layout; on this machine it fails only for lack of memory.
-    let e = size_error(&HeapConfig::new(16 * TIB));
+    let e = size_error(&MemoryConfig::new(16 * TIB));
     assert!(
         matches!(e, HeapError::HeapAbovePhysicalMemory { .. }),
         "{e:?}"
@@ -85,7 +85,7 @@ fn heap_beyond_16_tib() {
 fn heap_above_physical_memory() {
     let physical = physical_memory_bytes().expect("sysconf reports the memory");
     let max = (physical / GRANULE_SIZE + 1) * GRANULE_SIZE;
-    let e = size_error(&HeapConfig::new(max));
+    let e = size_error(&MemoryConfig::new(max));
     match e {
         HeapError::HeapAbovePhysicalMemory {
             max: m,
@@ -100,7 +100,7 @@ fn heap_above_physical_memory() {
 
 #[test]
 fn initial_above_max() {
-    let mut cfg = HeapConfig::new(64 * MIB);
+    let mut cfg = MemoryConfig::new(64 * MIB);
     cfg.initial_heap = 66 * MIB;
     let e = size_error(&cfg);
     assert!(
@@ -114,8 +114,8 @@ fn initial_above_max() {
     assert_eq!(h.physical().committed_bytes(), 64 * MIB);
 }
 
-fn with_backing(backing: Backing) -> HeapConfig {
-    let mut cfg = HeapConfig::new(16 * MIB);
+fn with_backing(backing: Backing) -> MemoryConfig {
+    let mut cfg = MemoryConfig::new(16 * MIB);
     cfg.backing = backing;
     cfg
 }
@@ -188,7 +188,7 @@ fn directory_backing_works_where_writable() {
 fn huge_pages_without_a_pool() {
     let (total, free, page_size) = huge_page_pool();
     let cfg = {
-        let mut c = HeapConfig::new(64 * MIB);
+        let mut c = MemoryConfig::new(64 * MIB);
         c.huge_pages = true;
         c
     };
@@ -225,8 +225,8 @@ fn huge_pages_without_a_pool() {
     }
 }
 
-fn at(offset: u64) -> HeapConfig {
-    let mut c = HeapConfig::new(64 * MIB);
+fn at(offset: u64) -> MemoryConfig {
+    let mut c = MemoryConfig::new(64 * MIB);
     c.reserve_at = Some(offset);
     c
 }
@@ -266,7 +266,7 @@ fn address_range_taken_by_another_heap() {
     assert!(matches!(e, HeapError::AddressRangeTaken { .. }), "{e:?}");
     assert_mentions(&e, &["already taken", "let the heap pick one"]);
     // Without a fixed offset the second heap goes elsewhere.
-    let second = PageAllocator::new(&HeapConfig::new(64 * MIB)).unwrap();
+    let second = PageAllocator::new(&MemoryConfig::new(64 * MIB)).unwrap();
     assert_ne!(second.reservation().0, first.reservation().0);
     // Dropping the first heap frees its range.
     drop(first);
@@ -287,7 +287,7 @@ fn reserve_offset_must_be_aligned_and_in_range() {
 
 #[test]
 fn max_map_count_too_low() {
-    let mut cfg = HeapConfig::new(64 * MIB);
+    let mut cfg = MemoryConfig::new(64 * MIB);
     cfg.max_map_count = Some(100);
     let e = new_err(&cfg);
     match &e {

@@ -5,14 +5,14 @@
 //! creates heaps in the same process while it counts.
 
 use gc_core::proc_info::{count_fds, count_mappings};
-use gc_core::{Backing, HeapConfig, PageAllocator, PageKind, View};
+use gc_core::{Backing, MemoryConfig, PageAllocator, PageKind, View};
 
 const MIB: u64 = 1 << 20;
 
 /// One heap's life: create, allocate, write through every view, free some pages, drop.
 /// Returns the heap's view ranges (start, end) for the after-check.
 fn one_heap(i: u64) -> Vec<(u64, u64)> {
-    let mut cfg = HeapConfig::new(64 * MIB);
+    let mut cfg = MemoryConfig::new(64 * MIB);
     cfg.initial_heap = 4 * MIB;
     if i % 4 == 3 {
         // Every fourth heap uses a file in a directory instead of a memfd.

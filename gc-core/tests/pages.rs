@@ -7,7 +7,7 @@
 use gc_core::object::MAX_REFS;
 use gc_core::page::SMALL_ALIGNMENT_SHIFT;
 use gc_core::{
-    object_size, AllocError, HeapConfig, Object, ObjectHeader, Page, PageAllocator, PageKind,
+    object_size, AllocError, MemoryConfig, Object, ObjectHeader, Page, PageAllocator, PageKind,
     PageSizes, View, GRANULE_SIZE, HEADER_SIZE,
 };
 use std::sync::atomic::Ordering;
@@ -16,7 +16,7 @@ use std::sync::{Arc, Barrier};
 const MIB: u64 = 1 << 20;
 
 fn heap(max: u64) -> PageAllocator {
-    PageAllocator::new(&HeapConfig::new(max)).unwrap()
+    PageAllocator::new(&MemoryConfig::new(max)).unwrap()
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Runtime configuration: the heap geometry (`gc_core::HeapConfig`) plus the collector's policy
+//! Runtime configuration: the heap geometry (`gc_core::MemoryConfig`) plus the collector's policy
 //! knobs — mode, GC threads, verification, logging, director settings.
 
 use gc_core::{Backing, HeapError};
@@ -106,7 +106,7 @@ impl Default for DirectorConfig {
 #[derive(Clone, Debug)]
 pub struct HeapConfig {
     /// Memory geometry: max/initial heap, backing, huge pages.
-    pub memory: gc_core::HeapConfig,
+    pub memory: gc_core::MemoryConfig,
     pub mode: Mode,
     /// GC worker threads for concurrent phases (default: half the available cores, at least 1).
     pub gc_threads: usize,
@@ -124,7 +124,7 @@ impl HeapConfig {
     pub fn new(max_heap: u64) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         HeapConfig {
-            memory: gc_core::HeapConfig::new(max_heap),
+            memory: gc_core::MemoryConfig::new(max_heap),
             mode: Mode::Concurrent,
             // `ZRS_GC_THREADS` overrides the default, for experiments.
             gc_threads: std::env::var("ZRS_GC_THREADS")

@@ -316,7 +316,7 @@ fn live_bytes(heap: u64, fraction: f64) -> u64 {
 /// (non-zero, a multiple of the 2 MiB granule, addressable, within physical memory).
 pub fn parse_heap(s: &str) -> Result<u64, String> {
     let bytes = gc_core::parse_size(s)?;
-    gc_core::HeapConfig::new(bytes)
+    gc_core::MemoryConfig::new(bytes)
         .validate()
         .map_err(|e| e.to_string())?;
     Ok(bytes)
