@@ -9,7 +9,7 @@
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
 //! - [`object`]: the pointer-first object layout;
 //! - [`live_map`]: per-page mark bitmaps with live counts;
-//! - [`forwarding`]: per-page forwarding tables with single-winner insert;
+//! - [`forwarding_table`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
 
@@ -21,7 +21,7 @@ pub mod address_space;
 pub mod barrier;
 pub mod config;
 pub mod error;
-pub mod forwarding;
+pub mod forwarding_table;
 pub mod granule_map;
 pub mod live_map;
 pub mod object;
@@ -42,7 +42,7 @@ pub use address::{AddressLayout, Color, GoodColor, View};
 pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
-pub use forwarding::ForwardingTable;
+pub use forwarding_table::ForwardingTable;
 pub use live_map::{LiveMap, MarkResult};
 pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};
