@@ -10,10 +10,11 @@
 //! 6. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
 //!    cycle now would cost under 1% of the time since the last one.
 
+use crate::config::DirectorConfig;
 use crate::gc_cause::GcCause;
-use crate::heap::HeapInner;
+use crate::gc_context::GcContext;
+use crate::object_allocator::ObjectAllocator;
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 pub(crate) struct Director {
@@ -44,10 +45,9 @@ impl Director {
         }
     }
 
-    fn sample(&mut self, heap: &HeapInner) {
+    fn sample(&mut self, allocated: u64) {
         let now = Instant::now();
-        self.samples
-            .push_back((now, heap.allocated.load(Ordering::Relaxed)));
+        self.samples.push_back((now, allocated));
         while self.samples.len() > 2
             && now.duration_since(self.samples[0].0) > Duration::from_secs(1)
         {
@@ -87,21 +87,23 @@ impl Director {
     }
 
     /// The cause of the cycle to start now, if any.
-    pub(crate) fn decide(&mut self, heap: &HeapInner) -> Option<GcCause> {
-        self.sample(heap);
-        let cfg = &heap.config.director;
-        let (stalled, completed) = {
-            let c = heap.control.lock();
-            (c.stalled, c.completed)
-        };
+    /// Whether a cycle should start now, and why. `allocator` counts the bytes allocated.
+    pub(crate) fn decide(
+        &mut self,
+        cx: &GcContext,
+        allocator: &ObjectAllocator,
+        cfg: &DirectorConfig,
+    ) -> Option<GcCause> {
+        self.sample(allocator.allocated());
+        let (stalled, completed) = (cx.control.stalled(), cx.control.completed());
         if stalled > 0 {
             return Some(GcCause::AllocationStall);
         }
         if cfg.continuous {
             return Some(GcCause::Continuous);
         }
-        let cap = heap.mem.capacity() as f64;
-        let used = heap.mem.used() as f64;
+        let cap = cx.pages.capacity() as f64;
+        let used = cx.pages.used() as f64;
         let free = (cap - used).max(0.0);
         if completed < 3 && used >= cap * 0.1 * (completed + 1) as f64 {
             return Some(GcCause::Warmup);

@@ -1,33 +1,45 @@
 //! The driver (ZGC's `ZDriver`): the thread that runs GC cycles, phase by phase, with the
-//! same names in code, logs and statistics ([`crate::GcPhase`], [`crate::PauseKind`]):
+//! same names in code, logs and statistics ([`crate::GcPhase`], [`crate::PauseKind`]). Each
+//! phase is a call on one subsystem of the heap, handed the heap's `GcContext`:
 //!
-//! 1. Pause Mark Start — flip to the cycle's mark color, new sequence number (which retires
-//!    every allocating page: mutators never bump a page of an older sequence number), mark
-//!    and heal the roots;
-//! 2. Concurrent Mark — GC workers trace; mutators' barriers mark what they load;
-//! 3. Pause Mark End — take the mutators' buffers; if they held work, back to 2
+//! 1. Pause Mark Start — `GcState::flip_to_mark` (the cycle's mark color, a new sequence
+//!    number, which retires every allocating page: mutators never bump a page of an older
+//!    sequence number), then `Mark::mark_roots` marks and heals the strong roots;
+//! 2. Concurrent Mark — `Mark::drain`: GC workers trace; mutators' barriers mark what they
+//!    load;
+//! 3. Pause Mark End — `Mark::flush_mutator_buffers`; if the buffers held work, back to 2
 //!    ("Concurrent Mark Continue"); the buffers are drained concurrently first, so the pause
 //!    usually succeeds;
-//! 4. Concurrent Process Non-Strong References — clear dead weak handles;
-//! 5. Concurrent Reset Relocation Set — forget the previous cycle's forwarding;
-//! 6. Concurrent Select Relocation Set — free empty pages, pick sparse pages;
-//! 7. Pause Relocate Start — flip to Remapped, relocate or remap the roots;
-//! 8. Concurrent Relocate — evacuate the relocation set, freeing each page when done.
+//! 4. Concurrent Process Non-Strong References — `WeakProcessor::process` clears dead weak
+//!    handles;
+//! 5. Concurrent Reset Relocation Set — `RelocationSet::reset` forgets the previous cycle's
+//!    forwarding;
+//! 6. Concurrent Select Relocation Set — `relocation_set_selector::select` frees empty pages
+//!    and picks sparse ones, `Relocate::prepare_targets` takes target pages,
+//!    `RelocationSet::install` publishes the set;
+//! 7. Pause Relocate Start — `GcState::flip_to_remapped`, then `Relocate::relocate_roots`
+//!    relocates or remaps the roots;
+//! 8. Concurrent Relocate — `Relocate::relocate_parallel` evacuates the relocation set,
+//!    freeing each page when done.
 //!
-//! In `stw` mode the same phases run inside one pause ("Pause Full"), followed by a full
-//! remap of the heap so no stale pointer and no forwarding table survives the pause.
+//! In `stw` mode the same calls run inside one pause ("Pause Full"), followed by a full remap
+//! of the heap (`full_remap`) so no stale pointer and no forwarding table survives the pause.
 
+use crate::config::Mode;
 use crate::cpu_time::thread_cpu_ns;
+use crate::cycle_control::NextCycle;
 use crate::director::Director;
+use crate::full_remap;
 use crate::gc_cause::GcCause;
 use crate::gc_phase::GcPhase;
-use crate::heap::{HeapInner, InjectedPanic};
-use crate::mutator::MutatorShared;
+use crate::heap_inner::HeapInner;
+use crate::injected_panic::InjectedPanic;
+use crate::mutator_shared::MutatorShared;
+use crate::relocation_set_selector;
+use crate::safepoint;
 use crate::stats::{CycleRecord, PauseKind, PauseRecord, PhaseRecord};
-use crate::verifier::VerifyPoint;
-use crate::Mode;
+use crate::verifier::{self, VerifyPoint};
 use std::io::Write;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -68,33 +80,15 @@ pub(crate) fn run_or_abort(heap: &Arc<HeapInner>) {
 /// The driver thread's loop: wait for a request or a director decision, run the cycle.
 pub(crate) fn run(heap: &Arc<HeapInner>) {
     let mut director = Director::new();
+    let control = &heap.cx.control;
     loop {
-        let cause = {
-            let mut c = heap.control.lock();
-            loop {
-                if c.shutdown {
-                    return;
-                }
-                if let Some(cause) = c.requested.take() {
-                    break cause;
-                }
-                drop(c);
-                let decided = director.decide(heap);
-                c = heap.control.lock();
-                if let Some(cause) = decided {
-                    break cause;
-                }
-                if c.requested.is_none() && !c.shutdown {
-                    heap.control_cv
-                        .wait_for(&mut c, heap.config.director.interval);
-                }
-            }
+        let next = control.next_cycle(heap.config.director.interval, || {
+            director.decide(&heap.cx, &heap.allocator, &heap.config.director)
+        });
+        let NextCycle::Run(cause) = next else {
+            return;
         };
-        let n = {
-            let mut c = heap.control.lock();
-            c.started += 1;
-            c.started - 1
-        };
+        let n = control.begin_cycle();
         let t = Instant::now();
         let mut cycle = Cycle::new(heap, n, &cause);
         match heap.config.mode {
@@ -104,11 +98,7 @@ pub(crate) fn run(heap: &Arc<HeapInner>) {
         }
         let rec = cycle.finish();
         director.cycle_done(t.elapsed(), rec.heap_after);
-        {
-            let mut c = heap.control.lock();
-            c.completed += 1;
-            heap.control_cv.notify_all();
-        }
+        control.end_cycle();
     }
 }
 
@@ -123,14 +113,14 @@ struct Cycle<'h> {
 
 impl<'h> Cycle<'h> {
     fn new(heap: &'h HeapInner, n: u64, cause: &GcCause) -> Self {
-        heap.reloc_alloc.counters.reset();
+        heap.relocate.reset_counters();
         Cycle {
             rec: CycleRecord {
                 cycle: n,
                 cause: cause.name().to_string(),
                 start_at_ns: heap.now_ns(),
-                heap_before: heap.mem.used(),
-                heap_capacity: heap.mem.capacity(),
+                heap_before: heap.cx.pages.used(),
+                heap_capacity: heap.cx.pages.capacity(),
                 ..Default::default()
             },
             heap,
@@ -172,10 +162,10 @@ impl<'h> Cycle<'h> {
         // a thread attaching in between would otherwise be neither waited for nor see the
         // request, and run through the pause with a stale bad mask.
         // The ticket orders this pause against other heaps' (see `safepoint`).
-        let ticket = crate::safepoint::next_ticket();
-        let (t0, muts) = heap.safepoint.stop(ticket, || heap.mutators_snapshot());
+        let ticket = safepoint::next_ticket();
+        let (t0, muts) = heap.safepoint.stop(ticket, || heap.roots.mutators());
         let t1 = Instant::now();
-        if heap.take_injected_panic(InjectedPanic::Driver) {
+        if heap.injected_panics.take(InjectedPanic::Driver) {
             panic!("GC panic injected for a test, in {}", kind.name());
         }
         let r = f(self, &muts);
@@ -203,7 +193,7 @@ impl<'h> Cycle<'h> {
 
     fn verify(&self, muts: &[Arc<MutatorShared>], point: VerifyPoint) {
         if self.heap.config.verify {
-            self.heap.verify(muts, point);
+            verifier::verify(self.heap, muts, point);
         }
     }
 
@@ -212,8 +202,8 @@ impl<'h> Cycle<'h> {
     /// they wait for; ZGC boosts its workers the same way) and in the `stw` pause (nothing
     /// else runs then, as with a parallel stop-the-world collector).
     fn workers(&self) -> usize {
-        let boost = self.heap.config.mode == Mode::Stw
-            || self.heap.stalled_waiters.load(Ordering::Acquire) > 0;
+        let boost =
+            self.heap.config.mode == Mode::Stw || self.heap.cx.control.has_stalled_mutators();
         if boost {
             self.heap.config.gc_threads.max(self.heap.cores)
         } else {
@@ -221,32 +211,33 @@ impl<'h> Cycle<'h> {
         }
     }
 
-    /// Drain marking until the queue and the mutators' buffers are empty.
-    fn mark_until_empty(&mut self) {
-        loop {
-            self.worker_cpu += self.heap.mark_parallel(self.workers());
-            if !self.heap.flush_mutator_buffers() && self.heap.mark_queue.is_empty() {
-                break;
-            }
-        }
+    /// Concurrent Mark (or Mark inside the `stw` pause): drain marking until the queue and the
+    /// mutators' buffers are empty.
+    fn mark(&mut self) {
+        let h = self.heap;
+        let cpu = h
+            .mark
+            .drain(&h.cx, &h.roots, || self.workers(), &h.injected_panics);
+        self.worker_cpu += cpu;
     }
 
     fn run_concurrent(&mut self) {
         let n = self.n();
+        let h = self.heap;
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            c.heap.state.flip_to_mark(n);
-            c.heap.mark_roots(muts);
+            h.cx.state.flip_to_mark(n);
+            h.mark.mark_roots(&h.cx, &h.roots, muts);
         });
         let mut phase = GcPhase::ConcurrentMark;
         loop {
-            self.phase(phase, |c| c.mark_until_empty());
+            self.phase(phase, |c| c.mark());
             let done = self.pause(PauseKind::MarkEnd, |c, muts| {
-                c.heap.flush_mutator_buffers();
-                if !c.heap.mark_queue.is_empty() {
+                h.mark.flush_mutator_buffers(&h.roots);
+                if !h.mark.is_empty() {
                     return false;
                 }
-                c.heap.state.set_mark_complete();
+                h.cx.state.set_mark_complete();
                 c.verify(muts, VerifyPoint::MarkEnd);
                 true
             });
@@ -258,8 +249,8 @@ impl<'h> Cycle<'h> {
         }
         self.after_mark_end();
         self.pause(PauseKind::RelocateStart, |c, muts| {
-            c.heap.state.flip_to_remapped();
-            c.heap.relocate_roots(muts);
+            h.cx.state.flip_to_remapped();
+            h.relocate.relocate_roots(&h.cx, &h.roots, &h.weaks, muts);
             c.verify(muts, VerifyPoint::RelocateStart);
         });
         self.phase(GcPhase::ConcurrentRelocate, |c| c.relocate());
@@ -267,19 +258,25 @@ impl<'h> Cycle<'h> {
 
     /// Phases 4-6 (concurrent in `concurrent` mode, inside the pause in `stw` mode).
     fn after_mark_end(&mut self) {
+        let h = self.heap;
         self.phase(GcPhase::ConcurrentProcessNonStrongReferences, |c| {
-            let (cleared, kept) = c.heap.process_weak_handles();
-            c.heap.log.info(
-                c.heap.start,
+            let (cleared, kept) = h.weaks.process(&h.cx);
+            h.log.info(
+                h.start,
                 c.n(),
                 &format!("Weak handles: {cleared} cleared, {kept} kept"),
             );
         });
-        self.phase(GcPhase::ConcurrentResetRelocationSet, |c| {
-            c.heap.reset_relocation_set()
+        self.phase(GcPhase::ConcurrentResetRelocationSet, |_| {
+            h.relocation_set.reset(&h.cx)
         });
-        let sel = self.phase(GcPhase::ConcurrentSelectRelocationSet, |c| {
-            c.heap.select_relocation_set()
+        let sel = self.phase(GcPhase::ConcurrentSelectRelocationSet, |_| {
+            let (sel, forwardings) = relocation_set_selector::select(&h.cx);
+            // Target pages are taken now, so the roots' relocation inside Pause Relocate Start
+            // only bumps a pointer.
+            h.relocate.prepare_targets(&h.cx, &forwardings);
+            h.relocation_set.install(&h.cx, forwardings);
+            sel
         });
         self.rec.live_bytes = sel.live_bytes;
         self.rec.pages_freed_empty = sel.empty_pages_freed;
@@ -296,32 +293,36 @@ impl<'h> Cycle<'h> {
         );
     }
 
+    /// Concurrent Relocate (or Relocate inside the `stw` pause).
     fn relocate(&mut self) {
-        let (freed, cpu) = self.heap.relocate_parallel(self.workers());
+        let h = self.heap;
+        let set = h.relocation_set.forwardings();
+        let (freed, cpu) = h.relocate.relocate_parallel(&h.cx, &set, self.workers());
         self.worker_cpu += cpu;
         self.rec.pages_relocated = freed;
     }
 
     fn run_stw(&mut self) {
         let n = self.n();
+        let h = self.heap;
         self.pause(PauseKind::Full, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            c.heap.state.flip_to_mark(n);
-            c.phase(GcPhase::MarkRoots, |c| {
-                c.heap.mark_roots(muts);
+            h.cx.state.flip_to_mark(n);
+            c.phase(GcPhase::MarkRoots, |_| {
+                h.mark.mark_roots(&h.cx, &h.roots, muts);
             });
-            c.phase(GcPhase::Mark, |c| c.mark_until_empty());
-            c.heap.state.set_mark_complete();
+            c.phase(GcPhase::Mark, |c| c.mark());
+            h.cx.state.set_mark_complete();
             c.verify(muts, VerifyPoint::MarkEnd);
             c.after_mark_end();
-            c.heap.state.flip_to_remapped();
-            c.phase(GcPhase::RelocateRoots, |c| {
-                c.heap.relocate_roots(muts);
+            h.cx.state.flip_to_remapped();
+            c.phase(GcPhase::RelocateRoots, |_| {
+                h.relocate.relocate_roots(&h.cx, &h.roots, &h.weaks, muts);
             });
             c.verify(muts, VerifyPoint::RelocateStart);
             c.phase(GcPhase::Relocate, |c| c.relocate());
-            c.phase(GcPhase::Remap, |c| c.heap.remap_all());
-            c.heap.reset_relocation_set();
+            c.phase(GcPhase::Remap, |_| full_remap::remap_all(&h.cx));
+            h.relocation_set.reset(&h.cx);
             c.verify(muts, VerifyPoint::AfterRelocation);
         });
     }
@@ -329,8 +330,8 @@ impl<'h> Cycle<'h> {
     fn finish(mut self) -> CycleRecord {
         let heap = self.heap;
         self.rec.duration_ns = self.started.elapsed().as_nanos() as u64;
-        self.rec.heap_after = heap.mem.used();
-        let r = heap.reloc_alloc.counters.totals();
+        self.rec.heap_after = heap.cx.pages.used();
+        let r = heap.relocate.totals();
         self.rec.bytes_relocated = r.bytes_relocated;
         self.rec.pages_compacted_in_place = r.pages_in_place;
         self.rec.objects_compacted_in_place = r.objects_in_place;

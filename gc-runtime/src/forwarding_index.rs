@@ -4,10 +4,14 @@
 //! Barrier slow paths read it lock-free inside a `crossbeam-epoch` guard. The index holds its
 //! own reference to each entry and drops it only once no reader that could have seen it is
 //! still pinned, so a reader never touches a freed forwarding.
+//!
+//! Remapping a stale pointer — one colored with the previous cycle's mark color, which may
+//! point into the previous relocation set — is a lookup here: [`ForwardingIndex::remap`].
 
 use crate::forwarding::Forwarding;
 use crossbeam_epoch::Guard;
 use gc_core::granule_map::GranuleMap;
+use gc_core::{AddressLayout, GoodColor};
 use std::sync::Arc;
 
 pub(crate) struct ForwardingIndex(GranuleMap<Forwarding>);
@@ -31,5 +35,38 @@ impl ForwardingIndex {
     #[inline]
     pub(crate) fn get<'g>(&self, offset: u64, guard: &'g Guard) -> Option<&'g Forwarding> {
         self.0.get(offset, guard)
+    }
+
+    /// The current offset of the object that was at `off` (forwarded if its page was
+    /// relocated, else unchanged).
+    ///
+    /// # Panics
+    /// If `off` lies in a relocated page but has no entry: a live object was not relocated.
+    pub(crate) fn remap(&self, off: u64) -> u64 {
+        let guard = crossbeam_epoch::pin();
+        match self.get(off, &guard) {
+            Some(f) if f.page().contains(off) => {
+                let idx = f.page().index_of(off) as u64;
+                f.find(idx).unwrap_or_else(|| {
+                    panic!(
+                        "stale pointer to {off:#x} in relocated page {:?} has no forwarding entry \
+                         (a live object was not relocated)",
+                        f.page()
+                    )
+                })
+            }
+            _ => off,
+        }
+    }
+
+    /// During marking (`mark` is the cycle's mark color): the current offset of the object
+    /// `ptr` points at. Only a pointer with the previous cycle's mark color can be stale.
+    #[inline]
+    pub(crate) fn remap_if_stale(&self, layout: AddressLayout, ptr: u64, mark: GoodColor) -> u64 {
+        let off = layout.offset(ptr);
+        if !layout.color(ptr).intersects(mark.other_mark().color()) {
+            return off;
+        }
+        self.remap(off)
     }
 }

@@ -2,44 +2,42 @@
 //! page and rewrite each stale slot to its Remapped pointer, so nothing after the pause needs
 //! a forwarding table. Work proportional to the heap, as a stop-the-world collector's is.
 
-use crate::heap::HeapInner;
+use crate::gc_context::GcContext;
 use gc_core::{GoodColor, View};
 use std::sync::atomic::Ordering;
 
-impl HeapInner {
-    /// Rewrite every bad slot of every object. Mutators must be stopped.
-    pub(crate) fn remap_all(&self) {
-        let layout = self.state.layout();
-        let bad = layout.bad_mask(GoodColor::Remapped);
-        let base = layout.view_base(View::Remapped);
-        let pages: Vec<_> = self.pages.lock().values().cloned().collect();
-        let guard = crossbeam_epoch::pin();
-        for page in pages {
-            // SAFETY: mutators are stopped, so nobody allocates on the page and every object
-            // up to its top has its header written; the page is mapped while registered.
-            unsafe {
-                page.for_each_object(base, |obj| {
-                    for slot in obj.slots() {
-                        let p = slot.load(Ordering::Relaxed);
-                        if p & bad == 0 {
-                            continue;
-                        }
-                        let off = layout.offset(p);
-                        let new = match self.forwarding_index.get(off, &guard) {
-                            Some(f) if f.page().contains(off) => {
-                                match f.find(f.page().index_of(off) as u64) {
-                                    Some(to) => to,
-                                    // A dead object's slot may point at a dead object that was
-                                    // not relocated; it is never read again.
-                                    None => continue,
-                                }
-                            }
-                            _ => off,
-                        };
-                        slot.store(layout.good(new, GoodColor::Remapped), Ordering::Relaxed);
+/// Rewrite every bad slot of every object. Mutators must be stopped.
+pub(crate) fn remap_all(cx: &GcContext) {
+    let layout = cx.layout();
+    let bad = layout.bad_mask(GoodColor::Remapped);
+    let base = layout.view_base(View::Remapped);
+    let pages = cx.pages.snapshot();
+    let guard = crossbeam_epoch::pin();
+    for page in pages {
+        // SAFETY: mutators are stopped, so nobody allocates on the page and every object
+        // up to its top has its header written; the page is mapped while registered.
+        unsafe {
+            page.for_each_object(base, |obj| {
+                for slot in obj.slots() {
+                    let p = slot.load(Ordering::Relaxed);
+                    if p & bad == 0 {
+                        continue;
                     }
-                })
-            };
-        }
+                    let off = layout.offset(p);
+                    let new = match cx.forwarding.get(off, &guard) {
+                        Some(f) if f.page().contains(off) => {
+                            match f.find(f.page().index_of(off) as u64) {
+                                Some(to) => to,
+                                // A dead object's slot may point at a dead object that was
+                                // not relocated; it is never read again.
+                                None => continue,
+                            }
+                        }
+                        _ => off,
+                    };
+                    slot.store(layout.good(new, GoodColor::Remapped), Ordering::Relaxed);
+                }
+            })
+        };
     }
 }

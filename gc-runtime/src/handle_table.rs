@@ -21,6 +21,12 @@ pub(crate) struct HandleTable {
     slab: Mutex<Slab>,
 }
 
+impl Default for HandleTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl HandleTable {
     pub(crate) fn new() -> Self {
         HandleTable {

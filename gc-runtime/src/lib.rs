@@ -16,11 +16,14 @@
 //! });
 //! ```
 //!
-//! Map of the crate: [`heap`] (shared state, [`Heap`]), [`mutator`] (threads, allocation,
-//! stalls), [`scope`] (handles and object access), `safepoint`, `driver` (the cycle),
-//! `director` (when to collect), `mark`, `relocation_set`, `relocate`, `forwarding`,
-//! `barrier_policy` (what the barrier's slow path does per phase), `roots`, `verifier`,
-//! [`stats`], `gc_log`.
+//! Map of the crate: [`heap`] ([`Heap`], which owns the driver thread) over `heap_inner` (the
+//! collector's subsystems, as ZGC's `ZHeap` composes them: `roots`, `weak_processor`, `mark`,
+//! `relocation_set_selector`, `relocation_set`, `relocate`, with the `gc_context` each is
+//! handed: `gc_state`, `page_registry`, `forwarding_index`, `cycle_control`); `driver` (the
+//! cycle as a list of phases), `director` (when to collect), `verifier`; [`mutator`] (threads,
+//! allocation, stalls), [`scope`] (handles and object access), `barrier_policy` (what the
+//! barrier's slow path does per phase), `safepoint`; [`stats`], `gc_log`. ARCHITECTURE.md in
+//! the repository lists the module dependencies layer by layer.
 //!
 //! [`safepoint`], [`forwarding`] (its page reference count) and [`sync`] are public only so the
 //! loom models in `tests/loom_protocols.rs` can run the handshake protocols with loom's
@@ -32,23 +35,31 @@
 mod barrier_policy;
 pub mod config;
 mod cpu_time;
+mod cycle_control;
 mod director;
 mod driver;
 pub mod forwarding;
 mod forwarding_index;
 mod full_remap;
 mod gc_cause;
+mod gc_context;
 mod gc_log;
 mod gc_phase;
 mod gc_state;
 mod handle_stack;
 mod handle_table;
 pub mod heap;
+mod heap_inner;
+mod injected_panic;
 mod mark;
 pub mod memory_report;
 pub mod mutator;
+mod mutator_shared;
+mod object_allocator;
+mod page_registry;
 mod relocate;
 mod relocation_set;
+mod relocation_set_selector;
 pub mod root_region;
 mod roots;
 pub mod safepoint;
@@ -56,6 +67,7 @@ pub mod scope;
 pub mod stats;
 pub mod sync;
 mod verifier;
+mod weak_processor;
 
 pub use config::{DirectorConfig, HeapConfig, LogLevel, Mode, LOG_ENV};
 pub use gc_cause::GcCause;

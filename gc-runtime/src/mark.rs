@@ -9,32 +9,27 @@
 //! the mutators' buffers; if they held work, marking resumes. A worker that panics never goes
 //! idle: it marks the marking abandoned instead, so the others stop waiting for it and its
 //! panic reaches the driver (which aborts the process) when the workers' scope ends.
+//!
+//! The subsystem owns the global mark queue. The live-map operations every phase needs —
+//! [`mark_object`], [`is_live`] and the marking barrier [`mark_barrier`] (what the load
+//! barrier's slow path does while marking) — are functions of the [`GcContext`], since they
+//! touch only the pages' live maps and the forwarding index.
 
 use crate::cpu_time::thread_cpu_ns;
-use crate::heap::{HeapInner, InjectedPanic};
+use crate::gc_context::GcContext;
+use crate::injected_panic::{InjectedPanic, InjectedPanics};
+use crate::mutator_shared::MutatorShared;
+use crate::roots::Roots;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use gc_core::{Object, View};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-/// The global mark queue (roots and mutator buffers go here; workers steal from it).
+/// Marking: the global mark queue (roots and mutator buffers go here; workers steal from it).
 #[derive(Default)]
-pub(crate) struct MarkQueue {
-    injector: Injector<u64>,
-}
-
-impl MarkQueue {
-    pub(crate) fn push(&self, off: u64) {
-        self.injector.push(off);
-    }
-    pub(crate) fn push_all(&self, offs: impl Iterator<Item = u64>) {
-        for o in offs {
-            self.injector.push(o);
-        }
-    }
-    pub(crate) fn is_empty(&self) -> bool {
-        self.injector.is_empty()
-    }
+pub(crate) struct Mark {
+    queue: Injector<u64>,
 }
 
 /// Marks the marking abandoned if the worker holding it unwinds (see the module
@@ -63,11 +58,103 @@ fn prefetch(addr: u64) {
     let _ = addr;
 }
 
-impl HeapInner {
+/// The marking barrier: the good (mark-colored) pointer for the bad pointer `ptr`, remapped if
+/// stale; marks the object and passes it to `push` if this call marked it.
+#[inline]
+pub(crate) fn mark_barrier(cx: &GcContext, ptr: u64, push: &mut dyn FnMut(u64)) -> u64 {
+    debug_assert!(ptr != 0);
+    // One pin for the whole slow path: the pins below nest cheaply inside it.
+    let _guard = crossbeam_epoch::pin();
+    let mark = cx.state.good();
+    let off = cx.forwarding.remap_if_stale(cx.layout(), ptr, mark);
+    mark_object(cx, off, push);
+    cx.layout().good(off, mark)
+}
+
+/// Mark the object at `off` strongly; pass it to `push` if this call marked it.
+/// Objects on pages allocated in this cycle are live without marking.
+#[inline]
+pub(crate) fn mark_object(cx: &GcContext, off: u64, push: &mut dyn FnMut(u64)) {
+    let seq = cx.state.seqnum();
+    let guard = crossbeam_epoch::pin();
+    let page = cx
+        .page_table()
+        .get(off, &guard)
+        .unwrap_or_else(|| panic!("marking met a pointer to {off:#x} outside every page"));
+    if page.seqnum() == seq {
+        return;
+    }
+    let idx = page.index_of(off);
+    let live = page.live_map();
+    if live.is_strongly_marked(seq, idx) {
+        return;
+    }
+    // The object's size is added to the live bytes when it is traced (the tracer reads the
+    // header anyway): marking itself touches only the live map, one cache miss less.
+    if live.mark(seq, idx, true, 0).newly_strong {
+        push(off);
+    }
+}
+
+/// True if the object at `off` is live in the current cycle (marked, or allocated since
+/// Pause Mark Start).
+pub(crate) fn is_live(cx: &GcContext, off: u64) -> bool {
+    let seq = cx.state.seqnum();
+    let guard = crossbeam_epoch::pin();
+    match cx.page_table().get(off, &guard) {
+        Some(p) => p.seqnum() == seq || p.live_map().is_marked(seq, p.index_of(off)),
+        None => false,
+    }
+}
+
+impl Mark {
+    /// Queue offsets a mutator's barriers marked.
+    pub(crate) fn push_all(&self, offs: impl Iterator<Item = u64>) {
+        for o in offs {
+            self.queue.push(o);
+        }
+    }
+
+    /// True if the global queue holds no work.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Pause Mark Start: make every strong root good (mark color), mark its object, queue it.
+    /// Returns the number of non-null roots.
+    ///
+    /// Slots are healed with a CAS, as the barrier heals: a root region may be cleared by a
+    /// thread that is not a running mutator (`RootRegion::clear_from` needs no scope), even
+    /// during a pause, and that null must not be overwritten with the old object.
+    pub(crate) fn mark_roots(
+        &self,
+        cx: &GcContext,
+        roots: &Roots,
+        muts: &[Arc<MutatorShared>],
+    ) -> u64 {
+        let mut n = 0;
+        let bad = cx.state.bad_mask();
+        let q = &self.queue;
+        roots.for_each_strong_root(muts, &mut |slot| {
+            let p = slot.load(Ordering::Acquire);
+            if p == 0 {
+                return;
+            }
+            n += 1;
+            if p & bad != 0 {
+                let good = mark_barrier(cx, p, &mut |o| q.push(o));
+                gc_core::self_heal(slot, p, good, bad);
+            } else {
+                mark_object(cx, cx.layout().offset(p), &mut |o| q.push(o));
+            }
+        });
+        n
+    }
+
     /// Trace one object: the marking barrier on each of its slots.
-    fn trace_object(&self, off: u64, push: &mut dyn FnMut(u64)) {
-        let layout = self.state.layout();
-        let bad = self.state.bad_mask();
+    fn trace_object(&self, cx: &GcContext, off: u64, push: &mut dyn FnMut(u64)) {
+        let layout = cx.layout();
+        let bad = cx.state.bad_mask();
         let base = layout.view_base(View::Remapped);
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
         let obj = unsafe { Object::from_addr(base | off) };
@@ -75,9 +162,9 @@ impl HeapInner {
         // size 0).
         {
             let guard = crossbeam_epoch::pin();
-            if let Some(page) = self.mem.page_table().get(off, &guard) {
+            if let Some(page) = cx.page_table().get(off, &guard) {
                 page.live_map()
-                    .add_live_bytes(self.state.seqnum(), obj.size());
+                    .add_live_bytes(cx.state.seqnum(), obj.size());
             }
         }
         let slots = obj.slots();
@@ -87,27 +174,47 @@ impl HeapInner {
                 continue;
             }
             let good = if p & bad != 0 {
-                let g = self.make_good(p, push);
+                let g = mark_barrier(cx, p, push);
                 gc_core::self_heal(slot, p, g, bad);
                 g
             } else {
                 // A good pointer stored by a mutator: its object is marked already, but mark
                 // through it anyway (cheap: the live map says so at once).
-                self.mark_object(layout.offset(p), push);
+                mark_object(cx, layout.offset(p), push);
                 p
             };
-            debug_assert!(layout.is_good(good, self.state.good()));
+            debug_assert!(layout.is_good(good, cx.state.good()));
+        }
+    }
+
+    /// Concurrent Mark (and Mark in the `stw` pause): trace until the queue and the mutators'
+    /// buffers are empty, with `workers()` GC workers per round (asked anew each round: the
+    /// driver boosts them while mutators stall). Returns the CPU time of the workers other
+    /// than the calling thread.
+    pub(crate) fn drain(
+        &self,
+        cx: &GcContext,
+        roots: &Roots,
+        workers: impl Fn() -> usize,
+        panics: &InjectedPanics,
+    ) -> u64 {
+        let mut cpu = 0;
+        loop {
+            cpu += self.mark_parallel(cx, workers(), panics);
+            if !self.flush_mutator_buffers(roots) && self.is_empty() {
+                return cpu;
+            }
         }
     }
 
     /// Move every mutator's mark buffer into the global queue; true if any held work.
-    pub(crate) fn flush_mutator_buffers(&self) -> bool {
+    pub(crate) fn flush_mutator_buffers(&self, roots: &Roots) -> bool {
         let mut any = false;
-        for m in self.mutators_snapshot() {
+        for m in roots.mutators() {
             let mut b = m.mark_buffer.lock();
             if !b.is_empty() {
                 any = true;
-                self.mark_queue.push_all(b.drain(..));
+                self.push_all(b.drain(..));
             }
         }
         any
@@ -115,13 +222,13 @@ impl HeapInner {
 
     /// Drain the mark queue with `threads` workers (the calling thread is one of them).
     /// Returns the CPU time the *other* workers used.
-    pub(crate) fn mark_parallel(&self, threads: usize) -> u64 {
+    fn mark_parallel(&self, cx: &GcContext, threads: usize, panics: &InjectedPanics) -> u64 {
         let threads = threads.max(1);
         let workers: Vec<Worker<u64>> = (0..threads).map(|_| Worker::new_lifo()).collect();
         let stealers: Vec<Stealer<u64>> = workers.iter().map(|w| w.stealer()).collect();
         let idle = AtomicUsize::new(0);
         let abandoned = AtomicBool::new(false);
-        let cpu = std::sync::atomic::AtomicU64::new(0);
+        let cpu = AtomicU64::new(0);
         std::thread::scope(|s| {
             let mut workers = workers.into_iter();
             let first = workers.next().expect("at least one worker");
@@ -131,11 +238,11 @@ impl HeapInner {
                     .name(format!("gc-mark-{}", i + 1))
                     .spawn_scoped(s, move || {
                         let _abandon = AbandonOnUnwind(abandoned);
-                        if self.take_injected_panic(InjectedPanic::MarkWorker) {
+                        if panics.take(InjectedPanic::MarkWorker) {
                             panic!("GC worker panic injected for a test");
                         }
                         let c0 = thread_cpu_ns();
-                        self.mark_worker(w, stealers, idle, abandoned, threads);
+                        self.mark_worker(cx, w, stealers, idle, abandoned, threads);
                         cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
                     })
                     .expect("spawning a GC mark worker");
@@ -143,7 +250,7 @@ impl HeapInner {
             // The calling thread's own CPU time is counted by its caller. If it panics, the
             // scope still waits for the other workers: they must stop waiting for it too.
             let _abandon = AbandonOnUnwind(&abandoned);
-            self.mark_worker(first, &stealers, &idle, &abandoned, threads);
+            self.mark_worker(cx, first, &stealers, &idle, &abandoned, threads);
         });
         cpu.load(Ordering::Relaxed)
     }
@@ -154,7 +261,7 @@ impl HeapInner {
         }
         loop {
             let mut retry = false;
-            match self.mark_queue.injector.steal_batch_and_pop(local) {
+            match self.queue.steal_batch_and_pop(local) {
                 Steal::Success(x) => return Some(x),
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
@@ -174,6 +281,7 @@ impl HeapInner {
 
     fn mark_worker(
         &self,
+        cx: &GcContext,
         local: Worker<u64>,
         stealers: &[Stealer<u64>],
         idle: &AtomicUsize,
@@ -187,7 +295,7 @@ impl HeapInner {
         // A small FIFO between the mark stack and tracing: an object's header is prefetched
         // when it enters and traced when it leaves, so its cache miss overlaps with the work
         // on the objects before it (marking small objects is bound by memory latency).
-        let base = self.state.layout().view_base(View::Remapped);
+        let base = cx.layout().view_base(View::Remapped);
         let mut fifo = [0u64; PREFETCH_DEPTH];
         let (mut head, mut len) = (0usize, 0usize);
         loop {
@@ -202,12 +310,12 @@ impl HeapInner {
                     }
                     let oldest = std::mem::replace(&mut fifo[head], off);
                     head = (head + 1) % PREFETCH_DEPTH;
-                    self.trace_object(oldest, &mut |o| local.push(o));
+                    self.trace_object(cx, oldest, &mut |o| local.push(o));
                 } else if len > 0 {
                     let oldest = fifo[head];
                     head = (head + 1) % PREFETCH_DEPTH;
                     len -= 1;
-                    self.trace_object(oldest, &mut |o| local.push(o));
+                    self.trace_object(cx, oldest, &mut |o| local.push(o));
                 } else {
                     break;
                 }
@@ -219,8 +327,7 @@ impl HeapInner {
             // Idle: finish when everyone is idle and nothing is queued.
             idle.fetch_add(1, Ordering::SeqCst);
             loop {
-                let queues_empty =
-                    self.mark_queue.is_empty() && stealers.iter().all(|s| s.is_empty());
+                let queues_empty = self.queue.is_empty() && stealers.iter().all(|s| s.is_empty());
                 if !queues_empty {
                     idle.fetch_sub(1, Ordering::SeqCst);
                     break;

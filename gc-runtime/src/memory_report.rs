@@ -5,7 +5,7 @@
 //! RSS counts a multi-mapped page once per view it was touched through (up to 3x); Pss counts
 //! it once. Committed bytes are the truth for the heap; Pss for the process.
 
-use crate::heap::HeapInner;
+use crate::heap_inner::HeapInner;
 use gc_core::{proc_info, PageKind};
 use serde::Serialize;
 
@@ -30,9 +30,9 @@ pub struct MemoryReport {
 
 impl MemoryReport {
     pub(crate) fn collect(heap: &HeapInner) -> Self {
-        let u = heap.usage();
+        let u = heap.cx.pages.usage();
         let (mut small, mut medium, mut large, mut live_map) = (0, 0, 0, 0);
-        for p in heap.pages.lock().values() {
+        for p in heap.cx.pages.snapshot() {
             match p.kind() {
                 PageKind::Small => small += 1,
                 PageKind::Medium => medium += 1,
@@ -40,11 +40,10 @@ impl MemoryReport {
             }
             live_map += p.live_map().slots() as u64 / 4;
         }
-        let fwd = heap.relocation_set.lock().as_ref().map_or(0, |rs| {
-            rs.forwardings.iter().map(|f| f.footprint() as u64).sum()
-        });
+        let fwd = heap.relocation_set.footprint();
         let handles = heap
-            .mutators_snapshot()
+            .roots
+            .mutators()
             .iter()
             .map(|m| m.handles.top() as u64 * 8)
             .sum();
@@ -60,8 +59,8 @@ impl MemoryReport {
             live_map_bytes: live_map,
             forwarding_table_bytes: fwd,
             handle_stack_bytes: handles,
-            global_handles: heap.globals.len() as u64,
-            weak_handles: heap.weaks.len() as u64,
+            global_handles: heap.roots.globals().len() as u64,
+            weak_handles: heap.weaks.handles().len() as u64,
             rss: pm.rss,
             pss: pm.pss,
         }

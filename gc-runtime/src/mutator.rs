@@ -22,38 +22,20 @@
 //! so that those heaps' pauses give way instead of waiting on the waiting thread (see
 //! `safepoint`).
 
+use crate::barrier_policy::MutatorSlowPath;
 use crate::config::Mode;
 use crate::gc_cause::GcCause;
 use crate::handle_stack::HandleStack;
-use crate::heap::HeapInner;
-use crate::safepoint::{OtherHeaps, Safepoint, ThreadState, RUNNING};
+use crate::heap_inner::HeapInner;
+use crate::mutator_shared::MutatorShared;
+use crate::safepoint::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
 use crate::stats::StallRecord;
-use gc_core::{object_size, AllocError, Object, ObjectHeader, Page, PageKind, SlowPath, View};
-use parking_lot::Mutex;
+use gc_core::{object_size, AllocError, Object, ObjectHeader, Page, PageKind, View};
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Mark-buffer entries a mutator collects before handing them to the GC workers.
-const MARK_BUFFER_FLUSH: usize = 256;
-
-/// The part of a mutator the collector reads.
-pub(crate) struct MutatorShared {
-    pub(crate) name: String,
-    pub(crate) thread: ThreadState,
-    pub(crate) handles: HandleStack,
-    pub(crate) mark_buffer: Mutex<Vec<u64>>,
-    /// Scopes open on the mutator (touched only by its own thread).
-    pub(crate) scope_depth: AtomicU32,
-}
-
-impl crate::safepoint::HasThreadState for MutatorShared {
-    fn thread_state(&self) -> &ThreadState {
-        &self.thread
-    }
-}
 
 /// One of the calling thread's mutators, as its registry keeps it.
 struct Attached {
@@ -112,9 +94,9 @@ pub(crate) struct CycleWait<'h> {
 
 impl<'h> CycleWait<'h> {
     pub(crate) fn begin(heap: &'h HeapInner) -> Self {
-        let ticket = crate::safepoint::next_ticket();
+        let ticket = safepoint::next_ticket();
         let others = OtherHeapsOfThisThread { heap_id: heap.id };
-        let crosses = crate::safepoint::begin_cycle_wait(ticket, &others);
+        let crosses = safepoint::begin_cycle_wait(ticket, &others);
         CycleWait {
             heap,
             ticket,
@@ -137,7 +119,7 @@ impl<'h> CycleWait<'h> {
 
 impl Drop for CycleWait<'_> {
     fn drop(&mut self) {
-        crate::safepoint::end_cycle_wait(self.ticket, &self.others);
+        safepoint::end_cycle_wait(self.ticket, &self.others);
     }
 }
 
@@ -169,29 +151,6 @@ pub struct Mutator {
     _not_send: PhantomData<*const ()>,
 }
 
-/// The barrier slow path of a mutator: marks into its buffer, relocates with the shared
-/// relocation allocator.
-pub(crate) struct MutatorSlowPath<'a> {
-    pub(crate) heap: &'a HeapInner,
-    pub(crate) shared: &'a MutatorShared,
-}
-
-impl SlowPath for MutatorSlowPath<'_> {
-    fn make_good(&self, ptr: u64) -> u64 {
-        self.heap.make_good(ptr, &mut |off| self.mark_push(off))
-    }
-}
-
-impl MutatorSlowPath<'_> {
-    fn mark_push(&self, off: u64) {
-        let mut b = self.shared.mark_buffer.lock();
-        b.push(off);
-        if b.len() >= MARK_BUFFER_FLUSH {
-            self.heap.mark_queue.push_all(b.drain(..));
-        }
-    }
-}
-
 impl Mutator {
     pub(crate) fn attach(heap: &Arc<HeapInner>, name: &str) -> Result<Mutator, AttachError> {
         if thread_has_mutator(heap.id) {
@@ -199,13 +158,7 @@ impl Mutator {
         }
         let handles = HandleStack::new(heap.config.handle_capacity)
             .map_err(|e| AttachError::HandleStack(e.to_string()))?;
-        let shared = Arc::new(MutatorShared {
-            name: name.to_string(),
-            thread: ThreadState::new_blocked(),
-            handles,
-            mark_buffer: Mutex::new(Vec::new()),
-            scope_depth: AtomicU32::new(0),
-        });
+        let shared = Arc::new(MutatorShared::new(name, handles));
         THREAD_MUTATORS.with(|r| {
             r.borrow_mut().push(Attached {
                 heap: heap.clone(),
@@ -222,7 +175,7 @@ impl Mutator {
         };
         // Registered, and left blocked: pauses do not wait for it until its first scope.
         heap.safepoint.attach(&m.shared.thread, || {
-            heap.mutators.lock().push(m.shared.clone())
+            heap.roots.add_mutator(m.shared.clone())
         });
         Ok(m)
     }
@@ -233,7 +186,7 @@ impl Mutator {
     }
 
     fn refresh(&self) {
-        self.bad_mask.set(self.heap.state.bad_mask());
+        self.bad_mask.set(self.heap.cx.state.bad_mask());
     }
 
     fn others(&self) -> OtherHeapsOfThisThread {
@@ -302,7 +255,7 @@ impl Mutator {
     ) -> Result<u64, OutOfMemory> {
         self.poll();
         let size = object_size(n_refs as u64, n_bytes).map_err(OutOfMemory)?;
-        let sizes = *self.heap.mem.sizes();
+        let sizes = *self.heap.cx.pages.sizes();
         if size > sizes.object_max {
             return Err(OutOfMemory(AllocError::ObjectTooLarge {
                 size,
@@ -319,7 +272,7 @@ impl Mutator {
                     .expect("a large page holds its object")
             }
         };
-        let layout = self.heap.state.layout();
+        let layout = self.heap.cx.layout();
         let addr = layout.view_base(View::Remapped) | offset;
         // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
         unsafe {
@@ -332,13 +285,13 @@ impl Mutator {
                 },
             )
         };
-        self.heap.allocated.fetch_add(size, Ordering::Relaxed);
-        Ok(layout.good(offset, self.heap.state.good()))
+        self.heap.allocator.count(size);
+        Ok(layout.good(offset, self.heap.cx.state.good()))
     }
 
     #[inline]
     fn alloc_small(&mut self, size: u64) -> Result<u64, OutOfMemory> {
-        let seq = self.heap.state.seqnum();
+        let seq = self.heap.cx.state.seqnum();
         if let Some(p) = &self.tlab {
             // A page from before the last Pause Mark Start is retired: never allocate into it.
             if p.seqnum() == seq {
@@ -348,7 +301,7 @@ impl Mutator {
             }
         }
         self.tlab = None;
-        let small = self.heap.mem.sizes().small;
+        let small = self.heap.cx.pages.sizes().small;
         let page = self.page_stalling(PageKind::Small, small)?;
         let off = page
             .alloc_private(size)
@@ -358,23 +311,23 @@ impl Mutator {
     }
 
     fn alloc_medium(&mut self, size: u64) -> Result<u64, OutOfMemory> {
-        {
-            let seq = self.heap.state.seqnum();
-            let shared = self.heap.shared_medium.lock();
-            if let Some(p) = shared.as_ref().filter(|p| p.seqnum() == seq) {
-                if let Some(off) = p.alloc_shared(size) {
-                    return Ok(off);
-                }
-            }
+        let seq = self.heap.cx.state.seqnum();
+        if let Some(off) = self.heap.allocator.alloc_medium(size, seq) {
+            return Ok(off);
         }
-        // The shared page is full (or retired): take a new one. If another thread raced us
-        // here, the page it installed keeps only what it allocated; ours replaces it.
-        let medium = self.heap.mem.sizes().medium.expect("medium pages enabled");
+        // The shared page is full (or retired): take a new one.
+        let medium = self
+            .heap
+            .cx
+            .pages
+            .sizes()
+            .medium
+            .expect("medium pages enabled");
         let page = self.page_stalling(PageKind::Medium, medium)?;
         let off = page
             .alloc_shared(size)
             .expect("a fresh medium page fits a medium object");
-        *self.heap.shared_medium.lock() = Some(page);
+        self.heap.allocator.install_medium(page);
         Ok(off)
     }
 
@@ -393,12 +346,14 @@ impl Mutator {
             // the current cycle would be neither marked nor "allocated since mark start", and a
             // stale page registered while blocked could be freed as empty by Concurrent Select
             // Relocation Set before we free it here (a double free).
-            let page = self.blocking(|| heap.new_page_unregistered(kind, size))?;
-            if page.seqnum() == self.heap.state.seqnum() {
-                self.heap.register_page(&page);
+            let pages = &heap.cx.pages;
+            let page =
+                self.blocking(|| pages.new_mutator_page(kind, size, heap.cx.state.seqnum()))?;
+            if page.seqnum() == heap.cx.state.seqnum() {
+                pages.register(&page);
                 return Ok(page);
             }
-            self.heap.mem.free_page(&page);
+            pages.free_unregistered(&page);
         }
     }
 
@@ -411,18 +366,15 @@ impl Mutator {
         let start = Instant::now();
         let start_ns = self.heap.now_ns();
         let heap = self.heap.clone();
+        let control = &heap.cx.control;
         let cycle_wait = CycleWait::begin(&heap);
-        heap.control.lock().stalled += 1;
-        heap.stalled_waiters.fetch_add(1, Ordering::AcqRel);
+        control.begin_stall();
         // The cycle that starts after this request must complete before we give up; until
         // then retry whenever a page is freed (or every 10 ms).
-        let mut target = heap.request_cycle(GcCause::AllocationStall);
+        let mut target = control.request(GcCause::AllocationStall);
         let mut extra_cycles = 0;
         let result = loop {
-            let (done, shutdown) = {
-                let c = heap.control.lock();
-                (c.completed >= target, c.shutdown)
-            };
+            let (done, shutdown) = control.stall_progress(target);
             match self.take_page(kind, size) {
                 Ok(p) => break Some(Ok(p)),
                 Err(AllocError::OutOfMemory { .. }) => {}
@@ -438,25 +390,14 @@ impl Mutator {
                 // garbage.
                 if extra_cycles < 4 && heap.last_cycle_left_room_for(size) {
                     extra_cycles += 1;
-                    target = heap.request_cycle(GcCause::AllocationStall);
+                    target = control.request(GcCause::AllocationStall);
                     continue;
                 }
                 break None;
             }
-            self.blocking(|| {
-                let mut c = heap.control.lock();
-                if c.completed < target && !c.shutdown {
-                    if c.requested.is_none() && c.started < target {
-                        c.requested = Some(GcCause::AllocationStall);
-                        heap.control_cv.notify_all();
-                    }
-                    heap.control_cv
-                        .wait_for(&mut c, std::time::Duration::from_millis(10));
-                }
-            });
+            self.blocking(|| control.stall_wait(target));
         };
-        heap.stalled_waiters.fetch_sub(1, Ordering::AcqRel);
-        heap.control.lock().stalled -= 1;
+        control.end_stall();
         drop(cycle_wait);
         let failed = !matches!(result, Some(Ok(_)));
         let dur = start.elapsed();
@@ -471,7 +412,7 @@ impl Mutator {
             Some(Ok(p)) => Ok(p),
             Some(Err(e)) => Err(OutOfMemory(e)),
             None => {
-                let u = self.heap.usage();
+                let u = self.heap.cx.pages.usage();
                 Err(OutOfMemory(AllocError::OutOfMemory {
                     requested: size,
                     used: u.used,
@@ -489,9 +430,10 @@ impl Mutator {
         }
         let heap = self.heap.clone();
         let cycle_wait = CycleWait::begin(&heap);
+        let control = &heap.cx.control;
         self.blocking(|| {
-            let n = heap.request_cycle(GcCause::Explicit(cause.to_string()));
-            heap.wait_for_cycle(n, &cycle_wait);
+            let n = control.request(GcCause::Explicit(cause.to_string()));
+            control.wait_for_cycle(n, || cycle_wait.must_give_up());
         });
     }
 }
@@ -512,10 +454,10 @@ impl Drop for Mutator {
                 shared.handles.truncate(0);
                 let mut b = shared.mark_buffer.lock();
                 if !b.is_empty() {
-                    heap.mark_queue.push_all(b.drain(..));
+                    heap.mark.push_all(b.drain(..));
                 }
             },
-            || heap.mutators.lock().retain(|m| !Arc::ptr_eq(m, shared)),
+            || heap.roots.remove_mutator(shared),
         );
         let _ = THREAD_MUTATORS.try_with(|r| {
             r.borrow_mut()

@@ -13,18 +13,24 @@
 //! compacted, waits for the page's entry instead (see [`crate::forwarding`]); the driver,
 //! which cannot wait inside a pause, compacts the page in place itself. So relocation never
 //! fails, and an object is never left in place while another thread may still copy it.
+//!
+//! The subsystem owns the shared target pages and the cycle's relocation counters. At Pause
+//! Relocate Start it also relocates (or remaps) every root, weak handles included.
 
 use crate::cpu_time::thread_cpu_ns;
 use crate::forwarding::{Forwarding, InPlace, Relocation};
-use crate::heap::HeapInner;
-use gc_core::{Object, Page, PageKind, View};
+use crate::gc_context::GcContext;
+use crate::mutator_shared::MutatorShared;
+use crate::roots::Roots;
+use crate::weak_processor::WeakProcessor;
+use gc_core::{GoodColor, Object, Page, PageKind, View};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Relocation's counters for the current cycle (reset at the start of each cycle).
 #[derive(Default)]
-pub(crate) struct RelocationCounters {
+struct RelocationCounters {
     bytes_relocated: AtomicU64,
     objects_relocated: AtomicU64,
     pages_in_place: AtomicU64,
@@ -57,14 +63,14 @@ impl RelocationCounters {
     }
 
     /// Start a new cycle's counts.
-    pub(crate) fn reset(&self) {
+    fn reset(&self) {
         for c in self.all() {
             c.store(0, Ordering::Relaxed);
         }
     }
 
     /// This cycle's counts so far.
-    pub(crate) fn totals(&self) -> RelocationTotals {
+    fn totals(&self) -> RelocationTotals {
         let [b, o, p, i, s, w] = self.all().map(|c| c.load(Ordering::Relaxed));
         RelocationTotals {
             bytes_relocated: b,
@@ -92,25 +98,41 @@ impl RelocationCounters {
     }
 }
 
-/// Shared target pages for relocation (CAS bump allocation), one per size class.
+/// Relocation: shared target pages (CAS bump allocation), one per size class, and the
+/// cycle's counters.
 #[derive(Default)]
-pub(crate) struct RelocationAllocator {
+pub(crate) struct Relocate {
     small: Mutex<Option<Arc<Page>>>,
     medium: Mutex<Option<Arc<Page>>>,
-    pub(crate) counters: RelocationCounters,
+    counters: RelocationCounters,
 }
 
 /// A GC worker's private target pages (bump allocation without atomics or locks).
 #[derive(Default)]
-pub(crate) struct WorkerTargets {
+struct WorkerTargets {
     small: Option<Arc<Page>>,
     medium: Option<Arc<Page>>,
 }
 
-impl HeapInner {
+impl Relocate {
+    /// Start a new cycle's counts.
+    pub(crate) fn reset_counters(&self) {
+        self.counters.reset()
+    }
+
+    /// This cycle's counts so far.
+    pub(crate) fn totals(&self) -> RelocationTotals {
+        self.counters.totals()
+    }
+
     /// Target memory for a worker's copy of `size` bytes; `None` if the heap has none left.
-    fn alloc_for_worker(&self, t: &mut WorkerTargets, size: u64) -> Option<(u64, Arc<Page>)> {
-        let sizes = *self.mem.sizes();
+    fn alloc_for_worker(
+        &self,
+        cx: &GcContext,
+        t: &mut WorkerTargets,
+        size: u64,
+    ) -> Option<(u64, Arc<Page>)> {
+        let sizes = *cx.pages.sizes();
         let kind = sizes.kind_for(size);
         let slot = match kind {
             PageKind::Small => &mut t.small,
@@ -122,8 +144,9 @@ impl HeapInner {
                 return Some((off, p.clone()));
             }
         }
-        let page = self
-            .new_relocation_page(kind, sizes.page_size(kind, size))
+        let page = cx
+            .pages
+            .new_relocation_page(kind, sizes.page_size(kind, size), cx.state.seqnum())
             .ok()?;
         let off = page.alloc_private(size)?;
         *slot = Some(page.clone());
@@ -132,30 +155,36 @@ impl HeapInner {
 
     /// A GC worker relocates the object at `from` (it holds the page's reference, so no
     /// retain is needed). With no target memory left it compacts the whole page in place.
-    fn relocate_object_worker(&self, f: &Forwarding, from: u64, t: &mut WorkerTargets) {
+    fn relocate_object_worker(
+        &self,
+        cx: &GcContext,
+        f: &Forwarding,
+        from: u64,
+        t: &mut WorkerTargets,
+    ) {
         let idx = f.page().index_of(from) as u64;
         if f.find(idx).is_some() {
             return;
         }
-        let base = self.state.layout().view_base(View::Remapped);
+        let base = cx.layout().view_base(View::Remapped);
         // SAFETY: the worker's reference keeps the from-page mapped; `from` is marked live.
         let obj = unsafe { Object::from_addr(base | from) };
         let size = obj.size();
-        match self.alloc_for_worker(t, size) {
+        match self.alloc_for_worker(cx, t, size) {
             Some((to, page)) => {
                 // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
                 // cycle; from-space objects are never written during relocation (a mutator
                 // writes an object only after its barrier relocated it).
                 unsafe { obj.copy_to(base | to) };
                 match f.forward(idx, to) {
-                    Ok(_) => self.reloc_alloc.counters.copied(size),
+                    Ok(_) => self.counters.copied(size),
                     Err(_) => {
                         page.undo_alloc(to, size);
                     }
                 }
             }
             None => {
-                let page = self.compact_in_place(f);
+                let page = self.compact_in_place(cx, f);
                 match page.kind() {
                     PageKind::Small => t.small = Some(page),
                     PageKind::Medium => t.medium = Some(page),
@@ -168,10 +197,10 @@ impl HeapInner {
     /// Compact `f`'s page in place (its worker, or the driver inside a pause; see
     /// [`Forwarding::compact_in_place`]). Returns the page, which keeps its live objects and
     /// has free space above its new top.
-    fn compact_in_place(&self, f: &Forwarding) -> Arc<Page> {
+    fn compact_in_place(&self, cx: &GcContext, f: &Forwarding) -> Arc<Page> {
         let page = f.page().clone();
-        let seq = self.state.seqnum();
-        let base = self.state.layout().view_base(View::Remapped);
+        let seq = cx.state.seqnum();
+        let base = cx.layout().view_base(View::Remapped);
         let align = (1u64 << page.alignment_shift()) - 1;
         let mut live = Vec::new();
         page.live_map()
@@ -197,28 +226,29 @@ impl HeapInner {
             },
             |top| page.set_top_after_compaction(top),
         );
-        self.reloc_alloc.counters.compacted(&r);
+        self.counters.compacted(&r);
         page
     }
 
     /// Target memory for a copy of `size` bytes; `None` if the heap has none left.
-    fn alloc_for_relocation(&self, size: u64) -> Option<u64> {
-        let sizes = *self.mem.sizes();
+    fn alloc_for_relocation(&self, cx: &GcContext, size: u64) -> Option<u64> {
+        let sizes = *cx.pages.sizes();
         let kind = sizes.kind_for(size);
         let slot = match kind {
-            PageKind::Small => &self.reloc_alloc.small,
-            PageKind::Medium => &self.reloc_alloc.medium,
+            PageKind::Small => &self.small,
+            PageKind::Medium => &self.medium,
             PageKind::Large => unreachable!("large objects are never relocated"),
         };
-        let seq = self.state.seqnum();
+        let seq = cx.state.seqnum();
         let mut cur = slot.lock();
         if let Some(p) = cur.as_ref().filter(|p| p.seqnum() == seq) {
             if let Some(off) = p.alloc_shared(size) {
                 return Some(off);
             }
         }
-        let page = self
-            .new_relocation_page(kind, sizes.page_size(kind, size))
+        let page = cx
+            .pages
+            .new_relocation_page(kind, sizes.page_size(kind, size), seq)
             .ok()?;
         let off = page.alloc_shared(size);
         *cur = Some(page);
@@ -229,13 +259,14 @@ impl HeapInner {
     /// Relocate Start, so relocating the roots inside the pause only bumps a pointer: taking a
     /// page can mean committing and mapping memory (hundreds of microseconds), which must not
     /// happen inside a pause. Only the classes the relocation set needs are prepared.
-    pub(crate) fn prepare_relocation_targets(&self, small: bool, medium: bool) {
-        let sizes = *self.mem.sizes();
-        let seq = self.state.seqnum();
-        for (want, kind, slot) in [
-            (small, PageKind::Small, &self.reloc_alloc.small),
-            (medium, PageKind::Medium, &self.reloc_alloc.medium),
+    pub(crate) fn prepare_targets(&self, cx: &GcContext, set: &[Arc<Forwarding>]) {
+        let sizes = *cx.pages.sizes();
+        let seq = cx.state.seqnum();
+        for (kind, slot) in [
+            (PageKind::Small, &self.small),
+            (PageKind::Medium, &self.medium),
         ] {
+            let want = set.iter().any(|f| f.page().kind() == kind);
             if !want {
                 continue;
             }
@@ -244,7 +275,10 @@ impl HeapInner {
                 continue;
             }
             // No memory: the pause will fall back as usual (in-place or forwarding to self).
-            if let Ok(page) = self.new_relocation_page(kind, sizes.page_size(kind, 0)) {
+            if let Ok(page) = cx
+                .pages
+                .new_relocation_page(kind, sizes.page_size(kind, 0), seq)
+            {
                 *cur = Some(page);
             }
         }
@@ -252,15 +286,12 @@ impl HeapInner {
 
     /// Relocate (or find the relocated copy of) the object at `from` in `f`'s page, for a
     /// mutator's barrier: when it cannot copy, it waits for the page's worker.
-    pub(crate) fn relocate_object(&self, f: &Forwarding, from: u64) -> u64 {
+    fn relocate_object(&self, cx: &GcContext, f: &Forwarding, from: u64) -> u64 {
         let idx = f.page().index_of(from) as u64;
-        match self.try_relocate(f, from) {
+        match self.try_relocate(cx, f, from) {
             Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
             Relocation::NoMemory | Relocation::Unavailable => {
-                self.reloc_alloc
-                    .counters
-                    .waits
-                    .fetch_add(1, Ordering::Relaxed);
+                self.counters.waits.fetch_add(1, Ordering::Relaxed);
                 f.wait_for_entry(idx)
             }
         }
@@ -269,16 +300,13 @@ impl HeapInner {
     /// Relocate the object at `from` inside a pause (roots at Pause Relocate Start): no GC
     /// worker runs that could be waited for, so with no target memory left the driver
     /// compacts the page in place itself.
-    pub(crate) fn relocate_object_in_pause(&self, f: &Forwarding, from: u64) -> u64 {
+    fn relocate_object_in_pause(&self, cx: &GcContext, f: &Forwarding, from: u64) -> u64 {
         let idx = f.page().index_of(from) as u64;
-        match self.try_relocate(f, from) {
+        match self.try_relocate(cx, f, from) {
             Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
             Relocation::NoMemory => {
-                self.reloc_alloc
-                    .counters
-                    .waits
-                    .fetch_add(1, Ordering::Relaxed);
-                self.compact_in_place(f);
+                self.counters.waits.fetch_add(1, Ordering::Relaxed);
+                self.compact_in_place(cx, f);
                 f.wait_for_entry(idx)
             }
             // Compacted in place earlier in this pause: the entry is there.
@@ -287,9 +315,9 @@ impl HeapInner {
     }
 
     /// Copy the object at `from` to shared target memory unless it has its entry.
-    fn try_relocate(&self, f: &Forwarding, from: u64) -> Relocation {
+    fn try_relocate(&self, cx: &GcContext, f: &Forwarding, from: u64) -> Relocation {
         let idx = f.page().index_of(from) as u64;
-        let base = self.state.layout().view_base(View::Remapped);
+        let base = cx.layout().view_base(View::Remapped);
         let size = std::cell::Cell::new(0);
         let r = f.try_relocate(
             idx,
@@ -298,7 +326,7 @@ impl HeapInner {
                 // `from` is a live object (reached through a root or slot) on it.
                 let obj = unsafe { Object::from_addr(base | from) };
                 size.set(obj.size());
-                let to = self.alloc_for_relocation(size.get())?;
+                let to = self.alloc_for_relocation(cx, size.get())?;
                 // SAFETY: `to` is fresh memory of `size` bytes on a page of this cycle, not
                 // overlapping the from-page; from-space objects are never written during
                 // relocation, and the retained page is not compacted in place under us.
@@ -307,42 +335,94 @@ impl HeapInner {
             },
             |to| {
                 let guard = crossbeam_epoch::pin();
-                if let Some(p) = self.mem.page_table().get(to, &guard) {
+                if let Some(p) = cx.page_table().get(to, &guard) {
                     p.undo_alloc(to, size.get());
                 }
             },
         );
         if let Relocation::Copied(_) = r {
-            self.reloc_alloc.counters.copied(size.get());
+            self.counters.copied(size.get());
         }
         r
     }
 
+    /// The load barrier's slow path during relocation: relocate the object at `off` if its
+    /// page is in the relocation set (waiting for the page's worker if this thread cannot
+    /// copy it), else keep the offset.
+    pub(crate) fn relocate_or_remap(&self, cx: &GcContext, off: u64) -> u64 {
+        let guard = crossbeam_epoch::pin();
+        match cx.forwarding.get(off, &guard) {
+            Some(f) if f.page().contains(off) => self.relocate_object(cx, f, off),
+            _ => off,
+        }
+    }
+
+    /// [`Self::relocate_or_remap`] inside a pause (roots at Pause Relocate Start), where
+    /// nothing may wait for a GC worker.
+    fn relocate_or_remap_in_pause(&self, cx: &GcContext, off: u64) -> u64 {
+        let guard = crossbeam_epoch::pin();
+        match cx.forwarding.get(off, &guard) {
+            Some(f) if f.page().contains(off) => self.relocate_object_in_pause(cx, f, off),
+            _ => off,
+        }
+    }
+
+    /// Pause Relocate Start: relocate or remap every strong root and every weak handle,
+    /// healing each slot with a CAS (as `Mark::mark_roots` does). Returns the number of slots
+    /// that were bad.
+    pub(crate) fn relocate_roots(
+        &self,
+        cx: &GcContext,
+        roots: &Roots,
+        weaks: &WeakProcessor,
+        muts: &[Arc<MutatorShared>],
+    ) -> u64 {
+        let mut n = 0;
+        let bad = cx.state.bad_mask();
+        let layout = cx.layout();
+        let mut fix = |slot: &AtomicU64| {
+            let p = slot.load(Ordering::Acquire);
+            if p & bad != 0 {
+                n += 1;
+                let good = layout.good(
+                    self.relocate_or_remap_in_pause(cx, layout.offset(p)),
+                    GoodColor::Remapped,
+                );
+                gc_core::self_heal(slot, p, good, bad);
+            }
+        };
+        roots.for_each_strong_root(muts, &mut fix);
+        weaks.for_each_slot(|s| fix(s));
+        n
+    }
+
     /// Evacuate every page of the current relocation set with `threads` workers; frees each
     /// evacuated page. Returns (pages freed, CPU ns of the workers other than the caller).
-    pub(crate) fn relocate_parallel(&self, threads: usize) -> (u64, u64) {
-        let Some(rs) = self.relocation_set.lock().clone() else {
-            return (0, 0);
-        };
+    pub(crate) fn relocate_parallel(
+        &self,
+        cx: &GcContext,
+        set: &[Arc<Forwarding>],
+        threads: usize,
+    ) -> (u64, u64) {
         let next = AtomicUsize::new(0);
         let freed = AtomicU64::new(0);
         let cpu = AtomicU64::new(0);
-        let seq = self.state.seqnum();
+        let seq = cx.state.seqnum();
         let work = || {
             let mut targets = WorkerTargets::default();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(f) = rs.forwardings.get(i) else {
+                let Some(f) = set.get(i) else {
                     break;
                 };
                 let page = f.page();
                 let _guard = crossbeam_epoch::pin();
                 page.live_map().for_each_marked(seq, |idx| {
-                    self.relocate_object_worker(f, page.offset_of(idx), &mut targets);
+                    self.relocate_object_worker(cx, f, page.offset_of(idx), &mut targets);
                 });
                 f.release_and_wait();
                 if !f.is_compacted_in_place() {
-                    self.free_page(page);
+                    cx.free_page(page);
                     freed.fetch_add(1, Ordering::Relaxed);
                 }
             }

@@ -3,14 +3,11 @@
 //! slots the embedder indexes directly. Unused slots should hold null (set them when popping);
 //! a stale non-null slot only keeps its object alive longer.
 
-use crate::heap::HeapInner;
+use crate::heap_inner::HeapInner;
+use crate::roots::RegionSlots;
 use crate::scope::{Local, ObjRef, Scope};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-pub(crate) struct RegionSlots {
-    pub(crate) slots: Box<[AtomicU64]>,
-}
 
 /// A root region of fixed capacity. `Send + Sync`; accessed through a [`Scope`] of its heap.
 pub struct RootRegion {
@@ -20,13 +17,9 @@ pub struct RootRegion {
 
 impl RootRegion {
     pub(crate) fn new(heap: &Arc<HeapInner>, capacity: usize) -> Self {
-        let inner = Arc::new(RegionSlots {
-            slots: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
-        });
-        heap.regions.lock().push(inner.clone());
         RootRegion {
             heap: heap.clone(),
-            inner,
+            inner: heap.roots.add_region(capacity),
         }
     }
 
@@ -82,9 +75,6 @@ impl RootRegion {
 
 impl Drop for RootRegion {
     fn drop(&mut self) {
-        self.heap
-            .regions
-            .lock()
-            .retain(|r| !Arc::ptr_eq(r, &self.inner));
+        self.heap.roots.remove_region(&self.inner);
     }
 }

@@ -1,16 +1,63 @@
-//! Root processing in the pauses (JDK 15 style, so a pause is O(threads + roots)):
-//! mutators' handle stacks, global handles and registered root regions are strong roots;
-//! weak handles are remapped at Pause Relocate Start and cleared or healed by Concurrent
-//! Process Non-Strong References.
+//! The strong root sets (ZGC's `ZRoots`): every attached mutator's handle stack, the global
+//! handles and the registered root regions. This module only keeps and enumerates them;
+//! what a phase does with a root is the phase's business (`Mark::mark_roots` at Pause Mark
+//! Start, `Relocate::relocate_roots` at Pause Relocate Start, the verifier). Weak handles are
+//! not strong roots: the `WeakProcessor` owns them.
 
-use crate::heap::HeapInner;
-use crate::mutator::MutatorShared;
-use gc_core::GoodColor;
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::handle_table::HandleTable;
+use crate::mutator_shared::MutatorShared;
+use parking_lot::Mutex;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-impl HeapInner {
-    /// Call `f` on every strong root slot. Mutators must be stopped (or blocked).
+/// The slots of one registered root region (see `RootRegion`).
+pub(crate) struct RegionSlots {
+    pub(crate) slots: Box<[AtomicU64]>,
+}
+
+#[derive(Default)]
+pub(crate) struct Roots {
+    mutators: Mutex<Vec<Arc<MutatorShared>>>,
+    globals: HandleTable,
+    regions: Mutex<Vec<Arc<RegionSlots>>>,
+}
+
+impl Roots {
+    /// Register an attached mutator (inside the safepoint's attach protocol).
+    pub(crate) fn add_mutator(&self, m: Arc<MutatorShared>) {
+        self.mutators.lock().push(m);
+    }
+
+    /// Unregister a detaching mutator.
+    pub(crate) fn remove_mutator(&self, m: &Arc<MutatorShared>) {
+        self.mutators.lock().retain(|x| !Arc::ptr_eq(x, m));
+    }
+
+    /// The attached mutators now.
+    pub(crate) fn mutators(&self) -> Vec<Arc<MutatorShared>> {
+        self.mutators.lock().clone()
+    }
+
+    /// The global handle table.
+    pub(crate) fn globals(&self) -> &HandleTable {
+        &self.globals
+    }
+
+    /// Register a root region of `capacity` null slots.
+    pub(crate) fn add_region(&self, capacity: usize) -> Arc<RegionSlots> {
+        let r = Arc::new(RegionSlots {
+            slots: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+        });
+        self.regions.lock().push(r.clone());
+        r
+    }
+
+    pub(crate) fn remove_region(&self, r: &Arc<RegionSlots>) {
+        self.regions.lock().retain(|x| !Arc::ptr_eq(x, r));
+    }
+
+    /// Call `f` on every strong root slot: the handle stacks of `muts` (the mutators a pause
+    /// stopped), the globals, the regions. Mutators must be stopped (or blocked).
     pub(crate) fn for_each_strong_root(
         &self,
         muts: &[Arc<MutatorShared>],
@@ -27,77 +74,5 @@ impl HeapInner {
                 f(slot);
             }
         }
-    }
-
-    /// Pause Mark Start: make every root good (mark color), mark its object, queue it.
-    ///
-    /// Slots are healed with a CAS, as the barrier heals: a root region may be cleared by a
-    /// thread that is not a running mutator (`RootRegion::clear_from` needs no scope), even
-    /// during a pause, and that null must not be overwritten with the old object.
-    pub(crate) fn mark_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
-        let mut n = 0;
-        let bad = self.state.bad_mask();
-        let q = &self.mark_queue;
-        self.for_each_strong_root(muts, &mut |slot| {
-            let p = slot.load(Ordering::Acquire);
-            if p == 0 {
-                return;
-            }
-            n += 1;
-            if p & bad != 0 {
-                let good = self.make_good(p, &mut |o| q.push(o));
-                gc_core::self_heal(slot, p, good, bad);
-            } else {
-                self.mark_object(self.state.layout().offset(p), &mut |o| q.push(o));
-            }
-        });
-        n
-    }
-
-    /// Pause Relocate Start: relocate or remap every root, weak handles included (healed
-    /// with a CAS, as in [`Self::mark_roots`]).
-    pub(crate) fn relocate_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
-        let mut n = 0;
-        let bad = self.state.bad_mask();
-        let layout = self.state.layout();
-        let mut fix = |slot: &AtomicU64| {
-            let p = slot.load(Ordering::Acquire);
-            if p & bad != 0 {
-                n += 1;
-                let good = layout.good(
-                    self.relocate_or_remap_in_pause(layout.offset(p)),
-                    GoodColor::Remapped,
-                );
-                gc_core::self_heal(slot, p, good, bad);
-            }
-        };
-        self.for_each_strong_root(muts, &mut fix);
-        self.weaks.for_each_slot(|s| fix(s));
-        n
-    }
-
-    /// Concurrent Process Non-Strong References: clear weak handles whose referent was not
-    /// marked; heal the others to the good color. Returns (cleared, kept).
-    pub(crate) fn process_weak_handles(&self) -> (u64, u64) {
-        let layout = self.state.layout();
-        let good = self.state.good();
-        let (mut cleared, mut kept) = (0, 0);
-        self.weaks.for_each_slot(|slot| {
-            let p = slot.load(Ordering::Acquire);
-            if p == 0 {
-                return;
-            }
-            let off = self.remap_if_stale(p, good);
-            let new = if self.is_live(off) {
-                kept += 1;
-                layout.good(off, good)
-            } else {
-                cleared += 1;
-                0
-            };
-            // A concurrent upgrade may have healed it to the same value: ignore failure.
-            let _ = slot.compare_exchange(p, new, Ordering::AcqRel, Ordering::Acquire);
-        });
-        (cleared, kept)
     }
 }

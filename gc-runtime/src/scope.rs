@@ -12,8 +12,11 @@
 //! - [`Global`] handles live until dropped and can move between threads; [`WeakRef`]s do not
 //!   keep their object alive and read as `None` once it died.
 
-use crate::heap::HeapInner;
+use crate::barrier_policy;
+use crate::handle_stack::HandleStack;
+use crate::heap_inner::HeapInner;
 use crate::mutator::{Mutator, OutOfMemory};
+use crate::mutator_shared::MutatorShared;
 use gc_core::Object;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -141,14 +144,14 @@ impl<'a> ObjRef<'a> {
     /// True if both refer to the same object.
     #[inline]
     pub fn same(&self, other: &ObjRef<'_>) -> bool {
-        let l = self.m.heap.state.layout();
+        let l = self.m.heap.cx.layout();
         l.offset(self.ptr) == l.offset(other.ptr)
     }
 
     /// The object's current heap offset (changes when the collector moves it).
     #[inline]
     pub fn address(&self) -> u64 {
-        self.m.heap.state.layout().offset(self.ptr)
+        self.m.heap.cx.layout().offset(self.ptr)
     }
 }
 
@@ -159,7 +162,7 @@ pub struct Scope<'s> {
 
 /// Truncates the handle stack when a scope ends, also on unwinding.
 struct Truncate<'m> {
-    handles: &'m crate::handle_stack::HandleStack,
+    handles: &'m HandleStack,
     base: usize,
 }
 
@@ -173,7 +176,7 @@ impl Drop for Truncate<'_> {
 /// the mutator blocked again.
 struct ScopeExit<'m> {
     heap: &'m HeapInner,
-    shared: &'m crate::mutator::MutatorShared,
+    shared: &'m MutatorShared,
     depth: u32,
 }
 
@@ -197,7 +200,7 @@ impl Mutator {
         // Second references to the shared part and the heap (no refcount traffic: scopes are
         // hot in interpreters); they stay valid because `self` keeps its `Arc`s for the whole
         // call.
-        let shared: *const crate::mutator::MutatorShared = Arc::as_ptr(&self.shared);
+        let shared: *const MutatorShared = Arc::as_ptr(&self.shared);
         let heap: *const HeapInner = Arc::as_ptr(&self.heap);
         // SAFETY: `self.shared` and `self.heap` are not replaced while `self` is borrowed by
         // this call, so the pointees outlive the guards.
@@ -333,7 +336,7 @@ impl<'s> Scope<'s> {
     /// A global handle to the object (a strong root until dropped).
     pub fn global(&self, l: Local<'_>) -> Global {
         let p = self.get(l).ptr;
-        let (slot, id) = self.heap().globals.alloc(p);
+        let (slot, id) = self.heap().roots.globals().alloc(p);
         Global {
             heap: self.heap().clone(),
             slot,
@@ -354,7 +357,7 @@ impl<'s> Scope<'s> {
     /// A weak handle to the object: does not keep it alive.
     pub fn weak(&self, l: Local<'_>) -> WeakRef {
         let p = self.get(l).ptr;
-        let (slot, id) = self.heap().weaks.alloc(p);
+        let (slot, id) = self.heap().weaks.handles().alloc(p);
         WeakRef {
             heap: self.heap().clone(),
             slot,
@@ -369,7 +372,7 @@ impl<'s> Scope<'s> {
         }
         // SAFETY: the slot belongs to the heap's weak table, alive while `w` is.
         let slot = unsafe { &*w.slot };
-        let p = self.heap().load_weak(slot, || self.m.load_slot(slot));
+        let p = barrier_policy::load_weak(self.heap(), slot, || self.m.load_slot(slot));
         (p != 0).then(|| self.push(p))
     }
 
@@ -428,7 +431,7 @@ impl Global {
 
 impl Drop for Global {
     fn drop(&mut self) {
-        self.heap.globals.free(self.id);
+        self.heap.roots.globals().free(self.id);
     }
 }
 
@@ -455,6 +458,6 @@ impl WeakRef {
 
 impl Drop for WeakRef {
     fn drop(&mut self) {
-        self.heap.weaks.free(self.id);
+        self.heap.weaks.handles().free(self.id);
     }
 }

@@ -13,8 +13,9 @@
 //! in-place compaction leaves behind). A failure panics with a report naming the holder
 //! object, the slot and the value, or the page.
 
-use crate::heap::HeapInner;
-use crate::mutator::MutatorShared;
+use crate::heap_inner::HeapInner;
+use crate::mark;
+use crate::mutator_shared::MutatorShared;
 use gc_core::{Color, GoodColor, Object, View};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
@@ -42,34 +43,35 @@ struct Walk<'h> {
     stack: Vec<u64>,
 }
 
-impl HeapInner {
-    pub(crate) fn verify(&self, muts: &[Arc<MutatorShared>], point: VerifyPoint) {
-        let mut w = Walk {
-            heap: self,
-            point,
-            starts: HashMap::new(),
-            visited: HashSet::new(),
-            stack: Vec::new(),
-        };
-        w.check_pages();
-        let mut roots = Vec::new();
-        self.for_each_strong_root(muts, &mut |s| roots.push(s.load(Ordering::Acquire)));
-        for (i, p) in roots.into_iter().enumerate() {
-            if p != 0 {
-                w.reference(p, true, &|| format!("root #{i}"));
-            }
+/// Verify the heap at `point`; panics with a report at the first violation. Mutators must be
+/// stopped (`muts` are the ones the pause stopped).
+pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: VerifyPoint) {
+    let mut w = Walk {
+        heap,
+        point,
+        starts: HashMap::new(),
+        visited: HashSet::new(),
+        stack: Vec::new(),
+    };
+    w.check_pages();
+    let mut roots = Vec::new();
+    heap.roots
+        .for_each_strong_root(muts, &mut |s| roots.push(s.load(Ordering::Acquire)));
+    for (i, p) in roots.into_iter().enumerate() {
+        if p != 0 {
+            w.reference(p, true, &|| format!("root #{i}"));
         }
-        while let Some(off) = w.stack.pop() {
-            let base = self.state.layout().view_base(View::Remapped);
-            // SAFETY: `off` passed the object-start check on a registered, mapped page.
-            let obj = unsafe { Object::from_addr(base | off) };
-            for (i, slot) in obj.slots().iter().enumerate() {
-                let p = slot.load(Ordering::Acquire);
-                if p != 0 {
-                    w.reference(p, false, &|| {
-                        format!("slot {i} of object {off:#x} (shape {})", obj.shape())
-                    });
-                }
+    }
+    while let Some(off) = w.stack.pop() {
+        let base = heap.cx.layout().view_base(View::Remapped);
+        // SAFETY: `off` passed the object-start check on a registered, mapped page.
+        let obj = unsafe { Object::from_addr(base | off) };
+        for (i, slot) in obj.slots().iter().enumerate() {
+            let p = slot.load(Ordering::Acquire);
+            if p != 0 {
+                w.reference(p, false, &|| {
+                    format!("slot {i} of object {off:#x} (shape {})", obj.shape())
+                });
             }
         }
     }
@@ -79,9 +81,8 @@ impl Walk<'_> {
     /// Walk every registered page header by header: the objects must tile the page exactly
     /// from its start to its top. Records each page's object starts for the graph walk.
     fn check_pages(&mut self) {
-        let layout = self.heap.state.layout();
-        let base = layout.view_base(View::Remapped);
-        let pages: Vec<_> = self.heap.pages.lock().values().cloned().collect();
+        let base = self.heap.cx.layout().view_base(View::Remapped);
+        let pages = self.heap.cx.pages.snapshot();
         for page in pages {
             let (start, top, end) = (page.start(), page.top(), page.end());
             let align = (1u64 << page.alignment_shift()) - 1;
@@ -117,7 +118,7 @@ impl Walk<'_> {
     }
 
     fn legal(&self, root: bool) -> Vec<Color> {
-        let st = &self.heap.state;
+        let st = &self.heap.cx.state;
         let mark = st.good();
         match (self.point, root) {
             // Between cycles the good color is Remapped; slots may still carry the previous
@@ -132,7 +133,7 @@ impl Walk<'_> {
             }
             (VerifyPoint::RelocateStart, false) => {
                 let m = GoodColor::mark_color_for_cycle(
-                    self.heap.control.lock().started.saturating_sub(1),
+                    self.heap.cx.control.started().saturating_sub(1),
                 );
                 vec![m.color(), Color::REMAPPED]
             }
@@ -140,7 +141,7 @@ impl Walk<'_> {
     }
 
     fn reference(&mut self, p: u64, root: bool, holder: &dyn Fn() -> String) {
-        let layout = self.heap.state.layout();
+        let layout = self.heap.cx.layout();
         if !layout.is_dereferenceable(p) {
             self.fail("not a pointer with exactly one view color", holder, p);
         }
@@ -159,7 +160,7 @@ impl Walk<'_> {
         };
         if forwarded {
             let guard = crossbeam_epoch::pin();
-            if let Some(f) = self.heap.forwarding_index.get(off, &guard) {
+            if let Some(f) = self.heap.cx.forwarding.get(off, &guard) {
                 if f.page().contains(off) {
                     match f.find(f.page().index_of(off) as u64) {
                         Some(to) => off = to,
@@ -175,7 +176,7 @@ impl Walk<'_> {
                 }
             }
         }
-        let Some(page) = self.heap.mem.page_table().get_arc(off) else {
+        let Some(page) = self.heap.cx.page_table().get_arc(off) else {
             self.fail("points outside every page (freed memory)", holder, p);
         };
         if off >= page.top() {
@@ -187,7 +188,7 @@ impl Walk<'_> {
         if starts.binary_search(&off).is_err() {
             self.fail("does not point at an object start", holder, p);
         }
-        if self.point == VerifyPoint::MarkEnd && !self.heap.is_live(off) {
+        if self.point == VerifyPoint::MarkEnd && !mark::is_live(&self.heap.cx, off) {
             self.fail(
                 "reachable object was not marked by Pause Mark End",
                 holder,

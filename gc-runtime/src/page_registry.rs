@@ -1,0 +1,112 @@
+//! The pages in use and the limits on taking new ones (the runtime's side of ZGC's
+//! `ZPageAllocator`: gc-core's [`PageAllocator`] maps and commits memory; this registry knows
+//! which pages the collector must scan and select from, and what share of the heap mutators may
+//! take).
+//!
+//! Mutators may not use the *relocation reserve*: a few pages' worth of the heap kept for
+//! relocation targets, so evacuation can make progress on a full heap (ZGC before JDK 16 kept
+//! such a reserve too; when even the reserve runs out, relocation compacts pages in place).
+//! A mutator's page is registered only once the mutator is sure no Pause Mark Start ran while
+//! it was taking it (see `mutator`), so it comes out of [`PageRegistry::new_mutator_page`]
+//! unregistered; a relocation target is registered at once.
+
+use gc_core::{AllocError, MemoryUsage, Page, PageAllocator, PageKind, PageSizes};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub(crate) struct PageRegistry {
+    mem: PageAllocator,
+    /// Every page in use, by start offset.
+    pages: Mutex<HashMap<u64, Arc<Page>>>,
+    relocation_reserve: u64,
+}
+
+impl PageRegistry {
+    /// The registry over `mem`, keeping `relocation_reserve` bytes from mutators.
+    pub(crate) fn new(mem: PageAllocator, relocation_reserve: u64) -> Self {
+        PageRegistry {
+            mem,
+            pages: Mutex::new(HashMap::new()),
+            relocation_reserve,
+        }
+    }
+
+    /// The memory underneath (page table, sizes, layout).
+    pub(crate) fn memory(&self) -> &PageAllocator {
+        &self.mem
+    }
+
+    pub(crate) fn sizes(&self) -> &PageSizes {
+        self.mem.sizes()
+    }
+
+    pub(crate) fn usage(&self) -> MemoryUsage {
+        self.mem.usage()
+    }
+
+    /// The heap's maximum size.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.mem.capacity()
+    }
+
+    /// Bytes in pages in use.
+    pub(crate) fn used(&self) -> u64 {
+        self.mem.used()
+    }
+
+    /// What mutators may fill: the heap without the relocation reserve.
+    fn mutator_limit(&self) -> u64 {
+        self.mem.capacity().saturating_sub(self.relocation_reserve)
+    }
+
+    /// A page for a mutator, born with sequence number `seqnum`, within the mutator limit
+    /// and not yet registered: [`Self::register`] it, or give it back with
+    /// [`Self::free_unregistered`].
+    pub(crate) fn new_mutator_page(
+        &self,
+        kind: PageKind,
+        size: u64,
+        seqnum: u64,
+    ) -> Result<Arc<Page>, AllocError> {
+        self.mem
+            .alloc_page_within(kind, size, seqnum, self.mutator_limit())
+    }
+
+    pub(crate) fn register(&self, page: &Arc<Page>) {
+        self.pages.lock().insert(page.start(), page.clone());
+    }
+
+    /// Free a page that was never registered.
+    pub(crate) fn free_unregistered(&self, page: &Page) {
+        self.mem.free_page(page);
+    }
+
+    /// A relocation target page (it may use the relocation reserve), registered.
+    pub(crate) fn new_relocation_page(
+        &self,
+        kind: PageKind,
+        size: u64,
+        seqnum: u64,
+    ) -> Result<Arc<Page>, AllocError> {
+        let page = self.mem.alloc_page(kind, size, seqnum)?;
+        self.register(&page);
+        Ok(page)
+    }
+
+    /// Unregister and free a page (its memory goes to the page cache).
+    pub(crate) fn free(&self, page: &Page) {
+        self.pages.lock().remove(&page.start());
+        self.mem.free_page(page);
+    }
+
+    /// The registered pages now.
+    pub(crate) fn snapshot(&self) -> Vec<Arc<Page>> {
+        self.pages.lock().values().cloned().collect()
+    }
+
+    /// True if `live` bytes of live data leave room for `size` more bytes of mutator pages.
+    pub(crate) fn room_after(&self, live: u64, size: u64) -> bool {
+        live + size <= self.mutator_limit()
+    }
+}
