@@ -108,13 +108,18 @@ fn every_source_file_the_docs_name_exists() {
     for (doc, text) in docs() {
         for name in named_files(&text) {
             checked += 1;
-            let found = paths.iter().any(|p| p == &name || p.ends_with(&format!("/{name}")));
+            let found = paths
+                .iter()
+                .any(|p| p == &name || p.ends_with(&format!("/{name}")));
             if !found {
                 missing.push(format!("{doc}: `{name}`"));
             }
         }
     }
-    assert!(checked > 50, "only {checked} file names found: the scan is broken");
+    assert!(
+        checked > 50,
+        "only {checked} file names found: the scan is broken"
+    );
     assert!(
         missing.is_empty(),
         "the docs name source files that do not exist (renamed or removed?):\n{}",
@@ -153,7 +158,10 @@ fn every_line_of_the_books_rust_excerpts_is_in_the_sources() {
             }
         }
     }
-    assert!(checked > 30, "only {checked} excerpt lines found: the scan is broken");
+    assert!(
+        checked > 30,
+        "only {checked} excerpt lines found: the scan is broken"
+    );
     assert!(
         stale.is_empty(),
         "lines of the book's Rust excerpts that are no longer in the sources:\n{}",
