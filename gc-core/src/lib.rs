@@ -3,6 +3,7 @@
 //! It knows how memory is laid out and how pointers are colored, but not *when* to collect:
 //! that policy lives in `gc-runtime`. The pieces, bottom-up:
 //!
+//! - [`word`]: the typed words [`Offset`], [`ColoredPtr`] and [`Address`];
 //! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks;
 //! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
 //! - [`virtual_memory`]: the three views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
@@ -34,6 +35,7 @@ pub mod proc_info;
 pub mod reservation;
 pub mod sync;
 pub mod virtual_memory;
+pub mod word;
 
 /// The unit of physical memory and of mapping: 2 MiB.
 pub const GRANULE_SIZE: u64 = 2 << 20;
@@ -48,3 +50,4 @@ pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
 pub use reservation::Reservation;
+pub use word::{Address, ColoredPtr, Offset};
