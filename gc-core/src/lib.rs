@@ -4,7 +4,8 @@
 //! that policy lives in `gc-runtime`. The pieces, bottom-up:
 //!
 //! - [`word`]: the typed words [`Offset`], [`ColoredPtr`] and [`Address`];
-//! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks;
+//! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks, and
+//!   the conversions between the typed words;
 //! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
 //! - [`virtual_memory`]: the three views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;

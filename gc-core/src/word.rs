@@ -17,6 +17,27 @@
 //! [`AddressLayout::address`](crate::AddressLayout::address), ...); this module only has the
 //! types, their raw constructors and accessors, and the little offset arithmetic pages need
 //! (`Offset + u64`, `Offset - Offset`).
+//!
+//! An offset is not a pointer:
+//!
+//! ```compile_fail,E0308
+//! use gc_core::{AddressLayout, GoodColor, Offset};
+//! let layout = AddressLayout::new(42);
+//! let off = Offset::from_raw(0x1000);
+//! // error[E0308]: mismatched types: expected `ColoredPtr`, found `Offset`
+//! let _ = layout.is_good(off, GoodColor::Remapped);
+//! ```
+//!
+//! It has to be colored first:
+//!
+//! ```
+//! use gc_core::{AddressLayout, GoodColor, Offset};
+//! let layout = AddressLayout::new(42);
+//! let off = Offset::from_raw(0x1000);
+//! let ptr = layout.good(off, GoodColor::Remapped);
+//! assert!(layout.is_good(ptr, GoodColor::Remapped));
+//! assert_eq!(layout.offset(ptr), off);
+//! ```
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
