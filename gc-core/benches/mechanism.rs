@@ -14,8 +14,8 @@
 
 use criterion::{black_box, BenchmarkId, Criterion, SamplingMode, Throughput};
 use gc_core::{
-    load_barrier, AddressLayout, ForwardingTable, GoodColor, MemoryConfig, Object, ObjectHeader,
-    Page, PageAllocator, PageKind, SlowPath, View, HEADER_SIZE,
+    load_barrier, Address, AddressLayout, ColoredPtr, ForwardingTable, GoodColor, MemoryConfig,
+    Object, ObjectHeader, Offset, Page, PageAllocator, PageKind, SlowPath, View, HEADER_SIZE,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,8 +74,8 @@ impl Rng {
 /// The slow path is never taken: every slot holds a good pointer.
 struct NeverSlow;
 impl SlowPath for NeverSlow {
-    fn make_good(&self, ptr: u64) -> u64 {
-        panic!("slow path taken for {ptr:#x}: the list holds only good pointers")
+    fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr {
+        panic!("slow path taken for {ptr:?}: the list holds only good pointers")
     }
 }
 
@@ -106,20 +106,20 @@ fn build_list(h: &PageAllocator, n: usize, shuffle: bool) -> List {
             }
         };
         // SAFETY: freshly bump-allocated on a mapped page.
-        let o = unsafe { Object::init(l.view_base(View::Remapped) | off, header) };
+        let o = unsafe { Object::init(l.address(off, View::Remapped), header) };
         o.write_u64(0, i as u64);
-        nodes.push(o);
+        nodes.push((o, off));
     }
     if shuffle {
         Rng(0x9E37_79B9_7F4A_7C15).shuffle(&mut nodes);
     }
-    let good = |o: Object| l.good(l.offset(o.addr()), GoodColor::Remapped);
+    let good = |off: Offset| l.good(off, GoodColor::Remapped).raw();
     for w in nodes.windows(2) {
-        w[0].slot(0).store(good(w[1]), Ordering::Relaxed);
+        w[0].0.slot(0).store(good(w[1].1), Ordering::Relaxed);
     }
     List {
         _pages: pages,
-        head: AtomicU64::new(good(nodes[0])),
+        head: AtomicU64::new(good(nodes[0].1)),
         len: n as u64,
     }
 }
@@ -146,8 +146,8 @@ fn chase_plain(head: &AtomicU64) -> u64 {
 fn chase_barrier(head: &AtomicU64, bad_mask: u64, slow: &NeverSlow) -> u64 {
     let mut p = load_barrier(head, bad_mask, slow);
     let mut n = 0;
-    while p != 0 {
-        p = load_barrier(slot0(p), bad_mask, slow);
+    while !p.is_null() {
+        p = load_barrier(slot0(p.raw()), bad_mask, slow);
         n += 1;
     }
     n
@@ -238,7 +238,7 @@ fn paired_ratio(list: &List, bad_mask: u64, rounds: usize) -> (f64, f64, f64) {
 // (b) bump allocation
 
 fn bench_alloc(c: &mut Criterion, h: &PageAllocator) {
-    let base = h.layout().view_base(View::Remapped);
+    let l = h.layout();
     let header = ObjectHeader {
         shape: 7,
         n_refs: 1,
@@ -273,7 +273,9 @@ fn bench_alloc(c: &mut Criterion, h: &PageAllocator) {
                             page.alloc_private(black_box(size))
                         };
                         // SAFETY: freshly bump-allocated on a mapped page.
-                        let o = unsafe { Object::init(base | off.unwrap(), header) };
+                        let o = unsafe {
+                            Object::init(l.address(off.unwrap(), View::Remapped), header)
+                        };
                         black_box(o);
                     }
                     total += t.elapsed();
@@ -294,7 +296,7 @@ fn bench_forwarding(c: &mut Criterion) {
     const LIVE: u64 = 1 << 16;
     let mut random: Vec<u64> = (0..LIVE).collect();
     Rng(42).shuffle(&mut random);
-    let to = |i: u64| 0x4000_0000 + i * 32;
+    let to = |i: u64| Offset::from_raw(0x4000_0000 + i * 32);
     let mut g = c.benchmark_group("forwarding table (64K live objects)");
     g.throughput(Throughput::Elements(1))
         .sample_size(SAMPLES)
@@ -348,7 +350,7 @@ fn bench_forwarding(c: &mut Criterion) {
 // (d) object copy
 
 fn bench_copy(c: &mut Criterion, h: &PageAllocator) {
-    let base = h.layout().view_base(View::Remapped);
+    let l = h.layout();
     let from = h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
     let to = h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
     let mut g = c.benchmark_group("object copy");
@@ -363,11 +365,11 @@ fn bench_copy(c: &mut Criterion, h: &PageAllocator) {
         };
         let src_off = from.start();
         // SAFETY: the page is mapped and `size` bytes fit at its start.
-        let src = unsafe { Object::init(base | src_off, header) };
+        let src = unsafe { Object::init(l.address(src_off, View::Remapped), header) };
         src.write_bytes(0, &vec![0xAB; (size - HEADER_SIZE) as usize]);
         // Not at the same offset within a 4 KiB page as the source: equal low 12 bits make
         // the CPU see false load-after-store conflicts (4K aliasing) that real copies rarely hit.
-        let dst = base | (to.start() + 1088);
+        let dst: Address = l.address(to.start() + 1088, View::Remapped);
         assert_eq!(src.size(), size);
         g.throughput(Throughput::Bytes(size));
         let name = format!("copy/{label}/Object::copy_to");
@@ -389,8 +391,8 @@ fn bench_copy(c: &mut Criterion, h: &PageAllocator) {
                     // SAFETY: both ranges are mapped, `size` bytes long, on different pages.
                     unsafe {
                         std::ptr::copy_nonoverlapping(
-                            black_box(src.addr()) as *const u8,
-                            black_box(dst) as *mut u8,
+                            black_box(src.addr()).as_ptr::<u8>(),
+                            black_box(dst).as_ptr::<u8>(),
                             black_box(size) as usize,
                         )
                     };
@@ -415,7 +417,7 @@ const RAW_CASES: [(&str, usize, usize); 4] = [
 ];
 
 fn bench_raw(c: &mut Criterion, h: &PageAllocator) {
-    let base = h.layout().view_base(View::Remapped);
+    let l = h.layout();
     let page = h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
     let header = ObjectHeader {
         shape: 5,
@@ -423,8 +425,8 @@ fn bench_raw(c: &mut Criterion, h: &PageAllocator) {
         n_bytes: 512,
     };
     // SAFETY: the page is mapped and the object fits at its start.
-    let obj = unsafe { Object::init(base | page.start(), header) };
-    let raw = obj.addr() + HEADER_SIZE + 16;
+    let obj = unsafe { Object::init(l.address(page.start(), View::Remapped), header) };
+    let raw = obj.addr().raw() + HEADER_SIZE + 16;
     let mut g = c.benchmark_group("raw bytes");
     g.sample_size(SAMPLES)
         .warm_up_time(Duration::from_millis(300))

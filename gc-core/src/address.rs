@@ -33,7 +33,21 @@
 //! | between cycles, relocation     | Remapped 0100 | 1011            |
 //! | marking, even cycle            | Marked0 0001  | 1110            |
 //! | marking, odd cycle             | Marked1 0010  | 1101            |
+//!
+//! The three kinds of word are typed ([`crate::word`]): an [`Offset`], a [`ColoredPtr`] (offset
+//! plus color, as stored in slots) and an [`Address`] (an offset in one view). [`AddressLayout`]
+//! converts between them, as it is the one that knows `S`:
+//!
+//! ```text
+//!   Offset --with_color / good--> ColoredPtr --offset--> Offset
+//!   Offset --address(view)------> Address    --address_offset--> Offset
+//!   ColoredPtr (dereferenceable) --view_address--> Address (the same bits)
+//! ```
+//!
+//! The masks stay plain `u64`s: the load barrier's fast path is one AND of the loaded word with
+//! the bad mask.
 
+use crate::word::{Address, ColoredPtr, Offset};
 use bitflags::bitflags;
 use serde::Serialize;
 
@@ -199,57 +213,85 @@ impl AddressLayout {
         self.good_mask(good) ^ self.metadata_mask()
     }
 
-    /// Base address of a view.
+    /// Base address of a view: the address of offset 0 in it.
     #[inline(always)]
-    pub fn view_base(self, view: View) -> u64 {
-        self.color_bits(view.color())
+    pub fn view_base(self, view: View) -> Address {
+        Address::from_raw(self.color_bits(view.color()))
+    }
+
+    /// The address of `offset` in `view`.
+    #[inline(always)]
+    pub fn address(self, offset: Offset, view: View) -> Address {
+        debug_assert!(
+            offset.raw() <= self.offset_mask(),
+            "offset {offset:?} out of range"
+        );
+        Address::from_raw(offset.raw() | self.color_bits(view.color()))
+    }
+
+    /// The offset an address in one of the views points at (the view bits dropped).
+    #[inline(always)]
+    pub fn address_offset(self, addr: Address) -> Offset {
+        Offset::from_raw(addr.raw() & self.offset_mask())
+    }
+
+    /// The address a dereferenceable pointer (exactly one view color, see
+    /// [`Self::is_dereferenceable`], asserted in debug builds) denotes: the pointer word
+    /// itself, since each view lies at its color bit.
+    #[inline(always)]
+    pub fn view_address(self, ptr: ColoredPtr) -> Address {
+        debug_assert!(
+            self.is_dereferenceable(ptr),
+            "{ptr:?} is not dereferenceable"
+        );
+        Address::from_raw(ptr.raw())
     }
 
     /// The offset part of a pointer.
     #[inline(always)]
-    pub fn offset(self, ptr: u64) -> u64 {
-        ptr & self.offset_mask()
+    pub fn offset(self, ptr: ColoredPtr) -> Offset {
+        Offset::from_raw(ptr.raw() & self.offset_mask())
     }
 
     /// The color part of a pointer (relative bits).
     #[inline(always)]
-    pub fn color(self, ptr: u64) -> Color {
-        Color::from_bits_truncate((ptr & self.metadata_mask()) >> self.offset_bits)
+    pub fn color(self, ptr: ColoredPtr) -> Color {
+        Color::from_bits_truncate((ptr.raw() & self.metadata_mask()) >> self.offset_bits)
     }
 
     /// A pointer to `offset` with exactly `color`.
     #[inline(always)]
-    pub fn with_color(self, offset: u64, color: Color) -> u64 {
+    pub fn with_color(self, offset: Offset, color: Color) -> ColoredPtr {
         debug_assert!(
-            offset <= self.offset_mask(),
-            "offset {offset:#x} out of range"
+            offset.raw() <= self.offset_mask(),
+            "offset {offset:?} out of range"
         );
-        offset | self.color_bits(color)
+        ColoredPtr::from_raw(offset.raw() | self.color_bits(color))
     }
 
     /// A pointer to `offset` with the good color.
     #[inline(always)]
-    pub fn good(self, offset: u64, good: GoodColor) -> u64 {
+    pub fn good(self, offset: Offset, good: GoodColor) -> ColoredPtr {
         self.with_color(offset, good.color())
     }
 
     /// True if the pointer is non-null and has no bad bit (null is neither good nor bad).
     #[inline(always)]
-    pub fn is_good(self, ptr: u64, good: GoodColor) -> bool {
-        ptr != 0 && ptr & self.bad_mask(good) == 0
+    pub fn is_good(self, ptr: ColoredPtr, good: GoodColor) -> bool {
+        !ptr.is_null() && ptr.raw() & self.bad_mask(good) == 0
     }
 
     /// True if the pointer carries a bad bit.
     #[inline(always)]
-    pub fn is_bad(self, ptr: u64, good: GoodColor) -> bool {
-        ptr & self.bad_mask(good) != 0
+    pub fn is_bad(self, ptr: ColoredPtr, good: GoodColor) -> bool {
+        ptr.raw() & self.bad_mask(good) != 0
     }
 
     /// True if the pointer has exactly one view color (so it is dereferenceable) and no bits
     /// outside the layout.
-    pub fn is_dereferenceable(self, ptr: u64) -> bool {
+    pub fn is_dereferenceable(self, ptr: ColoredPtr) -> bool {
         let c = self.color(ptr);
-        ptr >> (self.offset_bits + 4) == 0
+        ptr.raw() >> (self.offset_bits + 4) == 0
             && (c == Color::MARKED0 || c == Color::MARKED1 || c == Color::REMAPPED)
     }
 }
@@ -298,9 +340,9 @@ mod tests {
             (44, 16 * TIB, 32 * TIB, 64 * TIB, 128 * TIB),
         ] {
             let l = AddressLayout::new(s);
-            assert_eq!(l.view_base(View::Marked0), m0);
-            assert_eq!(l.view_base(View::Marked1), m1);
-            assert_eq!(l.view_base(View::Remapped), rm);
+            assert_eq!(l.view_base(View::Marked0).raw(), m0);
+            assert_eq!(l.view_base(View::Marked1).raw(), m1);
+            assert_eq!(l.view_base(View::Remapped).raw(), rm);
             assert_eq!(l.color_bits(Color::FINALIZABLE), fin);
             let all = m0 | m1 | rm | fin;
             assert_eq!(l.metadata_mask(), all);
@@ -325,8 +367,49 @@ mod tests {
     fn null_is_neither_good_nor_bad() {
         let l = AddressLayout::new(42);
         for g in [GoodColor::Marked0, GoodColor::Marked1, GoodColor::Remapped] {
-            assert!(!l.is_good(0, g));
-            assert!(!l.is_bad(0, g));
+            assert!(!l.is_good(ColoredPtr::NULL, g));
+            assert!(!l.is_bad(ColoredPtr::NULL, g));
+        }
+    }
+
+    #[test]
+    fn offsets_round_trip_through_pointers_and_addresses_for_each_width() {
+        for s in MIN_OFFSET_BITS..=MAX_OFFSET_BITS {
+            let l = AddressLayout::new(s);
+            for raw in [0, 8, 0x20_0000, l.offset_mask() & !7, l.offset_mask()] {
+                let off = Offset::from_raw(raw);
+                for c in [
+                    Color::MARKED0,
+                    Color::MARKED1,
+                    Color::REMAPPED,
+                    Color::FINALIZABLE,
+                    Color::REMAPPED | Color::FINALIZABLE,
+                ] {
+                    let p = l.with_color(off, c);
+                    assert_eq!(l.offset(p), off, "S={s} {off:?} {c:?}");
+                    assert_eq!(l.color(p), c);
+                }
+                for (g, v) in [
+                    (GoodColor::Marked0, View::Marked0),
+                    (GoodColor::Marked1, View::Marked1),
+                    (GoodColor::Remapped, View::Remapped),
+                ] {
+                    let p = l.good(off, g);
+                    assert_eq!(l.offset(p), off);
+                    assert_eq!(l.color(p), g.color());
+                    assert!(l.is_dereferenceable(p));
+                    assert!(raw == 0 || l.is_good(p, g));
+                    assert!(!l.is_bad(p, g));
+                    assert!(l.is_bad(p, g.other_mark()) || g == GoodColor::Remapped);
+                    // A good pointer is the address of its offset in the view of its color.
+                    let a = l.address(off, v);
+                    assert_eq!(l.view_address(p), a);
+                    assert_eq!(l.address_offset(a), off);
+                    assert_eq!(a.raw() - l.view_base(v).raw(), raw);
+                }
+                assert!(!l.is_dereferenceable(l.with_color(off, Color::FINALIZABLE)));
+                assert!(!l.is_dereferenceable(l.with_color(off, Color::empty())));
+            }
         }
     }
 }

@@ -7,37 +7,41 @@
 //! [`self_heal`] CASes the good pointer back into the slot so the next load takes the fast
 //! path. Healing never writes null and only upgrades a color: if another thread stored a
 //! different good pointer (or null) meanwhile, its store wins.
+//!
+//! Slots are plain atomic words holding [`ColoredPtr`] bits; the barrier hands out and takes
+//! [`ColoredPtr`]s, and tests them against the bad mask as a raw `u64` (one AND).
 
 use crate::sync::AtomicWord;
+use crate::word::ColoredPtr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The runtime's policy for a bad pointer: return the good pointer for the same object.
 pub trait SlowPath {
     /// `ptr` is non-null and bad; return the good pointer (never null).
-    fn make_good(&self, ptr: u64) -> u64;
+    fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr;
 }
 
 /// Load a reference from `slot` through the barrier.
 #[inline(always)]
-pub fn load_barrier<S: SlowPath + ?Sized>(slot: &AtomicU64, bad_mask: u64, slow: &S) -> u64 {
+pub fn load_barrier<S: SlowPath + ?Sized>(slot: &AtomicU64, bad_mask: u64, slow: &S) -> ColoredPtr {
     let ptr = slot.load(Ordering::Acquire);
     if ptr & bad_mask == 0 {
-        return ptr;
+        return ColoredPtr::from_raw(ptr);
     }
-    load_barrier_slow(slot, ptr, bad_mask, slow)
+    load_barrier_slow(slot, ColoredPtr::from_raw(ptr), bad_mask, slow)
 }
 
 #[cold]
 #[inline(never)]
 fn load_barrier_slow<S: SlowPath + ?Sized>(
     slot: &AtomicU64,
-    ptr: u64,
+    ptr: ColoredPtr,
     bad_mask: u64,
     slow: &S,
-) -> u64 {
+) -> ColoredPtr {
     let good = slow.make_good(ptr);
     debug_assert!(
-        good != 0 && good & bad_mask == 0,
+        !good.is_null() && good.raw() & bad_mask == 0,
         "slow path returned a bad pointer"
     );
     self_heal(slot, ptr, good, bad_mask);
@@ -50,15 +54,20 @@ fn load_barrier_slow<S: SlowPath + ?Sized>(
 /// holds a bad pointer (another barrier healed it, or a mutator stored a good pointer or null).
 /// If another barrier healed it to a *weaker* bad pointer of the same object, retries so the
 /// slot is not left weaker than what this barrier computed.
-pub fn self_heal<W: AtomicWord>(slot: &W, bad: u64, good: u64, bad_mask: u64) -> bool {
-    debug_assert!(good != 0, "self-healing must never write null");
+pub fn self_heal<W: AtomicWord>(
+    slot: &W,
+    bad: ColoredPtr,
+    good: ColoredPtr,
+    bad_mask: u64,
+) -> bool {
+    debug_assert!(!good.is_null(), "self-healing must never write null");
     debug_assert!(
-        good & bad_mask == 0,
+        good.raw() & bad_mask == 0,
         "self-healing must write a good pointer"
     );
-    let mut expected = bad;
+    let mut expected = bad.raw();
     loop {
-        match slot.compare_exchange(expected, good, Ordering::AcqRel, Ordering::Acquire) {
+        match slot.compare_exchange(expected, good.raw(), Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return true,
             Err(current) => {
                 if current & bad_mask == 0 {

@@ -1,11 +1,11 @@
 //! Per-page forwarding entries (the entry array of ZGC's `ZForwarding`, its
 //! `ZForwardingEntry`s): off-heap, lock-free, from the position of an object in its from-page
-//! to its new offset. The relocation-set entry that owns one is the runtime's `Forwarding`.
+//! to its new [`Offset`]. The relocation-set entry that owns one is the runtime's `Forwarding`.
 //!
 //! Open addressing with linear probing in a power-of-two table sized to twice the page's live
 //! objects, so probing always terminates; the first probe is the from-index itself, for locality. An entry is one 64-bit word, so inserting is a single
 //! CAS from empty and *exactly one* relocator wins for each object; the loser
-//! reads the winner's address and undoes its own copy.
+//! reads the winner's offset and undoes its own copy.
 //!
 //! ```text
 //!  63   62 ........ 41  40 ................ 0
@@ -13,6 +13,7 @@
 //! ```
 
 use crate::sync::AtomicWord;
+use crate::word::Offset;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const POPULATED: u64 = 1 << 63;
@@ -22,10 +23,11 @@ const TO_BITS: u32 = 41;
 pub const MAX_FROM_INDEX: u64 = (1 << INDEX_BITS) - 1;
 
 #[inline]
-fn encode(from_index: u64, to_offset: u64) -> u64 {
+fn encode(from_index: u64, to_offset: Offset) -> u64 {
+    let to = to_offset.raw();
     debug_assert!(from_index <= MAX_FROM_INDEX);
-    debug_assert!(to_offset.is_multiple_of(8) && to_offset >> 3 < 1 << TO_BITS);
-    POPULATED | (from_index << TO_BITS) | (to_offset >> 3)
+    debug_assert!(to.is_multiple_of(8) && to >> 3 < 1 << TO_BITS);
+    POPULATED | (from_index << TO_BITS) | (to >> 3)
 }
 
 #[inline]
@@ -34,8 +36,8 @@ fn entry_index(e: u64) -> u64 {
 }
 
 #[inline]
-fn entry_to(e: u64) -> u64 {
-    (e & ((1 << TO_BITS) - 1)) << 3
+fn entry_to(e: u64) -> Offset {
+    Offset::from_raw((e & ((1 << TO_BITS) - 1)) << 3)
 }
 
 /// The forwarding table of one from-page.
@@ -75,7 +77,7 @@ impl<W: AtomicWord> ForwardingTable<W> {
 
     /// Where the object at `from_index` went, if it has been relocated.
     #[inline]
-    pub fn find(&self, from_index: u64) -> Option<u64> {
+    pub fn find(&self, from_index: u64) -> Option<Offset> {
         let mut i = self.first(from_index);
         // At most one pass over the table: a full table has no empty entry to stop at.
         for _ in 0..self.entries.len() {
@@ -95,7 +97,7 @@ impl<W: AtomicWord> ForwardingTable<W> {
     /// Record that the object at `from_index` now lives at `to_offset`, unless another
     /// relocator got there first: `Ok(to_offset)` if this call won, `Err(winner)` otherwise.
     #[inline]
-    pub fn insert(&self, from_index: u64, to_offset: u64) -> Result<u64, u64> {
+    pub fn insert(&self, from_index: u64, to_offset: Offset) -> Result<Offset, Offset> {
         let new = encode(from_index, to_offset);
         let mut i = self.first(from_index);
         let mut probes = 0;
@@ -129,7 +131,7 @@ impl<W: AtomicWord> ForwardingTable<W> {
     }
 
     /// Every `(from_index, to_offset)` pair (for verification).
-    pub fn entries(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pub fn entries(&self) -> impl Iterator<Item = (u64, Offset)> + '_ {
         self.entries.iter().filter_map(|e| {
             let e = e.load(Ordering::Acquire);
             (e != 0).then(|| (entry_index(e), entry_to(e)))
@@ -143,24 +145,26 @@ mod tests {
 
     #[test]
     fn insert_find_and_single_winner() {
+        let o = Offset::from_raw;
         let t: ForwardingTable = ForwardingTable::new(100);
         assert_eq!(t.find(5), None);
-        assert_eq!(t.insert(5, 0x1000), Ok(0x1000));
-        assert_eq!(t.insert(5, 0x2000), Err(0x1000));
-        assert_eq!(t.find(5), Some(0x1000));
+        assert_eq!(t.insert(5, o(0x1000)), Ok(o(0x1000)));
+        assert_eq!(t.insert(5, o(0x2000)), Err(o(0x1000)));
+        assert_eq!(t.find(5), Some(o(0x1000)));
         for i in 0..100 {
-            let _ = t.insert(i, (1 << 43) + i * 16);
+            let _ = t.insert(i, o((1 << 43) + i * 16));
         }
         for i in 0..100 {
             let want = if i == 5 { 0x1000 } else { (1 << 43) + i * 16 };
-            assert_eq!(t.find(i), Some(want));
+            assert_eq!(t.find(i), Some(o(want)));
         }
         assert_eq!(t.len(), 100);
+        assert_eq!(t.entries().count(), 100);
     }
 
     #[test]
     fn encodes_extremes() {
-        let to = (1u64 << 44) - 8;
+        let to = Offset::from_raw((1u64 << 44) - 8);
         let e = encode(MAX_FROM_INDEX, to);
         assert_eq!(entry_index(e), MAX_FROM_INDEX);
         assert_eq!(entry_to(e), to);

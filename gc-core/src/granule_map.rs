@@ -7,6 +7,7 @@
 //! a value defers dropping that reference until no guard that could have seen it is still
 //! pinned, so a lookup never touches a freed value.
 
+use crate::word::Offset;
 use crate::GRANULE_SIZE;
 use crossbeam_epoch::Guard;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -14,7 +15,7 @@ use std::sync::Arc;
 
 /// Granule → `Arc<T>`, over `[start, start + size)` of the offset space.
 pub struct GranuleMap<T: Send + Sync + 'static> {
-    start: u64,
+    start: Offset,
     entries: Box<[AtomicPtr<T>]>,
 }
 
@@ -26,7 +27,7 @@ unsafe impl<T: Send + Sync> Send for SendPtr<T> {}
 
 impl<T: Send + Sync + 'static> GranuleMap<T> {
     /// An empty map covering `[start, start + size)`.
-    pub fn new(start: u64, size: u64) -> Self {
+    pub fn new(start: Offset, size: u64) -> Self {
         let n = (size / GRANULE_SIZE) as usize;
         GranuleMap {
             start,
@@ -37,13 +38,13 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
     }
 
     #[inline]
-    fn index(&self, offset: u64) -> Option<usize> {
-        let i = (offset.checked_sub(self.start)? / GRANULE_SIZE) as usize;
+    fn index(&self, offset: Offset) -> Option<usize> {
+        let i = (offset.raw().checked_sub(self.start.raw())? / GRANULE_SIZE) as usize;
         (i < self.entries.len()).then_some(i)
     }
 
     /// The granule indices of `[start, start + size)`; panics outside the map.
-    fn range(&self, start: u64, size: u64) -> std::ops::Range<usize> {
+    fn range(&self, start: Offset, size: u64) -> std::ops::Range<usize> {
         let first = self.index(start).expect("range inside the map");
         let n = (size / GRANULE_SIZE) as usize;
         assert!(first + n <= self.entries.len(), "range inside the map");
@@ -52,7 +53,7 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
 
     /// Enter `value` for the granules of `[start, start + size)`, which must be empty; the
     /// map keeps one reference until [`Self::remove`].
-    pub fn insert(&self, start: u64, size: u64, value: &Arc<T>) {
+    pub fn insert(&self, start: Offset, size: u64, value: &Arc<T>) {
         let raw = Arc::into_raw(value.clone()) as *mut T;
         for i in self.range(start, size) {
             let old = self.entries[i].swap(raw, Ordering::AcqRel);
@@ -62,7 +63,7 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
 
     /// Remove `value` from the granules of `[start, start + size)`, where it was entered; its
     /// reference is dropped once no reader can still see it.
-    pub fn remove(&self, start: u64, size: u64, value: &T) {
+    pub fn remove(&self, start: Offset, size: u64, value: &T) {
         let mut raw = std::ptr::null_mut();
         for i in self.range(start, size) {
             raw = self.entries[i].swap(std::ptr::null_mut(), Ordering::AcqRel);
@@ -86,7 +87,7 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
 
     /// The value entered for `offset`, valid while `guard` is pinned.
     #[inline]
-    pub fn get<'g>(&self, offset: u64, _guard: &'g Guard) -> Option<&'g T> {
+    pub fn get<'g>(&self, offset: Offset, _guard: &'g Guard) -> Option<&'g T> {
         let p = self.entries[self.index(offset)?].load(Ordering::Acquire);
         // SAFETY: a non-null entry is a live `Arc<T>` owned by the map; removal defers its
         // release until every guard pinned before the removal (like `_guard`) is dropped.
@@ -94,7 +95,7 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
     }
 
     /// The value entered for `offset`, as a new strong reference.
-    pub fn get_arc(&self, offset: u64) -> Option<Arc<T>> {
+    pub fn get_arc(&self, offset: Offset) -> Option<Arc<T>> {
         let _guard = crossbeam_epoch::pin();
         let p = self.entries[self.index(offset)?].load(Ordering::Acquire);
         if p.is_null() {
@@ -134,22 +135,23 @@ mod tests {
     #[test]
     fn values_span_their_granules_and_are_released_once() {
         let g = GRANULE_SIZE;
-        let map: GranuleMap<u64> = GranuleMap::new(4 * g, 8 * g);
+        let o = Offset::from_raw;
+        let map: GranuleMap<u64> = GranuleMap::new(o(4 * g), 8 * g);
         let a = Arc::new(1u64);
         let b = Arc::new(2u64);
-        map.insert(4 * g, 2 * g, &a);
-        map.insert(6 * g, g, &b);
+        map.insert(o(4 * g), 2 * g, &a);
+        map.insert(o(6 * g), g, &b);
         let guard = crossbeam_epoch::pin();
-        assert_eq!(map.get(4 * g + 5, &guard), Some(&1));
-        assert_eq!(map.get(5 * g + 5, &guard), Some(&1));
-        assert_eq!(map.get(6 * g, &guard), Some(&2));
-        assert_eq!(map.get(7 * g, &guard), None);
-        assert_eq!(map.get(3 * g, &guard), None, "below the map");
-        assert_eq!(map.get(12 * g, &guard), None, "above the map");
+        assert_eq!(map.get(o(4 * g + 5), &guard), Some(&1));
+        assert_eq!(map.get(o(5 * g + 5), &guard), Some(&1));
+        assert_eq!(map.get(o(6 * g), &guard), Some(&2));
+        assert_eq!(map.get(o(7 * g), &guard), None);
+        assert_eq!(map.get(o(3 * g), &guard), None, "below the map");
+        assert_eq!(map.get(o(12 * g), &guard), None, "above the map");
         drop(guard);
         assert_eq!(Arc::strong_count(&a), 2);
-        map.remove(6 * g, g, &b);
-        assert!(map.get_arc(6 * g).is_none());
+        map.remove(o(6 * g), g, &b);
+        assert!(map.get_arc(o(6 * g)).is_none());
         drop(map);
         assert_eq!(
             Arc::strong_count(&a),

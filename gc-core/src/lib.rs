@@ -3,7 +3,9 @@
 //! It knows how memory is laid out and how pointers are colored, but not *when* to collect:
 //! that policy lives in `gc-runtime`. The pieces, bottom-up:
 //!
-//! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks;
+//! - [`word`]: the typed words [`Offset`], [`ColoredPtr`] and [`Address`];
+//! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks, and
+//!   the conversions between the typed words;
 //! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
 //! - [`virtual_memory`]: the three views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
@@ -34,6 +36,7 @@ pub mod proc_info;
 pub mod reservation;
 pub mod sync;
 pub mod virtual_memory;
+pub mod word;
 
 /// The unit of physical memory and of mapping: 2 MiB.
 pub const GRANULE_SIZE: u64 = 2 << 20;
@@ -48,3 +51,4 @@ pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
 pub use reservation::Reservation;
+pub use word::{Address, ColoredPtr, Offset};

@@ -9,8 +9,16 @@
 //! byte length; the heap knows nothing else about types. Each slot is a colored pointer or
 //! null. No GC state lives in the header: mark bits are in the page's live map and
 //! forwarding in the page's forwarding table (ZGC keeps headers free of GC state too).
+//!
+//! An [`Object`] is a view of one object at an [`Address`]. The collector finds objects by
+//! [`Offset`]; [`Object::at`] is the one way from an offset to an object, through the Remapped
+//! view (all three views alias the same memory, so any would do; the collector uses the
+//! Remapped one throughout). A good pointer loaded through the barrier is an address already
+//! ([`crate::AddressLayout::view_address`]) and goes through [`Object::from_addr`].
 
+use crate::address::{AddressLayout, View};
 use crate::error::AllocError;
+use crate::word::{Address, Offset};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -72,27 +80,47 @@ impl Object {
     /// View the object at `addr`.
     ///
     /// # Safety
-    /// `addr` is a dereferenceable (view-colored) address of an initialized object whose
-    /// memory stays mapped while the returned value is used.
+    /// `addr` is the 8-byte aligned, dereferenceable address of an initialized object (its
+    /// header written by [`Object::init`] and visible to this thread), whose memory stays
+    /// mapped, and is not reused for another object, while the returned value is used.
     #[inline(always)]
-    pub unsafe fn from_addr(addr: u64) -> Object {
+    pub unsafe fn from_addr(addr: Address) -> Object {
         debug_assert!(
-            addr != 0 && addr.is_multiple_of(8),
-            "bad object address {addr:#x}"
+            addr.raw() != 0 && addr.raw().is_multiple_of(8),
+            "bad object address {addr:?}"
         );
         Object {
             // SAFETY: non-null by the caller's contract (asserted in debug builds).
-            addr: unsafe { NonNull::new_unchecked(addr as *mut u8) },
+            addr: unsafe { NonNull::new_unchecked(addr.as_ptr()) },
         }
+    }
+
+    /// The object at offset `off` of the heap laid out by `layout`, seen through the
+    /// Remapped view.
+    ///
+    /// # Safety
+    /// - `layout` is the layout of the heap (the [`crate::PageAllocator`]) one of whose
+    ///   allocated pages holds `off`, so `layout.address(off, View::Remapped)` is mapped;
+    /// - an object starts at `off`: its header was written by [`Object::init`] and that write
+    ///   is visible to this thread (it was published to it, or a pause lies between);
+    /// - the page is not freed (its memory stays mapped and is not reused) while the returned
+    ///   value, or anything borrowed from it, is used.
+    #[inline(always)]
+    pub unsafe fn at(layout: AddressLayout, off: Offset) -> Object {
+        // SAFETY: `off` is an initialized object on a mapped page of this layout's heap, which
+        // stays mapped while the result is used (caller's contract); objects are 8-byte
+        // aligned on every page kind and the view base is granule aligned.
+        unsafe { Object::from_addr(layout.address(off, View::Remapped)) }
     }
 
     /// Write a header and zero the slots and raw bytes at `addr`.
     ///
     /// # Safety
-    /// `addr..addr + header.size()` is mapped, writable memory that no one else uses (freshly
-    /// bump-allocated).
-    pub unsafe fn init(addr: u64, header: ObjectHeader) -> Object {
-        let p = addr as *mut u64;
+    /// `addr` is 8-byte aligned and `addr..addr + header.size()` is mapped, writable memory
+    /// that no one else uses (freshly bump-allocated, e.g. at
+    /// `layout.address(page.alloc_private(size)?, View::Remapped)`).
+    pub unsafe fn init(addr: Address, header: ObjectHeader) -> Object {
+        let p: *mut u64 = addr.as_ptr();
         // SAFETY: the caller owns the freshly allocated, mapped range of `header.size()` bytes.
         unsafe {
             p.write((header.shape as u64) | ((header.n_refs as u64) << 32));
@@ -104,8 +132,8 @@ impl Object {
 
     /// The address this object is viewed at.
     #[inline(always)]
-    pub fn addr(self) -> u64 {
-        self.addr.as_ptr() as u64
+    pub fn addr(self) -> Address {
+        Address::from_ptr(self.addr.as_ptr())
     }
 
     #[inline(always)]
@@ -286,14 +314,16 @@ impl Object {
     /// Copy the whole object (header, slots, bytes) to `to`.
     ///
     /// # Safety
-    /// `to..to + self.size()` is mapped memory reserved for the copy, not overlapping `self`,
-    /// and no thread writes `self` during the copy (from-space objects are never written
-    /// during relocation).
-    pub unsafe fn copy_to(self, to: u64) -> Object {
+    /// `to` is 8-byte aligned, `to..to + self.size()` is mapped memory reserved for the copy
+    /// (e.g. `layout.address(to_page.alloc_shared(size)?, View::Remapped)`), not overlapping
+    /// `self`, and no thread writes `self` during the copy (from-space objects are never
+    /// written during relocation).
+    pub unsafe fn copy_to(self, to: Address) -> Object {
         let size = self.size() as usize;
-        // SAFETY: both ranges are mapped and disjoint (caller's contract).
+        // SAFETY: both ranges are mapped and disjoint (caller's contract); the copy carries an
+        // initialized header, so `to` is an initialized object afterwards.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.addr.as_ptr(), to as *mut u8, size);
+            std::ptr::copy_nonoverlapping(self.addr.as_ptr(), to.as_ptr::<u8>(), size);
             Object::from_addr(to)
         }
     }
@@ -335,7 +365,7 @@ mod tests {
     #[test]
     fn header_slots_and_bytes_in_plain_memory() {
         let mut buf = vec![0xffu64; 16];
-        let addr = buf.as_mut_ptr() as u64;
+        let addr = Address::from_ptr(buf.as_mut_ptr());
         let h = ObjectHeader {
             shape: 7,
             n_refs: 2,
@@ -366,7 +396,7 @@ mod tests {
         };
         assert!(h.size() as usize <= buf.len() * 8);
         // SAFETY: `buf` is large enough (checked) and outlives every use in the test.
-        unsafe { Object::init(buf.as_mut_ptr() as u64, h) }
+        unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), h) }
     }
 
     proptest::proptest! {

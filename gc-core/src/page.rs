@@ -9,11 +9,14 @@
 //! A page owns a virtual range (the same offsets in all three views) backed by physical file
 //! ranges ([`PageMemory`]), records the sequence number of the cycle it was born in, bump
 //! allocates (a plain load/store for a mutator's private page, a CAS for shared medium pages)
-//! and carries its live map.
+//! and carries its live map. Positions on a page are [`Offset`]s; its bump pointer is one
+//! too.
 
+use crate::address::AddressLayout;
 use crate::live_map::LiveMap;
 use crate::object::Object;
 use crate::physical::PhysRange;
+use crate::word::Offset;
 use crate::GRANULE_SIZE;
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -103,7 +106,7 @@ impl PageSizes {
 /// The memory of a page: its virtual offset range and the physical ranges behind it.
 #[derive(Debug)]
 pub struct PageMemory {
-    pub start: u64,
+    pub start: Offset,
     pub size: u64,
     pub ranges: Vec<PhysRange>,
 }
@@ -111,10 +114,11 @@ pub struct PageMemory {
 /// A page of the heap.
 pub struct Page {
     kind: PageKind,
-    start: u64,
+    start: Offset,
     size: u64,
     seqnum: u64,
     alignment_shift: u32,
+    /// The bump pointer: an [`Offset`]'s raw value.
     top: AtomicU64,
     live_map: LiveMap,
     memory: Mutex<Option<PageMemory>>,
@@ -124,10 +128,10 @@ impl std::fmt::Debug for Page {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Page")
             .field("kind", &self.kind)
-            .field("start", &format_args!("{:#x}", self.start))
+            .field("start", &self.start)
             .field("size", &self.size)
             .field("seqnum", &self.seqnum)
-            .field("top", &format_args!("{:#x}", self.top()))
+            .field("top", &self.top())
             .finish()
     }
 }
@@ -142,7 +146,7 @@ impl Page {
             size: memory.size,
             seqnum,
             alignment_shift,
-            top: AtomicU64::new(memory.start),
+            top: AtomicU64::new(memory.start.raw()),
             live_map: LiveMap::new(slots),
             memory: Mutex::new(Some(memory)),
         }
@@ -152,7 +156,7 @@ impl Page {
         self.kind
     }
     /// First offset of the page.
-    pub fn start(&self) -> u64 {
+    pub fn start(&self) -> Offset {
         self.start
     }
     /// Size in bytes.
@@ -160,7 +164,7 @@ impl Page {
         self.size
     }
     /// One past the last offset.
-    pub fn end(&self) -> u64 {
+    pub fn end(&self) -> Offset {
         self.start + self.size
     }
     /// The sequence number of the cycle the page was allocated in.
@@ -172,8 +176,8 @@ impl Page {
         self.alignment_shift
     }
     /// Current bump pointer (offset).
-    pub fn top(&self) -> u64 {
-        self.top.load(Ordering::Acquire)
+    pub fn top(&self) -> Offset {
+        Offset::from_raw(self.top.load(Ordering::Acquire))
     }
     /// Bytes allocated on the page.
     pub fn used(&self) -> u64 {
@@ -185,18 +189,18 @@ impl Page {
     }
     /// True if `offset` lies in the page.
     #[inline]
-    pub fn contains(&self, offset: u64) -> bool {
+    pub fn contains(&self, offset: Offset) -> bool {
         offset >= self.start && offset < self.end()
     }
     /// Live-map / forwarding index of the object at `offset`.
     #[inline]
-    pub fn index_of(&self, offset: u64) -> usize {
+    pub fn index_of(&self, offset: Offset) -> usize {
         debug_assert!(self.contains(offset));
         ((offset - self.start) >> self.alignment_shift) as usize
     }
     /// Offset of the object at live-map index `index`.
     #[inline]
-    pub fn offset_of(&self, index: usize) -> u64 {
+    pub fn offset_of(&self, index: usize) -> Offset {
         self.start + ((index as u64) << self.alignment_shift)
     }
 
@@ -209,31 +213,32 @@ impl Page {
     /// Bump-allocate `size` bytes on a page only the calling thread allocates on (no atomic
     /// read-modify-write). Returns the offset.
     #[inline]
-    pub fn alloc_private(&self, size: u64) -> Option<u64> {
+    pub fn alloc_private(&self, size: u64) -> Option<Offset> {
         let top = self.top.load(Ordering::Relaxed);
         let new = top + self.aligned(size);
-        if new > self.end() {
+        if new > self.end().raw() {
             return None;
         }
         self.top.store(new, Ordering::Release);
-        Some(top)
+        Some(Offset::from_raw(top))
     }
 
     /// Bump-allocate `size` bytes on a page shared by several threads (CAS).
     #[inline]
-    pub fn alloc_shared(&self, size: u64) -> Option<u64> {
+    pub fn alloc_shared(&self, size: u64) -> Option<Offset> {
         let size = self.aligned(size);
+        let end = self.end().raw();
         let mut top = self.top.load(Ordering::Relaxed);
         loop {
             let new = top + size;
-            if new > self.end() {
+            if new > end {
                 return None;
             }
             match self
                 .top
                 .compare_exchange_weak(top, new, Ordering::AcqRel, Ordering::Relaxed)
             {
-                Ok(_) => return Some(top),
+                Ok(_) => return Some(Offset::from_raw(top)),
                 Err(t) => top = t,
             }
         }
@@ -241,25 +246,28 @@ impl Page {
 
     /// Undo the most recent allocation at `offset` of `size` bytes if nothing was allocated
     /// after it (a relocator that lost the forwarding race gives its copy back).
-    pub fn undo_alloc(&self, offset: u64, size: u64) -> bool {
+    pub fn undo_alloc(&self, offset: Offset, size: u64) -> bool {
         let end = offset + self.aligned(size);
         self.top
-            .compare_exchange(end, offset, Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange(end.raw(), offset.raw(), Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
     }
 
-    /// Call `f` with every object on the page, walking headers from the start to `top`.
+    /// Call `f` with every object on the page (seen through [`Object::at`]), walking headers
+    /// from the start to `top`.
     ///
     /// # Safety
-    /// The page's memory is mapped at `view_base` and no thread allocates on the page while
-    /// the walk runs (every object up to `top` has its header written).
-    pub unsafe fn for_each_object(&self, view_base: u64, mut f: impl FnMut(Object)) {
+    /// The page is an allocated page of the heap laid out by `layout`, not freed while the
+    /// walk runs, and no thread allocates on it meanwhile: every object up to `top` has its
+    /// header written and visible to this thread.
+    pub unsafe fn for_each_object(&self, layout: AddressLayout, mut f: impl FnMut(Object)) {
         let top = self.top();
         let mut off = self.start;
         while off < top {
             // SAFETY: objects are laid out back to back (aligned) from the page start to
-            // `top`, each with its header written (caller's contract).
-            let obj = unsafe { Object::from_addr(view_base | off) };
+            // `top`, each with its header written, on a mapped page of `layout`'s heap
+            // (caller's contract).
+            let obj = unsafe { Object::at(layout, off) };
             f(obj);
             off += self.aligned(obj.size());
         }
@@ -267,9 +275,9 @@ impl Page {
 
     /// Set the bump pointer after the page was compacted in place: the objects now end at
     /// `top`, and the space above it can be allocated again (by the compacting GC worker).
-    pub fn set_top_after_compaction(&self, top: u64) {
+    pub fn set_top_after_compaction(&self, top: Offset) {
         debug_assert!(top >= self.start && top <= self.top());
-        self.top.store(top, Ordering::Release);
+        self.top.store(top.raw(), Ordering::Release);
     }
 
     /// Take the page's memory (when freeing it). `None` if already taken.
@@ -307,20 +315,23 @@ mod tests {
     #[test]
     fn bump_allocation_and_undo() {
         let mem = PageMemory {
-            start: 4 * MIB,
+            start: Offset::from_raw(4 * MIB),
             size: 2 * MIB,
             ranges: vec![],
         };
         let p = Page::new(PageKind::Small, mem, 1, SMALL_ALIGNMENT_SHIFT);
+        let at = |o: u64| Offset::from_raw(4 * MIB + o);
         let a = p.alloc_private(20).unwrap();
-        assert_eq!(a, 4 * MIB);
+        assert_eq!(a, at(0));
         let b = p.alloc_shared(8).unwrap();
-        assert_eq!(b, 4 * MIB + 24);
+        assert_eq!(b, at(24));
         assert!(!p.undo_alloc(a, 20));
         assert!(p.undo_alloc(b, 8));
-        assert_eq!(p.top(), 4 * MIB + 24);
+        assert_eq!(p.top(), at(24));
+        assert_eq!(p.used(), 24);
         assert!(p.alloc_private(2 * MIB).is_none());
-        assert_eq!(p.index_of(4 * MIB + 24), 3);
-        assert_eq!(p.offset_of(3), 4 * MIB + 24);
+        assert_eq!(p.index_of(at(24)), 3);
+        assert!(p.contains(at(0)) && !p.contains(p.end()));
+        assert_eq!(p.offset_of(3), at(24));
     }
 }

@@ -17,6 +17,7 @@ use crate::page_table::PageTable;
 use crate::physical::{PhysRange, PhysicalMemory};
 use crate::proc_info;
 use crate::virtual_memory::{self, Views};
+use crate::word::Offset;
 use crate::GRANULE_SIZE;
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -70,7 +71,7 @@ impl PageAllocator {
         virtual_memory::check_map_count(config.max_heap, limit, proc_info::count_mappings())?;
         let physical = PhysicalMemory::new(config.max_heap, &config.backing, config.huge_pages)?;
         let reserve = (config.max_heap * VIRTUAL_TO_PHYSICAL_RATIO).min(layout.offset_space());
-        let views = Views::reserve(layout, reserve, config.reserve_at)?;
+        let views = Views::reserve(layout, reserve, config.reserve_at.map(Offset::from_raw))?;
         let initial = config.initial_heap.div_ceil(GRANULE_SIZE) * GRANULE_SIZE;
         if initial > 0 {
             physical
@@ -121,7 +122,7 @@ impl PageAllocator {
         &self.physical
     }
     /// The reserved offset range `(start, size)`.
-    pub fn reservation(&self) -> (u64, u64) {
+    pub fn reservation(&self) -> (Offset, u64) {
         (self.views.start(), self.views.size())
     }
     /// Max heap.
@@ -290,7 +291,9 @@ impl PageAllocator {
             // by the caller's contract nothing reads or writes it any more.
             unsafe {
                 std::ptr::write_bytes(
-                    (self.layout.view_base(View::Remapped) + memory.start) as *mut u8,
+                    self.layout
+                        .address(memory.start, View::Remapped)
+                        .as_ptr::<u8>(),
                     POISON,
                     memory.size as usize,
                 )

@@ -5,6 +5,7 @@
 
 use crate::granule_map::GranuleMap;
 use crate::page::Page;
+use crate::word::Offset;
 use crossbeam_epoch::Guard;
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ pub struct PageTable(GranuleMap<Page>);
 
 impl PageTable {
     /// A table covering `[start, start + size)`.
-    pub fn new(start: u64, size: u64) -> Self {
+    pub fn new(start: Offset, size: u64) -> Self {
         PageTable(GranuleMap::new(start, size))
     }
 
@@ -29,12 +30,12 @@ impl PageTable {
 
     /// The page holding `offset`, valid while `guard` is pinned.
     #[inline]
-    pub fn get<'g>(&self, offset: u64, guard: &'g Guard) -> Option<&'g Page> {
+    pub fn get<'g>(&self, offset: Offset, guard: &'g Guard) -> Option<&'g Page> {
         self.0.get(offset, guard)
     }
 
     /// The page holding `offset` as a new strong reference.
-    pub fn get_arc(&self, offset: u64) -> Option<Arc<Page>> {
+    pub fn get_arc(&self, offset: Offset) -> Option<Arc<Page>> {
         self.0.get_arc(offset)
     }
 }

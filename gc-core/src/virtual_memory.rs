@@ -6,17 +6,20 @@
 //! clobbered). A page's physical ranges are then mapped `MAP_SHARED | MAP_FIXED` at the same
 //! offset in all three views; unmapping maps a fresh `PROT_NONE` reservation back over the
 //! range so the address space stays ours. Dropping the views unmaps all three reservations.
+//! The views take [`Offset`]s and compute each view's [`Address`] with
+//! [`AddressLayout::address`].
 
 use crate::address::{AddressLayout, View};
 use crate::error::HeapError;
 use crate::physical::PhysRange;
 use crate::reservation::Reservation;
+use crate::word::{Address, Offset};
 use crate::GRANULE_SIZE;
 
 /// The three reserved views of one heap.
 pub struct Views {
     layout: AddressLayout,
-    start: u64,
+    start: Offset,
     size: u64,
     /// The views' address ranges (Marked0, Marked1, Remapped), given back on drop.
     _reserved: [Reservation; 3],
@@ -26,11 +29,15 @@ impl Views {
     /// Reserve `size` bytes of offset space in all three views. With `at`, only that offset is
     /// tried; otherwise the first free slot of `size`-aligned offsets is taken, so several heaps
     /// can live in one process.
-    pub fn reserve(layout: AddressLayout, size: u64, at: Option<u64>) -> Result<Self, HeapError> {
+    pub fn reserve(
+        layout: AddressLayout,
+        size: u64,
+        at: Option<Offset>,
+    ) -> Result<Self, HeapError> {
         debug_assert!(size.is_multiple_of(GRANULE_SIZE));
         let space = layout.offset_space();
-        let try_start = |start: u64| -> Option<Views> {
-            let [a, b, c] = View::ALL.map(|v| layout.view_base(v) + start);
+        let try_start = |start: Offset| -> Option<Views> {
+            let [a, b, c] = View::ALL.map(|v| layout.address(start, v).raw());
             // A failed view drops (gives back) the ones reserved before it.
             Some(Views {
                 layout,
@@ -43,7 +50,8 @@ impl Views {
                 ],
             })
         };
-        if let Some(start) = at {
+        if let Some(at) = at {
+            let start = at.raw();
             if start % GRANULE_SIZE != 0 || start.checked_add(size).is_none_or(|e| e > space) {
                 return Err(HeapError::AddressRangeTaken {
                     start,
@@ -54,25 +62,25 @@ impl Views {
                     ),
                 });
             }
-            if let Some(views) = try_start(start) {
+            if let Some(views) = try_start(at) {
                 return Ok(views);
             }
             return Err(HeapError::AddressRangeTaken {
-                start: layout.view_base(View::Marked0) + start,
-                end: layout.view_base(View::Remapped) + start + size,
+                start: layout.address(at, View::Marked0).raw(),
+                end: layout.view_base(View::Remapped).raw() + start + size,
                 hint: "choose another reserve offset or let the heap pick one".into(),
             });
         }
-        let mut start = 0;
-        while start + size <= space {
+        let mut start = Offset::ZERO;
+        while start.raw() + size <= space {
             if let Some(views) = try_start(start) {
                 return Ok(views);
             }
             start += size;
         }
         Err(HeapError::AddressRangeTaken {
-            start: layout.view_base(View::Marked0),
-            end: layout.view_base(View::Remapped) + space,
+            start: layout.view_base(View::Marked0).raw(),
+            end: layout.view_base(View::Remapped).raw() + space,
             hint: "no free slot in any of the three views; other mappings or heaps fill the \
                    address space: drop other heaps or choose a smaller heap"
                 .into(),
@@ -80,7 +88,7 @@ impl Views {
     }
 
     /// The reserved offset range: start.
-    pub fn start(&self) -> u64 {
+    pub fn start(&self) -> Offset {
         self.start
     }
 
@@ -95,17 +103,17 @@ impl Views {
     }
 
     /// Map physical `ranges` of `fd`, one after another, at offset `at` in all three views.
-    pub fn map(&self, at: u64, fd: i32, ranges: &[PhysRange]) -> Result<(), HeapError> {
+    pub fn map(&self, at: Offset, fd: i32, ranges: &[PhysRange]) -> Result<(), HeapError> {
         let mut off = at;
         for r in ranges {
             debug_assert!(off >= self.start && off + r.len <= self.start + self.size);
             for v in View::ALL {
-                let addr = self.layout.view_base(v) + off;
+                let addr: Address = self.layout.address(off, v);
                 // SAFETY: `addr..addr+len` lies inside our own reservation for view `v`
                 // (asserted above), so MAP_FIXED replaces only memory this heap owns.
                 let p = unsafe {
                     libc::mmap(
-                        addr as *mut libc::c_void,
+                        addr.as_ptr(),
                         r.len as usize,
                         libc::PROT_READ | libc::PROT_WRITE,
                         libc::MAP_SHARED | libc::MAP_FIXED,
@@ -123,15 +131,15 @@ impl Views {
     }
 
     /// Unmap `[at, at + len)` in all three views, keeping the reservation.
-    pub fn unmap(&self, at: u64, len: u64) {
+    pub fn unmap(&self, at: Offset, len: u64) {
         debug_assert!(at >= self.start && at + len <= self.start + self.size);
         for v in View::ALL {
-            let addr = self.layout.view_base(v) + at;
+            let addr = self.layout.address(at, v);
             // SAFETY: the range lies inside our own reservation; replacing it with PROT_NONE
             // keeps the address space reserved. Callers guarantee no object there is in use.
             let p = unsafe {
                 libc::mmap(
-                    addr as *mut libc::c_void,
+                    addr.as_ptr(),
                     len as usize,
                     libc::PROT_NONE,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,

@@ -4,7 +4,7 @@
 //! color set is bad, in every phase.
 
 use gc_core::address::{MAX_OFFSET_BITS, MIN_OFFSET_BITS, VIRTUAL_TO_PHYSICAL_RATIO};
-use gc_core::{AddressLayout, Color, GoodColor, View, GRANULE_SIZE};
+use gc_core::{AddressLayout, Color, ColoredPtr, GoodColor, Offset, View, GRANULE_SIZE};
 use proptest::prelude::*;
 
 const GOODS: [GoodColor; 3] = [GoodColor::Marked0, GoodColor::Marked1, GoodColor::Remapped];
@@ -15,8 +15,8 @@ fn layouts() -> impl Strategy<Value = AddressLayout> {
 }
 
 /// A layout with an offset inside its offset space.
-fn layout_and_offset() -> impl Strategy<Value = (AddressLayout, u64)> {
-    layouts().prop_flat_map(|l| (Just(l), 0..l.offset_space()))
+fn layout_and_offset() -> impl Strategy<Value = (AddressLayout, Offset)> {
+    layouts().prop_flat_map(|l| (Just(l), (0..l.offset_space()).prop_map(Offset::from_raw)))
 }
 
 fn any_color() -> impl Strategy<Value = Color> {
@@ -47,16 +47,23 @@ fn mask_table_matches_the_design() {
             assert_eq!(l.good_mask(g) | l.bad_mask(g), l.metadata_mask());
         }
         // View bases are 1 << S, 1 << (S+1), 1 << (S+2); Finalizable has no view.
-        assert_eq!(l.view_base(View::Marked0), 1 << s);
-        assert_eq!(l.view_base(View::Marked1), 1 << (s + 1));
-        assert_eq!(l.view_base(View::Remapped), 1 << (s + 2));
+        assert_eq!(l.view_base(View::Marked0).raw(), 1 << s);
+        assert_eq!(l.view_base(View::Marked1).raw(), 1 << (s + 1));
+        assert_eq!(l.view_base(View::Remapped).raw(), 1 << (s + 2));
         assert_eq!(l.color_bits(Color::FINALIZABLE), 1 << (s + 3));
         // The highest view ends inside 47-bit user space, below the Finalizable bit.
-        assert!(l.view_base(View::Remapped) + l.offset_space() <= 1 << 47);
-        assert!(l.view_base(View::Remapped) + l.offset_space() <= l.color_bits(Color::FINALIZABLE));
+        let remapped_end = l.view_base(View::Remapped).raw() + l.offset_space();
+        assert!(remapped_end <= 1 << 47);
+        assert!(remapped_end <= l.color_bits(Color::FINALIZABLE));
     }
-    assert_eq!(AddressLayout::new(42).view_base(View::Marked0), 4 * TIB);
-    assert_eq!(AddressLayout::new(44).view_base(View::Remapped), 64 * TIB);
+    assert_eq!(
+        AddressLayout::new(42).view_base(View::Marked0).raw(),
+        4 * TIB
+    );
+    assert_eq!(
+        AddressLayout::new(44).view_base(View::Remapped).raw(),
+        64 * TIB
+    );
 }
 
 #[test]
@@ -87,7 +94,7 @@ proptest! {
         prop_assert_eq!(l.offset(p), off);
         prop_assert_eq!(l.color(p), c);
         // Nothing above the four metadata bits is ever set.
-        prop_assert_eq!(p >> (l.offset_bits() + 4), 0);
+        prop_assert_eq!(p.raw() >> (l.offset_bits() + 4), 0);
         // Recoloring keeps the offset and replaces the color.
         for c2 in [Color::MARKED0, Color::MARKED1, Color::REMAPPED, Color::FINALIZABLE] {
             let q = l.with_color(l.offset(p), c2);
@@ -99,13 +106,16 @@ proptest! {
     #[test]
     fn views_are_colors((l, off) in layout_and_offset()) {
         for v in View::ALL {
-            let p = l.view_base(v) | off;
-            prop_assert_eq!(p, l.with_color(off, view_color(v)));
+            let a = l.address(off, v);
+            prop_assert_eq!(a.raw(), l.view_base(v).raw() | off.raw());
+            prop_assert_eq!(l.address_offset(a), off);
+            let p = l.with_color(off, view_color(v));
             prop_assert!(l.is_dereferenceable(p));
+            prop_assert_eq!(l.view_address(p), a);
         }
         prop_assert!(!l.is_dereferenceable(l.with_color(off, Color::FINALIZABLE)));
         prop_assert!(!l.is_dereferenceable(l.with_color(off, Color::MARKED0 | Color::REMAPPED)));
-        prop_assert!(!l.is_dereferenceable(off));
+        prop_assert!(!l.is_dereferenceable(ColoredPtr::from_raw(off.raw())));
     }
 
     #[test]
@@ -115,7 +125,7 @@ proptest! {
             prop_assert_eq!(l.good(off, g), l.with_color(off, g.color()));
             if c.is_empty() {
                 // An uncolored word is only null or a plain offset; only null is "neither".
-                if off == 0 {
+                if off == Offset::ZERO {
                     prop_assert!(!l.is_good(p, g) && !l.is_bad(p, g));
                 }
                 continue;
@@ -124,7 +134,7 @@ proptest! {
             prop_assert_eq!(l.is_good(p, g), good, "{:?} in phase {:?}", c, g);
             prop_assert_eq!(l.is_bad(p, g), !good, "{:?} in phase {:?}", c, g);
             // The barrier's test is exactly `ptr & bad_mask != 0`.
-            prop_assert_eq!(p & l.bad_mask(g) != 0, !good);
+            prop_assert_eq!(p.raw() & l.bad_mask(g) != 0, !good);
         }
     }
 

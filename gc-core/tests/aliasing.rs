@@ -7,7 +7,8 @@
 use gc_core::physical::{PhysRange, PhysicalMemory};
 use gc_core::virtual_memory::Views;
 use gc_core::{
-    AddressLayout, Backing, MemoryConfig, Page, PageAllocator, PageKind, View, GRANULE_SIZE,
+    Address, AddressLayout, Backing, MemoryConfig, Offset, Page, PageAllocator, PageKind, View,
+    GRANULE_SIZE,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -17,45 +18,52 @@ const MIB: u64 = 1 << 20;
 /// Offsets inside a granule to probe: both ends, around a 4 KiB page boundary, the middle.
 const PROBES: [u64; 6] = [0, 8, 4095, 4096, MIB + 17, GRANULE_SIZE - 8];
 
-fn write_u64(addr: u64, v: u64) {
+fn write_u64(addr: Address, v: u64) {
     // SAFETY: callers pass addresses inside a granule that is mapped read-write in this view.
-    unsafe { std::ptr::write_volatile(addr as *mut u64, v) }
+    unsafe { std::ptr::write_volatile(addr.as_ptr::<u64>(), v) }
 }
 
-fn read_u64(addr: u64) -> u64 {
+fn read_u64(addr: Address) -> u64 {
     // SAFETY: as in `write_u64`.
-    unsafe { std::ptr::read_volatile(addr as *const u64) }
+    unsafe { std::ptr::read_volatile(addr.as_ptr::<u64>()) }
 }
 
-fn write_u8(addr: u64, v: u8) {
+fn write_u8(addr: Address, v: u8) {
     // SAFETY: as in `write_u64`.
-    unsafe { std::ptr::write_volatile(addr as *mut u8, v) }
+    unsafe { std::ptr::write_volatile(addr.as_ptr::<u8>(), v) }
 }
 
-fn read_u8(addr: u64) -> u8 {
+fn read_u8(addr: Address) -> u8 {
     // SAFETY: as in `write_u64`.
-    unsafe { std::ptr::read_volatile(addr as *const u8) }
+    unsafe { std::ptr::read_volatile(addr.as_ptr::<u8>()) }
+}
+
+/// The granules of `[start, start + len)`.
+fn granules(start: Offset, len: u64) -> impl Iterator<Item = Offset> {
+    (0..len)
+        .step_by(GRANULE_SIZE as usize)
+        .map(move |d| start + d)
 }
 
 /// A tag unique to (granule offset, probe, writer view).
-fn tag(granule: u64, probe: u64, view: usize) -> u64 {
-    0xA11A_0000_0000_0000 ^ (granule << 8) ^ (probe << 2) ^ view as u64
+fn tag(granule: Offset, probe: u64, view: usize) -> u64 {
+    0xA11A_0000_0000_0000 ^ (granule.raw() << 8) ^ (probe << 2) ^ view as u64
 }
 
 /// For every granule of `[start, start + len)` and every probe offset: write through each view
 /// in turn and read the value back through all three.
-fn check_aliasing(layout: AddressLayout, start: u64, len: u64) {
-    for g in (start..start + len).step_by(GRANULE_SIZE as usize) {
+fn check_aliasing(layout: AddressLayout, start: Offset, len: u64) {
+    for g in granules(start, len) {
         for p in PROBES {
             let off = g + p;
             for (wi, wv) in View::ALL.iter().enumerate() {
                 let v = tag(g, p, wi);
-                write_u64(layout.view_base(*wv) | off, v);
+                write_u64(layout.address(off, *wv), v);
                 for rv in View::ALL {
                     assert_eq!(
-                        read_u64(layout.view_base(rv) | off),
+                        read_u64(layout.address(off, rv)),
                         v,
-                        "offset {off:#x}: written through {wv:?}, read through {rv:?}"
+                        "offset {off:?}: written through {wv:?}, read through {rv:?}"
                     );
                 }
             }
@@ -63,9 +71,9 @@ fn check_aliasing(layout: AddressLayout, start: u64, len: u64) {
         // Single unaligned bytes too, through a different view each time.
         let off = g + 12345;
         for (i, wv) in View::ALL.iter().enumerate() {
-            write_u8(layout.view_base(*wv) | off, 0x40 + i as u8);
+            write_u8(layout.address(off, *wv), 0x40 + i as u8);
             for rv in View::ALL {
-                assert_eq!(read_u8(layout.view_base(rv) | off), 0x40 + i as u8);
+                assert_eq!(read_u8(layout.address(off, rv)), 0x40 + i as u8);
             }
         }
     }
@@ -82,14 +90,14 @@ fn pread_u64(fd: i32, file_offset: u64) -> u64 {
 
 /// Stamp each granule of `pages` (first word, through the Marked0 view) with a unique marker
 /// and find it in the backing file: returns, per virtual granule, its physical file offset.
-fn physical_offsets(heap: &PageAllocator, pages: &[Arc<Page>]) -> Vec<(u64, u64)> {
+fn physical_offsets(heap: &PageAllocator, pages: &[Arc<Page>]) -> Vec<(Offset, u64)> {
     let layout = heap.layout();
     let mut virt = Vec::new();
     for p in pages {
-        for g in (p.start()..p.end()).step_by(GRANULE_SIZE as usize) {
+        for g in granules(p.start(), p.size()) {
             write_u64(
-                layout.view_base(View::Marked0) | g,
-                0x5EED_0000_0000_0000 | g,
+                layout.address(g, View::Marked0),
+                0x5EED_0000_0000_0000 | g.raw(),
             );
             virt.push(g);
         }
@@ -101,8 +109,8 @@ fn physical_offsets(heap: &PageAllocator, pages: &[Arc<Page>]) -> Vec<(u64, u64)
     virt.iter()
         .map(|&g| {
             let f = *by_marker
-                .get(&(0x5EED_0000_0000_0000 | g))
-                .unwrap_or_else(|| panic!("granule at offset {g:#x} not found in the file"));
+                .get(&(0x5EED_0000_0000_0000 | g.raw()))
+                .unwrap_or_else(|| panic!("granule at offset {g:?} not found in the file"));
             (g, f)
         })
         .collect()
@@ -211,10 +219,7 @@ fn all_three_layouts_alias() {
         views.map(at, phys.fd(), &ranges).unwrap();
         check_aliasing(layout, at, 8 * MIB);
         // Virtual granule 0 is file granule 3.
-        write_u64(
-            layout.view_base(View::Remapped) | at,
-            0xFEED_0000 + s as u64,
-        );
+        write_u64(layout.address(at, View::Remapped), 0xFEED_0000 + s as u64);
         assert_eq!(
             pread_u64(phys.fd(), 3 * GRANULE_SIZE),
             0xFEED_0000 + s as u64

@@ -55,9 +55,9 @@ fn punch_hole_drops_touched_memory() {
     // Memory written through a mapping is also returned by uncommit, and reads back as zeros.
     let heap = PageAllocator::new(&MemoryConfig::new(32 * MIB)).unwrap();
     let page = heap.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
-    let base = heap.layout().view_base(View::Remapped) | page.start();
+    let base = heap.layout().address(page.start(), View::Remapped);
     // SAFETY: the page's 2 MiB are mapped read-write in the Remapped view and only used here.
-    unsafe { std::ptr::write_bytes(base as *mut u8, 0x5A, GRANULE_SIZE as usize) };
+    unsafe { std::ptr::write_bytes(base.as_ptr::<u8>(), 0x5A, GRANULE_SIZE as usize) };
     let before = file_bytes(heap.physical());
     assert_eq!(before, 2 * MIB);
     heap.free_page(&page);
@@ -66,9 +66,9 @@ fn punch_hole_drops_touched_memory() {
     assert_eq!(file_bytes(heap.physical()), 0);
     // The next page gets fresh (zeroed) memory.
     let page = heap.alloc_page(PageKind::Small, 2 * MIB, 2).unwrap();
-    let base = heap.layout().view_base(View::Marked1) | page.start();
+    let base = heap.layout().address(page.start(), View::Marked1);
     // SAFETY: mapped read-write, 2 MiB long.
-    let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, GRANULE_SIZE as usize) };
+    let bytes = unsafe { std::slice::from_raw_parts(base.as_ptr::<u8>(), GRANULE_SIZE as usize) };
     assert!(bytes.iter().all(|&b| b == 0));
 }
 
@@ -132,15 +132,15 @@ fn uncommit_keep_lowers_committed_bytes() {
     // The pages in use still hold their data.
     let l = heap.layout();
     for (i, p) in pages[..2].iter().enumerate() {
-        let a = l.view_base(View::Marked0) | p.start();
+        let a = l.address(p.start(), View::Marked0);
         // SAFETY: the page is in use and mapped.
-        unsafe { (a as *mut u64).write(i as u64 + 77) };
+        unsafe { a.as_ptr::<u64>().write(i as u64 + 77) };
     }
     assert_eq!(heap.uncommit(0).unwrap(), 0);
     for (i, p) in pages[..2].iter().enumerate() {
-        let a = l.view_base(View::Remapped) | p.start();
+        let a = l.address(p.start(), View::Remapped);
         // SAFETY: the page is in use and mapped.
-        assert_eq!(unsafe { (a as *const u64).read() }, i as u64 + 77);
+        assert_eq!(unsafe { a.as_ptr::<u64>().read() }, i as u64 + 77);
     }
 }
 
@@ -196,13 +196,13 @@ fn rss_counts_each_view_pss_counts_once() {
     let l = heap.layout();
     // Touch every byte through each view (so each view's page tables map it).
     for v in View::ALL {
-        let a = l.view_base(v) | page.start();
+        let a = l.address(page.start(), v);
         // SAFETY: the page's 8 MiB are mapped read-write in every view.
-        unsafe { std::ptr::write_bytes(a as *mut u8, 1, page.size() as usize) };
+        unsafe { std::ptr::write_bytes(a.as_ptr::<u8>(), 1, page.size() as usize) };
     }
     let starts: Vec<u64> = View::ALL
         .iter()
-        .map(|&v| l.view_base(v) | page.start())
+        .map(|&v| l.address(page.start(), v).raw())
         .collect();
     let (rss, pss, found) = smaps_rss_pss(&starts);
     assert_eq!(found, 3, "one mapping per view");

@@ -1,10 +1,10 @@
 //! The lock-free per-page structures under real threads: the forwarding table (many relocators
 //! racing to forward the same objects to different copies: exactly one winner per object, every
-//! loser and every reader sees the winner's address) and the live map (markers racing on
+//! loser and every reader sees the winner's offset) and the live map (markers racing on
 //! overlapping objects: each object counted once in the live objects and live bytes, `newly_marked`
 //! true exactly once per object, and the lazy reset when a new cycle starts).
 
-use gc_core::{ForwardingTable, LiveMap};
+use gc_core::{ForwardingTable, LiveMap, Offset};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -12,8 +12,8 @@ use std::sync::{Arc, Barrier};
 const THREADS: usize = 4;
 
 /// The to-offset relocator `t` would copy object `i` to (distinct per thread and object).
-fn to_offset(i: u64, t: usize) -> u64 {
-    0x4000_0000 + (i * THREADS as u64 + t as u64) * 64
+fn to_offset(i: u64, t: usize) -> Offset {
+    Offset::from_raw(0x4000_0000 + (i * THREADS as u64 + t as u64) * 64)
 }
 
 /// The order in which relocator `t` visits the objects: half go forward, half backward, each
@@ -63,7 +63,7 @@ fn forwarding_insert_race_has_one_winner_per_object() {
             let (table, barrier, done) = (table.clone(), barrier.clone(), done.clone());
             std::thread::spawn(move || {
                 barrier.wait();
-                let mut seen: HashMap<u64, u64> = HashMap::new();
+                let mut seen: HashMap<u64, Offset> = HashMap::new();
                 let mut i = round as u64;
                 while !done.load(Ordering::Acquire) {
                     i = (i * 6364136223846793005 + 1442695040888963407) % OBJECTS;
@@ -75,12 +75,12 @@ fn forwarding_insert_race_has_one_winner_per_object() {
                 seen
             })
         };
-        let results: Vec<Vec<(u64, Result<u64, u64>)>> =
+        let results: Vec<Vec<(u64, Result<Offset, Offset>)>> =
             relocators.into_iter().map(|j| j.join().unwrap()).collect();
         done.store(true, Ordering::Release);
         let seen_by_reader = reader.join().unwrap();
 
-        let mut winners: HashMap<u64, u64> = HashMap::new();
+        let mut winners: HashMap<u64, Offset> = HashMap::new();
         for (t, res) in results.iter().enumerate() {
             assert_eq!(res.len(), OBJECTS as usize);
             for &(i, r) in res {
@@ -94,7 +94,7 @@ fn forwarding_insert_race_has_one_winner_per_object() {
         for res in &results {
             for &(i, r) in res {
                 if let Err(w) = r {
-                    assert_eq!(w, winners[&i], "object {i}: loser saw another address");
+                    assert_eq!(w, winners[&i], "object {i}: loser saw another offset");
                 }
             }
         }
@@ -105,7 +105,7 @@ fn forwarding_insert_race_has_one_winner_per_object() {
             assert_eq!(to, winners[&i], "reader saw a non-winner for {i}");
         }
         assert_eq!(table.len(), OBJECTS as usize);
-        let entries: HashMap<u64, u64> = table.entries().collect();
+        let entries: HashMap<u64, Offset> = table.entries().collect();
         assert_eq!(entries, winners);
         assert_eq!(table.find(OBJECTS + 7), None);
     }
@@ -118,8 +118,9 @@ fn forwarding_lookup_of_a_missing_object_terminates_in_a_full_table() {
     // spin forever.
     let t: ForwardingTable = ForwardingTable::new(0);
     let n = t.capacity() as u64;
+    let o = |i: u64| Offset::from_raw(8 * i);
     for i in 0..n {
-        assert_eq!(t.insert(i, 8 * i), Ok(8 * i));
+        assert_eq!(t.insert(i, o(i)), Ok(o(i)));
     }
     assert_eq!(t.len() as u64, n);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -129,7 +130,7 @@ fn forwarding_lookup_of_a_missing_object_terminates_in_a_full_table() {
     let r = rx
         .recv_timeout(std::time::Duration::from_secs(10))
         .expect("find on a full table did not return");
-    assert_eq!(r, (None, Some(24)));
+    assert_eq!(r, (None, Some(o(3))));
 }
 
 /// Size of the object at position `i` (deterministic, so every marker adds the same bytes).

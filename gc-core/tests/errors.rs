@@ -7,7 +7,9 @@
 use gc_core::config::physical_memory_bytes;
 use gc_core::physical::huge_page_pool;
 use gc_core::virtual_memory::check_map_count;
-use gc_core::{Backing, HeapError, MemoryConfig, PageAllocator, Reservation, View, GRANULE_SIZE};
+use gc_core::{
+    Backing, HeapError, MemoryConfig, Offset, PageAllocator, Reservation, View, GRANULE_SIZE,
+};
 
 const MIB: u64 = 1 << 20;
 const TIB: u64 = 1 << 40;
@@ -171,9 +173,9 @@ fn directory_backing_works_where_writable() {
     let dir = std::env::temp_dir();
     let h = PageAllocator::new(&with_backing(Backing::Directory(dir.clone()))).unwrap();
     let p = h.alloc_page(gc_core::PageKind::Small, 2 * MIB, 1).unwrap();
-    let a = h.layout().view_base(View::Marked0) | p.start();
+    let a = h.layout().address(p.start(), View::Marked0);
     // SAFETY: the page is mapped and ours.
-    unsafe { (a as *mut u64).write(5) };
+    unsafe { a.as_ptr::<u64>().write(5) };
     // The file was unlinked at once: nothing of ours is left in the directory.
     let prefix = format!("zgc-rs-heap.{}.", std::process::id());
     let left: Vec<_> = std::fs::read_dir(&dir)
@@ -239,14 +241,14 @@ fn address_range_taken_by_another_mapping() {
     let layout = cfg.validate().unwrap();
     let reserve = 64 * MIB * 16;
     // Something else sits in the middle of where the Marked1 view would go.
-    let blocker = layout.view_base(View::Marked1) + offset + 256 * MIB;
+    let blocker = layout.view_base(View::Marked1).raw() + offset + 256 * MIB;
     let blocking = Reservation::at(blocker, 2 * MIB).expect("the blocker range is free");
     let e = new_err(&cfg);
     assert!(matches!(e, HeapError::AddressRangeTaken { .. }), "{e:?}");
     assert_mentions(&e, &["already taken", "choose another reserve offset"]);
     // The views reserved before the failure were given back: the whole range is free again.
     for v in [View::Marked0, View::Remapped] {
-        let a = layout.view_base(v) + offset;
+        let a = layout.view_base(v).raw() + offset;
         assert!(
             Reservation::at(a, reserve).is_some(),
             "{v:?} view range left reserved"
@@ -255,7 +257,7 @@ fn address_range_taken_by_another_mapping() {
     // Without the blocker the same request succeeds, exactly there.
     drop(blocking);
     let h = PageAllocator::new(&cfg).unwrap();
-    assert_eq!(h.reservation(), (offset, reserve));
+    assert_eq!(h.reservation(), (Offset::from_raw(offset), reserve));
 }
 
 #[test]
@@ -271,7 +273,7 @@ fn address_range_taken_by_another_heap() {
     // Dropping the first heap frees its range.
     drop(first);
     let third = PageAllocator::new(&at(offset)).unwrap();
-    assert_eq!(third.reservation().0, offset);
+    assert_eq!(third.reservation().0, Offset::from_raw(offset));
 }
 
 #[test]

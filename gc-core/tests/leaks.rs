@@ -27,13 +27,13 @@ fn one_heap(i: u64) -> Vec<(u64, u64)> {
     pages.push(heap.alloc_page(PageKind::Large, 4 * MIB, 3).unwrap());
     for (k, p) in pages.iter().enumerate() {
         for v in View::ALL {
-            let a = l.view_base(v) | (p.start() + 8 * k as u64);
+            let a = l.address(p.start() + 8 * k as u64, v);
             // SAFETY: the page is mapped read-write in every view and used only here.
-            unsafe { (a as *mut u64).write(i ^ k as u64) };
+            unsafe { a.as_ptr::<u64>().write(i ^ k as u64) };
         }
-        let a = l.view_base(View::Remapped) | (p.start() + 8 * k as u64);
+        let a = l.address(p.start() + 8 * k as u64, View::Remapped);
         // SAFETY: as above.
-        assert_eq!(unsafe { (a as *const u64).read() }, i ^ k as u64);
+        assert_eq!(unsafe { a.as_ptr::<u64>().read() }, i ^ k as u64);
     }
     heap.free_page(&pages[1]);
     heap.free_page(&pages[3]);
@@ -44,7 +44,10 @@ fn one_heap(i: u64) -> Vec<(u64, u64)> {
     let (start, size) = heap.reservation();
     let ranges = View::ALL
         .iter()
-        .map(|&v| (l.view_base(v) + start, l.view_base(v) + start + size))
+        .map(|&v| {
+            let a = l.address(start, v).raw();
+            (a, a + size)
+        })
         .collect();
     if i.is_multiple_of(3) {
         // Drop the heap while the caller still holds page references (metadata only).

@@ -4,7 +4,7 @@
 //! memory model lets a load see):
 //!
 //! - two relocators racing to forward the same object: exactly one wins, both agree on the
-//!   address, and the winner's copy is visible to the loser and to a reader (no data race);
+//!   offset, and the winner's copy is visible to the loser and to a reader (no data race);
 //! - self-healing against a mutator's concurrent store: the slot never ends bad or null
 //!   (unless the mutator stored null), and a heal never overwrites the mutator's store;
 //! - two barriers healing the same bad pointer: one write, the good pointer wins;
@@ -14,7 +14,7 @@
 use gc_core::barrier::self_heal;
 use gc_core::sync::loom::LoomWord;
 use gc_core::sync::AtomicWord;
-use gc_core::{AddressLayout, Color, ForwardingTable, GoodColor, LiveMap};
+use gc_core::{AddressLayout, Color, ColoredPtr, ForwardingTable, GoodColor, LiveMap, Offset};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -23,12 +23,12 @@ use std::sync::atomic::Ordering;
 /// The from-index both relocators forward.
 const FROM: u64 = 3;
 /// Where relocator `t` copies the object.
-fn copy_of(t: usize) -> u64 {
-    0x1000 * (t as u64 + 1)
+fn copy_of(t: usize) -> Offset {
+    Offset::from_raw(0x1000 * (t as u64 + 1))
 }
 /// Which relocator's copy lives at `to`.
-fn owner_of(to: u64) -> usize {
-    (to / 0x1000 - 1) as usize
+fn owner_of(to: Offset) -> usize {
+    (to.raw() / 0x1000 - 1) as usize
 }
 /// The payload relocator `t` writes into its copy.
 fn payload(t: usize) -> u64 {
@@ -42,8 +42,8 @@ struct Relocation {
 }
 
 /// Relocator `t`: copy the object, then race to publish the copy. Returns the insert result
-/// and the payload of the copy that won, read through the address the table gave back.
-fn relocate(r: &Relocation, t: usize) -> (Result<u64, u64>, u64) {
+/// and the payload of the copy that won, read through the offset the table gave back.
+fn relocate(r: &Relocation, t: usize) -> (Result<Offset, Offset>, u64) {
     r.copies[t].with_mut(|p| {
         // SAFETY: copy `t` is written only by relocator `t`, before it is published.
         unsafe { *p = payload(t) }
@@ -79,7 +79,7 @@ fn forwarding_insert_race_has_exactly_one_winner() {
         for (t, &(r_t, seen)) in res.iter().enumerate() {
             match r_t {
                 Ok(to) => assert_eq!((t, to), (w, winner)),
-                Err(to) => assert_eq!(to, winner, "the loser learns the winner's address"),
+                Err(to) => assert_eq!(to, winner, "the loser learns the winner's offset"),
             }
             assert_eq!(
                 seen,
@@ -129,7 +129,8 @@ fn forwarding_reader_sees_nothing_or_the_complete_winning_copy() {
 fn forwarding_different_objects_both_win() {
     loom::model(|| {
         let table: Arc<ForwardingTable<LoomWord>> = Arc::new(ForwardingTable::new(1));
-        let hs: Vec<_> = [(3u64, 0x100u64), (4, 0x200)]
+        let o = Offset::from_raw;
+        let hs: Vec<_> = [(3u64, o(0x100)), (4, o(0x200))]
             .into_iter()
             .map(|(i, to)| {
                 let table = table.clone();
@@ -139,8 +140,8 @@ fn forwarding_different_objects_both_win() {
         for h in hs {
             assert!(h.join().unwrap().is_ok());
         }
-        assert_eq!(table.find(3), Some(0x100));
-        assert_eq!(table.find(4), Some(0x200));
+        assert_eq!(table.find(3), Some(o(0x100)));
+        assert_eq!(table.find(4), Some(o(0x200)));
         assert_eq!(table.len(), 2);
     });
 }
@@ -149,11 +150,11 @@ fn forwarding_different_objects_both_win() {
 struct Ptrs {
     bad_mask: u64,
     /// A stale pointer (Marked1 color from the last marking) to object A.
-    bad: u64,
+    bad: ColoredPtr,
     /// The good pointer to object A (what the slow path returns).
-    good: u64,
+    good: ColoredPtr,
     /// A good pointer to another object B.
-    other: u64,
+    other: ColoredPtr,
 }
 
 fn ptrs() -> Ptrs {
@@ -161,17 +162,17 @@ fn ptrs() -> Ptrs {
     let g = GoodColor::Remapped;
     Ptrs {
         bad_mask: l.bad_mask(g),
-        bad: l.with_color(0x1000, Color::MARKED1),
-        good: l.good(0x1000, g),
-        other: l.good(0x2000, g),
+        bad: l.with_color(Offset::from_raw(0x1000), Color::MARKED1),
+        good: l.good(Offset::from_raw(0x1000), g),
+        other: l.good(Offset::from_raw(0x2000), g),
     }
 }
 
 /// The load barrier written against the generic word: load, test, slow path + heal.
 /// Returns (the pointer the mutator gets, whether this call healed the slot).
-fn barrier_load(slot: &LoomWord, p: &Ptrs) -> (u64, bool) {
-    let v = slot.load(Ordering::Acquire);
-    if v & p.bad_mask == 0 {
+fn barrier_load(slot: &LoomWord, p: &Ptrs) -> (ColoredPtr, bool) {
+    let v = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+    if v.raw() & p.bad_mask == 0 {
         return (v, false);
     }
     assert_eq!(v, p.bad, "only the stale pointer is ever bad here");
@@ -179,10 +180,10 @@ fn barrier_load(slot: &LoomWord, p: &Ptrs) -> (u64, bool) {
     (p.good, healed)
 }
 
-fn heal_against_store(store: u64) {
+fn heal_against_store(store: ColoredPtr) {
     loom::model(move || {
         let p = ptrs();
-        let slot = Arc::new(LoomWord::new_word(p.bad));
+        let slot = Arc::new(LoomWord::new_word(p.bad.raw()));
         let healer = {
             let slot = slot.clone();
             thread::spawn(move || barrier_load(&slot, &ptrs()))
@@ -195,27 +196,31 @@ fn heal_against_store(store: u64) {
             let slot = slot.clone();
             thread::spawn(move || {
                 let p = ptrs();
-                let replaced = slot.swap(store, Ordering::Release);
+                let replaced = ColoredPtr::from_raw(slot.swap(store.raw(), Ordering::Release));
                 assert!(
                     replaced == p.bad || replaced == p.good,
-                    "the store replaced {replaced:#x}"
+                    "the store replaced {replaced:?}"
                 );
-                let again = slot.load(Ordering::Acquire);
+                let again = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
                 assert_eq!(again, store, "a heal overwrote the mutator's later store");
             })
         };
         mutator.join().unwrap();
         let (got, healed) = healer.join().unwrap();
-        assert!(got == p.good || got == store, "barrier returned {got:#x}");
-        assert_eq!(got & p.bad_mask, 0, "the barrier returned a bad pointer");
+        assert!(got == p.good || got == store, "barrier returned {got:?}");
+        assert_eq!(
+            got.raw() & p.bad_mask,
+            0,
+            "the barrier returned a bad pointer"
+        );
         if healed {
             assert_eq!(got, p.good);
         }
-        let last = slot.load(Ordering::Acquire);
+        let last = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
         assert_ne!(last, p.bad, "the slot ended bad");
         assert_eq!(last, store, "the mutator's store must survive");
-        if store != 0 {
-            assert_ne!(last, 0, "healing wrote null");
+        if !store.is_null() {
+            assert!(!last.is_null(), "healing wrote null");
         }
     });
 }
@@ -227,28 +232,28 @@ fn self_heal_never_overwrites_a_mutator_store() {
 
 #[test]
 fn self_heal_never_overwrites_a_mutator_null_store() {
-    heal_against_store(0);
+    heal_against_store(ColoredPtr::NULL);
 }
 
 #[test]
 fn two_healers_write_once_and_agree() {
     loom::model(|| {
-        let slot = Arc::new(LoomWord::new_word(ptrs().bad));
+        let slot = Arc::new(LoomWord::new_word(ptrs().bad.raw()));
         let hs: Vec<_> = (0..2)
             .map(|_| {
                 let slot = slot.clone();
                 thread::spawn(move || barrier_load(&slot, &ptrs()))
             })
             .collect();
-        let res: Vec<(u64, bool)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        let res: Vec<(ColoredPtr, bool)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
         let p = ptrs();
-        assert!(res.iter().all(|&(got, _)| got == p.good), "{res:x?}");
+        assert!(res.iter().all(|&(got, _)| got == p.good), "{res:?}");
         assert_eq!(
             res.iter().filter(|&&(_, healed)| healed).count(),
             1,
             "exactly one healer writes the slot"
         );
-        assert_eq!(slot.load(Ordering::Acquire), p.good);
+        assert_eq!(slot.load(Ordering::Acquire), p.good.raw());
     });
 }
 

@@ -7,8 +7,8 @@
 use gc_core::object::MAX_REFS;
 use gc_core::page::SMALL_ALIGNMENT_SHIFT;
 use gc_core::{
-    object_size, AllocError, MemoryConfig, Object, ObjectHeader, Page, PageAllocator, PageKind,
-    PageSizes, View, GRANULE_SIZE, HEADER_SIZE,
+    object_size, Address, AllocError, ColoredPtr, MemoryConfig, Object, ObjectHeader, Offset, Page,
+    PageAllocator, PageKind, PageSizes, View, GRANULE_SIZE, HEADER_SIZE,
 };
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
@@ -49,7 +49,7 @@ fn every_size_class_allocates() {
         assert_eq!(p.kind(), kind);
         assert_eq!(p.size(), page_size);
         assert_eq!(p.seqnum(), 10 + i as u64);
-        assert_eq!(p.start() % GRANULE_SIZE, 0);
+        assert_eq!(p.start().raw() % GRANULE_SIZE, 0);
         assert!(p.start() >= start && p.end() <= start + size);
         assert_eq!(p.top(), p.start());
         used += page_size;
@@ -61,7 +61,7 @@ fn every_size_class_allocates() {
     }
     assert_eq!(h.pages_allocated(), cases.len() as u64);
     // Pages never overlap.
-    let mut spans: Vec<(u64, u64)> = pages.iter().map(|p| (p.start(), p.end())).collect();
+    let mut spans: Vec<(Offset, Offset)> = pages.iter().map(|p| (p.start(), p.end())).collect();
     spans.sort();
     assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "{spans:x?}");
     // Alignment: 8 bytes on small pages, size/8192 on medium, the page on large.
@@ -71,7 +71,8 @@ fn every_size_class_allocates() {
 
     // The page table finds each page from any offset inside it, and forgets freed pages.
     for p in &pages {
-        for off in [p.start(), p.start() + p.size() / 2, p.end() - 8] {
+        let last = p.start() + (p.size() - 8);
+        for off in [p.start(), p.start() + p.size() / 2, last] {
             let found = h.page_table().get_arc(off).expect("page in the table");
             assert!(Arc::ptr_eq(&found, p));
             let guard = crossbeam_epoch::pin();
@@ -81,7 +82,7 @@ fn every_size_class_allocates() {
     for p in &pages {
         h.free_page(p);
         assert!(h.page_table().get_arc(p.start()).is_none());
-        assert!(h.page_table().get_arc(p.end() - 8).is_none());
+        assert!(h.page_table().get_arc(p.start() + (p.size() - 8)).is_none());
     }
     assert_eq!(h.used(), 0);
 }
@@ -122,9 +123,9 @@ fn page_cache_reuses_memory() {
     let h = heap(64 * MIB);
     let p = h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
     let start = p.start();
-    let addr = h.layout().view_base(View::Remapped) | start;
+    let addr = h.layout().address(start, View::Remapped).as_ptr::<u64>();
     // SAFETY: the page is mapped and ours.
-    unsafe { (addr as *mut u64).write(0xCAFE) };
+    unsafe { addr.write(0xCAFE) };
     let committed = h.physical().committed_bytes();
     h.free_page(&p);
     assert_eq!(h.used(), 0);
@@ -147,7 +148,7 @@ fn page_cache_reuses_memory() {
     assert_eq!(h.physical().committed_bytes(), committed, "no new commit");
     // Same memory: the old contents are still there (no poisoning by default).
     // SAFETY: mapped and ours.
-    assert_eq!(unsafe { (addr as *const u64).read() }, 0xCAFE);
+    assert_eq!(unsafe { addr.read() }, 0xCAFE);
 
     // With poisoning on, freed memory is overwritten so stale reads show up.
     h.set_poison(true);
@@ -155,10 +156,7 @@ fn page_cache_reuses_memory() {
     let r = h.alloc_page(PageKind::Small, 2 * MIB, 3).unwrap();
     assert_eq!(r.start(), start);
     // SAFETY: mapped and ours.
-    assert_eq!(
-        unsafe { (addr as *const u64).read() },
-        0xDBDB_DBDB_DBDB_DBDB
-    );
+    assert_eq!(unsafe { addr.read() }, 0xDBDB_DBDB_DBDB_DBDB);
 
     // A cached page of another size is flushed when the file is needed for a new size.
     let h = heap(16 * MIB);
@@ -258,7 +256,7 @@ fn concurrent_allocators_never_overshoot_the_max_heap() {
         .collect();
     assert_eq!(pages.len(), 32);
     assert_eq!(h.used(), 64 * MIB);
-    let mut starts: Vec<u64> = pages.iter().map(|p| p.start()).collect();
+    let mut starts: Vec<Offset> = pages.iter().map(|p| p.start()).collect();
     starts.sort();
     starts.dedup();
     assert_eq!(starts.len(), 32, "two threads got the same page");
@@ -276,19 +274,19 @@ fn bump_allocated_objects_are_walked_in_order() {
     let h = heap(64 * MIB);
     let l = h.layout();
     let page = h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
-    let base = l.view_base(View::Remapped);
     let mut objs = Vec::new();
     for (shape, n_refs, n_bytes) in shapes() {
         let size = object_size(n_refs as u64, n_bytes).unwrap();
         let off = page.alloc_private(size).unwrap();
-        assert_eq!(off % 8, 0);
+        assert_eq!(off.raw() % 8, 0);
         let header = ObjectHeader {
             shape,
             n_refs,
             n_bytes,
         };
+        // Built through the Marked1 view, walked below through the Remapped one.
         // SAFETY: `off..off + size` was just bump-allocated on a mapped page.
-        let o = unsafe { Object::init(base | off, header) };
+        let o = unsafe { Object::init(l.address(off, View::Marked1), header) };
         assert_eq!(o.header(), header);
         assert_eq!(o.size(), size);
         if n_bytes >= 8 {
@@ -297,7 +295,7 @@ fn bump_allocated_objects_are_walked_in_order() {
         for (i, s) in o.slots().iter().enumerate() {
             assert_eq!(s.load(Ordering::Relaxed), 0, "slots start null");
             s.store(
-                l.with_color(off, gc_core::Color::REMAPPED) + i as u64,
+                l.with_color(off, gc_core::Color::REMAPPED).raw() + i as u64,
                 Ordering::Relaxed,
             );
         }
@@ -306,19 +304,26 @@ fn bump_allocated_objects_are_walked_in_order() {
     let used_expected: u64 = objs.iter().map(|&(_, hd)| hd.size()).sum();
     assert_eq!(page.used(), used_expected);
 
-    // Walk through another view: the same objects, in allocation order, with their contents.
+    // Walk through the Remapped view: the same objects, in allocation order, with their
+    // contents.
     let mut walked = Vec::new();
-    // SAFETY: the page is mapped in the Marked0 view and nobody allocates on it now.
+    // SAFETY: the page is an allocated page of `h` and nobody allocates on it now.
     unsafe {
-        page.for_each_object(l.view_base(View::Marked0), |o| {
-            walked.push((l.offset(o.addr()), o.header()));
+        page.for_each_object(l, |o| {
+            assert_eq!(
+                l.address(l.address_offset(o.addr()), View::Remapped),
+                o.addr()
+            );
+            walked.push((l.address_offset(o.addr()), o.header()));
             if o.n_bytes() >= 8 {
                 assert_eq!(o.read_u64(0), o.shape() as u64 * 3);
             }
             for (i, s) in o.slots().iter().enumerate() {
                 assert_eq!(
                     s.load(Ordering::Relaxed),
-                    l.with_color(l.offset(o.addr()), gc_core::Color::REMAPPED) + i as u64
+                    l.with_color(l.address_offset(o.addr()), gc_core::Color::REMAPPED)
+                        .raw()
+                        + i as u64
                 );
             }
         })
@@ -354,7 +359,7 @@ fn shared_bump_allocation_hands_out_disjoint_ranges() {
             })
         })
         .collect();
-    let mut all: Vec<u64> = handles
+    let mut all: Vec<Offset> = handles
         .into_iter()
         .flat_map(|j| j.join().unwrap())
         .collect();
@@ -380,19 +385,19 @@ fn objects_copy_whole() {
     };
     let a = from.alloc_private(header.size()).unwrap();
     // SAFETY: freshly allocated, mapped.
-    let o = unsafe { Object::init(l.view_base(View::Marked1) | a, header) };
-    o.slot(2)
-        .store(l.good(a, gc_core::GoodColor::Marked1), Ordering::Relaxed);
+    let o = unsafe { Object::init(l.address(a, View::Marked1), header) };
+    let p = l.good(a, gc_core::GoodColor::Marked1);
+    o.slot(2).store(p.raw(), Ordering::Relaxed);
     let data: Vec<u8> = (0..1000).map(|i| (i * 7) as u8).collect();
     o.write_bytes(0, &data);
     let b = to.alloc_private(o.size()).unwrap();
     // SAFETY: `b` is freshly allocated on another page, mapped; nobody writes `o`.
-    let c = unsafe { o.copy_to(l.view_base(View::Remapped) | b) };
+    let c = unsafe { o.copy_to(l.address(b, View::Remapped)) };
     assert_eq!(c.header(), header);
-    assert_eq!(
-        c.slot(2).load(Ordering::Relaxed),
-        l.good(a, gc_core::GoodColor::Marked1)
-    );
+    assert_eq!(c.addr(), l.address(b, View::Remapped));
+    // SAFETY: `b` now holds the initialized copy on a mapped page of `h`, kept to the end.
+    assert_eq!(unsafe { Object::at(l, b) }, c);
+    assert_eq!(ColoredPtr::from_raw(c.slot(2).load(Ordering::Relaxed)), p);
     assert_eq!(c.slot(0).load(Ordering::Relaxed), 0);
     let mut out = vec![0u8; 1000];
     c.read_bytes(0, &mut out);
@@ -409,7 +414,7 @@ fn slot_index_is_checked() {
         n_bytes: 0,
     };
     // SAFETY: 64 bytes of owned memory for a 32-byte object.
-    let o = unsafe { Object::init(buf.as_mut_ptr() as u64, header) };
+    let o = unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), header) };
     let _ = o.slot(2);
 }
 
@@ -423,7 +428,7 @@ fn raw_byte_range_is_checked() {
         n_bytes: 10,
     };
     // SAFETY: 64 bytes of owned memory for a 32-byte object.
-    let o = unsafe { Object::init(buf.as_mut_ptr() as u64, header) };
+    let o = unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), header) };
     o.write_bytes(5, &[0; 6]);
 }
 
