@@ -18,7 +18,7 @@ use crate::gc_state::Phase;
 use crate::heap_inner::HeapInner;
 use crate::mark;
 use crate::mutator_shared::{MutatorShared, MARK_BUFFER_FLUSH};
-use gc_core::{GoodColor, SlowPath};
+use gc_core::{ColoredPtr, GoodColor, Offset, SlowPath};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The barrier slow path of a mutator: marks into its buffer, relocates with the shared
@@ -29,8 +29,8 @@ pub(crate) struct MutatorSlowPath<'a> {
 }
 
 impl SlowPath for MutatorSlowPath<'_> {
-    fn make_good(&self, ptr: u64) -> u64 {
-        debug_assert!(ptr != 0);
+    fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr {
+        debug_assert!(!ptr.is_null());
         let cx = &self.heap.cx;
         let layout = cx.layout();
         match cx.state.phase() {
@@ -53,7 +53,7 @@ impl SlowPath for MutatorSlowPath<'_> {
 }
 
 impl MutatorSlowPath<'_> {
-    fn mark_push(&self, off: u64) {
+    fn mark_push(&self, off: Offset) {
         let mut b = self.shared.mark_buffer.lock();
         b.push(off);
         if b.len() >= MARK_BUFFER_FLUSH {
@@ -66,19 +66,23 @@ impl MutatorSlowPath<'_> {
 /// slot, used in every phase but one. Between Pause Mark End and Pause Relocate Start an
 /// unmarked referent reads as null (it is about to be cleared: it must not be resurrected); a
 /// marked one is healed to the good color like any slot.
-pub(crate) fn load_weak(heap: &HeapInner, slot: &AtomicU64, strong: impl FnOnce() -> u64) -> u64 {
+pub(crate) fn load_weak(
+    heap: &HeapInner,
+    slot: &AtomicU64,
+    strong: impl FnOnce() -> ColoredPtr,
+) -> ColoredPtr {
     let cx = &heap.cx;
     if cx.state.phase() != Phase::MarkComplete {
         return strong();
     }
-    let p = slot.load(Ordering::Acquire);
-    if p == 0 {
-        return 0;
+    let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+    if p.is_null() {
+        return ColoredPtr::NULL;
     }
     let good = cx.state.good();
     let off = cx.forwarding.remap_if_stale(cx.layout(), p, good);
     if !mark::is_live(cx, off) {
-        return 0;
+        return ColoredPtr::NULL;
     }
     let g = cx.layout().good(off, good);
     if g != p {

@@ -31,7 +31,7 @@
 
 use crate::sync::{Atomic, Primitives, Std};
 use gc_core::sync::AtomicWord;
-use gc_core::{ForwardingTable, Page};
+use gc_core::{ForwardingTable, Offset, Page};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -179,11 +179,11 @@ impl<P: Primitives> PageRefCount<P> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Relocation {
     /// The object already had its entry.
-    Found(u64),
+    Found(Offset),
     /// This call copied the object and won the race: its copy is the object now.
-    Copied(u64),
+    Copied(Offset),
     /// This call copied the object but another relocator won; the copy was given back.
-    Lost(u64),
+    Lost(Offset),
     /// The page could be retained but no target memory was left: nothing was done.
     NoMemory,
     /// The page is released or being compacted in place: nothing was done.
@@ -191,7 +191,7 @@ pub enum Relocation {
 }
 
 /// What one in-place compaction did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InPlace {
     /// Live objects given their place (moved down, or left where they were).
     pub objects: u64,
@@ -200,7 +200,7 @@ pub struct InPlace {
     /// Bytes moved down.
     pub bytes_moved: u64,
     /// The page's new allocation top.
-    pub top: u64,
+    pub top: Offset,
 }
 
 /// One page of the relocation set.
@@ -230,7 +230,7 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
 
     /// Where the object at live-map index `idx` went, if it has its entry.
     #[inline]
-    pub fn find(&self, idx: u64) -> Option<u64> {
+    pub fn find(&self, idx: u64) -> Option<Offset> {
         self.table.find(idx)
     }
 
@@ -256,8 +256,8 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
     pub fn try_relocate(
         &self,
         idx: u64,
-        copy: impl FnOnce() -> Option<u64>,
-        undo: impl FnOnce(u64),
+        copy: impl FnOnce() -> Option<Offset>,
+        undo: impl FnOnce(Offset),
     ) -> Relocation {
         if let Some(to) = self.find(idx) {
             return Relocation::Found(to);
@@ -280,7 +280,7 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
     /// Wait until the object at index `idx` has its entry (the page's worker relocates or
     /// compacts it), and return it. Only for an object that is live (reached from a root):
     /// a released page without its entry is a broken invariant and panics.
-    pub fn wait_for_entry(&self, idx: u64) -> u64 {
+    pub fn wait_for_entry(&self, idx: u64) -> Offset {
         loop {
             // Read the state before the table: a release is published after every entry.
             let released = self.refcount.is_released();
@@ -299,7 +299,7 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
     /// The page's worker enters its own copy of the object at `idx` (it needs no retain: it
     /// holds the page's reference). `Err(winner)` if a mutator got there first.
     #[inline]
-    pub fn forward(&self, idx: u64, to: u64) -> Result<u64, u64> {
+    pub fn forward(&self, idx: u64, to: Offset) -> Result<Offset, Offset> {
         self.table.insert(idx, to)
     }
 
@@ -319,15 +319,17 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
     /// allocation top before the page is marked released.
     pub fn compact_in_place(
         &self,
-        live: impl IntoIterator<Item = (u64, u64)>,
-        mut size_of: impl FnMut(u64) -> u64,
-        mut move_object: impl FnMut(u64, u64, u64),
-        set_top: impl FnOnce(u64),
+        live: impl IntoIterator<Item = (u64, Offset)>,
+        mut size_of: impl FnMut(Offset) -> u64,
+        mut move_object: impl FnMut(Offset, Offset, u64),
+        set_top: impl FnOnce(Offset),
     ) -> InPlace {
         self.refcount.claim_in_place();
         let mut r = InPlace {
+            objects: 0,
+            self_forwards: 0,
+            bytes_moved: 0,
             top: self.page.start(),
-            ..InPlace::default()
         };
         for (idx, from) in live {
             if self.find(idx).is_some() {

@@ -11,13 +11,13 @@
 use crate::forwarding::Forwarding;
 use crossbeam_epoch::Guard;
 use gc_core::granule_map::GranuleMap;
-use gc_core::{AddressLayout, GoodColor};
+use gc_core::{AddressLayout, ColoredPtr, GoodColor, Offset};
 use std::sync::Arc;
 
 pub(crate) struct ForwardingIndex(GranuleMap<Forwarding>);
 
 impl ForwardingIndex {
-    pub(crate) fn new(start: u64, size: u64) -> Self {
+    pub(crate) fn new(start: Offset, size: u64) -> Self {
         ForwardingIndex(GranuleMap::new(start, size))
     }
 
@@ -33,7 +33,7 @@ impl ForwardingIndex {
 
     /// The forwarding of the page that held `offset`, valid while `guard` is pinned.
     #[inline]
-    pub(crate) fn get<'g>(&self, offset: u64, guard: &'g Guard) -> Option<&'g Forwarding> {
+    pub(crate) fn get<'g>(&self, offset: Offset, guard: &'g Guard) -> Option<&'g Forwarding> {
         self.0.get(offset, guard)
     }
 
@@ -42,7 +42,7 @@ impl ForwardingIndex {
     ///
     /// # Panics
     /// If `off` lies in a relocated page but has no entry: a live object was not relocated.
-    pub(crate) fn remap(&self, off: u64) -> u64 {
+    pub(crate) fn remap(&self, off: Offset) -> Offset {
         let guard = crossbeam_epoch::pin();
         match self.get(off, &guard) {
             Some(f) if f.page().contains(off) => {
@@ -62,7 +62,12 @@ impl ForwardingIndex {
     /// During marking (`mark` is the cycle's mark color): the current offset of the object
     /// `ptr` points at. Only a pointer with the previous cycle's mark color can be stale.
     #[inline]
-    pub(crate) fn remap_if_stale(&self, layout: AddressLayout, ptr: u64, mark: GoodColor) -> u64 {
+    pub(crate) fn remap_if_stale(
+        &self,
+        layout: AddressLayout,
+        ptr: ColoredPtr,
+        mark: GoodColor,
+    ) -> Offset {
         let off = layout.offset(ptr);
         if !layout.color(ptr).intersects(mark.other_mark().color()) {
             return off;

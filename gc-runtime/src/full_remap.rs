@@ -3,24 +3,23 @@
 //! a forwarding table. Work proportional to the heap, as a stop-the-world collector's is.
 
 use crate::gc_context::GcContext;
-use gc_core::{GoodColor, View};
+use gc_core::{ColoredPtr, GoodColor};
 use std::sync::atomic::Ordering;
 
 /// Rewrite every bad slot of every object. Mutators must be stopped.
 pub(crate) fn remap_all(cx: &GcContext) {
     let layout = cx.layout();
     let bad = layout.bad_mask(GoodColor::Remapped);
-    let base = layout.view_base(View::Remapped);
     let pages = cx.pages.snapshot();
     let guard = crossbeam_epoch::pin();
     for page in pages {
         // SAFETY: mutators are stopped, so nobody allocates on the page and every object
         // up to its top has its header written; the page is mapped while registered.
         unsafe {
-            page.for_each_object(base, |obj| {
+            page.for_each_object(layout, |obj| {
                 for slot in obj.slots() {
-                    let p = slot.load(Ordering::Relaxed);
-                    if p & bad == 0 {
+                    let p = ColoredPtr::from_raw(slot.load(Ordering::Relaxed));
+                    if p.raw() & bad == 0 {
                         continue;
                     }
                     let off = layout.offset(p);
@@ -35,7 +34,10 @@ pub(crate) fn remap_all(cx: &GcContext) {
                         }
                         _ => off,
                     };
-                    slot.store(layout.good(new, GoodColor::Remapped), Ordering::Relaxed);
+                    slot.store(
+                        layout.good(new, GoodColor::Remapped).raw(),
+                        Ordering::Relaxed,
+                    );
                 }
             })
         };

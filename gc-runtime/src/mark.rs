@@ -21,7 +21,7 @@ use crate::injected_panic::{InjectedPanic, InjectedPanics};
 use crate::mutator_shared::MutatorShared;
 use crate::roots::Roots;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use gc_core::{Object, View};
+use gc_core::{Address, ColoredPtr, Object, Offset, View};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +29,7 @@ use std::time::Duration;
 /// Marking: the global mark queue (roots and mutator buffers go here; workers steal from it).
 #[derive(Default)]
 pub(crate) struct Mark {
-    queue: Injector<u64>,
+    queue: Injector<Offset>,
 }
 
 /// Marks the marking abandoned if the worker holding it unwinds (see the module
@@ -48,11 +48,11 @@ impl Drop for AbandonOnUnwind<'_> {
 const PREFETCH_DEPTH: usize = 8;
 
 #[inline(always)]
-fn prefetch(addr: u64) {
+fn prefetch(addr: Address) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint; it never faults, even on an unmapped address.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(addr as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        std::arch::x86_64::_mm_prefetch(addr.raw() as *const i8, std::arch::x86_64::_MM_HINT_T0)
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = addr;
@@ -61,8 +61,12 @@ fn prefetch(addr: u64) {
 /// The marking barrier: the good (mark-colored) pointer for the bad pointer `ptr`, remapped if
 /// stale; marks the object and passes it to `push` if this call marked it.
 #[inline]
-pub(crate) fn mark_barrier(cx: &GcContext, ptr: u64, push: &mut dyn FnMut(u64)) -> u64 {
-    debug_assert!(ptr != 0);
+pub(crate) fn mark_barrier(
+    cx: &GcContext,
+    ptr: ColoredPtr,
+    push: &mut dyn FnMut(Offset),
+) -> ColoredPtr {
+    debug_assert!(!ptr.is_null());
     // One pin for the whole slow path: the pins below nest cheaply inside it.
     let _guard = crossbeam_epoch::pin();
     let mark = cx.state.good();
@@ -74,7 +78,7 @@ pub(crate) fn mark_barrier(cx: &GcContext, ptr: u64, push: &mut dyn FnMut(u64)) 
 /// Mark the object at `off` strongly; pass it to `push` if this call marked it.
 /// Objects on pages allocated in this cycle are live without marking.
 #[inline]
-pub(crate) fn mark_object(cx: &GcContext, off: u64, push: &mut dyn FnMut(u64)) {
+pub(crate) fn mark_object(cx: &GcContext, off: Offset, push: &mut dyn FnMut(Offset)) {
     let seq = cx.state.seqnum();
     let guard = crossbeam_epoch::pin();
     let page = cx
@@ -98,7 +102,7 @@ pub(crate) fn mark_object(cx: &GcContext, off: u64, push: &mut dyn FnMut(u64)) {
 
 /// True if the object at `off` is live in the current cycle (marked, or allocated since
 /// Pause Mark Start).
-pub(crate) fn is_live(cx: &GcContext, off: u64) -> bool {
+pub(crate) fn is_live(cx: &GcContext, off: Offset) -> bool {
     let seq = cx.state.seqnum();
     let guard = crossbeam_epoch::pin();
     match cx.page_table().get(off, &guard) {
@@ -109,7 +113,7 @@ pub(crate) fn is_live(cx: &GcContext, off: u64) -> bool {
 
 impl Mark {
     /// Queue offsets a mutator's barriers marked.
-    pub(crate) fn push_all(&self, offs: impl Iterator<Item = u64>) {
+    pub(crate) fn push_all(&self, offs: impl Iterator<Item = Offset>) {
         for o in offs {
             self.queue.push(o);
         }
@@ -136,12 +140,12 @@ impl Mark {
         let bad = cx.state.bad_mask();
         let q = &self.queue;
         roots.for_each_strong_root(muts, &mut |slot| {
-            let p = slot.load(Ordering::Acquire);
-            if p == 0 {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if p.is_null() {
                 return;
             }
             n += 1;
-            if p & bad != 0 {
+            if p.raw() & bad != 0 {
                 let good = mark_barrier(cx, p, &mut |o| q.push(o));
                 gc_core::self_heal(slot, p, good, bad);
             } else {
@@ -152,12 +156,11 @@ impl Mark {
     }
 
     /// Trace one object: the marking barrier on each of its slots.
-    fn trace_object(&self, cx: &GcContext, off: u64, push: &mut dyn FnMut(u64)) {
+    fn trace_object(&self, cx: &GcContext, off: Offset, push: &mut dyn FnMut(Offset)) {
         let layout = cx.layout();
         let bad = cx.state.bad_mask();
-        let base = layout.view_base(View::Remapped);
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
-        let obj = unsafe { Object::from_addr(base | off) };
+        let obj = unsafe { Object::at(layout, off) };
         // Account the object's bytes now that its header is at hand (marking counted it with
         // size 0).
         {
@@ -169,11 +172,11 @@ impl Mark {
         }
         let slots = obj.slots();
         for slot in slots {
-            let p = slot.load(Ordering::Acquire);
-            if p == 0 {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if p.is_null() {
                 continue;
             }
-            let good = if p & bad != 0 {
+            let good = if p.raw() & bad != 0 {
                 let g = mark_barrier(cx, p, push);
                 gc_core::self_heal(slot, p, g, bad);
                 g
@@ -224,8 +227,8 @@ impl Mark {
     /// Returns the CPU time the *other* workers used.
     fn mark_parallel(&self, cx: &GcContext, threads: usize, panics: &InjectedPanics) -> u64 {
         let threads = threads.max(1);
-        let workers: Vec<Worker<u64>> = (0..threads).map(|_| Worker::new_lifo()).collect();
-        let stealers: Vec<Stealer<u64>> = workers.iter().map(|w| w.stealer()).collect();
+        let workers: Vec<Worker<Offset>> = (0..threads).map(|_| Worker::new_lifo()).collect();
+        let stealers: Vec<Stealer<Offset>> = workers.iter().map(|w| w.stealer()).collect();
         let idle = AtomicUsize::new(0);
         let abandoned = AtomicBool::new(false);
         let cpu = AtomicU64::new(0);
@@ -255,7 +258,7 @@ impl Mark {
         cpu.load(Ordering::Relaxed)
     }
 
-    fn find_work(&self, local: &Worker<u64>, stealers: &[Stealer<u64>]) -> Option<u64> {
+    fn find_work(&self, local: &Worker<Offset>, stealers: &[Stealer<Offset>]) -> Option<Offset> {
         if let Some(x) = local.pop() {
             return Some(x);
         }
@@ -282,8 +285,8 @@ impl Mark {
     fn mark_worker(
         &self,
         cx: &GcContext,
-        local: Worker<u64>,
-        stealers: &[Stealer<u64>],
+        local: Worker<Offset>,
+        stealers: &[Stealer<Offset>],
         idle: &AtomicUsize,
         abandoned: &AtomicBool,
         n: usize,
@@ -295,14 +298,14 @@ impl Mark {
         // A small FIFO between the mark stack and tracing: an object's header is prefetched
         // when it enters and traced when it leaves, so its cache miss overlaps with the work
         // on the objects before it (marking small objects is bound by memory latency).
-        let base = cx.layout().view_base(View::Remapped);
-        let mut fifo = [0u64; PREFETCH_DEPTH];
+        let layout = cx.layout();
+        let mut fifo = [Offset::ZERO; PREFETCH_DEPTH];
         let (mut head, mut len) = (0usize, 0usize);
         loop {
             loop {
                 let next = self.find_work(&local, stealers);
                 if let Some(off) = next {
-                    prefetch(base | off);
+                    prefetch(layout.address(off, View::Remapped));
                     if len < PREFETCH_DEPTH {
                         fifo[(head + len) % PREFETCH_DEPTH] = off;
                         len += 1;

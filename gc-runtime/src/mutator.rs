@@ -30,7 +30,9 @@ use crate::heap_inner::HeapInner;
 use crate::mutator_shared::MutatorShared;
 use crate::safepoint::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
 use crate::stats::StallRecord;
-use gc_core::{object_size, AllocError, Object, ObjectHeader, Page, PageKind, View};
+use gc_core::{
+    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, View,
+};
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -235,7 +237,7 @@ impl Mutator {
 
     /// The barrier load of a reference slot.
     #[inline(always)]
-    pub(crate) fn load_slot(&self, slot: &AtomicU64) -> u64 {
+    pub(crate) fn load_slot(&self, slot: &AtomicU64) -> ColoredPtr {
         gc_core::load_barrier(
             slot,
             self.bad_mask.get(),
@@ -252,7 +254,7 @@ impl Mutator {
         shape: u32,
         n_refs: u32,
         n_bytes: u64,
-    ) -> Result<u64, OutOfMemory> {
+    ) -> Result<ColoredPtr, OutOfMemory> {
         self.poll();
         let size = object_size(n_refs as u64, n_bytes).map_err(OutOfMemory)?;
         let sizes = *self.heap.cx.pages.sizes();
@@ -273,7 +275,7 @@ impl Mutator {
             }
         };
         let layout = self.heap.cx.layout();
-        let addr = layout.view_base(View::Remapped) | offset;
+        let addr = layout.address(offset, View::Remapped);
         // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
         unsafe {
             Object::init(
@@ -290,7 +292,7 @@ impl Mutator {
     }
 
     #[inline]
-    fn alloc_small(&mut self, size: u64) -> Result<u64, OutOfMemory> {
+    fn alloc_small(&mut self, size: u64) -> Result<Offset, OutOfMemory> {
         let seq = self.heap.cx.state.seqnum();
         if let Some(p) = &self.tlab {
             // A page from before the last Pause Mark Start is retired: never allocate into it.
@@ -310,7 +312,7 @@ impl Mutator {
         Ok(off)
     }
 
-    fn alloc_medium(&mut self, size: u64) -> Result<u64, OutOfMemory> {
+    fn alloc_medium(&mut self, size: u64) -> Result<Offset, OutOfMemory> {
         let seq = self.heap.cx.state.seqnum();
         if let Some(off) = self.heap.allocator.alloc_medium(size, seq) {
             return Ok(off);

@@ -6,6 +6,7 @@
 
 use crate::handle_stack::HandleStack;
 use crate::safepoint::{HasThreadState, ThreadState};
+use gc_core::Offset;
 use parking_lot::Mutex;
 use std::sync::atomic::AtomicU32;
 
@@ -16,7 +17,7 @@ pub(crate) struct MutatorShared {
     pub(crate) name: String,
     pub(crate) thread: ThreadState,
     pub(crate) handles: HandleStack,
-    pub(crate) mark_buffer: Mutex<Vec<u64>>,
+    pub(crate) mark_buffer: Mutex<Vec<Offset>>,
     /// Scopes open on the mutator (touched only by its own thread).
     pub(crate) scope_depth: AtomicU32,
 }

@@ -2,7 +2,7 @@
 //! mutators bump-allocate into with a CAS, and the count of bytes allocated. Small objects go
 //! to each mutator's private page (kept in the `Mutator`), large ones to a page of their own.
 
-use gc_core::Page;
+use gc_core::{Offset, Page};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -17,7 +17,7 @@ pub(crate) struct ObjectAllocator {
 impl ObjectAllocator {
     /// `size` bytes on the shared medium page, if it was born with `seqnum` (a page from
     /// before the last Pause Mark Start is retired) and has room.
-    pub(crate) fn alloc_medium(&self, size: u64, seqnum: u64) -> Option<u64> {
+    pub(crate) fn alloc_medium(&self, size: u64, seqnum: u64) -> Option<Offset> {
         let shared = self.shared_medium.lock();
         shared
             .as_ref()

@@ -10,7 +10,7 @@
 //! it was taking it (see `mutator`), so it comes out of [`PageRegistry::new_mutator_page`]
 //! unregistered; a relocation target is registered at once.
 
-use gc_core::{AllocError, MemoryUsage, Page, PageAllocator, PageKind, PageSizes};
+use gc_core::{AllocError, MemoryUsage, Offset, Page, PageAllocator, PageKind, PageSizes};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub(crate) struct PageRegistry {
     mem: PageAllocator,
     /// Every page in use, by start offset.
-    pages: Mutex<HashMap<u64, Arc<Page>>>,
+    pages: Mutex<HashMap<Offset, Arc<Page>>>,
     relocation_reserve: u64,
 }
 

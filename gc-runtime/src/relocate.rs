@@ -23,7 +23,7 @@ use crate::gc_context::GcContext;
 use crate::mutator_shared::MutatorShared;
 use crate::roots::Roots;
 use crate::weak_processor::WeakProcessor;
-use gc_core::{GoodColor, Object, Page, PageKind, View};
+use gc_core::{ColoredPtr, GoodColor, Object, Offset, Page, PageKind, View};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -131,7 +131,7 @@ impl Relocate {
         cx: &GcContext,
         t: &mut WorkerTargets,
         size: u64,
-    ) -> Option<(u64, Arc<Page>)> {
+    ) -> Option<(Offset, Arc<Page>)> {
         let sizes = *cx.pages.sizes();
         let kind = sizes.kind_for(size);
         let slot = match kind {
@@ -159,23 +159,23 @@ impl Relocate {
         &self,
         cx: &GcContext,
         f: &Forwarding,
-        from: u64,
+        from: Offset,
         t: &mut WorkerTargets,
     ) {
         let idx = f.page().index_of(from) as u64;
         if f.find(idx).is_some() {
             return;
         }
-        let base = cx.layout().view_base(View::Remapped);
+        let layout = cx.layout();
         // SAFETY: the worker's reference keeps the from-page mapped; `from` is marked live.
-        let obj = unsafe { Object::from_addr(base | from) };
+        let obj = unsafe { Object::at(layout, from) };
         let size = obj.size();
         match self.alloc_for_worker(cx, t, size) {
             Some((to, page)) => {
                 // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
                 // cycle; from-space objects are never written during relocation (a mutator
                 // writes an object only after its barrier relocated it).
-                unsafe { obj.copy_to(base | to) };
+                unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
                 match f.forward(idx, to) {
                     Ok(_) => self.counters.copied(size),
                     Err(_) => {
@@ -200,7 +200,7 @@ impl Relocate {
     fn compact_in_place(&self, cx: &GcContext, f: &Forwarding) -> Arc<Page> {
         let page = f.page().clone();
         let seq = cx.state.seqnum();
-        let base = cx.layout().view_base(View::Remapped);
+        let layout = cx.layout();
         let align = (1u64 << page.alignment_shift()) - 1;
         let mut live = Vec::new();
         page.live_map()
@@ -210,7 +210,7 @@ impl Relocate {
             |from| {
                 // SAFETY: `from` is a live object of the claimed page whose header nothing
                 // has overwritten yet (objects only move down, over space already passed).
-                let size = unsafe { Object::from_addr(base | from) }.size();
+                let size = unsafe { Object::at(layout, from) }.size();
                 (size + align) & !align
             },
             |from, to, size| {
@@ -218,8 +218,8 @@ impl Relocate {
                 // until the claim ends; `ptr::copy` allows the overlap of a move downwards.
                 unsafe {
                     std::ptr::copy(
-                        (base | from) as *const u8,
-                        (base | to) as *mut u8,
+                        layout.address(from, View::Remapped).as_ptr::<u8>(),
+                        layout.address(to, View::Remapped).as_ptr::<u8>(),
                         size as usize,
                     )
                 }
@@ -231,7 +231,7 @@ impl Relocate {
     }
 
     /// Target memory for a copy of `size` bytes; `None` if the heap has none left.
-    fn alloc_for_relocation(&self, cx: &GcContext, size: u64) -> Option<u64> {
+    fn alloc_for_relocation(&self, cx: &GcContext, size: u64) -> Option<Offset> {
         let sizes = *cx.pages.sizes();
         let kind = sizes.kind_for(size);
         let slot = match kind {
@@ -286,7 +286,7 @@ impl Relocate {
 
     /// Relocate (or find the relocated copy of) the object at `from` in `f`'s page, for a
     /// mutator's barrier: when it cannot copy, it waits for the page's worker.
-    fn relocate_object(&self, cx: &GcContext, f: &Forwarding, from: u64) -> u64 {
+    fn relocate_object(&self, cx: &GcContext, f: &Forwarding, from: Offset) -> Offset {
         let idx = f.page().index_of(from) as u64;
         match self.try_relocate(cx, f, from) {
             Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
@@ -300,7 +300,7 @@ impl Relocate {
     /// Relocate the object at `from` inside a pause (roots at Pause Relocate Start): no GC
     /// worker runs that could be waited for, so with no target memory left the driver
     /// compacts the page in place itself.
-    fn relocate_object_in_pause(&self, cx: &GcContext, f: &Forwarding, from: u64) -> u64 {
+    fn relocate_object_in_pause(&self, cx: &GcContext, f: &Forwarding, from: Offset) -> Offset {
         let idx = f.page().index_of(from) as u64;
         match self.try_relocate(cx, f, from) {
             Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
@@ -315,22 +315,22 @@ impl Relocate {
     }
 
     /// Copy the object at `from` to shared target memory unless it has its entry.
-    fn try_relocate(&self, cx: &GcContext, f: &Forwarding, from: u64) -> Relocation {
+    fn try_relocate(&self, cx: &GcContext, f: &Forwarding, from: Offset) -> Relocation {
         let idx = f.page().index_of(from) as u64;
-        let base = cx.layout().view_base(View::Remapped);
+        let layout = cx.layout();
         let size = std::cell::Cell::new(0);
         let r = f.try_relocate(
             idx,
             || {
                 // SAFETY: the page is retained while this runs, so its memory is mapped;
                 // `from` is a live object (reached through a root or slot) on it.
-                let obj = unsafe { Object::from_addr(base | from) };
+                let obj = unsafe { Object::at(layout, from) };
                 size.set(obj.size());
                 let to = self.alloc_for_relocation(cx, size.get())?;
                 // SAFETY: `to` is fresh memory of `size` bytes on a page of this cycle, not
                 // overlapping the from-page; from-space objects are never written during
                 // relocation, and the retained page is not compacted in place under us.
-                unsafe { obj.copy_to(base | to) };
+                unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
                 Some(to)
             },
             |to| {
@@ -349,7 +349,7 @@ impl Relocate {
     /// The load barrier's slow path during relocation: relocate the object at `off` if its
     /// page is in the relocation set (waiting for the page's worker if this thread cannot
     /// copy it), else keep the offset.
-    pub(crate) fn relocate_or_remap(&self, cx: &GcContext, off: u64) -> u64 {
+    pub(crate) fn relocate_or_remap(&self, cx: &GcContext, off: Offset) -> Offset {
         let guard = crossbeam_epoch::pin();
         match cx.forwarding.get(off, &guard) {
             Some(f) if f.page().contains(off) => self.relocate_object(cx, f, off),
@@ -359,7 +359,7 @@ impl Relocate {
 
     /// [`Self::relocate_or_remap`] inside a pause (roots at Pause Relocate Start), where
     /// nothing may wait for a GC worker.
-    fn relocate_or_remap_in_pause(&self, cx: &GcContext, off: u64) -> u64 {
+    fn relocate_or_remap_in_pause(&self, cx: &GcContext, off: Offset) -> Offset {
         let guard = crossbeam_epoch::pin();
         match cx.forwarding.get(off, &guard) {
             Some(f) if f.page().contains(off) => self.relocate_object_in_pause(cx, f, off),
@@ -381,8 +381,8 @@ impl Relocate {
         let bad = cx.state.bad_mask();
         let layout = cx.layout();
         let mut fix = |slot: &AtomicU64| {
-            let p = slot.load(Ordering::Acquire);
-            if p & bad != 0 {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if p.raw() & bad != 0 {
                 n += 1;
                 let good = layout.good(
                     self.relocate_or_remap_in_pause(cx, layout.offset(p)),

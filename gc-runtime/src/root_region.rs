@@ -6,6 +6,7 @@
 use crate::heap_inner::HeapInner;
 use crate::roots::RegionSlots;
 use crate::scope::{Local, ObjRef, Scope};
+use gc_core::ColoredPtr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -50,8 +51,10 @@ impl RootRegion {
     #[inline]
     pub fn set(&self, s: &Scope<'_>, i: usize, v: Option<ObjRef<'_>>) {
         self.check(s);
-        let p = v.map_or(0, |o| o.ptr_for(&self.heap, "RootRegion::set"));
-        self.inner.slots[i].store(p, Ordering::Release);
+        let p = v.map_or(ColoredPtr::NULL, |o| {
+            o.ptr_for(&self.heap, "RootRegion::set")
+        });
+        self.inner.slots[i].store(p.raw(), Ordering::Release);
     }
 
     /// Store the object of a local handle (or null) into slot `i`.

@@ -17,7 +17,7 @@ use crate::handle_stack::HandleStack;
 use crate::heap_inner::HeapInner;
 use crate::mutator::{Mutator, OutOfMemory};
 use crate::mutator_shared::MutatorShared;
-use gc_core::Object;
+use gc_core::{ColoredPtr, Object};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -39,7 +39,7 @@ impl std::fmt::Debug for Local<'_> {
 /// safepoint (the borrow checker ends it there).
 #[derive(Clone, Copy)]
 pub struct ObjRef<'a> {
-    ptr: u64,
+    ptr: ColoredPtr,
     m: &'a Mutator,
 }
 
@@ -51,14 +51,14 @@ impl std::fmt::Debug for ObjRef<'_> {
 
 impl<'a> ObjRef<'a> {
     #[inline]
-    pub(crate) fn from_ptr(ptr: u64, m: &'a Mutator) -> Option<ObjRef<'a>> {
-        (ptr != 0).then_some(ObjRef { ptr, m })
+    pub(crate) fn from_ptr(ptr: ColoredPtr, m: &'a Mutator) -> Option<ObjRef<'a>> {
+        (!ptr.is_null()).then_some(ObjRef { ptr, m })
     }
 
     /// The pointer, for storing it on behalf of heap `heap`: panics if the object belongs to
     /// another heap (its pointer would never be relocated or healed by `heap`).
     #[inline]
-    pub(crate) fn ptr_for(&self, heap: &Arc<HeapInner>, what: &str) -> u64 {
+    pub(crate) fn ptr_for(&self, heap: &Arc<HeapInner>, what: &str) -> ColoredPtr {
         if !Arc::ptr_eq(&self.m.heap, heap) {
             foreign(what);
         }
@@ -70,7 +70,7 @@ impl<'a> ObjRef<'a> {
         // SAFETY: `ptr` is a good (view-colored) pointer to a live object obtained through the
         // barrier, and no safepoint can happen while this borrow lives, so the object is
         // neither freed nor moved.
-        unsafe { Object::from_addr(self.ptr) }
+        unsafe { Object::from_addr(self.m.heap.cx.layout().view_address(self.ptr)) }
     }
 
     /// The embedder's shape id.
@@ -102,12 +102,14 @@ impl<'a> ObjRef<'a> {
     /// If `v` is an object of another heap, or `i` is out of range.
     #[inline]
     pub fn store(&self, i: usize, v: Option<ObjRef<'_>>) {
-        let p = v.map_or(0, |o| o.ptr_for(&self.m.heap, "ObjRef::store"));
+        let p = v.map_or(ColoredPtr::NULL, |o| {
+            o.ptr_for(&self.m.heap, "ObjRef::store")
+        });
         debug_assert!(
-            p == 0 || p & self.m.bad_mask.get() == 0,
+            p.raw() & self.m.bad_mask.get() == 0,
             "a mutator never stores a bad pointer"
         );
-        self.obj().slot(i).store(p, Ordering::Release);
+        self.obj().slot(i).store(p.raw(), Ordering::Release);
     }
 
     /// Copy raw bytes starting at `offset` into `out`.
@@ -151,7 +153,7 @@ impl<'a> ObjRef<'a> {
     /// The object's current heap offset (changes when the collector moves it).
     #[inline]
     pub fn address(&self) -> u64 {
-        self.m.heap.cx.layout().offset(self.ptr)
+        self.m.heap.cx.layout().offset(self.ptr).raw()
     }
 }
 
@@ -236,8 +238,8 @@ impl<'s> Scope<'s> {
     }
 
     #[inline]
-    fn push(&self, ptr: u64) -> Local<'s> {
-        let slot = self.m.shared.handles.push(ptr);
+    fn push(&self, ptr: ColoredPtr) -> Local<'s> {
+        let slot = self.m.shared.handles.push(ptr.raw());
         // SAFETY: handle-stack slots never move or get unmapped while the mutator lives, and
         // this scope truncates the stack only after `'s` ends, so the slot outlives `'s`.
         let slot: &'s AtomicU64 = unsafe { &*(slot as *const AtomicU64) };
@@ -324,9 +326,9 @@ impl<'s> Scope<'s> {
         &mut self,
         f: impl for<'i> FnOnce(&mut Scope<'i>) -> Option<Local<'i>>,
     ) -> Option<Local<'s>> {
-        let ptr = self
-            .m
-            .scope(|inner| f(inner).map(|l| l.slot.load(Ordering::Acquire)))?;
+        let ptr = self.m.scope(|inner| {
+            f(inner).map(|l| ColoredPtr::from_raw(l.slot.load(Ordering::Acquire)))
+        })?;
         // No safepoint between the inner scope's end and this push: the pointer is still the
         // value of a root, healed as needed by the collector until a moment ago.
         let l = self.push(ptr);
@@ -336,7 +338,7 @@ impl<'s> Scope<'s> {
     /// A global handle to the object (a strong root until dropped).
     pub fn global(&self, l: Local<'_>) -> Global {
         let p = self.get(l).ptr;
-        let (slot, id) = self.heap().roots.globals().alloc(p);
+        let (slot, id) = self.heap().roots.globals().alloc(p.raw());
         Global {
             heap: self.heap().clone(),
             slot,
@@ -357,7 +359,7 @@ impl<'s> Scope<'s> {
     /// A weak handle to the object: does not keep it alive.
     pub fn weak(&self, l: Local<'_>) -> WeakRef {
         let p = self.get(l).ptr;
-        let (slot, id) = self.heap().weaks.handles().alloc(p);
+        let (slot, id) = self.heap().weaks.handles().alloc(p.raw());
         WeakRef {
             heap: self.heap().clone(),
             slot,
@@ -373,7 +375,7 @@ impl<'s> Scope<'s> {
         // SAFETY: the slot belongs to the heap's weak table, alive while `w` is.
         let slot = unsafe { &*w.slot };
         let p = barrier_policy::load_weak(self.heap(), slot, || self.m.load_slot(slot));
-        (p != 0).then(|| self.push(p))
+        (!p.is_null()).then(|| self.push(p))
     }
 
     /// The current heap offset of an object (changes when it moves; for tests and tools).

@@ -16,7 +16,7 @@
 use crate::heap_inner::HeapInner;
 use crate::mark;
 use crate::mutator_shared::MutatorShared;
-use gc_core::{Color, GoodColor, Object, View};
+use gc_core::{Color, ColoredPtr, GoodColor, Object, Offset};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -38,9 +38,9 @@ struct Walk<'h> {
     heap: &'h HeapInner,
     point: VerifyPoint,
     /// Object starts per page start, in address order (found by walking page headers).
-    starts: HashMap<u64, Vec<u64>>,
-    visited: HashSet<u64>,
-    stack: Vec<u64>,
+    starts: HashMap<Offset, Vec<Offset>>,
+    visited: HashSet<Offset>,
+    stack: Vec<Offset>,
 }
 
 /// Verify the heap at `point`; panics with a report at the first violation. Mutators must be
@@ -55,20 +55,20 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
     };
     w.check_pages();
     let mut roots = Vec::new();
-    heap.roots
-        .for_each_strong_root(muts, &mut |s| roots.push(s.load(Ordering::Acquire)));
+    heap.roots.for_each_strong_root(muts, &mut |s| {
+        roots.push(ColoredPtr::from_raw(s.load(Ordering::Acquire)))
+    });
     for (i, p) in roots.into_iter().enumerate() {
-        if p != 0 {
+        if !p.is_null() {
             w.reference(p, true, &|| format!("root #{i}"));
         }
     }
     while let Some(off) = w.stack.pop() {
-        let base = heap.cx.layout().view_base(View::Remapped);
         // SAFETY: `off` passed the object-start check on a registered, mapped page.
-        let obj = unsafe { Object::from_addr(base | off) };
+        let obj = unsafe { Object::at(heap.cx.layout(), off) };
         for (i, slot) in obj.slots().iter().enumerate() {
-            let p = slot.load(Ordering::Acquire);
-            if p != 0 {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if !p.is_null() {
                 w.reference(p, false, &|| {
                     format!("slot {i} of object {off:#x} (shape {})", obj.shape())
                 });
@@ -81,7 +81,7 @@ impl Walk<'_> {
     /// Walk every registered page header by header: the objects must tile the page exactly
     /// from its start to its top. Records each page's object starts for the graph walk.
     fn check_pages(&mut self) {
-        let base = self.heap.cx.layout().view_base(View::Remapped);
+        let layout = self.heap.cx.layout();
         let pages = self.heap.cx.pages.snapshot();
         for page in pages {
             let (start, top, end) = (page.start(), page.top(), page.end());
@@ -92,7 +92,7 @@ impl Walk<'_> {
                 // SAFETY: mutators are stopped, so every object below the page's top has its
                 // header written; `off` is the start of the next object of the walk (checked
                 // against the page's end below before the next header is read).
-                let size = unsafe { Object::from_addr(base | off) }.size();
+                let size = unsafe { Object::at(layout, off) }.size();
                 let next = off + ((size + align) & !align);
                 if next > top || next > end {
                     panic!(
@@ -109,7 +109,7 @@ impl Walk<'_> {
         }
     }
 
-    fn fail(&self, what: &str, holder: &dyn Fn() -> String, p: u64) -> ! {
+    fn fail(&self, what: &str, holder: &dyn Fn() -> String, p: ColoredPtr) -> ! {
         panic!(
             "GC verification failed at {:?}: {} holds {p:#x}: {what}",
             self.point,
@@ -140,7 +140,7 @@ impl Walk<'_> {
         }
     }
 
-    fn reference(&mut self, p: u64, root: bool, holder: &dyn Fn() -> String) {
+    fn reference(&mut self, p: ColoredPtr, root: bool, holder: &dyn Fn() -> String) {
         let layout = self.heap.cx.layout();
         if !layout.is_dereferenceable(p) {
             self.fail("not a pointer with exactly one view color", holder, p);

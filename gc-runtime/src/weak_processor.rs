@@ -9,6 +9,7 @@
 use crate::gc_context::GcContext;
 use crate::handle_table::HandleTable;
 use crate::mark;
+use gc_core::ColoredPtr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Default)]
@@ -34,8 +35,8 @@ impl WeakProcessor {
         let good = cx.state.good();
         let (mut cleared, mut kept) = (0, 0);
         self.weaks.for_each_slot(|slot| {
-            let p = slot.load(Ordering::Acquire);
-            if p == 0 {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if p.is_null() {
                 return;
             }
             let off = cx.forwarding.remap_if_stale(layout, p, good);
@@ -44,10 +45,10 @@ impl WeakProcessor {
                 layout.good(off, good)
             } else {
                 cleared += 1;
-                0
+                ColoredPtr::NULL
             };
             // A concurrent upgrade may have healed it to the same value: ignore failure.
-            let _ = slot.compare_exchange(p, new, Ordering::AcqRel, Ordering::Acquire);
+            let _ = slot.compare_exchange(p.raw(), new.raw(), Ordering::AcqRel, Ordering::Acquire);
         });
         (cleared, kept)
     }

@@ -37,6 +37,7 @@
 //! minutes).
 
 use gc_core::sync::loom::LoomWord;
+use gc_core::Offset;
 use gc_runtime::forwarding::{Forwarding, Relocation};
 use gc_runtime::safepoint::{
     begin_cycle_wait, end_cycle_wait, NoOtherHeaps, Safepoint, ThreadState,
@@ -553,26 +554,27 @@ impl Mem {
             next_target: AtomicU64::new(0),
         })
     }
-    fn cell(&self, off: u64) -> &UnsafeCell<u64> {
+    fn cell(&self, off: Offset) -> &UnsafeCell<u64> {
+        let off = off.raw();
         if off >= TARGET {
             &self.target[((off - TARGET) / 8) as usize]
         } else {
             &self.page[((off - PAGE) / 8) as usize]
         }
     }
-    fn read(&self, off: u64) -> u64 {
+    fn read(&self, off: Offset) -> u64 {
         self.cell(off).with(|p| unsafe { *p })
     }
-    fn write(&self, off: u64, v: u64) {
+    fn write(&self, off: Offset, v: u64) {
         self.cell(off).with_mut(|p| unsafe { *p = v })
     }
     /// Target memory for one object, or `None` when it is used up (or `memory` is false).
-    fn alloc(&self, memory: bool) -> Option<u64> {
+    fn alloc(&self, memory: bool) -> Option<Offset> {
         if !memory {
             return None;
         }
         let i = self.next_target.fetch_add(1, Ordering::Relaxed);
-        (i < TARGETS).then(|| TARGET + 8 * i)
+        (i < TARGETS).then(|| Offset::from_raw(TARGET + 8 * i))
     }
 }
 
@@ -581,8 +583,8 @@ fn value(i: u64) -> u64 {
     0x0b1e_c700 + i
 }
 
-fn offset(i: u64) -> u64 {
-    PAGE + 8 * i
+fn offset(i: u64) -> Offset {
+    Offset::from_raw(PAGE + 8 * i)
 }
 
 type LoomForwarding = Forwarding<Loom, LoomWord>;
@@ -592,7 +594,7 @@ fn forwarding(live: u64) -> Arc<LoomForwarding> {
     let page = gc_core::Page::new(
         gc_core::PageKind::Small,
         gc_core::PageMemory {
-            start: PAGE,
+            start: Offset::from_raw(PAGE),
             size: 8 * PAGE_OBJECTS,
             ranges: vec![],
         },
@@ -605,7 +607,7 @@ fn forwarding(live: u64) -> Arc<LoomForwarding> {
 /// A mutator's barrier for object `i`, exactly as the runtime's `relocate_object` drives the
 /// protocol: `try_relocate` with a copy into target memory (if `memory`), and a wait for the
 /// page's entry when it cannot copy. Returns where the object is.
-fn mutator_relocate(f: &LoomForwarding, mem: &Mem, i: u64, memory: bool) -> u64 {
+fn mutator_relocate(f: &LoomForwarding, mem: &Mem, i: u64, memory: bool) -> Offset {
     let copy = || {
         let to = mem.alloc(memory)?;
         // The copy reads the from-page: loom fails the model if this can overlap a move or

@@ -192,7 +192,7 @@ fn address_range_taken_by_another_mapping_or_heap() {
     // Far from where other tests of this binary place their heaps (the first free slots).
     let offset = 2 * TIB;
     let layout = at(offset).memory.validate().unwrap();
-    let blocker = layout.view_base(View::Remapped) + offset + 100 * MIB;
+    let blocker = layout.view_base(View::Remapped).raw() + offset + 100 * MIB;
     let blocking = Reservation::at(blocker, 2 * MIB).expect("the blocker range is free");
     let maps_before = count_mappings();
     let e = new_err(at(offset));
