@@ -178,7 +178,7 @@ fn no_mutator_runs_heap_code_during_a_pause() {
         // The mutator is in the snapshot unless it detached before the pause.
         assert!(w.pause(|| {}) <= 1);
         m.join().unwrap();
-        w.heap.with(|h| assert_eq!(unsafe { *h }, 103));
+        assert_eq!(w.read_heap(), 103);
     });
 }
 
@@ -201,7 +201,7 @@ fn leaving_a_blocking_region_during_a_pause_waits() {
         };
         w.pause(|| {});
         m.join().unwrap();
-        w.heap.with(|h| assert_eq!(unsafe { *h }, 101));
+        assert_eq!(w.read_heap(), 101);
     });
 }
 
@@ -222,7 +222,7 @@ fn a_thread_parked_in_a_blocking_region_never_holds_up_pauses() {
         c.join().unwrap();
         w.sp.leave_blocked(&t, &NoOtherHeaps);
         w.touch_heap();
-        w.heap.with(|h| assert_eq!(unsafe { *h }, 201));
+        assert_eq!(w.read_heap(), 201);
     });
 }
 
@@ -246,7 +246,7 @@ fn attach_and_detach_during_a_pause() {
         let seen = w.pause(|| {});
         assert!(seen <= 1);
         m.join().unwrap();
-        w.heap.with(|h| assert_eq!(unsafe { *h }, 102));
+        assert_eq!(w.read_heap(), 102);
     });
 }
 
