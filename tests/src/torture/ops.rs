@@ -299,13 +299,8 @@ impl<'h> Program<'h> {
         }
         let off = 8 + self.rng.index(n - 8);
         let len = (1 + self.rng.index(256)).min(n - off);
-        let data: Vec<u8> = (0..len).map(|_| self.rng.next() as u8).collect();
-        if len == 8 && self.rng.chance(300) {
-            o.write_u64(off, u64::from_le_bytes(data[..8].try_into().unwrap()));
-        } else {
-            o.write_bytes(off, &data);
-        }
-        self.objs.get_mut(&id).unwrap().bytes[off..off + len].copy_from_slice(&data);
+        let model = &mut self.objs.get_mut(&id).unwrap().bytes;
+        write_random_bytes(&mut self.rng, &o, model, off, len);
     }
 
     /// Walk to an object and compare all of it with the model.
@@ -566,4 +561,22 @@ impl<'h> Program<'h> {
             self.region_ids[slot] = Some(id);
         }
     }
+}
+
+/// Write `len` random bytes at raw offset `off` of `o` (now and then, when they are 8, as one
+/// `write_u64`), and the same bytes into `model`, the object's raw bytes in the shadow model.
+pub(super) fn write_random_bytes(
+    rng: &mut Rng,
+    o: &ObjRef<'_>,
+    model: &mut [u8],
+    off: usize,
+    len: usize,
+) {
+    let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+    if len == 8 && rng.chance(300) {
+        o.write_u64(off, u64::from_le_bytes(data[..8].try_into().unwrap()));
+    } else {
+        o.write_bytes(off, &data);
+    }
+    model[off..off + len].copy_from_slice(&data);
 }
