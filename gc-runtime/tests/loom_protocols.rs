@@ -268,6 +268,8 @@ fn old_order_snapshot_before_request_lets_an_attaching_thread_run_through_the_pa
         };
         let snap = w.snapshot();
         let (_, _) = w.sp.stop(1, move || snap.clone());
+        // SAFETY: as in `touch_heap`; loom checks this access against the attaching
+        // mutator's, and this model expects it to report the race.
         w.heap.with_mut(|h| unsafe { *h += 100 });
         w.sp.resume();
         m.join().unwrap();
@@ -561,9 +563,13 @@ impl Mem {
         }
     }
     fn read(&self, off: u64) -> u64 {
+        // SAFETY: loom's pointer is valid inside the closure; loom itself checks that no other
+        // access races with this one (which is what the models test).
         self.cell(off).with(|p| unsafe { *p })
     }
     fn write(&self, off: u64, v: u64) {
+        // SAFETY: loom's pointer is valid inside the closure; loom itself checks that no other
+        // access races with this one (which is what the models test).
         self.cell(off).with_mut(|p| unsafe { *p = v })
     }
     /// Target memory for one object, or `None` when it is used up (or `memory` is false).
