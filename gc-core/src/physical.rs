@@ -151,67 +151,52 @@ impl PhysicalMemory {
     /// Commit every granule of `range` that is not committed yet (`fallocate`).
     pub fn commit(&self, range: PhysRange) -> Result<(), std::io::Error> {
         let mut g = self.granules.lock();
-        let first = (range.offset / GRANULE_SIZE) as usize;
-        let n = (range.len / GRANULE_SIZE) as usize;
-        let mut i = first;
-        while i < first + n {
-            if g.committed[i] {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < first + n && !g.committed[i] {
-                i += 1;
-            }
-            let off = start as u64 * GRANULE_SIZE;
-            let len = (i - start) as u64 * GRANULE_SIZE;
-            // SAFETY: plain syscall on our own fd; the range lies inside the file.
-            let rc = unsafe {
-                libc::fallocate(
-                    self.fd.as_raw_fd(),
-                    0,
-                    off as libc::off_t,
-                    len as libc::off_t,
-                )
-            };
-            if rc != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            g.committed[start..i].iter_mut().for_each(|c| *c = true);
-            self.committed_bytes.fetch_add(len, Ordering::Relaxed);
-        }
-        Ok(())
+        self.set_committed(&mut g, range, true).map(|_| ())
     }
 
     /// Uncommit committed granules of `range` (`fallocate(PUNCH_HOLE | KEEP_SIZE)`).
     /// Returns the bytes uncommitted.
     pub fn uncommit(&self, range: PhysRange) -> Result<u64, std::io::Error> {
         let mut g = self.granules.lock();
-        self.uncommit_locked(&mut g, range)
+        self.set_committed(&mut g, range, false)
     }
 
-    fn uncommit_locked(&self, g: &mut Granules, range: PhysRange) -> Result<u64, std::io::Error> {
+    /// Bring every granule of `range` to `committed`: each run of granules in the other state
+    /// takes one `fallocate` (plain to commit, `PUNCH_HOLE | KEEP_SIZE` to uncommit), then its
+    /// flags and the committed byte count follow. Returns the bytes whose state changed.
+    fn set_committed(
+        &self,
+        g: &mut Granules,
+        range: PhysRange,
+        committed: bool,
+    ) -> Result<u64, std::io::Error> {
+        let mode = if committed {
+            0
+        } else {
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE
+        };
         let first = (range.offset / GRANULE_SIZE) as usize;
         let n = (range.len / GRANULE_SIZE) as usize;
         let mut done = 0;
         let mut i = first;
         while i < first + n {
-            if !g.committed[i] {
+            if g.committed[i] == committed {
                 i += 1;
                 continue;
             }
             let start = i;
-            while i < first + n && g.committed[i] {
+            while i < first + n && g.committed[i] != committed {
                 i += 1;
             }
             let off = start as u64 * GRANULE_SIZE;
             let len = (i - start) as u64 * GRANULE_SIZE;
-            // SAFETY: plain syscall on our own fd; no mapping of this range is used by any page
-            // (the caller only uncommits free ranges), so dropping the contents is harmless.
+            // SAFETY: plain syscall on our own fd; the range lies inside the file. Punching a
+            // hole drops the range's contents, and no mapping of it is used by any page: the
+            // callers only uncommit free ranges.
             let rc = unsafe {
                 libc::fallocate(
                     self.fd.as_raw_fd(),
-                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    mode,
                     off as libc::off_t,
                     len as libc::off_t,
                 )
@@ -219,8 +204,12 @@ impl PhysicalMemory {
             if rc != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            g.committed[start..i].iter_mut().for_each(|c| *c = false);
-            self.committed_bytes.fetch_sub(len, Ordering::Relaxed);
+            g.committed[start..i].fill(committed);
+            if committed {
+                self.committed_bytes.fetch_add(len, Ordering::Relaxed);
+            } else {
+                self.committed_bytes.fetch_sub(len, Ordering::Relaxed);
+            }
             done += len;
         }
         Ok(done)
@@ -251,7 +240,7 @@ impl PhysicalMemory {
                     offset: i as u64 * GRANULE_SIZE,
                     len: (end - i) as u64 * GRANULE_SIZE,
                 };
-                done += self.uncommit_locked(&mut g, sub)?;
+                done += self.set_committed(&mut g, sub, false)?;
             }
             if self.committed_bytes() <= keep {
                 break;

@@ -88,6 +88,17 @@ fn pread_u64(fd: i32, file_offset: u64) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// Every virtual granule of `phys` (as [`physical_offsets`] returns them) is backed by its own
+/// granule of the file.
+fn assert_distinct_granules(phys: &[(Offset, u64)]) {
+    let distinct: HashSet<u64> = phys.iter().map(|&(_, f)| f).collect();
+    assert_eq!(
+        distinct.len(),
+        phys.len(),
+        "two granules share memory: {phys:x?}"
+    );
+}
+
 /// Stamp each granule of `pages` (first word, through the Marked0 view) with a unique marker
 /// and find it in the backing file: returns, per virtual granule, its physical file offset.
 fn physical_offsets(heap: &PageAllocator, pages: &[Arc<Page>]) -> Vec<(Offset, u64)> {
@@ -129,14 +140,8 @@ fn every_granule_aliases_across_the_three_views() {
     for p in &pages {
         check_aliasing(layout, p.start(), p.size());
     }
-    // Every virtual granule is backed by its own granule of the file.
     let phys = physical_offsets(&heap, &pages);
-    let distinct: HashSet<u64> = phys.iter().map(|&(_, f)| f).collect();
-    assert_eq!(
-        distinct.len(),
-        phys.len(),
-        "two granules share memory: {phys:x?}"
-    );
+    assert_distinct_granules(&phys);
     assert_eq!(phys.len(), 4 + 3);
 }
 
@@ -169,12 +174,7 @@ fn scattered_physical_ranges_alias_after_free_and_reuse() {
         check_aliasing(layout, p.start(), p.size());
     }
     let phys = physical_offsets(&heap, &all);
-    let distinct: HashSet<u64> = phys.iter().map(|&(_, f)| f).collect();
-    assert_eq!(
-        distinct.len(),
-        phys.len(),
-        "two granules share memory: {phys:x?}"
-    );
+    assert_distinct_granules(&phys);
     // The large page's three granules are virtually contiguous but physically not.
     let large_phys: Vec<u64> = phys
         .iter()

@@ -58,19 +58,29 @@ fn relocate(r: &Relocation, t: usize) -> (Result<Offset, Offset>, u64) {
     (res, seen)
 }
 
+/// A relocator thread; it returns what [`relocate`] returns.
+type Relocator = thread::JoinHandle<(Result<Offset, Offset>, u64)>;
+
+/// Two relocators (threads running [`relocate`] as 0 and 1) racing on a fresh table; returns
+/// the shared state and the threads.
+fn race() -> (Arc<Relocation>, Vec<Relocator>) {
+    let r = Arc::new(Relocation {
+        table: ForwardingTable::new(1),
+        copies: [UnsafeCell::new(0), UnsafeCell::new(0)],
+    });
+    let hs = (0..2)
+        .map(|t| {
+            let r = r.clone();
+            thread::spawn(move || relocate(&r, t))
+        })
+        .collect();
+    (r, hs)
+}
+
 #[test]
 fn forwarding_insert_race_has_exactly_one_winner() {
     loom::model(|| {
-        let r = Arc::new(Relocation {
-            table: ForwardingTable::new(1),
-            copies: [UnsafeCell::new(0), UnsafeCell::new(0)],
-        });
-        let hs: Vec<_> = (0..2)
-            .map(|t| {
-                let r = r.clone();
-                thread::spawn(move || relocate(&r, t))
-            })
-            .collect();
+        let (r, hs) = race();
         let res: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
         let oks: Vec<usize> = (0..2).filter(|&t| res[t].0.is_ok()).collect();
         assert_eq!(oks.len(), 1, "exactly one relocator wins: {res:?}");
@@ -95,16 +105,7 @@ fn forwarding_insert_race_has_exactly_one_winner() {
 #[test]
 fn forwarding_reader_sees_nothing_or_the_complete_winning_copy() {
     loom::model(|| {
-        let r = Arc::new(Relocation {
-            table: ForwardingTable::new(1),
-            copies: [UnsafeCell::new(0), UnsafeCell::new(0)],
-        });
-        let relocators: Vec<_> = (0..2)
-            .map(|t| {
-                let r = r.clone();
-                thread::spawn(move || relocate(&r, t).0)
-            })
-            .collect();
+        let (r, relocators) = race();
         // A mutator's barrier looking the object up while the relocators race.
         let reader = {
             let r = r.clone();
@@ -116,7 +117,10 @@ fn forwarding_reader_sees_nothing_or_the_complete_winning_copy() {
             })
         };
         let seen = reader.join().unwrap();
-        let res: Vec<_> = relocators.into_iter().map(|h| h.join().unwrap()).collect();
+        let res: Vec<_> = relocators
+            .into_iter()
+            .map(|h| h.join().unwrap().0)
+            .collect();
         let winner = res.iter().find_map(|x| x.ok()).unwrap();
         if let Some((to, payload_seen)) = seen {
             assert_eq!(to, winner, "a reader never sees a losing copy");

@@ -179,7 +179,7 @@ fn no_mutator_runs_heap_code_during_a_pause() {
         // The mutator is in the snapshot unless it detached before the pause.
         assert!(w.pause(|| {}) <= 1);
         m.join().unwrap();
-        w.heap.with(|h| assert_eq!(unsafe { *h }, 103));
+        assert_eq!(w.read_heap(), 103);
     });
 }
 
@@ -202,7 +202,7 @@ fn leaving_a_blocking_region_during_a_pause_waits() {
         };
         w.pause(|| {});
         m.join().unwrap();
-        w.heap.with(|h| assert_eq!(unsafe { *h }, 101));
+        assert_eq!(w.read_heap(), 101);
     });
 }
 
@@ -223,7 +223,7 @@ fn a_thread_parked_in_a_blocking_region_never_holds_up_pauses() {
         c.join().unwrap();
         w.sp.leave_blocked(&t, &NoOtherHeaps);
         w.touch_heap();
-        w.heap.with(|h| assert_eq!(unsafe { *h }, 201));
+        assert_eq!(w.read_heap(), 201);
     });
 }
 
@@ -247,7 +247,7 @@ fn attach_and_detach_during_a_pause() {
         let seen = w.pause(|| {});
         assert!(seen <= 1);
         m.join().unwrap();
-        w.heap.with(|h| assert_eq!(unsafe { *h }, 102));
+        assert_eq!(w.read_heap(), 102);
     });
 }
 
@@ -269,6 +269,8 @@ fn old_order_snapshot_before_request_lets_an_attaching_thread_run_through_the_pa
         };
         let snap = w.snapshot();
         let (_, _) = w.sp.stop(1, move || snap.clone());
+        // SAFETY: as in `touch_heap`; loom checks this access against the attaching
+        // mutator's, and this model expects it to report the race.
         w.heap.with_mut(|h| unsafe { *h += 100 });
         w.sp.resume();
         m.join().unwrap();
@@ -563,9 +565,13 @@ impl Mem {
         }
     }
     fn read(&self, off: Offset) -> u64 {
+        // SAFETY: loom's pointer is valid inside the closure; loom itself checks that no other
+        // access races with this one (which is what the models test).
         self.cell(off).with(|p| unsafe { *p })
     }
     fn write(&self, off: Offset, v: u64) {
+        // SAFETY: loom's pointer is valid inside the closure; loom itself checks that no other
+        // access races with this one (which is what the models test).
         self.cell(off).with_mut(|p| unsafe { *p = v })
     }
     /// Target memory for one object, or `None` when it is used up (or `memory` is false).

@@ -111,6 +111,28 @@ impl<'h> Program<'h> {
         f.local(i)
     }
 
+    /// Hold `l` (the object `id`) as a new local of the current level, and record it in the
+    /// model's current level, which mirrors `cur.locals` entry for entry.
+    pub(super) fn hold<'s>(&mut self, cur: &mut Level<'s, '_>, l: Local<'s>, id: u64) {
+        cur.locals.push(l);
+        self.levels.last_mut().expect("a level").push(id);
+    }
+
+    /// [`Self::walk`] from `root`, then hold the object reached as a new local of the current
+    /// level. Returns the local and the object's id.
+    fn hold_reached<'s>(
+        &mut self,
+        s: &Scope<'s>,
+        cur: &mut Level<'s, '_>,
+        root: Root,
+        steps: u64,
+    ) -> (Local<'s>, u64) {
+        let (o, id) = self.walk(s, cur, root, steps);
+        let l = s.root(o);
+        self.hold(cur, l, id);
+        (l, id)
+    }
+
     /// Start at `root` and follow up to `steps` random non-null edges; checks every object on
     /// the way. Returns the object reached and its id.
     pub(super) fn walk<'a, 's>(
@@ -135,8 +157,7 @@ impl<'h> Program<'h> {
                 let want = self.globals[g].1;
                 // from_global pushes a handle: mirror it as a local of this level.
                 let l = s.from_global(&self.globals[g].0);
-                cur.locals.push(l);
-                self.levels.last_mut().expect("a level").push(want);
+                self.hold(cur, l, want);
                 (s.get(l), want)
             }
             Root::Region(r) => {
@@ -299,13 +320,8 @@ impl<'h> Program<'h> {
         }
         let off = 8 + self.rng.index(n - 8);
         let len = (1 + self.rng.index(256)).min(n - off);
-        let data: Vec<u8> = (0..len).map(|_| self.rng.next() as u8).collect();
-        if len == 8 && self.rng.chance(300) {
-            o.write_u64(off, u64::from_le_bytes(data[..8].try_into().unwrap()));
-        } else {
-            o.write_bytes(off, &data);
-        }
-        self.objs.get_mut(&id).unwrap().bytes[off..off + len].copy_from_slice(&data);
+        let model = &mut self.objs.get_mut(&id).unwrap().bytes;
+        write_random_bytes(&mut self.rng, &o, model, off, len);
     }
 
     /// Walk to an object and compare all of it with the model.
@@ -349,19 +365,13 @@ impl<'h> Program<'h> {
     pub(super) fn new_local<'s>(&mut self, s: &Scope<'s>, cur: &mut Level<'s, '_>) {
         let Some(r) = self.pick_root() else { return };
         let steps = self.rng.range(1, 4);
-        let (o, id) = self.walk(s, cur, r, steps);
-        let l = s.root(o);
-        cur.locals.push(l);
-        self.levels.last_mut().unwrap().push(id);
+        self.hold_reached(s, cur, r, steps);
     }
 
     pub(super) fn new_global<'s>(&mut self, s: &Scope<'s>, cur: &mut Level<'s, '_>) {
         let Some(r) = self.pick_root() else { return };
         let steps = self.rng.below(3);
-        let (o, id) = self.walk(s, cur, r, steps);
-        let l = s.root(o);
-        cur.locals.push(l);
-        self.levels.last_mut().unwrap().push(id);
+        let (l, id) = self.hold_reached(s, cur, r, steps);
         let g = s.global(l);
         self.globals.push((g, id));
     }
@@ -369,10 +379,7 @@ impl<'h> Program<'h> {
     pub(super) fn new_weak<'s>(&mut self, s: &Scope<'s>, cur: &mut Level<'s, '_>) {
         let Some(r) = self.pick_root() else { return };
         let steps = self.rng.below(4);
-        let (o, id) = self.walk(s, cur, r, steps);
-        let l = s.root(o);
-        cur.locals.push(l);
-        self.levels.last_mut().unwrap().push(id);
+        let (l, id) = self.hold_reached(s, cur, r, steps);
         let w = s.weak(l);
         self.weaks.push(WeakEntry {
             w,
@@ -419,8 +426,7 @@ impl<'h> Program<'h> {
                 let was_reachable = self.strongly_reachable().contains(&target);
                 let o = s.get(l);
                 self.check_header(&o, target, &|| format!("upgraded weak handle #{i}"));
-                cur.locals.push(l);
-                self.levels.last_mut().unwrap().push(target);
+                self.hold(cur, l, target);
                 if !was_reachable {
                     // Resurrected: its contents must be intact (never a freed address), and the
                     // clear deadlines of everything it reaches start over.
@@ -456,8 +462,7 @@ impl<'h> Program<'h> {
             keep
         });
         if let (Some(l), Some(id)) = (l, made) {
-            cur.locals.push(l);
-            self.levels.last_mut().unwrap().push(id);
+            self.hold(cur, l, id);
         }
     }
 
@@ -499,8 +504,7 @@ impl<'h> Program<'h> {
         let (Some(l), Some(id)) = (l, root) else {
             return;
         };
-        cur.locals.push(l);
-        self.levels.last_mut().unwrap().push(id);
+        self.hold(cur, l, id);
         match self.rng.below(3) {
             0 => {
                 let g = s.global(l);
@@ -544,8 +548,7 @@ impl<'h> Program<'h> {
         let Ok((l, id)) = self.alloc_shaped(s, refs as u32, bytes as usize) else {
             return;
         };
-        cur.locals.push(l);
-        self.levels.last_mut().unwrap().push(id);
+        self.hold(cur, l, id);
         self.est_strong += self.objs[&id].footprint;
         for i in 0..(refs as usize).min(4) {
             if self.rng.chance(500) {
@@ -566,4 +569,22 @@ impl<'h> Program<'h> {
             self.region_ids[slot] = Some(id);
         }
     }
+}
+
+/// Write `len` random bytes at raw offset `off` of `o` (now and then, when they are 8, as one
+/// `write_u64`), and the same bytes into `model`, the object's raw bytes in the shadow model.
+pub(super) fn write_random_bytes(
+    rng: &mut Rng,
+    o: &ObjRef<'_>,
+    model: &mut [u8],
+    off: usize,
+    len: usize,
+) {
+    let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+    if len == 8 && rng.chance(300) {
+        o.write_u64(off, u64::from_le_bytes(data[..8].try_into().unwrap()));
+    } else {
+        o.write_bytes(off, &data);
+    }
+    model[off..off + len].copy_from_slice(&data);
 }

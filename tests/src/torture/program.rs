@@ -172,8 +172,7 @@ impl<'h> Program<'h> {
                         continue;
                     }
                     if let Ok((l, id)) = self.alloc(s) {
-                        cur.locals.push(l);
-                        self.levels.last_mut().unwrap().push(id);
+                        self.hold(cur, l, id);
                         // Often link it from or to something reachable right away.
                         if self.rng.chance(600) {
                             if let Some(r) = self.pick_root() {

@@ -7,6 +7,7 @@
 //! its cap.
 
 use super::model::{reach_in, ObjModel};
+use super::ops::write_random_bytes;
 use super::program::{Program, FILL_SHED_TO};
 use gc_core::object_size;
 use gc_runtime::{Global, ObjRef, Scope};
@@ -299,13 +300,8 @@ impl<'h> Program<'h> {
         let off = 8 + self.rng.index(n - 8);
         let most = if self.rng.chance(50) { 8192 } else { 256 };
         let len = (1 + self.rng.index(most)).min(n - off);
-        let data: Vec<u8> = (0..len).map(|_| self.rng.next() as u8).collect();
-        if len == 8 && self.rng.chance(300) {
-            o.write_u64(off, u64::from_le_bytes(data[..8].try_into().unwrap()));
-        } else {
-            o.write_bytes(off, &data);
-        }
-        pool.objs.get_mut(&id).unwrap().bytes[off..off + len].copy_from_slice(&data);
+        let model = &mut pool.objs.get_mut(&id).unwrap().bytes;
+        write_random_bytes(&mut self.rng, &o, model, off, len);
     }
 
     /// Point a slot of a pool object at another pool object, or at null.

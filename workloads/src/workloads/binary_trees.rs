@@ -72,7 +72,7 @@ pub fn bottom_up<'s>(s: &mut Scope<'s>, depth: u32) -> Result<Local<'s>, OutOfMe
         return build_flat(s, depth);
     }
     let mut err = None;
-    let root = s.scope_escape(|s| match build_node(s, depth) {
+    let root = s.scope_escape(|s| match build_node(s, depth, bottom_up) {
         Ok(n) => Some(n),
         Err(e) => {
             err = Some(e);
@@ -85,10 +85,14 @@ pub fn bottom_up<'s>(s: &mut Scope<'s>, depth: u32) -> Result<Local<'s>, OutOfMe
     }
 }
 
-/// Children, then the node, in the current scope.
-fn build_node<'s>(s: &mut Scope<'s>, depth: u32) -> Result<Local<'s>, OutOfMemory> {
-    let left = bottom_up(s, depth - 1)?;
-    let right = bottom_up(s, depth - 1)?;
+/// Children (each built by `child`), then the node, in the current scope.
+fn build_node<'s>(
+    s: &mut Scope<'s>,
+    depth: u32,
+    child: impl Fn(&mut Scope<'s>, u32) -> Result<Local<'s>, OutOfMemory>,
+) -> Result<Local<'s>, OutOfMemory> {
+    let left = child(s, depth - 1)?;
+    let right = child(s, depth - 1)?;
     let node = s.alloc(NODE, 2, 0)?;
     let n = s.get(node);
     n.store(0, Some(s.get(left)));
@@ -101,17 +105,7 @@ fn build_flat<'s>(s: &mut Scope<'s>, depth: u32) -> Result<Local<'s>, OutOfMemor
     if depth == 0 {
         return s.alloc(NODE, 2, 0);
     }
-    build_node_flat(s, depth)
-}
-
-fn build_node_flat<'s>(s: &mut Scope<'s>, depth: u32) -> Result<Local<'s>, OutOfMemory> {
-    let left = build_flat(s, depth - 1)?;
-    let right = build_flat(s, depth - 1)?;
-    let node = s.alloc(NODE, 2, 0)?;
-    let n = s.get(node);
-    n.store(0, Some(s.get(left)));
-    n.store(1, Some(s.get(right)));
-    Ok(node)
+    build_node(s, depth, build_flat)
 }
 
 /// Count the nodes under `o` (no safepoint can happen while `o` is borrowed).
