@@ -66,6 +66,7 @@ pub mod safepoint;
 pub mod scope;
 pub mod stats;
 pub mod sync;
+mod table_handle;
 mod verifier;
 mod weak_processor;
 
@@ -77,5 +78,6 @@ pub use heap::{Heap, HeapUsage};
 pub use memory_report::MemoryReport;
 pub use mutator::{AttachError, Mutator, OutOfMemory};
 pub use root_region::RootRegion;
-pub use scope::{Global, Local, ObjRef, Scope, WeakRef};
+pub use scope::{Local, ObjRef, Scope};
 pub use stats::{CycleRecord, GcStats, PauseKind, PauseRecord, PhaseRecord, StallRecord};
+pub use table_handle::{Global, WeakRef};

@@ -12,7 +12,6 @@
 //! - [`Global`] handles live until dropped and can move between threads; [`WeakRef`]s do not
 //!   keep their object alive and read as `None` once it died.
 
-use crate::barrier_policy;
 use crate::handle_stack::HandleStack;
 use crate::heap_inner::HeapInner;
 use crate::mutator::{Mutator, OutOfMemory};
@@ -233,12 +232,12 @@ impl<'s> Scope<'s> {
         self.m
     }
 
-    fn heap(&self) -> &Arc<HeapInner> {
+    pub(crate) fn heap(&self) -> &Arc<HeapInner> {
         &self.m.heap
     }
 
     #[inline]
-    fn push(&self, ptr: ColoredPtr) -> Local<'s> {
+    pub(crate) fn push(&self, ptr: ColoredPtr) -> Local<'s> {
         let slot = self.m.shared.handles.push(ptr.raw());
         // SAFETY: handle-stack slots never move or get unmapped while the mutator lives, and
         // this scope truncates the stack only after `'s` ends, so the slot outlives `'s`.
@@ -335,49 +334,6 @@ impl<'s> Scope<'s> {
         Some(l)
     }
 
-    /// A global handle to the object (a strong root until dropped).
-    pub fn global(&self, l: Local<'_>) -> Global {
-        let p = self.get(l).ptr;
-        let (slot, id) = self.heap().roots.globals().alloc(p.raw());
-        Global {
-            heap: self.heap().clone(),
-            slot,
-            id,
-        }
-    }
-
-    /// The object of a global handle, as a local handle.
-    pub fn from_global(&self, g: &Global) -> Local<'s> {
-        if !Arc::ptr_eq(&g.heap, self.heap()) {
-            foreign("Scope::from_global (a Global)");
-        }
-        // SAFETY: the slot belongs to the heap's global table, alive while `g` is.
-        let p = self.m.load_slot(unsafe { &*g.slot });
-        self.push(p)
-    }
-
-    /// A weak handle to the object: does not keep it alive.
-    pub fn weak(&self, l: Local<'_>) -> WeakRef {
-        let p = self.get(l).ptr;
-        let (slot, id) = self.heap().weaks.handles().alloc(p.raw());
-        WeakRef {
-            heap: self.heap().clone(),
-            slot,
-            id,
-        }
-    }
-
-    /// The object of a weak handle, rooted here, or `None` if it has died.
-    pub fn upgrade(&self, w: &WeakRef) -> Option<Local<'s>> {
-        if !Arc::ptr_eq(&w.heap, self.heap()) {
-            foreign("Scope::upgrade (a WeakRef)");
-        }
-        // SAFETY: the slot belongs to the heap's weak table, alive while `w` is.
-        let slot = unsafe { &*w.slot };
-        let p = barrier_policy::load_weak(self.heap(), slot, || self.m.load_slot(slot));
-        (!p.is_null()).then(|| self.push(p))
-    }
-
     /// The current heap offset of an object (changes when it moves; for tests and tools).
     pub fn address_of(&self, l: Local<'_>) -> u64 {
         self.get(l).address()
@@ -399,67 +355,4 @@ pub(crate) fn foreign(what: &str) -> ! {
          objects, handles and root regions can only be used with scopes of the heap they \
          belong to"
     )
-}
-
-/// A strong handle outside any scope; `Send + Sync`, dropped to release.
-pub struct Global {
-    heap: Arc<HeapInner>,
-    slot: *const AtomicU64,
-    id: usize,
-}
-
-// SAFETY: the slot is an atomic word in the heap's global table, which the `Arc` keeps
-// alive; all access to it is atomic.
-unsafe impl Send for Global {}
-// SAFETY: as above.
-unsafe impl Sync for Global {}
-
-impl Global {
-    /// The object of this global handle, borrowed until the next safepoint (no local handle
-    /// is pushed).
-    #[inline]
-    pub fn get<'a>(&self, s: &'a Scope<'_>) -> ObjRef<'a> {
-        if !Arc::ptr_eq(&self.heap, s.heap()) {
-            foreign("Global::get");
-        }
-        // SAFETY: the slot belongs to the heap's global table, alive while `self` is.
-        let p = s.mutator().load_slot(unsafe { &*self.slot });
-        ObjRef {
-            ptr: p,
-            m: s.mutator(),
-        }
-    }
-}
-
-impl Drop for Global {
-    fn drop(&mut self) {
-        self.heap.roots.globals().free(self.id);
-    }
-}
-
-/// A weak handle; `Send + Sync`, dropped to release.
-pub struct WeakRef {
-    heap: Arc<HeapInner>,
-    slot: *const AtomicU64,
-    id: usize,
-}
-
-// SAFETY: as for `Global`.
-unsafe impl Send for WeakRef {}
-// SAFETY: as for `Global`.
-unsafe impl Sync for WeakRef {}
-
-impl WeakRef {
-    /// True if the collector has cleared this handle (its object died). A `false` answer can
-    /// change at the next cycle.
-    pub fn is_cleared(&self) -> bool {
-        // SAFETY: the slot is alive while `self` is.
-        unsafe { &*self.slot }.load(Ordering::Acquire) == 0
-    }
-}
-
-impl Drop for WeakRef {
-    fn drop(&mut self) {
-        self.heap.weaks.handles().free(self.id);
-    }
 }
