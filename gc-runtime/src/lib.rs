@@ -79,5 +79,7 @@ pub use memory_report::MemoryReport;
 pub use mutator::{AttachError, Mutator, OutOfMemory};
 pub use root_region::RootRegion;
 pub use scope::{Local, ObjRef, Scope};
-pub use stats::{CycleRecord, GcStats, PauseKind, PauseRecord, PhaseRecord, StallRecord};
+pub use stats::{
+    CycleRecord, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord, StallRecord,
+};
 pub use table_handle::{Global, WeakRef};

@@ -1,5 +1,5 @@
 //! Statistics an embedder can read and serialize: every pause, every cycle, every allocation
-//! stall, heap usage (ZGC's `ZStatistics`, in the units of `-Xlog:gc`).
+//! stall and pacing delay, heap usage (ZGC's `ZStatistics`, in the units of `-Xlog:gc`).
 //!
 //! Times are nanoseconds; `*_at_ns` timestamps count from the heap's creation.
 
@@ -105,12 +105,24 @@ pub struct StallRecord {
     pub failed: bool,
 }
 
+/// A mutator the collector slowed down so it would not outrun the cycle (a pacing delay at a
+/// page-allocation point).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PacingRecord {
+    pub thread: String,
+    pub start_at_ns: u64,
+    pub duration_ns: u64,
+}
+
 /// Everything the runtime recorded.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GcStats {
     pub pauses: Vec<PauseRecord>,
     pub cycles: Vec<CycleRecord>,
     pub stalls: Vec<StallRecord>,
+    /// Pacing delays, in the order they ended.
+    #[serde(default)]
+    pub pacing: Vec<PacingRecord>,
     /// Bytes allocated by mutators since the heap was created.
     pub allocated_bytes: u64,
     /// Total CPU time of GC threads since the heap was created.
