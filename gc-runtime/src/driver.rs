@@ -2,28 +2,35 @@
 //! same names in code, logs and statistics ([`crate::GcPhase`], [`crate::PauseKind`]). Each
 //! phase is a call on one subsystem of the heap, handed the heap's `GcContext`:
 //!
-//! 1. Pause Mark Start — `GcState::flip_to_mark` (the cycle's mark color, a new sequence
+//! 1. Pause Mark Start — only `GcState::flip_to_mark` (the cycle's mark color, a new sequence
 //!    number, which retires every allocating page: mutators never bump a page of an older
-//!    sequence number), then `Mark::mark_roots` marks and heals the strong roots;
-//! 2. Concurrent Mark — `Mark::drain`: GC workers trace; mutators' barriers mark what they
+//!    sequence number);
+//! 2. Concurrent Mark Roots — `Mark::mark_roots` marks and heals the strong roots while the
+//!    mutators run (their barriers heal the roots they load first);
+//! 3. Concurrent Mark — `Mark::drain`: GC workers trace; mutators' barriers mark what they
 //!    load;
-//! 3. Pause Mark End — `Mark::flush_mutator_buffers`; if the buffers held work, back to 2
+//! 4. Pause Mark End — `Mark::flush_mutator_buffers`; if the buffers held work, back to 2
 //!    ("Concurrent Mark Continue"); the buffers are drained concurrently first, so the pause
 //!    usually succeeds;
-//! 4. Concurrent Process Non-Strong References — `WeakProcessor::process` clears dead weak
+//! 5. Concurrent Process Non-Strong References — `WeakProcessor::process` clears dead weak
 //!    handles;
-//! 5. Concurrent Reset Relocation Set — `RelocationSet::reset` forgets the previous cycle's
+//! 6. Concurrent Reset Relocation Set — `RelocationSet::reset` forgets the previous cycle's
 //!    forwarding;
-//! 6. Concurrent Select Relocation Set — `relocation_set_selector::select` frees empty pages
+//! 7. Concurrent Select Relocation Set — `relocation_set_selector::select` frees empty pages
 //!    and picks sparse ones, `Relocate::prepare_targets` takes target pages,
 //!    `RelocationSet::install` publishes the set;
-//! 7. Pause Relocate Start — `GcState::flip_to_remapped`, then `Relocate::relocate_roots`
-//!    relocates or remaps the roots;
-//! 8. Concurrent Relocate — `Relocate::relocate_parallel` evacuates the relocation set,
+//! 8. Pause Relocate Start — only `GcState::flip_to_remapped`: from now on a root with the
+//!    mark color is bad, and the mutator that loads it relocates or remaps it;
+//! 9. Concurrent Relocate — `Relocate::relocate_parallel` evacuates the relocation set,
 //!    freeing each page when done.
 //!
-//! In `stw` mode the same calls run inside one pause ("Pause Full"), followed by a full remap
-//! of the heap (`full_remap`) so no stale pointer and no forwarding table survives the pause.
+//! So no pause of the `concurrent` mode visits a root or copies an object: Pause Mark Start
+//! and Pause Relocate Start are a color flip, Pause Mark End hands over the mutators' mark
+//! buffers (each pause's work is recorded as `PauseRecord::work_items`).
+//!
+//! In `stw` mode the same calls run inside one pause ("Pause Full"), roots included (marked,
+//! then relocated by `Relocate::relocate_roots`), followed by a full remap of the heap
+//! (`full_remap`) so no stale pointer and no forwarding table survives the pause.
 
 use crate::config::Mode;
 use crate::cpu_time::thread_cpu_ns;
@@ -109,6 +116,8 @@ struct Cycle<'h> {
     started: Instant,
     driver_cpu0: u64,
     worker_cpu: u64,
+    /// Work items of the pause in progress (see `PauseRecord::work_items`).
+    pause_work: u64,
 }
 
 impl<'h> Cycle<'h> {
@@ -127,6 +136,7 @@ impl<'h> Cycle<'h> {
             started: Instant::now(),
             driver_cpu0: thread_cpu_ns(),
             worker_cpu: 0,
+            pause_work: 0,
         }
     }
 
@@ -168,6 +178,7 @@ impl<'h> Cycle<'h> {
         if heap.injected_panics.take(InjectedPanic::Driver) {
             panic!("GC panic injected for a test, in {}", kind.name());
         }
+        self.pause_work = 0;
         let r = f(self, &muts);
         heap.safepoint.resume();
         let t2 = Instant::now();
@@ -182,6 +193,7 @@ impl<'h> Cycle<'h> {
             time_to_safepoint_ns: ttsp.as_nanos() as u64,
             at_safepoint_ns: at.as_nanos() as u64,
             total_ns: total.as_nanos() as u64,
+            work_items: self.pause_work,
         });
         self.rec.phases.push(PhaseRecord {
             name: kind.name().to_string(),
@@ -227,13 +239,16 @@ impl<'h> Cycle<'h> {
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
             h.cx.state.flip_to_mark(n);
-            h.mark.mark_roots(&h.cx, &h.roots, muts);
         });
+        let roots = self.phase(GcPhase::ConcurrentMarkRoots, |_| {
+            h.mark.mark_roots(&h.cx, &h.roots, &h.roots.mutators())
+        });
+        self.rec.roots_marked_concurrently = roots;
         let mut phase = GcPhase::ConcurrentMark;
         loop {
             self.phase(phase, |c| c.mark());
             let done = self.pause(PauseKind::MarkEnd, |c, muts| {
-                h.mark.flush_mutator_buffers(&h.roots);
+                c.pause_work += h.mark.flush_mutator_buffers(&h.roots);
                 if !h.mark.is_empty() {
                     return false;
                 }
@@ -248,9 +263,10 @@ impl<'h> Cycle<'h> {
             phase = GcPhase::ConcurrentMarkContinue;
         }
         self.after_mark_end();
+        // Only the flip: roots are relocated by the mutators' barriers as they load them, or
+        // remapped by the next cycle's Concurrent Mark Roots (see `relocate`).
         self.pause(PauseKind::RelocateStart, |c, muts| {
             h.cx.state.flip_to_remapped();
-            h.relocate.relocate_roots(&h.cx, &h.roots, &h.weaks, muts);
             c.verify(muts, VerifyPoint::RelocateStart);
         });
         self.phase(GcPhase::ConcurrentRelocate, |c| c.relocate());
@@ -308,19 +324,20 @@ impl<'h> Cycle<'h> {
         self.pause(PauseKind::Full, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
             h.cx.state.flip_to_mark(n);
-            c.phase(GcPhase::MarkRoots, |_| {
-                h.mark.mark_roots(&h.cx, &h.roots, muts);
+            c.pause_work += c.phase(GcPhase::MarkRoots, |_| {
+                h.mark.mark_roots(&h.cx, &h.roots, muts)
             });
             c.phase(GcPhase::Mark, |c| c.mark());
             h.cx.state.set_mark_complete();
             c.verify(muts, VerifyPoint::MarkEnd);
             c.after_mark_end();
             h.cx.state.flip_to_remapped();
-            c.phase(GcPhase::RelocateRoots, |_| {
-                h.relocate.relocate_roots(&h.cx, &h.roots, &h.weaks, muts);
+            c.pause_work += c.phase(GcPhase::RelocateRoots, |_| {
+                h.relocate.relocate_roots(&h.cx, &h.roots, &h.weaks, muts)
             });
             c.verify(muts, VerifyPoint::RelocateStart);
             c.phase(GcPhase::Relocate, |c| c.relocate());
+            c.pause_work += h.relocate.totals().objects_relocated;
             c.phase(GcPhase::Remap, |_| full_remap::remap_all(&h.cx));
             h.relocation_set.reset(&h.cx);
             c.verify(muts, VerifyPoint::AfterRelocation);
@@ -331,6 +348,7 @@ impl<'h> Cycle<'h> {
         let heap = self.heap;
         self.rec.duration_ns = self.started.elapsed().as_nanos() as u64;
         self.rec.heap_after = heap.cx.pages.used();
+        self.rec.objects_marked = heap.mark.take_traced();
         let r = heap.relocate.totals();
         self.rec.bytes_relocated = r.bytes_relocated;
         self.rec.pages_compacted_in_place = r.pages_in_place;

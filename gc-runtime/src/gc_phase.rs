@@ -6,6 +6,9 @@
 /// A phase of a GC cycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GcPhase {
+    /// Right after Pause Mark Start: a GC thread marks and heals every strong root while
+    /// mutators run (their barriers heal the roots they load themselves).
+    ConcurrentMarkRoots,
     /// GC workers trace the object graph while mutators run.
     ConcurrentMark,
     /// Marking again after a Pause Mark End found work left in the mutators' buffers.
@@ -34,6 +37,7 @@ impl GcPhase {
     /// The name in logs and records.
     pub fn name(self) -> &'static str {
         match self {
+            GcPhase::ConcurrentMarkRoots => "Concurrent Mark Roots",
             GcPhase::ConcurrentMark => "Concurrent Mark",
             GcPhase::ConcurrentMarkContinue => "Concurrent Mark Continue",
             GcPhase::ConcurrentProcessNonStrongReferences => {

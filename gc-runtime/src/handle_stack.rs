@@ -4,9 +4,11 @@
 //!
 //! The slots live in an anonymous `NORESERVE` mapping of fixed capacity, so a handle's slot
 //! never moves (a `Local` can point at it) and untouched capacity costs no memory. The owner
-//! thread pushes and reads; the collector reads and heals slots only while the owner is
-//! stopped or blocked, and reads of a handle go through the load barrier, so the same storage
-//! would serve concurrent root scanning later (JDK 16's stack watermarks).
+//! thread pushes and reads; the collector scans the slots below `top` while the owner runs
+//! (Concurrent Mark Roots), healing them with a CAS. That is safe because the owner reads a
+//! handle only through the load barrier and writes only good pointers: whatever value the
+//! scan meets in a slot was a root during this cycle (marking it keeps garbage one cycle at
+//! worst), and a CAS from a bad value can only replace the value the scan read.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -14,7 +16,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub(crate) struct HandleStack {
     map: memmap2::MmapMut,
     capacity: usize,
-    /// Number of slots in use. Written by the owner only; read by the collector in pauses.
+    /// Number of slots in use. Written by the owner only; read by the collector's scans.
     top: AtomicUsize,
 }
 
@@ -71,7 +73,7 @@ impl HandleStack {
         self.top.store(base, Ordering::Release);
     }
 
-    /// The slots in use (for root scanning in a pause).
+    /// The slots in use when called (for root scanning).
     pub(crate) fn live_slots(&self) -> &[AtomicU64] {
         &self.slots()[..self.top()]
     }

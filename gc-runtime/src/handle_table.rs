@@ -8,11 +8,13 @@
 
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 const CHUNK: usize = 256;
 
 struct Slab {
-    chunks: Vec<Box<[AtomicU64]>>,
+    /// Shared with scans that run without the lock (a chunk never moves or shrinks).
+    chunks: Vec<Arc<[AtomicU64]>>,
     free: Vec<(usize, usize)>,
 }
 
@@ -61,10 +63,12 @@ impl HandleTable {
         s.free.push((c, i));
     }
 
-    /// Call `f` on every slot (free slots hold 0). Holds the table lock.
+    /// Call `f` on every slot (free slots hold 0). The table lock is held only to take the
+    /// list of chunks, so handles can be made and dropped while the scan runs: a slot freed
+    /// meanwhile reads as 0 or as its last value, one allocated meanwhile as 0 or its new value.
     pub(crate) fn for_each_slot(&self, mut f: impl FnMut(&AtomicU64)) {
-        let s = self.slab.lock();
-        for chunk in &s.chunks {
+        let chunks: Vec<Arc<[AtomicU64]>> = self.slab.lock().chunks.clone();
+        for chunk in &chunks {
             for slot in chunk.iter() {
                 f(slot);
             }

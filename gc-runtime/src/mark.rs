@@ -30,6 +30,8 @@ use std::time::Duration;
 #[derive(Default)]
 pub(crate) struct Mark {
     queue: Injector<Offset>,
+    /// Objects GC workers traced since [`Mark::take_traced`] last ran.
+    traced: AtomicU64,
 }
 
 /// Marks the marking abandoned if the worker holding it unwinds (see the module
@@ -112,6 +114,11 @@ pub(crate) fn is_live(cx: &GcContext, off: Offset) -> bool {
 }
 
 impl Mark {
+    /// Objects traced by GC workers since the last call (one cycle's, when called at its end).
+    pub(crate) fn take_traced(&self) -> u64 {
+        self.traced.swap(0, Ordering::Relaxed)
+    }
+
     /// Queue offsets a mutator's barriers marked.
     pub(crate) fn push_all(&self, offs: impl Iterator<Item = Offset>) {
         for o in offs {
@@ -124,12 +131,18 @@ impl Mark {
         self.queue.is_empty()
     }
 
-    /// Pause Mark Start: make every strong root good (mark color), mark its object, queue it.
-    /// Returns the number of non-null roots.
+    /// Mark the roots: make every strong root good (mark color), mark its object, queue it.
+    /// Returns the number of non-null roots. Runs in Concurrent Mark Roots, right after the
+    /// color flip of Pause Mark Start and while mutators run, or inside the `stw` pause.
     ///
-    /// Slots are healed with a CAS, as the barrier heals: a root region may be cleared by a
-    /// thread that is not a running mutator (`RootRegion::clear_from` needs no scope), even
-    /// during a pause, and that null must not be overwritten with the old object.
+    /// Slots are healed with a CAS, as the barrier heals: a mutator may heal the same slot
+    /// through its barrier, pop it and push another handle there, or clear a root region
+    /// slot meanwhile; a CAS from the bad value read only ever replaces that value with the
+    /// good pointer to the same object. Concurrently this is safe because no root can reach
+    /// Pause Mark End unmarked: a root that held its value since the flip is met by the scan
+    /// (it walks every root set that existed at the flip), and every value a mutator writes
+    /// into a root after the flip is good — read through the barrier, which marks, or freshly
+    /// allocated, which is live without marking.
     pub(crate) fn mark_roots(
         &self,
         cx: &GcContext,
@@ -204,23 +217,22 @@ impl Mark {
         let mut cpu = 0;
         loop {
             cpu += self.mark_parallel(cx, workers(), panics);
-            if !self.flush_mutator_buffers(roots) && self.is_empty() {
+            if self.flush_mutator_buffers(roots) == 0 && self.is_empty() {
                 return cpu;
             }
         }
     }
 
-    /// Move every mutator's mark buffer into the global queue; true if any held work.
-    pub(crate) fn flush_mutator_buffers(&self, roots: &Roots) -> bool {
-        let mut any = false;
+    /// Move every mutator's mark buffer into the global queue; returns the number of entries
+    /// moved (0: the buffers held no work).
+    pub(crate) fn flush_mutator_buffers(&self, roots: &Roots) -> u64 {
+        let mut moved = 0;
         for m in roots.mutators() {
             let mut b = m.mark_buffer.lock();
-            if !b.is_empty() {
-                any = true;
-                self.push_all(b.drain(..));
-            }
+            moved += b.len() as u64;
+            self.push_all(b.drain(..));
         }
-        any
+        moved
     }
 
     /// Drain the mark queue with `threads` workers (the calling thread is one of them).
@@ -294,7 +306,15 @@ impl Mark {
         // Stay pinned while tracing (the page-table lookups nest inside this pin) and repin
         // now and then so deferred frees can proceed.
         let mut guard = crossbeam_epoch::pin();
-        let mut traced = 0u32;
+        let mut traced = 0u64;
+        // Counted into `self.traced` however the worker leaves (including a panic).
+        struct Count<'a>(&'a AtomicU64, u64);
+        impl Drop for Count<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(self.1, Ordering::Relaxed);
+            }
+        }
+        let mut count = Count(&self.traced, 0);
         // A small FIFO between the mark stack and tracing: an object's header is prefetched
         // when it enters and traced when it leaves, so its cache miss overlaps with the work
         // on the objects before it (marking small objects is bound by memory latency).
@@ -322,7 +342,8 @@ impl Mark {
                 } else {
                     break;
                 }
-                traced = traced.wrapping_add(1);
+                traced += 1;
+                count.1 = traced;
                 if traced.is_multiple_of(1024) {
                     guard.repin();
                 }

@@ -1,7 +1,7 @@
 //! Relocation (ZGC's `ZRelocate`): copying live objects out of the relocation set.
 //!
 //! Whoever meets an object first — a GC worker evacuating its page, a mutator whose barrier
-//! loaded a pointer to it, or the driver relocating a root inside Pause Relocate Start —
+//! loaded a pointer to it, or the driver relocating a root inside the `stw` pause —
 //! copies it into a target page and CASes the forwarding entry; the single winner's copy is
 //! the object from then on, a loser gives its copy back. Copies are made only from retained
 //! pages, and only into pages allocated in this cycle.
@@ -14,8 +14,13 @@
 //! which cannot wait inside a pause, compacts the page in place itself. So relocation never
 //! fails, and an object is never left in place while another thread may still copy it.
 //!
-//! The subsystem owns the shared target pages and the cycle's relocation counters. At Pause
-//! Relocate Start it also relocates (or remaps) every root, weak handles included.
+//! The subsystem owns the shared target pages and the cycle's relocation counters. In the
+//! `concurrent` mode roots are not relocated by the collector: after Pause Relocate Start a
+//! root with this cycle's mark color is bad, so the mutator that loads it relocates or
+//! remaps it through its barrier, and the next cycle's Concurrent Mark Roots remaps the rest
+//! through the forwarding index, which keeps this cycle's entries until that cycle's
+//! Concurrent Reset Relocation Set. Inside the `stw` pause, [`Relocate::relocate_roots`]
+//! relocates every root, weak handles included.
 
 use crate::cpu_time::thread_cpu_ns;
 use crate::forwarding::{Forwarding, InPlace, Relocation};
@@ -255,10 +260,11 @@ impl Relocate {
         off
     }
 
-    /// Give the shared relocation allocator fresh target pages of this cycle *before* Pause
-    /// Relocate Start, so relocating the roots inside the pause only bumps a pointer: taking a
-    /// page can mean committing and mapping memory (hundreds of microseconds), which must not
-    /// happen inside a pause. Only the classes the relocation set needs are prepared.
+    /// Give the shared relocation allocator fresh target pages of this cycle before
+    /// relocation starts, so the first copies (mutators' barriers right after Pause Relocate
+    /// Start, roots inside the `stw` pause) only bump a pointer: taking a page can mean
+    /// committing and mapping memory (hundreds of microseconds). Only the classes the
+    /// relocation set needs are prepared.
     pub(crate) fn prepare_targets(&self, cx: &GcContext, set: &[Arc<Forwarding>]) {
         let sizes = *cx.pages.sizes();
         let seq = cx.state.seqnum();
@@ -297,7 +303,7 @@ impl Relocate {
         }
     }
 
-    /// Relocate the object at `from` inside a pause (roots at Pause Relocate Start): no GC
+    /// Relocate the object at `from` inside a pause (roots in the `stw` pause): no GC
     /// worker runs that could be waited for, so with no target memory left the driver
     /// compacts the page in place itself.
     fn relocate_object_in_pause(&self, cx: &GcContext, f: &Forwarding, from: Offset) -> Offset {
@@ -357,7 +363,7 @@ impl Relocate {
         }
     }
 
-    /// [`Self::relocate_or_remap`] inside a pause (roots at Pause Relocate Start), where
+    /// [`Self::relocate_or_remap`] inside a pause (roots in the `stw` pause), where
     /// nothing may wait for a GC worker.
     fn relocate_or_remap_in_pause(&self, cx: &GcContext, off: Offset) -> Offset {
         let guard = crossbeam_epoch::pin();
@@ -367,9 +373,9 @@ impl Relocate {
         }
     }
 
-    /// Pause Relocate Start: relocate or remap every strong root and every weak handle,
-    /// healing each slot with a CAS (as `Mark::mark_roots` does). Returns the number of slots
-    /// that were bad.
+    /// The `stw` pause: relocate or remap every strong root and every weak handle, healing
+    /// each slot with a CAS (as `Mark::mark_roots` does). Returns the number of slots that were
+    /// bad.
     pub(crate) fn relocate_roots(
         &self,
         cx: &GcContext,

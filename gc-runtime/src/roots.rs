@@ -1,8 +1,12 @@
 //! The strong root sets (ZGC's `ZRoots`): every attached mutator's handle stack, the global
 //! handles and the registered root regions. This module only keeps and enumerates them;
-//! what a phase does with a root is the phase's business (`Mark::mark_roots` at Pause Mark
-//! Start, `Relocate::relocate_roots` at Pause Relocate Start, the verifier). Weak handles are
-//! not strong roots: the `WeakProcessor` owns them.
+//! what a phase does with a root is the phase's business (`Mark::mark_roots` in Concurrent
+//! Mark Roots, or inside the `stw` pause; `Relocate::relocate_roots` in the `stw` pause; the
+//! verifier). Weak handles are not strong roots: the `WeakProcessor` owns them.
+//!
+//! Enumeration holds no lock while it calls back (the root lists are snapshots, the global
+//! table is walked chunk by chunk), so it may run while mutators run, push and pop handles,
+//! and make or drop globals and regions.
 
 use crate::handle_table::HandleTable;
 use crate::mutator_shared::MutatorShared;
@@ -57,7 +61,7 @@ impl Roots {
     }
 
     /// Call `f` on every strong root slot: the handle stacks of `muts` (the mutators a pause
-    /// stopped), the globals, the regions. Mutators must be stopped (or blocked).
+    /// stopped, or [`Self::mutators`] for a concurrent scan), the globals, the regions.
     pub(crate) fn for_each_strong_root(
         &self,
         muts: &[Arc<MutatorShared>],
@@ -69,7 +73,8 @@ impl Roots {
             }
         }
         self.globals.for_each_slot(|s| f(s));
-        for r in self.regions.lock().iter() {
+        let regions = self.regions.lock().clone();
+        for r in &regions {
             for slot in r.slots.iter() {
                 f(slot);
             }

@@ -325,11 +325,14 @@ impl<'s> Scope<'s> {
         &mut self,
         f: impl for<'i> FnOnce(&mut Scope<'i>) -> Option<Local<'i>>,
     ) -> Option<Local<'s>> {
+        // The handle is read through the barrier, as every read of a root is: the slot may
+        // still hold a pointer the collector has not healed yet (roots are marked while
+        // mutators run), and the copy must be good.
         let ptr = self.m.scope(|inner| {
-            f(inner).map(|l| ColoredPtr::from_raw(l.slot.load(Ordering::Acquire)))
+            let l = f(inner)?;
+            Some(inner.m.load_slot(l.slot))
         })?;
-        // No safepoint between the inner scope's end and this push: the pointer is still the
-        // value of a root, healed as needed by the collector until a moment ago.
+        // No safepoint between the inner scope's end and this push.
         let l = self.push(ptr);
         Some(l)
     }

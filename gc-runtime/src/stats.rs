@@ -45,6 +45,12 @@ pub struct PauseRecord {
     pub at_safepoint_ns: u64,
     /// `time_to_safepoint_ns + at_safepoint_ns` (the whole pause a mutator can see).
     pub total_ns: u64,
+    /// Work items done inside the pause: root slots visited, mark-buffer entries handed
+    /// over, objects relocated (the heap verifier's walk, a debugging aid, is not counted).
+    /// The `concurrent` mode's pauses do no per-root work, so this stays small however many
+    /// roots there are; the `stw` pause's grows with the roots.
+    #[serde(default)]
+    pub work_items: u64,
 }
 
 /// One concurrent (or stop-the-world) phase of a cycle.
@@ -71,6 +77,14 @@ pub struct CycleRecord {
     pub heap_capacity: u64,
     /// Bytes found live by marking.
     pub live_bytes: u64,
+    /// Objects GC workers traced (each live object once, objects allocated in the cycle
+    /// never): with the marking phases' wall time, the cost of marking per object.
+    #[serde(default)]
+    pub objects_marked: u64,
+    /// Non-null strong roots marked by Concurrent Mark Roots (0 in `stw` mode, which marks
+    /// them inside its pause).
+    #[serde(default)]
+    pub roots_marked_concurrently: u64,
     pub pages_relocated: u64,
     /// Relocation-set pages compacted in place because no target memory was left.
     #[serde(default)]

@@ -5,14 +5,18 @@
 //! on an object boundary found by walking the page's headers); its color is legal for the
 //! phase; at Pause Mark End every reachable object is marked (or allocated in this cycle);
 //! before Pause Mark Start (that is, after the previous relocation) and at Pause Relocate
-//! Start (which may have compacted a page in place) no reachable reference leads into a page
-//! whose objects moved except through a forwarding entry. Before walking the graph
+//! Start (which in `stw` mode may have compacted a page in place) no reachable reference leads
+//! into a page whose objects moved except through a forwarding entry. Roots follow the rules
+//! of heap slots in the `concurrent` mode (their pointers are healed lazily, by barriers and
+//! by the next Concurrent Mark Roots) and must be Remapped after the `stw` pause relocated
+//! them. Before walking the graph
 //! it checks every page: its objects, walked header by header from the page start, must tile
 //! it exactly up to its allocation top, each within the page — so no two objects overlap and
 //! no object lies above the top where later allocations would overwrite it (what a broken
 //! in-place compaction leaves behind). A failure panics with a report naming the holder
 //! object, the slot and the value, or the page.
 
+use crate::config::Mode;
 use crate::heap_inner::HeapInner;
 use crate::mark;
 use crate::mutator_shared::MutatorShared;
@@ -28,7 +32,8 @@ pub(crate) enum VerifyPoint {
     BeforeMarkStart,
     /// Inside Pause Mark End, after marking completed.
     MarkEnd,
-    /// Inside Pause Relocate Start, after the roots were relocated.
+    /// Inside Pause Relocate Start, after the color flip (and, in `stw` mode, after the roots
+    /// were relocated).
     RelocateStart,
     /// Inside the `stw` pause, after relocation and the full remap.
     AfterRelocation,
@@ -120,18 +125,18 @@ impl Walk<'_> {
     fn legal(&self, root: bool) -> Vec<Color> {
         let st = &self.heap.cx.state;
         let mark = st.good();
-        match (self.point, root) {
+        // Only the `stw` pause relocates the roots; in the `concurrent` mode a root keeps its
+        // mark color until a mutator loads it or the next Concurrent Mark Roots, like a slot.
+        let strict_root = root && self.heap.config.mode == Mode::Stw;
+        match self.point {
             // Between cycles the good color is Remapped; slots may still carry the previous
-            // cycle's mark color (stale), roots were all remapped at Pause Relocate Start.
-            (VerifyPoint::BeforeMarkStart, true) => vec![Color::REMAPPED],
-            (VerifyPoint::BeforeMarkStart, false) => {
-                vec![Color::REMAPPED, Color::MARKED0, Color::MARKED1]
-            }
-            (VerifyPoint::MarkEnd, _) => vec![mark.color()],
-            (VerifyPoint::RelocateStart, true) | (VerifyPoint::AfterRelocation, _) => {
-                vec![Color::REMAPPED]
-            }
-            (VerifyPoint::RelocateStart, false) => {
+            // cycle's mark color (stale).
+            VerifyPoint::BeforeMarkStart if strict_root => vec![Color::REMAPPED],
+            VerifyPoint::BeforeMarkStart => vec![Color::REMAPPED, Color::MARKED0, Color::MARKED1],
+            VerifyPoint::MarkEnd => vec![mark.color()],
+            VerifyPoint::RelocateStart if strict_root => vec![Color::REMAPPED],
+            VerifyPoint::AfterRelocation => vec![Color::REMAPPED],
+            VerifyPoint::RelocateStart => {
                 let m = GoodColor::mark_color_for_cycle(
                     self.heap.cx.control.started().saturating_sub(1),
                 );

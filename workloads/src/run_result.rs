@@ -180,6 +180,7 @@ mod tests {
             time_to_safepoint_ns: total / 4,
             at_safepoint_ns: total - total / 4,
             total_ns: total,
+            work_items: 0,
         }
     }
 

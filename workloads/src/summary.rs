@@ -141,6 +141,7 @@ mod tests {
             time_to_safepoint_ns: 10_000,
             at_safepoint_ns: total - 10_000,
             total_ns: total,
+            work_items: 0,
         };
         let c = |start, cause: &str| CycleRecord {
             cycle: 1,

@@ -137,6 +137,7 @@ pub mod test_support {
                 time_to_safepoint_ns: total / 10,
                 at_safepoint_ns: total - total / 10,
                 total_ns: total,
+                work_items: 0,
             })
             .collect();
         let cycles: Vec<CycleRecord> = pauses
@@ -180,6 +181,7 @@ pub mod test_support {
                 pauses,
                 cycles,
                 stalls: Vec::new(),
+                pacing: Vec::new(),
                 allocated_bytes: heap_bytes * 3,
                 gc_cpu_ns: 5_000_000,
             },
