@@ -116,6 +116,9 @@ pub struct HeapConfig {
     pub director: DirectorConfig,
     /// Capacity of each mutator's local-handle stack.
     pub handle_capacity: usize,
+    /// Uncommit memory the heap has not needed for this long (ZGC's `ZUncommitDelay`, also
+    /// 5 minutes by default); `None` keeps everything committed once it was.
+    pub uncommit_delay: Option<Duration>,
 }
 
 impl HeapConfig {
@@ -135,6 +138,7 @@ impl HeapConfig {
             log: LogLevel::from_env().unwrap_or(LogLevel::Off),
             director: DirectorConfig::default(),
             handle_capacity: 1 << 20,
+            uncommit_delay: Some(Duration::from_secs(300)),
         }
     }
     pub fn mode(mut self, mode: Mode) -> Self {
@@ -163,6 +167,11 @@ impl HeapConfig {
     }
     pub fn timer(mut self, every: Option<Duration>) -> Self {
         self.director.timer = every;
+        self
+    }
+    /// Uncommit memory unused for `delay` (`None`: never).
+    pub fn uncommit_delay(mut self, delay: Option<Duration>) -> Self {
+        self.uncommit_delay = delay;
         self
     }
     pub fn continuous(mut self, on: bool) -> Self {

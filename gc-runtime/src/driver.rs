@@ -45,6 +45,7 @@ use crate::mutator_shared::MutatorShared;
 use crate::relocation_set_selector;
 use crate::safepoint;
 use crate::stats::{CycleRecord, PauseKind, PauseRecord, PhaseRecord};
+use crate::uncommitter::Uncommitter;
 use crate::verifier::{self, VerifyPoint};
 use std::io::Write;
 use std::sync::Arc;
@@ -87,9 +88,13 @@ pub(crate) fn run_or_abort(heap: &Arc<HeapInner>) {
 /// The driver thread's loop: wait for a request or a director decision, run the cycle.
 pub(crate) fn run(heap: &Arc<HeapInner>) {
     let mut director = Director::new();
+    let mut uncommitter = heap.config.uncommit_delay.map(Uncommitter::new);
     let control = &heap.cx.control;
     loop {
         let next = control.next_cycle(heap.config.director.interval, || {
+            if let Some(u) = uncommitter.as_mut() {
+                uncommit(heap, u);
+            }
             director.decide(&heap.cx, &heap.allocator, &heap.config.director)
         });
         let NextCycle::Run(cause) = next else {
@@ -106,6 +111,30 @@ pub(crate) fn run(heap: &Arc<HeapInner>) {
         let rec = cycle.finish();
         director.cycle_done(t.elapsed(), rec.heap_after);
         control.end_cycle();
+    }
+}
+
+/// Between cycles: give back memory the heap has not needed for the uncommit delay.
+fn uncommit(heap: &HeapInner, u: &mut Uncommitter) {
+    match u.tick(&heap.cx.pages) {
+        Ok(Some(done)) => {
+            heap.stats.lock().uncommitted_bytes += done.bytes;
+            heap.log.heap(
+                heap.start,
+                format_args!(
+                    "Uncommitted {}M (committed {}M->{}M)",
+                    done.bytes >> 20,
+                    done.committed_before >> 20,
+                    done.committed_after >> 20
+                ),
+            );
+        }
+        Ok(None) => {}
+        // The memory stays committed: the heap works on, it only keeps its footprint.
+        Err(e) => heap.log.heap(
+            heap.start,
+            format_args!("Uncommit failed, memory kept: {e}"),
+        ),
     }
 }
 

@@ -6,6 +6,7 @@
 //! [1.234s][info][gc] GC(3) Garbage Collection (Allocation Rate) 512M(25%)->128M(6%)
 //! [1.230s][info][gc,phases] GC(3) Pause Mark Start 0.021ms
 //! [2.001s][info][gc] Allocation Stall (main) 12.345ms
+//! [305.0s][info][gc,heap] Uncommitted 192M (committed 256M->64M)
 //! ```
 
 use crate::config::LogLevel;
@@ -80,6 +81,13 @@ impl GcLog {
                     d.as_secs_f64() * 1e3
                 ),
             );
+        }
+    }
+
+    /// A heap event between cycles (memory given back to the operating system).
+    pub(crate) fn heap(&self, start: Instant, msg: std::fmt::Arguments<'_>) {
+        if self.level >= LogLevel::Gc {
+            self.line(start, "gc,heap", msg);
         }
     }
 

@@ -67,6 +67,7 @@ pub mod scope;
 pub mod stats;
 pub mod sync;
 mod table_handle;
+mod uncommitter;
 mod verifier;
 mod weak_processor;
 

@@ -141,4 +141,8 @@ pub struct GcStats {
     pub allocated_bytes: u64,
     /// Total CPU time of GC threads since the heap was created.
     pub gc_cpu_ns: u64,
+    /// Bytes of committed memory given back to the operating system (see
+    /// `HeapConfig::uncommit_delay`).
+    #[serde(default)]
+    pub uncommitted_bytes: u64,
 }
