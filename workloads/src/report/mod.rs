@@ -181,9 +181,9 @@ pub mod test_support {
                 pauses,
                 cycles,
                 stalls: Vec::new(),
-                pacing: Vec::new(),
                 allocated_bytes: heap_bytes * 3,
                 gc_cpu_ns: 5_000_000,
+                ..GcStats::default()
             },
             hiccup: HiccupSamples::from_overshoots(vec![1_000_000; 100], 1_000_000),
             request_latency: None,
