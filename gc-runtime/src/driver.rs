@@ -6,7 +6,8 @@
 //!    number, which retires every allocating page: mutators never bump a page of an older
 //!    sequence number);
 //! 2. Concurrent Mark Roots — `Mark::mark_roots` marks and heals the strong roots while the
-//!    mutators run (their barriers heal the roots they load first);
+//!    mutators run (their barriers heal the roots they load first), and
+//!    `WeakProcessor::remap_stale` remaps the weak handles the last relocation left behind;
 //! 3. Concurrent Mark — `Mark::drain`: GC workers trace; mutators' barriers mark what they
 //!    load;
 //! 4. Pause Mark End — `Mark::flush_mutator_buffers`; if the buffers held work, back to 2
@@ -269,10 +270,12 @@ impl<'h> Cycle<'h> {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
             h.cx.state.flip_to_mark(n);
         });
-        let roots = self.phase(GcPhase::ConcurrentMarkRoots, |_| {
-            h.mark.mark_roots(&h.cx, &h.roots, &h.roots.mutators())
+        let (roots, weaks) = self.phase(GcPhase::ConcurrentMarkRoots, |_| {
+            let roots = h.mark.mark_roots(&h.cx, &h.roots, &h.roots.mutators());
+            (roots, h.weaks.remap_stale(&h.cx))
         });
         self.rec.roots_marked_concurrently = roots;
+        self.rec.weak_handles_remapped = weaks;
         let mut phase = GcPhase::ConcurrentMark;
         loop {
             self.phase(phase, |c| c.mark());

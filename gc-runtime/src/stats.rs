@@ -85,6 +85,10 @@ pub struct CycleRecord {
     /// them inside its pause).
     #[serde(default)]
     pub roots_marked_concurrently: u64,
+    /// Weak handles Concurrent Mark Roots remapped because the previous cycle's relocation
+    /// had moved their object.
+    #[serde(default)]
+    pub weak_handles_remapped: u64,
     pub pages_relocated: u64,
     /// Relocation-set pages compacted in place because no target memory was left.
     #[serde(default)]

@@ -38,26 +38,32 @@ fn churn_then_wait(delay: Option<Duration>, below: u64, wait: Duration) -> (u64,
     while heap.usage().committed >= below && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    (
-        peak,
-        heap.usage().committed,
-        heap.stats().uncommitted_bytes,
-    )
+    (peak, heap.usage().committed, heap.stats().uncommitted_bytes)
 }
 
 #[test]
 fn unused_memory_is_uncommitted_after_the_delay() {
-    let (peak, end, uncommitted) =
-        churn_then_wait(Some(Duration::from_millis(200)), 64 * MIB, Duration::from_secs(20));
+    let (peak, end, uncommitted) = churn_then_wait(
+        Some(Duration::from_millis(200)),
+        64 * MIB,
+        Duration::from_secs(20),
+    );
     eprintln!(
         "committed: {}M at the peak, {}M at the end; {}M uncommitted",
         peak >> 20,
         end >> 20,
         uncommitted >> 20
     );
-    assert!(peak >= 100 * MIB, "the test did not commit much: {}M", peak >> 20);
+    assert!(
+        peak >= 100 * MIB,
+        "the test did not commit much: {}M",
+        peak >> 20
+    );
     assert!(end < 64 * MIB, "committed memory stayed at {}M", end >> 20);
-    assert!(uncommitted >= peak - end, "the stats miss uncommitted bytes");
+    assert!(
+        uncommitted >= peak - end,
+        "the stats miss uncommitted bytes"
+    );
 }
 
 #[test]
@@ -65,5 +71,8 @@ fn without_a_delay_nothing_is_uncommitted() {
     let (peak, end, uncommitted) = churn_then_wait(None, 64 * MIB, Duration::from_millis(500));
     assert!(peak >= 100 * MIB);
     assert_eq!(uncommitted, 0);
-    assert!(end >= peak, "committed memory shrank without an uncommit delay");
+    assert!(
+        end >= peak,
+        "committed memory shrank without an uncommit delay"
+    );
 }
