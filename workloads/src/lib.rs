@@ -6,7 +6,8 @@
 //!
 //! - [`latency`]: HDR histograms in nanoseconds with coordinated-omission correction;
 //! - [`hiccup`]: the jHiccup-style meter's analysis (and the contract of the meter thread);
-//! - [`mmu`]: minimum mutator utilization from the pause and allocation-stall timeline;
+//! - [`mmu`]: minimum mutator utilization from the timeline of pauses, allocation stalls and
+//!   pacing delays;
 //! - [`summary`]: the derived figures of one run (pause percentiles, MMU, hiccups, ...);
 //! - [`report`]: `table.md`, `results.json`, `pause-vs-heap.svg`, `pause-timeline.svg` and
 //!   `trace.json` (Chrome Trace Event format, opens in Perfetto);

@@ -12,7 +12,7 @@ use crate::latency::LatencyHistogram;
 use crate::mmu;
 use crate::params::WorkloadParams;
 use crate::workload::Workload;
-use gc_runtime::stats::{CycleRecord, GcStats, PauseRecord, StallRecord};
+use gc_runtime::stats::{CycleRecord, GcStats, PacingRecord, PauseRecord, StallRecord};
 pub use gc_runtime::Mode;
 use serde::{Deserialize, Serialize};
 
@@ -133,6 +133,14 @@ impl RunResult {
             .filter(|s| self.in_window(s.start_at_ns))
     }
 
+    /// Pacing delays that started in the measured phase.
+    pub fn measured_pacing(&self) -> impl Iterator<Item = &PacingRecord> {
+        self.gc
+            .pacing
+            .iter()
+            .filter(|p| self.in_window(p.start_at_ns))
+    }
+
     /// GC cycles that started in the measured phase.
     pub fn measured_cycles(&self) -> impl Iterator<Item = &CycleRecord> {
         self.gc
@@ -141,8 +149,10 @@ impl RunResult {
             .filter(|c| self.in_window(c.start_at_ns))
     }
 
-    /// Pauses and allocation stalls as `(start_ns, duration_ns)` relative to the start of the
-    /// measured phase, cut to it (a pause that began during set-up counts from the start).
+    /// Every mutator wait — pauses, allocation stalls and pacing delays — as
+    /// `(start_ns, duration_ns)` relative to the start of the measured phase, cut to it (a pause
+    /// that began during set-up counts from the start). A stall or pacing delay of any one
+    /// thread counts as time the mutators could not run, as a pause does.
     pub fn unavailability_timeline(&self) -> Vec<(u64, u64)> {
         let (from, to) = (self.measure_start_at_ns, self.measure_end_at_ns());
         let pauses = self.gc.pauses.iter().map(|p| (p.start_at_ns, p.total_ns));
@@ -151,8 +161,14 @@ impl RunResult {
             .stalls
             .iter()
             .map(|s| (s.start_at_ns, s.duration_ns));
+        let pacing = self
+            .gc
+            .pacing
+            .iter()
+            .map(|p| (p.start_at_ns, p.duration_ns));
         pauses
             .chain(stalls)
+            .chain(pacing)
             .filter_map(|(start, dur)| {
                 let s = start.max(from);
                 let e = start.saturating_add(dur).min(to);
@@ -262,5 +278,35 @@ mod tests {
         );
         // Pause [10, 12] ms and stall [11, 14] ms merge into 4 ms.
         assert!((r.mmu(10_000_000) - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pacing_delays_count_as_mutator_waits_in_the_mmu() {
+        let start = 1_000_000_000;
+        let pacing = |at: u64, dur: u64| PacingRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: start + at,
+            duration_ns: dur,
+        };
+        let mut r = result_with(vec![pause(start + 10_000_000, 2_000_000)], Vec::new());
+        let only_pause = r.mmu(10_000_000);
+        r.gc.pacing = vec![
+            pacing(12_000_000, 3_000_000), // right after the pause: [10, 15] ms
+            pacing(50_000_000, 1_000_000),
+            pacing(start + 500_000_000, 1_000_000), // after the run
+        ];
+        assert_eq!(r.measured_pacing().count(), 2);
+        assert_eq!(
+            r.unavailability_timeline(),
+            vec![
+                (10_000_000, 2_000_000),
+                (12_000_000, 3_000_000),
+                (50_000_000, 1_000_000)
+            ]
+        );
+        // 5 ms of a 10 ms window lost, against 2 ms for the pause alone.
+        assert!((only_pause - 0.8).abs() < 1e-9);
+        assert!((r.mmu(10_000_000) - 0.5).abs() < 1e-9);
+        assert!((r.mmu(1_000_000) - 0.0).abs() < 1e-9);
     }
 }
