@@ -30,6 +30,10 @@ pub struct RunConfig {
     pub threads: u32,
     /// Length of the measured phase.
     pub duration_ms: u64,
+    /// Complete GC cycles the measured phase should hold: the run is extended past
+    /// `duration_ms` (within limits, see [`crate::min_cycles`]) until it has them. 0: never.
+    #[serde(default)]
+    pub min_cycles: u32,
     pub seed: u64,
     /// The workload's own options (in JSON, an object with one key per option).
     pub params: WorkloadParams,
@@ -51,6 +55,7 @@ impl RunConfig {
             live_set_bytes,
             threads: 1,
             duration_ms,
+            min_cycles: 0,
             seed: 42,
             params: WorkloadParams::defaults(workload),
         }
@@ -59,6 +64,17 @@ impl RunConfig {
     /// `concurrent 1G`: how tables and plots name the run.
     pub fn label(&self) -> String {
         format!("{} {}", self.mode, gc_core::format_size(self.heap_bytes))
+    }
+
+    /// The name of the workload's mutator thread `index` (`mutator-0`, ...), as the runner
+    /// attaches it and the collector's stall and pacing records name it.
+    pub fn mutator_name(index: u32) -> String {
+        format!("mutator-{index}")
+    }
+
+    /// The names of all the workload's mutator threads (not the hiccup meter's).
+    pub fn mutator_names(&self) -> Vec<String> {
+        (0..self.threads.max(1)).map(Self::mutator_name).collect()
     }
 }
 
@@ -91,6 +107,10 @@ pub struct RunResult {
     pub measure_start_at_ns: u64,
     /// Wall-clock time of the heap's creation, milliseconds since the Unix epoch.
     pub heap_created_unix_ms: u64,
+    /// How far `--min-cycles` moved the end of the measurement past `config.duration_ms`
+    /// (0 when it did not).
+    #[serde(default)]
+    pub extended_by_ms: u64,
 }
 
 impl RunResult {
@@ -147,6 +167,13 @@ impl RunResult {
             .cycles
             .iter()
             .filter(|c| self.in_window(c.start_at_ns))
+    }
+
+    /// GC cycles that started and ended inside the measured phase.
+    pub fn complete_cycles(&self) -> impl Iterator<Item = &CycleRecord> {
+        let end = self.measure_end_at_ns();
+        self.measured_cycles()
+            .filter(move |c| c.start_at_ns.saturating_add(c.duration_ns) <= end)
     }
 
     /// Every mutator wait — pauses, allocation stalls and pacing delays — as
@@ -218,6 +245,7 @@ mod tests {
             rss_bytes: 0,
             measure_start_at_ns: 1_000_000_000,
             heap_created_unix_ms: 0,
+            extended_by_ms: 0,
         }
     }
 
@@ -278,6 +306,25 @@ mod tests {
         );
         // Pause [10, 12] ms and stall [11, 14] ms merge into 4 ms.
         assert!((r.mmu(10_000_000) - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn complete_cycles_start_and_end_inside_the_window() {
+        let start = 1_000_000_000;
+        let cycle = |at: u64, dur: u64| CycleRecord {
+            start_at_ns: at,
+            duration_ns: dur,
+            ..CycleRecord::default()
+        };
+        let mut r = result_with(Vec::new(), Vec::new());
+        r.gc.cycles = vec![
+            cycle(start - 1_000_000, 5_000_000), // began in set-up
+            cycle(start + 1_000_000, 5_000_000),
+            cycle(start + 90_000_000, 10_000_000), // ends exactly at the window's end
+            cycle(start + 95_000_000, 10_000_000), // runs past it
+        ];
+        assert_eq!(r.measured_cycles().count(), 3);
+        assert_eq!(r.complete_cycles().count(), 2);
     }
 
     #[test]
