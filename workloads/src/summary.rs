@@ -81,6 +81,9 @@ pub struct RunSummary {
     /// [`crate::min_cycles::cycles_warning`]).
     #[serde(default)]
     pub cycles_warning: Option<String>,
+    /// The run's `--min-cycles` (0: none).
+    #[serde(default)]
+    pub min_cycles: u32,
     /// How far `--min-cycles` extended the measurement past the requested duration.
     #[serde(default)]
     pub extended_by_ms: u64,
@@ -159,6 +162,7 @@ impl RunSummary {
             cycles: r.measured_cycles().count() as u64,
             complete_cycles,
             cycles_warning: crate::min_cycles::cycles_warning(r.config.mode, complete_cycles),
+            min_cycles: r.config.min_cycles,
             extended_by_ms: r.extended_by_ms,
             causes,
             gc_cpu_ns: r.measured_cycles().map(|c| c.gc_cpu_ns).sum(),

@@ -137,6 +137,7 @@ mod tests {
             "wait_by_thread",
             "complete_cycles",
             "cycles_warning",
+            "min_cycles",
             "extended_by_ms",
         ] {
             v["summaries"][0]

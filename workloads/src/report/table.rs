@@ -230,10 +230,19 @@ pub fn run_notes(summaries: &[RunSummary]) -> Vec<String> {
     }
     for s in sorted(summaries) {
         if s.extended_by_ms > 0 {
+            let short = if s.complete_cycles < u64::from(s.min_cycles) {
+                format!(
+                    ": the {}× limit came first",
+                    crate::min_cycles::MAX_DURATION_FACTOR
+                )
+            } else {
+                String::new()
+            };
             notes.push(format!(
-                "{}: extended by {} for `--min-cycles` (measured {}, {} complete cycles).",
+                "{}: extended by {} for `--min-cycles {}` (measured {}, {} complete cycles{short}).",
                 s.label,
                 format::duration_ns(s.extended_by_ms * 1_000_000),
+                s.min_cycles,
                 format::duration_ns(s.wall_ns),
                 s.complete_cycles
             ));
@@ -579,9 +588,12 @@ mod tests {
         let mut runs = three_runs();
         runs[1].extended_by_ms = 1_500;
         runs[1].wall_ns = 3_500_000_000;
+        runs[1].config.min_cycles = 3;
+        runs[2].extended_by_ms = 500;
+        runs[2].config.min_cycles = 1;
         let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
         let notes = run_notes(&summaries);
-        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert_eq!(notes.len(), 3, "{notes:?}");
         assert!(
             notes[0].starts_with("† Fewer than 3 complete GC cycles"),
             "{}",
@@ -593,10 +605,16 @@ mod tests {
             notes[0]
         );
         assert!(notes[0].contains("`--min-cycles 3`"), "{}", notes[0]);
+        // Notes in table order: 256M first.
         assert_eq!(
             notes[1],
-            "concurrent 1G: extended by 1.50 s for `--min-cycles` (measured 3.50 s, 2 complete \
-             cycles)."
+            "concurrent 256M: extended by 500 ms for `--min-cycles 1` (measured 2.00 s, 1 \
+             complete cycles)."
+        );
+        assert_eq!(
+            notes[2],
+            "concurrent 1G: extended by 1.50 s for `--min-cycles 3` (measured 3.50 s, 2 complete \
+             cycles: the 4× limit came first)."
         );
         let md = markdown_report(&runs);
         assert!(md.contains(&notes[0]), "{md}");
