@@ -17,16 +17,24 @@ use std::path::PathBuf;
 
 const OUTPUTS: &str = "\
 Outputs (in --out, default results/<UTC timestamp>/):
-  table.md            the markdown table printed at the end: per mode and heap, pause count,
-                      pause p50/p99/max, hiccup p99/p99.9/max, MMU at 10 ms, allocation stalls,
-                      throughput and GC cycles; then concurrent ÷ stw ratios per heap
-  results.json        every run: configuration, all pauses, cycles and stalls, hiccup and
-                      latency histograms (percentiles + HdrHistogram encoding), memory,
-                      plus each run's derived summary (MMU at 1/10/100 ms, ...)
-  pause-vs-heap.svg   max and p99 pause against heap size, log scales, one line per mode
-  pause-timeline.svg  every pause and stall of every run over time, one panel per run
+  table.md            the markdown tables printed at the end, one row per mode and heap:
+                      complete GC cycles, pause count and p50/p99/max, the longest mutator wait
+                      of any kind (pause, allocation stall or pacing delay) and the total wait
+                      of the most-delayed thread; stalls and pacing delays (count, total,
+                      longest) and throughput; MMU at 1/10/100 ms and hiccup p99/p99.9/max;
+                      then concurrent ÷ stw ratios per heap. † marks a row with fewer than 3
+                      complete GC cycles (see --min-cycles)
+  results.json        every run: configuration, all pauses, cycles, stalls and pacing delays,
+                      hiccup and latency histograms (percentiles + HdrHistogram encoding),
+                      memory, plus each run's derived summary (longest wait, total wait per
+                      thread, MMU at 1/10/100 ms, the too-few-cycles warning, ...)
+  pause-vs-heap.svg   max pause, max mutator wait and p99 pause against heap size, log scales,
+                      per mode
+  pause-timeline.svg  every pause, allocation stall and pacing delay of every run over time,
+                      one panel per run
   trace.json          Chrome Trace Event file, opens in Perfetto (ui.perfetto.dev): GC cycles,
-                      phases, pauses and allocation stalls as tracks, one process per run
+                      phases, pauses, allocation stalls and pacing delays as tracks, one
+                      process per run
 
 Exit status: 0 on success, 2 when a run or the arguments fail, 1 when an output cannot be
 written.";
@@ -44,8 +52,9 @@ Without a subcommand, runs the sweep: one workload (default heap-churn) at every
 --heaps in every mode of --modes, same seed and parameters for all, each run for --duration \
 seconds after its live set is built. Runs of one heap size follow each other (concurrent, then \
 stw), so machine noise hits both alike. Every run records each pause (time to safepoint \
-included), allocation stalls, a 1 ms hiccup meter with coordinated-omission correction, MMU, \
-throughput and GC cycles.
+included), allocation stalls and pacing delays (the mutator waits), a 1 ms hiccup meter with \
+coordinated-omission correction, MMU, throughput and GC cycles. A row with fewer than 3 \
+complete GC cycles in its measured window is flagged; --min-cycles extends such runs.
 
 The defaults (heap-churn at 256M, 1G and 4G, concurrent and stw, live set 50%, one mutator \
 thread, 20 s per run) finish in a few minutes on a 2-core machine.
@@ -119,6 +128,15 @@ pub struct CommonArgs {
     #[arg(long = "duration", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true,
           default_value = "20")]
     pub duration_ms: u64,
+    /// Extend a run until its measured window holds N complete GC cycles (started and ended
+    /// inside it): when --duration is up and cycles are missing, the run goes on in steps of a
+    /// quarter of --duration, to at most 4× --duration in all, and stops as soon as it has N.
+    /// The table and results.json say how far each run was extended. epsilon runs are never
+    /// extended. 0: never extend. Without it a row with fewer than 3 complete cycles is
+    /// only flagged (†) as measuring too little.
+    #[arg(long, value_name = "N", default_value_t = 0, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub min_cycles: u32,
     /// Mutator threads of the workload. Keep it below the number of cores: the hiccup meter
     /// and the GC threads need CPU too.
     #[arg(long, value_name = "N", default_value_t = 1,
@@ -152,6 +170,7 @@ impl SweepArgs {
                 let mut c = RunConfig::new(self.workload, mode, heap, live, o.duration_ms);
                 c.threads = o.threads;
                 c.seed = o.seed;
+                c.min_cycles = o.min_cycles;
                 v.push(c);
             }
         }
@@ -194,6 +213,7 @@ impl RunArgs {
         let mut c = RunConfig::new(workload, self.mode, self.heap, live, o.duration_ms);
         c.threads = o.threads;
         c.seed = o.seed;
+        c.min_cycles = o.min_cycles;
         Ok(c)
     }
 }
@@ -396,6 +416,7 @@ mod tests {
             (1, 42, 0.5)
         );
         assert_eq!(s.common.duration_ms, 20_000);
+        assert_eq!(s.common.min_cycles, 0);
         let configs = s.configs();
         let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
         assert_eq!(
@@ -430,6 +451,8 @@ mod tests {
             "7",
             "--live-fraction",
             "0.3",
+            "--min-cycles",
+            "5",
             "--out",
             "/tmp/x",
             "--quiet",
@@ -443,7 +466,7 @@ mod tests {
         assert_eq!(s.common.out, Some(PathBuf::from("/tmp/x")));
         assert!(s.common.quiet);
         let c = &s.configs()[0];
-        assert_eq!((c.threads, c.seed), (2, 7));
+        assert_eq!((c.threads, c.seed, c.min_cycles), (2, 7, 5));
         assert_eq!(c.live_set_bytes, ((512u64 << 20) as f64 * 0.3) as u64);
         assert_eq!(param(c, "hit_rate"), json!(0.9));
     }
@@ -476,6 +499,11 @@ mod tests {
         assert!(msg(&["--duration", "soon"]).contains("not a number of seconds"));
         assert!(msg(&["--live-fraction", "1"]).contains("between 0 and 1"));
         assert!(msg(&["--threads", "0"]).contains("0"));
+        let m = msg(&["--min-cycles", "-1"]);
+        assert!(m.contains("--min-cycles") && m.contains("0..=1000"), "{m}");
+        let m = msg(&["--min-cycles", "many"]);
+        assert!(m.contains("invalid digit"), "{m}");
+        assert!(msg(&["--min-cycles", "5000"]).contains("0..=1000"));
         // Sweep options do not mix with a subcommand.
         assert!(parse(&["--heaps", "1G", "heap-churn"]).is_err());
     }
@@ -500,6 +528,8 @@ mod tests {
             "100",
             "--duration",
             "2",
+            "--min-cycles",
+            "3",
         ])
         .unwrap();
         let cmd = cli.command.unwrap();
@@ -507,7 +537,7 @@ mod tests {
         assert_eq!(c.workload, Workload::HeapChurn);
         assert_eq!(c.label(), "stw 256M");
         assert_eq!(c.live_set_bytes, 100 << 20);
-        assert_eq!(c.duration_ms, 2000);
+        assert_eq!((c.duration_ms, c.min_cycles), (2000, 3));
         assert_eq!(param(&c, "subgraph_nodes"), json!(8));
         assert_eq!(param(&c, "mutations"), json!(3));
         assert_eq!(param(&c, "garbage_bytes"), json!(1024));
@@ -593,6 +623,8 @@ mod tests {
             "--live-fraction",
             "--out",
             "--quiet",
+            "--min-cycles",
+            "4× --duration",
             "heap-churn",
             "binary-trees",
             "lru-cache",

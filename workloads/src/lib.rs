@@ -6,8 +6,13 @@
 //!
 //! - [`latency`]: HDR histograms in nanoseconds with coordinated-omission correction;
 //! - [`hiccup`]: the jHiccup-style meter's analysis (and the contract of the meter thread);
-//! - [`mmu`]: minimum mutator utilization from the pause and allocation-stall timeline;
-//! - [`summary`]: the derived figures of one run (pause percentiles, MMU, hiccups, ...);
+//! - [`mmu`]: minimum mutator utilization from the timeline of pauses, allocation stalls and
+//!   pacing delays;
+//! - [`waits`]: what the program felt: pauses, allocation stalls and pacing delays as one kind
+//!   of event (the longest wait, the total per thread);
+//! - [`min_cycles`]: whether a run holds enough complete GC cycles to mean something, and
+//!   `--min-cycles`' extension of a run until it does;
+//! - [`summary`]: the derived figures of one run (pause percentiles, waits, MMU, hiccups, ...);
 //! - [`report`]: `table.md`, `results.json`, `pause-vs-heap.svg`, `pause-timeline.svg` and
 //!   `trace.json` (Chrome Trace Event format, opens in Perfetto);
 //! - [`workload`], [`cli`], [`sweep`], [`runner`]: the `pause-sweep` command: which runs to
@@ -17,6 +22,7 @@
 pub mod cli;
 pub mod hiccup;
 pub mod latency;
+pub mod min_cycles;
 pub mod mmu;
 pub mod params;
 pub mod report;
@@ -24,6 +30,7 @@ pub mod run_result;
 pub mod runner;
 pub mod summary;
 pub mod sweep;
+pub mod waits;
 pub mod workload;
 pub mod workloads;
 

@@ -1,6 +1,7 @@
 //! Minimum mutator utilization (MMU): for a window size W, the worst fraction of any W-long
 //! stretch of the run during which mutators could run, given the intervals in which they could
-//! not (stop-the-world pauses and allocation stalls).
+//! not: every mutator wait, i.e. stop-the-world pauses (time to safepoint included),
+//! allocation stalls and pacing delays ([`crate::run_result::RunResult::unavailability_timeline`]).
 //!
 //! `MMU(W) = min over t in [0, T−W] of (1 − paused([t, t+W]) / W)` for a run of length T.
 //! Overlapping intervals (a stall during a pause) count once. The paused time in a sliding

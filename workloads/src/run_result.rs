@@ -12,7 +12,7 @@ use crate::latency::LatencyHistogram;
 use crate::mmu;
 use crate::params::WorkloadParams;
 use crate::workload::Workload;
-use gc_runtime::stats::{CycleRecord, GcStats, PauseRecord, StallRecord};
+use gc_runtime::stats::{CycleRecord, GcStats, PacingRecord, PauseRecord, StallRecord};
 pub use gc_runtime::Mode;
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +30,10 @@ pub struct RunConfig {
     pub threads: u32,
     /// Length of the measured phase.
     pub duration_ms: u64,
+    /// Complete GC cycles the measured phase should hold: the run is extended past
+    /// `duration_ms` (within limits, see [`crate::min_cycles`]) until it has them. 0: never.
+    #[serde(default)]
+    pub min_cycles: u32,
     pub seed: u64,
     /// The workload's own options (in JSON, an object with one key per option).
     pub params: WorkloadParams,
@@ -51,6 +55,7 @@ impl RunConfig {
             live_set_bytes,
             threads: 1,
             duration_ms,
+            min_cycles: 0,
             seed: 42,
             params: WorkloadParams::defaults(workload),
         }
@@ -59,6 +64,17 @@ impl RunConfig {
     /// `concurrent 1G`: how tables and plots name the run.
     pub fn label(&self) -> String {
         format!("{} {}", self.mode, gc_core::format_size(self.heap_bytes))
+    }
+
+    /// The name of the workload's mutator thread `index` (`mutator-0`, ...), as the runner
+    /// attaches it and the collector's stall and pacing records name it.
+    pub fn mutator_name(index: u32) -> String {
+        format!("mutator-{index}")
+    }
+
+    /// The names of all the workload's mutator threads (not the hiccup meter's).
+    pub fn mutator_names(&self) -> Vec<String> {
+        (0..self.threads.max(1)).map(Self::mutator_name).collect()
     }
 }
 
@@ -91,6 +107,10 @@ pub struct RunResult {
     pub measure_start_at_ns: u64,
     /// Wall-clock time of the heap's creation, milliseconds since the Unix epoch.
     pub heap_created_unix_ms: u64,
+    /// How far `--min-cycles` moved the end of the measurement past `config.duration_ms`
+    /// (0 when it did not).
+    #[serde(default)]
+    pub extended_by_ms: u64,
 }
 
 impl RunResult {
@@ -133,6 +153,14 @@ impl RunResult {
             .filter(|s| self.in_window(s.start_at_ns))
     }
 
+    /// Pacing delays that started in the measured phase.
+    pub fn measured_pacing(&self) -> impl Iterator<Item = &PacingRecord> {
+        self.gc
+            .pacing
+            .iter()
+            .filter(|p| self.in_window(p.start_at_ns))
+    }
+
     /// GC cycles that started in the measured phase.
     pub fn measured_cycles(&self) -> impl Iterator<Item = &CycleRecord> {
         self.gc
@@ -141,8 +169,17 @@ impl RunResult {
             .filter(|c| self.in_window(c.start_at_ns))
     }
 
-    /// Pauses and allocation stalls as `(start_ns, duration_ns)` relative to the start of the
-    /// measured phase, cut to it (a pause that began during set-up counts from the start).
+    /// GC cycles that started and ended inside the measured phase.
+    pub fn complete_cycles(&self) -> impl Iterator<Item = &CycleRecord> {
+        let end = self.measure_end_at_ns();
+        self.measured_cycles()
+            .filter(move |c| c.start_at_ns.saturating_add(c.duration_ns) <= end)
+    }
+
+    /// Every mutator wait — pauses, allocation stalls and pacing delays — as
+    /// `(start_ns, duration_ns)` relative to the start of the measured phase, cut to it (a pause
+    /// that began during set-up counts from the start). A stall or pacing delay of any one
+    /// thread counts as time the mutators could not run, as a pause does.
     pub fn unavailability_timeline(&self) -> Vec<(u64, u64)> {
         let (from, to) = (self.measure_start_at_ns, self.measure_end_at_ns());
         let pauses = self.gc.pauses.iter().map(|p| (p.start_at_ns, p.total_ns));
@@ -151,8 +188,14 @@ impl RunResult {
             .stalls
             .iter()
             .map(|s| (s.start_at_ns, s.duration_ns));
+        let pacing = self
+            .gc
+            .pacing
+            .iter()
+            .map(|p| (p.start_at_ns, p.duration_ns));
         pauses
             .chain(stalls)
+            .chain(pacing)
             .filter_map(|(start, dur)| {
                 let s = start.max(from);
                 let e = start.saturating_add(dur).min(to);
@@ -202,6 +245,7 @@ mod tests {
             rss_bytes: 0,
             measure_start_at_ns: 1_000_000_000,
             heap_created_unix_ms: 0,
+            extended_by_ms: 0,
         }
     }
 
@@ -262,5 +306,54 @@ mod tests {
         );
         // Pause [10, 12] ms and stall [11, 14] ms merge into 4 ms.
         assert!((r.mmu(10_000_000) - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn complete_cycles_start_and_end_inside_the_window() {
+        let start = 1_000_000_000;
+        let cycle = |at: u64, dur: u64| CycleRecord {
+            start_at_ns: at,
+            duration_ns: dur,
+            ..CycleRecord::default()
+        };
+        let mut r = result_with(Vec::new(), Vec::new());
+        r.gc.cycles = vec![
+            cycle(start - 1_000_000, 5_000_000), // began in set-up
+            cycle(start + 1_000_000, 5_000_000),
+            cycle(start + 90_000_000, 10_000_000), // ends exactly at the window's end
+            cycle(start + 95_000_000, 10_000_000), // runs past it
+        ];
+        assert_eq!(r.measured_cycles().count(), 3);
+        assert_eq!(r.complete_cycles().count(), 2);
+    }
+
+    #[test]
+    fn pacing_delays_count_as_mutator_waits_in_the_mmu() {
+        let start = 1_000_000_000;
+        let pacing = |at: u64, dur: u64| PacingRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: start + at,
+            duration_ns: dur,
+        };
+        let mut r = result_with(vec![pause(start + 10_000_000, 2_000_000)], Vec::new());
+        let only_pause = r.mmu(10_000_000);
+        r.gc.pacing = vec![
+            pacing(12_000_000, 3_000_000), // right after the pause: [10, 15] ms
+            pacing(50_000_000, 1_000_000),
+            pacing(start + 500_000_000, 1_000_000), // after the run
+        ];
+        assert_eq!(r.measured_pacing().count(), 2);
+        assert_eq!(
+            r.unavailability_timeline(),
+            vec![
+                (10_000_000, 2_000_000),
+                (12_000_000, 3_000_000),
+                (50_000_000, 1_000_000)
+            ]
+        );
+        // 5 ms of a 10 ms window lost, against 2 ms for the pause alone.
+        assert!((only_pause - 0.8).abs() < 1e-9);
+        assert!((r.mmu(10_000_000) - 0.5).abs() < 1e-9);
+        assert!((r.mmu(1_000_000) - 0.0).abs() < 1e-9);
     }
 }

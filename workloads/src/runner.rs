@@ -6,11 +6,13 @@
 //!    barrier (as a blocked thread).
 //! 3. Start the hiccup meter (an extra mutator that sleeps 1 ms in a blocking region,
 //!    re-enters, allocates, and records how late it was), take `measure_start_at_ns`.
-//! 4. Let the workload run for the duration, then stop it and the meter.
+//! 4. Let the workload run for the duration (with `min_cycles`, longer: see
+//!    [`crate::min_cycles`]), then stop it and the meter.
 //! 5. Read the statistics, the peak committed bytes and Pss/RSS before dropping the heap.
 
 use crate::hiccup::{self, HiccupSamples, MeterMutator, HICCUP_INTERVAL_NS};
 use crate::latency::LatencyHistogram;
+use crate::min_cycles::Extension;
 use crate::params::WorkloadParams;
 use crate::run_result::{RunConfig, RunResult};
 use crate::workloads::{self, Ctx, ThreadOutcome};
@@ -73,78 +75,107 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     let meter_stop = AtomicBool::new(false);
     let peak_committed = AtomicU64::new(0);
 
-    let (outcomes, hiccups, measure_start_at_ns, wall_ns) = std::thread::scope(|sc| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let (heap, ready, stop) = (&heap, &ready, &stop);
-                std::thread::Builder::new()
-                    .name(format!("mutator-{t}"))
-                    .spawn_scoped(sc, move || {
-                        let mut m = heap
-                            .attach(&format!("mutator-{t}"))
-                            .map_err(|e| e.to_string())?;
-                        let ctx = Ctx::new(config, t, ready, stop);
-                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            run_thread(&config.params, &ctx, &mut m)
-                        }))
-                        .unwrap_or_else(|p| {
-                            Err(p
-                                .downcast_ref::<String>()
-                                .cloned()
-                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                                .unwrap_or_else(|| "workload thread panicked".into()))
-                        });
-                        if r.is_err() {
-                            ctx.abort();
-                        }
-                        if !ctx.was_ready() {
-                            m.scope(|s| ctx.ready(s));
-                        }
-                        r
-                    })
-                    .expect("spawning a mutator thread")
-            })
-            .collect();
-        // Wait until every thread has built its live set.
-        ready.wait();
-        let meter = {
-            let (heap, meter_stop) = (&heap, &meter_stop);
-            sc.spawn(move || -> Result<HiccupSamples, String> {
-                let mut m = heap.attach("hiccup-meter").map_err(|e| e.to_string())?;
-                Ok(m.scope(|s| {
-                    let mut meter = RealMeter { s };
-                    hiccup::meter_loop(
-                        &mut meter,
-                        meter_stop,
-                        Duration::from_nanos(HICCUP_INTERVAL_NS),
-                    )
-                }))
-            })
-        };
-        let measure_start_at_ns = heap.uptime_ns();
-        let t0 = Instant::now();
-        let deadline = t0 + Duration::from_millis(config.duration_ms);
-        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-            peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
-            std::thread::sleep(
-                Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now())),
-            );
-        }
-        stop.store(true, Ordering::Relaxed);
-        let outcomes: Vec<Result<ThreadOutcome, String>> = workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err("workload thread panicked".into()))
-            })
-            .collect();
-        let wall_ns = t0.elapsed().as_nanos() as u64;
-        meter_stop.store(true, Ordering::Relaxed);
-        let hiccups = meter
-            .join()
-            .unwrap_or_else(|_| Err("hiccup meter panicked".into()));
-        (outcomes, hiccups, measure_start_at_ns, wall_ns)
-    });
+    let (outcomes, hiccups, measure_start_at_ns, wall_ns, extended_by_ms) =
+        std::thread::scope(|sc| {
+            let workers: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (heap, ready, stop) = (&heap, &ready, &stop);
+                    std::thread::Builder::new()
+                        .name(RunConfig::mutator_name(t))
+                        .spawn_scoped(sc, move || {
+                            let mut m = heap
+                                .attach(&RunConfig::mutator_name(t))
+                                .map_err(|e| e.to_string())?;
+                            let ctx = Ctx::new(config, t, ready, stop);
+                            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                run_thread(&config.params, &ctx, &mut m)
+                            }))
+                            .unwrap_or_else(|p| {
+                                Err(p
+                                    .downcast_ref::<String>()
+                                    .cloned()
+                                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                    .unwrap_or_else(|| "workload thread panicked".into()))
+                            });
+                            if r.is_err() {
+                                ctx.abort();
+                            }
+                            if !ctx.was_ready() {
+                                m.scope(|s| ctx.ready(s));
+                            }
+                            r
+                        })
+                        .expect("spawning a mutator thread")
+                })
+                .collect();
+            // Wait until every thread has built its live set.
+            ready.wait();
+            let meter = {
+                let (heap, meter_stop) = (&heap, &meter_stop);
+                sc.spawn(move || -> Result<HiccupSamples, String> {
+                    let mut m = heap.attach("hiccup-meter").map_err(|e| e.to_string())?;
+                    Ok(m.scope(|s| {
+                        let mut meter = RealMeter { s };
+                        hiccup::meter_loop(
+                            &mut meter,
+                            meter_stop,
+                            Duration::from_nanos(HICCUP_INTERVAL_NS),
+                        )
+                    }))
+                })
+            };
+            let measure_start_at_ns = heap.uptime_ns();
+            let t0 = Instant::now();
+            let extension = Extension::of(config);
+            let mut deadline_ms = config.duration_ms;
+            loop {
+                let deadline = t0 + Duration::from_millis(deadline_ms);
+                while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+                    peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
+                    std::thread::sleep(
+                        Duration::from_millis(20)
+                            .min(deadline.saturating_duration_since(Instant::now())),
+                    );
+                }
+                if stop.load(Ordering::Relaxed) || extension.min_cycles == 0 {
+                    break;
+                }
+                // Cycles are recorded when they end: every one that started in the window is
+                // complete.
+                let complete = heap
+                    .stats()
+                    .cycles
+                    .iter()
+                    .filter(|c| c.start_at_ns >= measure_start_at_ns)
+                    .count() as u64;
+                let elapsed_ms = t0.elapsed().as_millis() as u64;
+                match extension.next_deadline_ms(elapsed_ms, complete) {
+                    Some(next) => deadline_ms = next,
+                    None => break,
+                }
+            }
+            let extended_by_ms = deadline_ms - config.duration_ms;
+            stop.store(true, Ordering::Relaxed);
+            let outcomes: Vec<Result<ThreadOutcome, String>> = workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|_| Err("workload thread panicked".into()))
+                })
+                .collect();
+            let wall_ns = t0.elapsed().as_nanos() as u64;
+            meter_stop.store(true, Ordering::Relaxed);
+            let hiccups = meter
+                .join()
+                .unwrap_or_else(|_| Err("hiccup meter panicked".into()));
+            (
+                outcomes,
+                hiccups,
+                measure_start_at_ns,
+                wall_ns,
+                extended_by_ms,
+            )
+        });
 
     let mut operations = 0;
     let mut latency: Option<LatencyHistogram> = None;
@@ -176,5 +207,6 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
         rss_bytes: pm.rss,
         measure_start_at_ns,
         heap_created_unix_ms,
+        extended_by_ms,
     })
 }

@@ -1,6 +1,8 @@
 //! The derived figures of one run, as the tables and plots show them and `results.json` lists
 //! them next to the raw results: pause percentiles (all kinds together and per kind), time to
-//! safepoint, allocation stalls, hiccups, MMU at 1/10/100 ms, throughput, cycles and causes.
+//! safepoint, the mutator waits (the longest of any kind, the total per thread, allocation
+//! stalls and pacing delays; see [`crate::waits`]), hiccups, MMU at 1/10/100 ms, throughput,
+//! cycles (and a warning when too few completed, see [`crate::min_cycles`]) and causes.
 //!
 //! Pause percentiles are exact (nearest rank over the run's pauses); hiccup and request
 //! percentiles come from their HDR histograms (within 0.1%). Only the measured phase counts
@@ -9,6 +11,7 @@
 use crate::latency::PercentileSummary;
 use crate::mmu::STANDARD_WINDOWS_NS;
 use crate::run_result::{Mode, RunResult};
+use crate::waits::{self, Wait, WaitFigures, WaitKind};
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -41,6 +44,27 @@ pub struct RunSummary {
     pub stalls: u64,
     pub failed_stalls: u64,
     pub total_stall_ns: u64,
+    /// The longest allocation stall (0 when none).
+    #[serde(default)]
+    pub longest_stall_ns: u64,
+    /// Pacing delays: count, sum and longest.
+    #[serde(default)]
+    pub pacing: WaitFigures,
+    /// The longest single mutator wait of any kind: a pause (time to safepoint included), an
+    /// allocation stall or a pacing delay. `None` when nothing waited.
+    #[serde(default)]
+    pub longest_wait: Option<Wait>,
+    /// Total wait of the mutator thread that waited most: the length of the union of every
+    /// pause and that thread's own stalls and pacing delays (see [`crate::waits`]).
+    #[serde(default)]
+    pub total_wait_ns: u64,
+    /// That thread (`None` when there are no threads to speak of).
+    #[serde(default)]
+    pub total_wait_thread: Option<String>,
+    /// Total wait of every mutator thread: the workload's threads and any other thread a
+    /// stall or pacing delay names (the hiccup meter, say).
+    #[serde(default)]
+    pub wait_by_thread: BTreeMap<String, u64>,
     /// The hiccup meter, coordinated-omission corrected.
     pub hiccup: PercentileSummary,
     /// MMU at 1, 10 and 100 ms.
@@ -48,7 +72,21 @@ pub struct RunSummary {
     pub operations: u64,
     pub ops_per_sec: f64,
     pub wall_ns: u64,
+    /// GC cycles that started in the measured phase.
     pub cycles: u64,
+    /// GC cycles that started and ended in the measured phase.
+    #[serde(default)]
+    pub complete_cycles: u64,
+    /// Set when `complete_cycles` is too few for the row to mean much (see
+    /// [`crate::min_cycles::cycles_warning`]).
+    #[serde(default)]
+    pub cycles_warning: Option<String>,
+    /// The run's `--min-cycles` (0: none).
+    #[serde(default)]
+    pub min_cycles: u32,
+    /// How far `--min-cycles` extended the measurement past the requested duration.
+    #[serde(default)]
+    pub extended_by_ms: u64,
     /// Cycles per director cause.
     pub causes: BTreeMap<String, u64>,
     /// GC thread CPU time of the measured cycles.
@@ -79,6 +117,15 @@ impl RunSummary {
             *causes.entry(c.cause.clone()).or_default() += 1;
         }
         let timeline = r.unavailability_timeline();
+        let waits = waits::measured_waits(r);
+        let wait_by_thread = waits::wait_by_thread(&waits, &r.config.mutator_names());
+        // The thread that waited most; the first by name on a tie.
+        let most = wait_by_thread
+            .iter()
+            .rev()
+            .max_by_key(|(_, &ns)| ns)
+            .map(|(t, &ns)| (t.clone(), ns));
+        let complete_cycles = r.complete_cycles().count() as u64;
         RunSummary {
             label: r.label(),
             workload: r.config.workload,
@@ -95,6 +142,12 @@ impl RunSummary {
             stalls: r.measured_stalls().count() as u64,
             failed_stalls: r.measured_stalls().filter(|s| s.failed).count() as u64,
             total_stall_ns: r.measured_stalls().map(|s| s.duration_ns).sum(),
+            longest_stall_ns: WaitFigures::of(&waits, WaitKind::Stall).longest_ns,
+            pacing: WaitFigures::of(&waits, WaitKind::Pacing),
+            longest_wait: waits::longest_wait(&waits).cloned(),
+            total_wait_ns: most.as_ref().map_or(0, |m| m.1),
+            total_wait_thread: most.map(|m| m.0),
+            wait_by_thread,
             hiccup: r.hiccup.corrected.summary(),
             mmu: STANDARD_WINDOWS_NS
                 .iter()
@@ -107,6 +160,10 @@ impl RunSummary {
             ops_per_sec: r.ops_per_sec,
             wall_ns: r.wall_ns,
             cycles: r.measured_cycles().count() as u64,
+            complete_cycles,
+            cycles_warning: crate::min_cycles::cycles_warning(r.config.mode, complete_cycles),
+            min_cycles: r.config.min_cycles,
+            extended_by_ms: r.extended_by_ms,
             causes,
             gc_cpu_ns: r.measured_cycles().map(|c| c.gc_cpu_ns).sum(),
             request_latency: r.request_latency.as_ref().map(|h| h.summary()),
@@ -130,7 +187,9 @@ mod tests {
     use super::*;
     use crate::hiccup::HiccupSamples;
     use crate::run_result::RunConfig;
-    use gc_runtime::stats::{CycleRecord, GcStats, PauseKind, PauseRecord};
+    use gc_runtime::stats::{
+        CycleRecord, GcStats, PacingRecord, PauseKind, PauseRecord, StallRecord,
+    };
 
     #[test]
     fn summary_counts_pauses_cycles_and_causes() {
@@ -182,6 +241,7 @@ mod tests {
             rss_bytes: 3 << 29,
             measure_start_at_ns: 0,
             heap_created_unix_ms: 0,
+            extended_by_ms: 0,
         };
         let s = RunSummary::of(&r);
         assert_eq!(s.label, "concurrent 1G");
@@ -196,9 +256,91 @@ mod tests {
         assert_eq!(s.gc_cpu_ns, 6_000_000);
         assert_eq!(s.hiccup.count, 10);
         assert_eq!(s.stalls, 0);
+        assert_eq!((s.longest_stall_ns, s.pacing.count), (0, 0));
+        // The longest wait is the longest pause; the one thread waited for all three.
+        let w = s.longest_wait.as_ref().unwrap();
+        assert_eq!(
+            (w.kind, w.duration_ns, w.thread.as_deref()),
+            (WaitKind::Pause, 300_000, None)
+        );
+        assert_eq!(s.total_wait_ns, 600_000);
+        assert_eq!(s.total_wait_thread.as_deref(), Some("mutator-0"));
+        assert_eq!(s.wait_by_thread.len(), 1);
+        // Three cycles that started in the window, all complete: no warning.
+        assert_eq!((s.complete_cycles, s.cycles_warning.as_deref()), (3, None));
         // A 1 ms window can hold the 0.3 ms pause: 70%.
         assert!((s.mmu_at(1_000_000).unwrap() - 0.7).abs() < 1e-9);
         assert!((s.mmu_at(100_000_000).unwrap() - 0.997).abs() < 1e-9);
         assert_eq!(s.mmu_at(5), None);
+    }
+
+    #[test]
+    fn waits_of_every_kind_and_too_few_cycles() {
+        let mut r = crate::report::test_support::sample_result(
+            Mode::Concurrent,
+            1 << 30,
+            &[100_000, 200_000, 150_000],
+        );
+        r.config.threads = 2;
+        let at = |ms: u64| r.measure_start_at_ns + ms * 1_000_000;
+        r.gc.stalls = vec![
+            StallRecord {
+                thread: "mutator-1".into(),
+                start_at_ns: at(500),
+                duration_ns: 2_000_000,
+                failed: false,
+            },
+            StallRecord {
+                thread: "mutator-1".into(),
+                start_at_ns: at(600),
+                duration_ns: 1_000_000,
+                failed: true,
+            },
+        ];
+        r.gc.pacing = vec![PacingRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: at(800),
+            duration_ns: 2_500_000,
+        }];
+        let s = RunSummary::of(&r);
+        let w = s.longest_wait.clone().unwrap();
+        assert_eq!(
+            (w.kind, w.duration_ns, w.thread.as_deref()),
+            (WaitKind::Pacing, 2_500_000, Some("mutator-0"))
+        );
+        assert_eq!(
+            (
+                s.stalls,
+                s.failed_stalls,
+                s.total_stall_ns,
+                s.longest_stall_ns
+            ),
+            (2, 1, 3_000_000, 2_000_000)
+        );
+        assert_eq!(
+            s.pacing,
+            WaitFigures {
+                count: 1,
+                total_ns: 2_500_000,
+                longest_ns: 2_500_000
+            }
+        );
+        // Pauses (at 100, 300, 500 ms) 450 µs for both; mutator-0 was paced 2.5 ms;
+        // mutator-1 stalled 3 ms, and the 150 µs pause at 500 ms fell inside its first stall.
+        assert_eq!(s.wait_by_thread["mutator-0"], 2_950_000);
+        assert_eq!(s.wait_by_thread["mutator-1"], 3_300_000);
+        assert_eq!(
+            (s.total_wait_ns, s.total_wait_thread.as_deref()),
+            (3_300_000, Some("mutator-1"))
+        );
+        // One cycle (three pauses): flagged.
+        assert_eq!(s.complete_cycles, 1);
+        assert!(s
+            .cycles_warning
+            .as_deref()
+            .unwrap()
+            .contains("only 1 complete GC cycle"));
+        // MMU counts the pacing delay: 2.5 ms of a 1 ms window is all of it.
+        assert_eq!(s.mmu_at(1_000_000), Some(0.0));
     }
 }

@@ -11,6 +11,7 @@ use crate::cli::{Cli, Command};
 use crate::report::{self, format};
 use crate::run_result::{RunConfig, RunResult};
 use crate::summary::RunSummary;
+use crate::waits::WaitKind;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -59,8 +60,13 @@ where
     };
     let mut results = Vec::with_capacity(configs.len());
     for config in configs {
+        let cycles = if config.min_cycles > 0 && config.mode != crate::Mode::Epsilon {
+            format!(", longer until {} complete cycles", config.min_cycles)
+        } else {
+            String::new()
+        };
         bar.set_message(format!(
-            "{} {} ({} measured)",
+            "{} {} ({} measured{cycles})",
             config.workload,
             config.label(),
             format::duration_ns(config.duration_ms * 1_000_000)
@@ -92,7 +98,9 @@ where
     }
 }
 
-/// One line about a finished run: `concurrent 1G: 123 pauses, p99 180 µs, max 420 µs, 1.23M ops/s`.
+/// One line about a finished run: `concurrent 1G: 123 pauses, p99 180 µs, max 420 µs, longest
+/// wait 3.10 ms stall, 4 allocation stalls, 1.23M ops/s, 5 cycles` (and the too-few-cycles
+/// warning or the `--min-cycles` extension when there is one).
 pub fn run_line(r: &RunResult) -> String {
     let s = RunSummary::of(r);
     let mut line = format!("{}: {} pauses", s.label, s.pauses.count);
@@ -103,10 +111,37 @@ pub fn run_line(r: &RunResult) -> String {
             format::duration_ns(s.pauses.max_ns)
         );
     }
-    if s.stalls > 0 {
-        line += &format!(", {} allocation stalls", s.stalls);
+    if let Some(w) = &s.longest_wait {
+        if w.kind != WaitKind::Pause {
+            line += &format!(
+                ", longest wait {} {}",
+                format::duration_ns(w.duration_ns),
+                w.kind
+            );
+        }
     }
-    line + &format!(", {} ops/s", format::rate(s.ops_per_sec))
+    let counted = |n: u64, what: &str| format!(", {n} {what}{}", if n == 1 { "" } else { "s" });
+    if s.stalls > 0 {
+        line += &counted(s.stalls, "allocation stall");
+    }
+    if s.pacing.count > 0 {
+        line += &counted(s.pacing.count, "pacing delay");
+    }
+    line += &format!(
+        ", {} ops/s, {} complete cycles",
+        format::rate(s.ops_per_sec),
+        s.complete_cycles
+    );
+    if s.extended_by_ms > 0 {
+        line += &format!(
+            " (extended by {})",
+            format::duration_ns(s.extended_by_ms * 1_000_000)
+        );
+    }
+    if s.cycles_warning.is_some() {
+        line += &format!(" {}", crate::report::table::FEW_CYCLES_MARK);
+    }
+    line
 }
 
 /// A UTC timestamp for directory names: `2025-01-31_12-34-56`.
@@ -309,7 +344,8 @@ mod tests {
         assert_eq!(runs.len(), 4);
         assert_eq!(runs[3].config.label(), "stw 1G");
         let table = std::fs::read_to_string(dir.join(report::TABLE_MD)).unwrap();
-        assert_eq!(table.matches("| stw ").count(), 2, "{table}");
+        // Two stw rows in each of the three tables.
+        assert_eq!(table.matches("| stw ").count(), 6, "{table}");
         for f in [
             report::PAUSE_VS_HEAP_SVG,
             report::PAUSE_TIMELINE_SVG,
@@ -355,10 +391,29 @@ mod tests {
 
     #[test]
     fn run_line_summarizes() {
-        let r = sample_result(crate::Mode::Concurrent, 1 << 30, &[100_000, 300_000]);
+        let mut r = sample_result(
+            crate::Mode::Concurrent,
+            1 << 30,
+            &[
+                100_000, 300_000, 200_000, 100_000, 100_000, 100_000, 100_000, 100_000, 100_000,
+            ],
+        );
         assert_eq!(
             run_line(&r),
-            "concurrent 1G: 2 pauses, p99 300 µs, max 300 µs, 12.3k ops/s"
+            "concurrent 1G: 9 pauses, p99 300 µs, max 300 µs, 12.3k ops/s, 3 complete cycles"
+        );
+        r.gc.stalls.push(gc_runtime::stats::StallRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: r.measure_start_at_ns + 5_000_000,
+            duration_ns: 1_500_000,
+            failed: false,
+        });
+        r.gc.cycles.truncate(2);
+        r.extended_by_ms = 500;
+        assert_eq!(
+            run_line(&r),
+            "concurrent 1G: 9 pauses, p99 300 µs, max 300 µs, longest wait 1.50 ms stall, 1 \
+             allocation stall, 12.3k ops/s, 2 complete cycles (extended by 500 ms) †"
         );
     }
 }

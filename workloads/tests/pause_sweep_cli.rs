@@ -83,6 +83,51 @@ fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--min-cycles` on the real collector: a 0.2 s run either reaches 3 complete cycles (extended
+/// or not) or stops at the 4× limit (0.6 s of extension); the warning and the table's † follow
+/// the count of complete cycles, whichever way the machine went.
+#[test]
+fn min_cycles_extends_a_short_run_within_its_limit() {
+    let dir = scratch("min-cycles");
+    let d = dir.to_str().unwrap();
+    let out = pause_sweep(&[
+        "--heaps",
+        "64M",
+        "--modes",
+        "concurrent",
+        "--duration",
+        "0.2",
+        "--min-cycles",
+        "3",
+        "--out",
+        d,
+        "-q",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let json = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (run, summary) = (&v["runs"][0], &v["summaries"][0]);
+    assert_eq!(run["config"]["min_cycles"], 3);
+    let complete = summary["complete_cycles"].as_u64().unwrap();
+    let extended = run["extended_by_ms"].as_u64().unwrap();
+    assert!(
+        extended <= 600,
+        "extended by {extended} ms, past the 4× limit"
+    );
+    assert!(
+        complete >= 3 || extended == 600,
+        "{complete} complete cycles after an extension of only {extended} ms"
+    );
+    assert!(run["wall_ns"].as_u64().unwrap() >= (200 + extended) * 1_000_000);
+    let warned = !summary["cycles_warning"].is_null();
+    assert_eq!(warned, complete < 3, "{summary}");
+    let table = std::fs::read_to_string(dir.join("table.md")).unwrap();
+    assert_eq!(table.contains('†'), warned, "{table}");
+    assert_eq!(table.contains("extended by"), extended > 0, "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn an_impossible_heap_fails_cleanly_with_status_2() {
     let out = pause_sweep(&["heap-churn", "--heap", "64T", "--duration", "1", "-q"]);
@@ -99,6 +144,7 @@ fn bad_arguments_exit_2_with_a_message() {
         (vec!["--modes", "parallel"], "parallel"),
         (vec!["--workload", "specjbb"], "specjbb"),
         (vec!["--duration", "0"], "more than 0 seconds"),
+        (vec!["--min-cycles", "lots"], "--min-cycles"),
         (
             vec!["heap-churn", "--heap", "256M", "--live-mb", "256"],
             "does not fit",

@@ -105,6 +105,60 @@ mod tests {
         assert_eq!(v["runs"][1]["request_latency"], serde_json::Value::Null);
         assert_eq!(v["summaries"][0]["pauses"]["max_ns"], 250_000);
         assert_eq!(v["summaries"][1]["label"], "stw 1G");
+        // What the program felt, per run.
+        let s0 = &v["summaries"][0];
+        assert_eq!(s0["longest_wait"]["kind"], "pause");
+        assert_eq!(s0["longest_wait"]["duration_ns"], 250_000);
+        assert_eq!(s0["longest_wait"]["thread"], serde_json::Value::Null);
+        assert_eq!(s0["total_wait_ns"], 350_000);
+        assert_eq!(s0["wait_by_thread"]["mutator-0"], 350_000);
+        assert_eq!(s0["pacing"]["count"], 0);
+        assert_eq!(s0["longest_stall_ns"], 0);
+        assert_eq!(s0["mmu"].as_array().unwrap().len(), 3);
+        assert_eq!(s0["complete_cycles"], 1);
+        assert!(s0["cycles_warning"]
+            .as_str()
+            .unwrap()
+            .contains("only 1 complete GC cycle"));
+        assert_eq!(run["config"]["min_cycles"], 0);
+        assert_eq!(run["extended_by_ms"], 0);
+    }
+
+    #[test]
+    fn files_written_before_the_wait_figures_still_read() {
+        let results = vec![sample_result(Mode::Concurrent, 1 << 30, &[100_000])];
+        let mut v = serde_json::to_value(ResultsFile::new(&results)).unwrap();
+        for key in [
+            "longest_stall_ns",
+            "pacing",
+            "longest_wait",
+            "total_wait_ns",
+            "total_wait_thread",
+            "wait_by_thread",
+            "complete_cycles",
+            "cycles_warning",
+            "min_cycles",
+            "extended_by_ms",
+        ] {
+            v["summaries"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove(key)
+                .unwrap();
+        }
+        v["runs"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("extended_by_ms");
+        v["runs"][0]["config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("min_cycles");
+        v["runs"][0]["gc"].as_object_mut().unwrap().remove("pacing");
+        let dir = scratch_dir("json-old");
+        let path = dir.join("results.json");
+        std::fs::write(&path, v.to_string()).unwrap();
+        assert_eq!(read_results_json(&path).unwrap(), results);
     }
 
     #[test]

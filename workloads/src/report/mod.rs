@@ -192,6 +192,7 @@ pub mod test_support {
             rss_bytes: heap_bytes * 3 / 2,
             measure_start_at_ns: start,
             heap_created_unix_ms: 1_700_000_000_000,
+            extended_by_ms: 0,
         }
     }
 

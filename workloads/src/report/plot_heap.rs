@@ -1,7 +1,10 @@
 //! `pause-vs-heap.svg`: the picture the project exists for. x is the heap size on a log2 axis
-//! (labelled 256M, 512M, 1G, ...), y the pause time on a log axis; per mode one solid line with
-//! filled dots for the maximum pause and one dashed line with hollow triangles for the p99.
-//! A flat `concurrent` line next to a rising `stw` line is the expected picture.
+//! (labelled 256M, 512M, 1G, ...), y the time on a log axis; per mode one solid line with
+//! filled dots for the maximum pause, one dotted line with hollow squares for the maximum
+//! mutator wait (the longest pause, allocation stall or pacing delay: what the program felt,
+//! never below the max pause) and one dashed line with hollow triangles for the p99 pause.
+//! A flat `concurrent` line next to a rising `stw` line is the expected picture; a `concurrent`
+//! max-wait line far above its max-pause line says the waits are not pauses.
 
 use super::format;
 use super::style::{mode_color, plot_err, FONT};
@@ -14,10 +17,14 @@ use plotters::prelude::*;
 const STEPS_PER_OCTAVE: f64 = 16.0;
 
 /// Room right of the plot for the legend.
-const LEGEND_WIDTH: u32 = 170;
+const LEGEND_WIDTH: u32 = 200;
+
+/// Dash and gap of the max-wait line (dotted), in pixels.
+const WAIT_DASH: (u32, u32) = (2, 4);
 
 /// The legend, in the right margin outside the data: per mode a solid line with a dot
-/// (`<mode> max`) and a dashed line with a triangle (`<mode> p99`).
+/// (`<mode> max pause`), a dotted line with a square (`<mode> max wait`) and a dashed line with
+/// a triangle (`<mode> p99 pause`).
 fn draw_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     modes: &[(Mode, RGBColor)],
@@ -32,7 +39,23 @@ fn draw_legend<DB: DrawingBackend>(
         root.draw(&Circle::new((x + 15, y), 4, color.filled()))
             .map_err(plot_err)?;
         root.draw(&Text::new(
-            format!("{mode} max"),
+            format!("{mode} max pause"),
+            (x + 40, y - 8),
+            text.clone(),
+        ))
+        .map_err(plot_err)?;
+        y += 24;
+        root.draw(&DashedPathElement::new(
+            vec![(x, y), (x + 30, y)],
+            WAIT_DASH.0,
+            WAIT_DASH.1,
+            style,
+        ))
+        .map_err(plot_err)?;
+        root.draw(&Rectangle::new([(x + 11, y - 4), (x + 19, y + 4)], style))
+            .map_err(plot_err)?;
+        root.draw(&Text::new(
+            format!("{mode} max wait"),
             (x + 40, y - 8),
             text.clone(),
         ))
@@ -48,7 +71,7 @@ fn draw_legend<DB: DrawingBackend>(
         root.draw(&TriangleMarker::new((x + 15, y), 5, style))
             .map_err(plot_err)?;
         root.draw(&Text::new(
-            format!("{mode} p99"),
+            format!("{mode} p99 pause"),
             (x + 40, y - 8),
             text.clone(),
         ))
@@ -67,14 +90,23 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
         let mut workloads: Vec<&str> = summaries.iter().map(|s| s.workload.name()).collect();
         workloads.sort_unstable();
         workloads.dedup();
-        let title = format!("Pause time vs heap size ({})", workloads.join(", "));
-        let with_pauses: Vec<&RunSummary> =
-            summaries.iter().filter(|s| s.pauses.count > 0).collect();
+        let title = format!(
+            "Pauses and mutator waits vs heap size ({})",
+            workloads.join(", ")
+        );
+        let with_pauses: Vec<&RunSummary> = summaries
+            .iter()
+            .filter(|s| s.pauses.count > 0 || s.longest_wait.is_some())
+            .collect();
         if with_pauses.is_empty() {
             root.draw(&Text::new(title, (20, 20), (FONT, 22)))
                 .map_err(plot_err)?;
-            root.draw(&Text::new("no pauses recorded", (20, 60), (FONT, 18)))
-                .map_err(plot_err)?;
+            root.draw(&Text::new(
+                "no pauses or other waits recorded",
+                (20, 60),
+                (FONT, 18),
+            ))
+            .map_err(plot_err)?;
             root.present().map_err(plot_err)?;
             drop(root);
             return Ok(svg);
@@ -98,9 +130,10 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
         let key_points: Vec<i32> = (x_lo..=x_hi).filter(|x| x % steps == 0).collect();
 
         let us = |ns: u64| (ns as f64 / 1e3).max(0.001);
+        let max_wait = |s: &RunSummary| s.longest_wait.as_ref().map_or(0, |w| w.duration_ns);
         let values = with_pauses
             .iter()
-            .flat_map(|s| [us(s.pauses.p99_ns), us(s.pauses.max_ns)]);
+            .flat_map(|s| [us(s.pauses.p99_ns), us(s.pauses.max_ns), us(max_wait(s))]);
         let (y_min, y_max) =
             values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
         let y_lo = 10f64.powf(y_min.log10().floor());
@@ -123,7 +156,7 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
         chart
             .configure_mesh()
             .x_desc("heap size (log2 scale)")
-            .y_desc("pause time (log scale)")
+            .y_desc("pause / wait (log scale)")
             .x_label_formatter(&|x| {
                 format::bytes(2f64.powf(f64::from(*x) / STEPS_PER_OCTAVE).round() as u64)
             })
@@ -145,6 +178,10 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
                 .iter()
                 .map(|s| (log2(s.heap_bytes), us(s.pauses.max_ns)))
                 .collect();
+            let wait: Vec<(i32, f64)> = runs
+                .iter()
+                .map(|s| (log2(s.heap_bytes), us(max_wait(s))))
+                .collect();
             let p99: Vec<(i32, f64)> = runs
                 .iter()
                 .map(|s| (log2(s.heap_bytes), us(s.pauses.p99_ns)))
@@ -155,6 +192,20 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
                 .map_err(plot_err)?;
             chart
                 .draw_series(max.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(DashedLineSeries::new(
+                    wait.clone(),
+                    WAIT_DASH.0,
+                    WAIT_DASH.1,
+                    solid,
+                ))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(
+                    wait.iter()
+                        .map(|&p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], solid)),
+                )
                 .map_err(plot_err)?;
             chart
                 .draw_series(DashedLineSeries::new(p99.clone(), 8, 5, solid))
@@ -189,7 +240,14 @@ mod tests {
         let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
         let svg = pause_vs_heap_svg(&summaries).unwrap();
         assert!(svg.contains("<svg"), "{svg}");
-        for name in ["concurrent max", "concurrent p99", "stw max", "stw p99"] {
+        for name in [
+            "concurrent max pause",
+            "concurrent max wait",
+            "concurrent p99 pause",
+            "stw max pause",
+            "stw max wait",
+            "stw p99 pause",
+        ] {
             assert!(svg.contains(name), "missing series {name}");
         }
         assert!(!svg.contains("epsilon"));
@@ -200,12 +258,31 @@ mod tests {
         assert!(svg.contains("heap-churn"));
     }
 
+    /// The max-wait line reaches a stall longer than every pause, so the axis covers it.
+    #[test]
+    fn a_stall_longer_than_every_pause_raises_the_wait_line_and_the_axis() {
+        let mut r = sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000]);
+        r.gc.stalls.push(gc_runtime::stats::StallRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: r.measure_start_at_ns + 10_000_000,
+            duration_ns: 300_000_000,
+            failed: false,
+        });
+        let summaries = [RunSummary::of(&r)];
+        let svg = pause_vs_heap_svg(&summaries).unwrap();
+        // Pauses alone span 100-1000 µs on the axis; the 300 ms stall needs the 1 s decade.
+        assert!(svg.contains("\n1 s\n"), "{svg}");
+        let without = sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000]);
+        let svg = pause_vs_heap_svg(&[RunSummary::of(&without)]).unwrap();
+        assert!(!svg.contains("\n1 s\n"), "{svg}");
+    }
+
     #[test]
     fn no_pauses_still_gives_an_svg_that_says_so() {
         let results = [sample_result(Mode::Epsilon, 1 << 30, &[])];
         let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
         let svg = pause_vs_heap_svg(&summaries).unwrap();
         assert!(svg.contains("<svg"));
-        assert!(svg.contains("no pauses recorded"));
+        assert!(svg.contains("no pauses or other waits recorded"));
     }
 }

@@ -1,10 +1,11 @@
 //! `pause-timeline.svg`: one panel per run (in table order), x = seconds since the start of the
-//! measured phase, y = pause duration on a log axis shared by all panels (so a 200 µs pause sits
-//! at the same height everywhere), one colour per pause kind and red crosses for allocation
-//! stalls. Shows whether pauses are steady, grow over the run, or cluster.
+//! measured phase, y = wait duration on a log axis shared by all panels (so a 200 µs pause sits
+//! at the same height everywhere): every mutator wait as its own mark, a dot per pause in its
+//! kind's colour, red crosses for allocation stalls and brown hollow triangles for pacing
+//! delays. Shows whether waits are steady, grow over the run, or cluster.
 
 use super::format;
-use super::style::{kind_color, plot_err, FONT, STALL_COLOR};
+use super::style::{kind_color, plot_err, FONT, PACING_COLOR, STALL_COLOR};
 use crate::run_result::RunResult;
 use gc_runtime::stats::PauseKind;
 use plotters::prelude::*;
@@ -21,7 +22,7 @@ const KINDS: [PauseKind; 4] = [
 ];
 
 /// One legend for all panels, under the title: a mark and the name of each pause kind (and of
-/// allocation stalls) that occurs in any run.
+/// allocation stalls and pacing delays) that occurs in any run.
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     runs: &[&RunResult],
@@ -55,6 +56,12 @@ fn draw_legend<DB: DrawingBackend>(
                 .map_err(plot_err)
         })?;
     }
+    if runs.iter().any(|r| r.measured_pacing().next().is_some()) {
+        entry("Pacing delay", &|c| {
+            area.draw(&TriangleMarker::new(c, 5, PACING_COLOR.stroke_width(2)))
+                .map_err(plot_err)
+        })?;
+    }
     Ok(())
 }
 
@@ -71,7 +78,8 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
         .flat_map(|r| {
             let p = r.measured_pauses().map(|p| us(p.total_ns));
             let s = r.measured_stalls().map(|s| us(s.duration_ns));
-            p.chain(s).collect::<Vec<_>>()
+            let d = r.measured_pacing().map(|d| us(d.duration_ns));
+            p.chain(s).chain(d).collect::<Vec<_>>()
         })
         .collect();
     let (y_lo, y_hi) = if all_values.is_empty() {
@@ -89,7 +97,11 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
         let root = root
-            .titled("Pause timeline (measured phase)", (FONT, 22))
+            .titled(
+                "Mutator waits over time: pauses, allocation stalls, pacing delays \
+                 (measured phase)",
+                (FONT, 22),
+            )
             .map_err(plot_err)?;
         if runs.is_empty() {
             root.draw(&Text::new("no runs", (20, 20), (FONT, 18)))
@@ -101,7 +113,8 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
         for (area, r) in areas.iter().zip(&runs) {
             let pauses: Vec<_> = r.measured_pauses().collect();
             let stalls: Vec<_> = r.measured_stalls().collect();
-            let caption = if pauses.is_empty() && stalls.is_empty() {
+            let pacing: Vec<_> = r.measured_pacing().collect();
+            let caption = if pauses.is_empty() && stalls.is_empty() && pacing.is_empty() {
                 format!("{} {}: no pauses", r.config.workload, r.label())
             } else {
                 let max = pauses.iter().map(|p| p.total_ns).max().unwrap_or(0);
@@ -116,6 +129,10 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                     let s = if stalls.len() == 1 { "" } else { "s" };
                     c += &format!(", {} allocation stall{s}", stalls.len());
                 }
+                if !pacing.is_empty() {
+                    let s = if pacing.len() == 1 { "" } else { "s" };
+                    c += &format!(", {} pacing delay{s}", pacing.len());
+                }
                 c
             };
             let x_hi = (r.wall_ns as f64 / 1e9).max(0.001);
@@ -129,7 +146,7 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
             chart
                 .configure_mesh()
                 .x_desc("time since start (s)")
-                .y_desc("pause")
+                .y_desc("wait")
                 .y_label_formatter(&|y| format::duration_axis(*y * 1e3))
                 .label_style((FONT, 12))
                 .draw()
@@ -162,6 +179,15 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                     )
                     .map_err(plot_err)?;
             }
+            chart
+                .draw_series(pacing.iter().map(|d| {
+                    TriangleMarker::new(
+                        (t(d.start_at_ns), us(d.duration_ns)),
+                        5,
+                        PACING_COLOR.stroke_width(2),
+                    )
+                }))
+                .map_err(plot_err)?;
         }
         root.present().map_err(plot_err)?;
     }
@@ -173,7 +199,7 @@ mod tests {
     use super::*;
     use crate::report::test_support::sample_result;
     use crate::run_result::Mode;
-    use gc_runtime::stats::StallRecord;
+    use gc_runtime::stats::{PacingRecord, StallRecord};
 
     #[test]
     fn one_panel_per_run_with_kinds_and_stalls() {
@@ -184,6 +210,13 @@ mod tests {
             duration_ns: 3_000_000,
             failed: false,
         });
+        for at in [600_000_000, 700_000_000] {
+            stw.gc.pacing.push(PacingRecord {
+                thread: "mutator-0".into(),
+                start_at_ns: stw.measure_start_at_ns + at,
+                duration_ns: 250_000,
+            });
+        }
         let results = [
             sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000, 150_000]),
             stw,
@@ -195,7 +228,9 @@ mod tests {
             svg.contains("heap-churn concurrent 1G: 3 pauses, max 200 µs"),
             "{svg}"
         );
-        assert!(svg.contains("heap-churn stw 1G: 2 pauses, max 50.0 ms, 1 allocation stall"));
+        assert!(svg.contains(
+            "heap-churn stw 1G: 2 pauses, max 50.0 ms, 1 allocation stall, 2 pacing delays"
+        ));
         assert!(svg.contains("heap-churn epsilon 256M: no pauses"));
         for series in [
             "Pause Mark Start",
@@ -203,6 +238,7 @@ mod tests {
             "Pause Relocate Start",
             "Pause Full",
             "Allocation stall",
+            "Pacing delay",
         ] {
             assert!(svg.contains(series), "missing series {series}");
         }
@@ -210,5 +246,10 @@ mod tests {
         let pos = |s: &str| svg.find(s).unwrap();
         assert!(pos("epsilon 256M") < pos("concurrent 1G"));
         assert!(pos("concurrent 1G") < pos("stw 1G"));
+        // Two pacing marks and the legend's, in the pacing colour (#8C564B).
+        assert_eq!(svg.matches("#8C564B").count(), 3, "{svg}");
+        // Without pacing delays, no pacing legend.
+        let svg = pause_timeline_svg(&results[..1]).unwrap();
+        assert!(!svg.contains("Pacing delay"));
     }
 }

@@ -1,4 +1,5 @@
-//! Shared look of the SVG plots: one colour per mode and per pause kind, the font family, and
+//! Shared look of the SVG plots: one colour per mode, per pause kind, for allocation stalls and
+//! for pacing delays, the font family, and
 //! turning plotters' errors into messages.
 
 use crate::run_result::Mode;
@@ -29,6 +30,9 @@ pub fn kind_color(kind: PauseKind) -> RGBColor {
 
 /// The colour of allocation stalls.
 pub const STALL_COLOR: RGBColor = RGBColor(214, 39, 40);
+
+/// The colour of pacing delays.
+pub const PACING_COLOR: RGBColor = RGBColor(140, 86, 75);
 
 /// A plotters error as a message.
 pub fn plot_err<E: std::fmt::Debug>(e: E) -> String {

@@ -1,13 +1,18 @@
-//! The markdown report for people (`table.md`, also printed): one row per (mode, heap) with
-//! pause count and percentiles, hiccups, MMU at 10 ms, stalls, throughput and cycles; then the
-//! `concurrent` ÷ `stw` ratios at each heap (ratios measured in the same run, not single times).
+//! The markdown report for people (`table.md`, also printed): three tables with one row per
+//! (mode, heap), each under ~100 columns: complete cycles, pauses and, next to the maximum
+//! pause, the longest mutator wait of any kind and the total wait ([`main_table`]); allocation
+//! stalls, pacing delays and throughput ([`waits_table`]); MMU at 1/10/100 ms and hiccups
+//! ([`utilization_table`]). Then notes on single runs (too few cycles, `--min-cycles`
+//! extensions), the `concurrent` ÷ `stw` ratios at each heap, and what the columns mean.
 //!
-//! Columns are padded so the table reads well in a terminal as well as rendered.
+//! Columns are padded so the tables read well in a terminal as well as rendered.
 
 use super::format;
+use crate::mmu::STANDARD_WINDOWS_NS;
 use crate::run_result::{Mode, RunResult};
 use crate::summary::RunSummary;
 
+/// The MMU window of the ratio table.
 const MMU_WINDOW_NS: u64 = 10_000_000;
 
 /// Render rows as a padded markdown table; `right[i]` right-aligns column `i`.
@@ -56,63 +61,140 @@ pub fn sorted(summaries: &[RunSummary]) -> Vec<&RunSummary> {
     v
 }
 
-/// The main table: one row per run.
+/// The marker of a row with too few complete GC cycles (explained under the tables).
+pub const FEW_CYCLES_MARK: &str = "†";
+
+/// `–` when `present` is false, else the duration.
+fn duration_or_dash(present: bool, ns: u64) -> String {
+    if present {
+        format::duration_ns(ns)
+    } else {
+        "–".to_string()
+    }
+}
+
+/// `332 ms stall`: the longest wait and its kind, or `–`.
+fn longest_wait_cell(s: &RunSummary) -> String {
+    s.longest_wait.as_ref().map_or("–".to_string(), |w| {
+        format!("{} {}", format::duration_ns(w.duration_ns), w.kind)
+    })
+}
+
+/// The first two cells of every table, and the alignment of a table whose other columns are
+/// numbers.
+fn mode_heap(s: &RunSummary) -> Vec<String> {
+    vec![s.mode.to_string(), format::bytes(s.heap_bytes)]
+}
+
+fn numbers_right(columns: usize) -> Vec<bool> {
+    let mut right = vec![true; columns];
+    right[0] = false;
+    right[1] = false;
+    right
+}
+
+/// The main table: one row per run with complete GC cycles (marked [`FEW_CYCLES_MARK`] when
+/// too few), pauses and their percentiles, and right after the maximum pause the longest
+/// mutator wait of any kind and the total wait of the most-delayed thread.
 pub fn main_table(summaries: &[RunSummary]) -> String {
-    let with_requests = summaries.iter().any(|s| s.request_latency.is_some());
-    let mut header = vec![
+    let header = [
         "mode",
         "heap",
+        "cycles",
         "pauses",
         "pause p50",
         "pause p99",
         "pause max",
-        "hiccup p99",
-        "hiccup p99.9",
-        "hiccup max",
-        "MMU 10 ms",
-        "stalls",
-        "ops/s",
-        "cycles",
+        "longest wait",
+        "wait total",
     ];
-    if with_requests {
-        header.push("request p99");
-    }
-    let mut right = vec![true; header.len()];
-    right[0] = false;
-    right[1] = false;
-    let pause_cell = |s: &RunSummary, v: u64| {
-        if s.pauses.count == 0 {
-            "–".to_string()
-        } else {
-            format::duration_ns(v)
-        }
-    };
-    let hiccup_cell = |s: &RunSummary, v: u64| {
-        if s.hiccup.count == 0 {
-            "–".to_string()
-        } else {
-            format::duration_ns(v)
-        }
-    };
     let rows: Vec<Vec<String>> = sorted(summaries)
         .into_iter()
         .map(|s| {
-            let mut row = vec![
-                s.mode.to_string(),
-                format::bytes(s.heap_bytes),
+            let paused = s.pauses.count > 0;
+            let mut cycles = s.complete_cycles.to_string();
+            if s.cycles_warning.is_some() {
+                cycles = format!("{cycles} {FEW_CYCLES_MARK}");
+            }
+            let mut row = mode_heap(s);
+            row.extend([
+                cycles,
                 s.pauses.count.to_string(),
-                pause_cell(s, s.pauses.p50_ns),
-                pause_cell(s, s.pauses.p99_ns),
-                pause_cell(s, s.pauses.max_ns),
-                hiccup_cell(s, s.hiccup.p99_ns),
-                hiccup_cell(s, s.hiccup.p99_9_ns),
-                hiccup_cell(s, s.hiccup.max_ns),
-                s.mmu_at(MMU_WINDOW_NS)
-                    .map_or("–".to_string(), format::percent),
+                duration_or_dash(paused, s.pauses.p50_ns),
+                duration_or_dash(paused, s.pauses.p99_ns),
+                duration_or_dash(paused, s.pauses.max_ns),
+                longest_wait_cell(s),
+                format::duration_ns(s.total_wait_ns),
+            ]);
+            row
+        })
+        .collect();
+    render(&header, &numbers_right(header.len()), &rows)
+}
+
+/// The waits that are not pauses: allocation stalls and pacing delays (count, total, longest),
+/// and throughput.
+pub fn waits_table(summaries: &[RunSummary]) -> String {
+    let header = [
+        "mode",
+        "heap",
+        "stalls",
+        "stall total",
+        "stall max",
+        "pacing",
+        "pacing total",
+        "pacing max",
+        "ops/s",
+    ];
+    let rows: Vec<Vec<String>> = sorted(summaries)
+        .into_iter()
+        .map(|s| {
+            let (stalled, paced) = (s.stalls > 0, s.pacing.count > 0);
+            let mut row = mode_heap(s);
+            row.extend([
                 s.stalls.to_string(),
+                duration_or_dash(stalled, s.total_stall_ns),
+                duration_or_dash(stalled, s.longest_stall_ns),
+                s.pacing.count.to_string(),
+                duration_or_dash(paced, s.pacing.total_ns),
+                duration_or_dash(paced, s.pacing.longest_ns),
                 format::rate(s.ops_per_sec),
-                s.cycles.to_string(),
-            ];
+            ]);
+            row
+        })
+        .collect();
+    render(&header, &numbers_right(header.len()), &rows)
+}
+
+/// What the waits cost in utilization (MMU at 1, 10 and 100 ms) and what the hiccup meter saw;
+/// request latency too when a workload serves requests.
+pub fn utilization_table(summaries: &[RunSummary]) -> String {
+    let with_requests = summaries.iter().any(|s| s.request_latency.is_some());
+    let mut header: Vec<String> = vec!["mode".into(), "heap".into()];
+    header.extend(
+        STANDARD_WINDOWS_NS
+            .iter()
+            .map(|&w| format!("MMU {}", format::duration_axis(w as f64))),
+    );
+    header.extend(["hiccup p99", "hiccup p99.9", "hiccup max"].map(String::from));
+    if with_requests {
+        header.push("request p99".into());
+    }
+    let rows: Vec<Vec<String>> = sorted(summaries)
+        .into_iter()
+        .map(|s| {
+            let metered = s.hiccup.count > 0;
+            let mut row = mode_heap(s);
+            row.extend(
+                STANDARD_WINDOWS_NS
+                    .iter()
+                    .map(|&w| s.mmu_at(w).map_or("–".to_string(), format::percent)),
+            );
+            row.extend([
+                duration_or_dash(metered, s.hiccup.p99_ns),
+                duration_or_dash(metered, s.hiccup.p99_9_ns),
+                duration_or_dash(metered, s.hiccup.max_ns),
+            ]);
             if with_requests {
                 row.push(match &s.request_latency {
                     Some(l) if l.count > 0 => format::duration_ns(l.p99_ns),
@@ -122,11 +204,55 @@ pub fn main_table(summaries: &[RunSummary]) -> String {
             row
         })
         .collect();
-    render(&header, &right, &rows)
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    render(&header, &numbers_right(header.len()), &rows)
+}
+
+/// Lines under the tables about single runs: the too-few-cycles footnote (once, if any row is
+/// marked) and each run that `--min-cycles` extended.
+pub fn run_notes(summaries: &[RunSummary]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let few: Vec<&RunSummary> = sorted(summaries)
+        .into_iter()
+        .filter(|s| s.cycles_warning.is_some())
+        .collect();
+    if !few.is_empty() {
+        let labels: Vec<&str> = few.iter().map(|s| s.label.as_str()).collect();
+        notes.push(format!(
+            "{FEW_CYCLES_MARK} Fewer than {} complete GC cycles in the measured window ({}): \
+             such a row measures too little to compare. Rerun with `--min-cycles {}` (extends \
+             a short run, up to {}× `--duration`) or with a longer `--duration`.",
+            crate::min_cycles::WARN_BELOW_CYCLES,
+            labels.join(", "),
+            crate::min_cycles::WARN_BELOW_CYCLES,
+            crate::min_cycles::MAX_DURATION_FACTOR,
+        ));
+    }
+    for s in sorted(summaries) {
+        if s.extended_by_ms > 0 {
+            let short = if s.complete_cycles < u64::from(s.min_cycles) {
+                format!(
+                    ": the {}× limit came first",
+                    crate::min_cycles::MAX_DURATION_FACTOR
+                )
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "{}: extended by {} for `--min-cycles {}` (measured {}, {} complete cycles{short}).",
+                s.label,
+                format::duration_ns(s.extended_by_ms * 1_000_000),
+                s.min_cycles,
+                format::duration_ns(s.wall_ns),
+                s.complete_cycles
+            ));
+        }
+    }
+    notes
 }
 
 /// `concurrent` ÷ `stw` at each heap where both ran (the first run of each), or `None` if
-/// there is no such heap. Pause and hiccup ratios below 1 favour `concurrent`; throughput near
+/// there is no such heap. Pause, longest-wait and hiccup ratios below 1 favour `concurrent`; throughput near
 /// 1 means concurrency costs little. MMU is shown as both values (`concurrent / stw`).
 pub fn ratio_table(summaries: &[RunSummary]) -> Option<String> {
     let find = |mode: Mode, heap: u64| {
@@ -160,10 +286,15 @@ pub fn ratio_table(summaries: &[RunSummary]) -> Option<String> {
                 (Some(a), Some(b)) => format!("{} / {}", format::percent(a), format::percent(b)),
                 _ => "–".to_string(),
             };
+            let wait = match (&c.longest_wait, &s.longest_wait) {
+                (Some(a), Some(b)) => format::ratio(a.duration_ns as f64, b.duration_ns as f64),
+                _ => "–".to_string(),
+            };
             Some(vec![
                 format::bytes(heap),
                 pause(|x| x.pauses.p99_ns),
                 pause(|x| x.pauses.max_ns),
+                wait,
                 hiccup(|x| x.hiccup.p99_ns),
                 hiccup(|x| x.hiccup.max_ns),
                 mmu,
@@ -178,6 +309,7 @@ pub fn ratio_table(summaries: &[RunSummary]) -> Option<String> {
         "heap",
         "pause p99",
         "pause max",
+        "longest wait",
         "hiccup p99",
         "hiccup max",
         "MMU 10 ms (both)",
@@ -227,14 +359,30 @@ pub fn markdown_report(results: &[RunResult]) -> String {
         out += &format!("{what}.\n\n");
     }
     out += &main_table(&summaries);
+    out += "\n## Allocation stalls and pacing delays\n\n";
+    out += &waits_table(&summaries);
+    out += "\n## Utilization and hiccups\n\n";
+    out += &utilization_table(&summaries);
+    let notes = run_notes(&summaries);
+    if !notes.is_empty() {
+        out += "\n";
+        for n in notes {
+            out += &format!("{n}\n");
+        }
+    }
     if let Some(ratios) = ratio_table(&summaries) {
         out += "\n## concurrent ÷ stw\n\n";
         out += &ratios;
     }
-    out += "\nPauses include time to safepoint; only the measured phase counts (not set-up). \
-            Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
-            corrected. MMU 10 ms: the worst share of any 10 ms window left to mutators by \
-            pauses and allocation stalls. `–`: nothing to show.\n";
+    out += "\nOnly the measured phase counts (not set-up): the pauses, stalls, pacing delays and \
+            cycles that start in it. cycles: GC cycles that started and ended in it. Pauses \
+            include time to safepoint. longest wait: the longest single time a mutator could \
+            not run, and why: a pause, an allocation stall or a pacing delay. wait total: the \
+            time the most-delayed mutator thread spent waiting (every pause, which stops all \
+            threads, and its own stalls and pacing delays; overlaps count once). MMU W: the \
+            worst share of any W-long window left to the mutators by pauses, stalls and pacing \
+            delays. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
+            corrected. `–`: nothing to show.\n";
     out
 }
 
@@ -242,66 +390,240 @@ pub fn markdown_report(results: &[RunResult]) -> String {
 mod tests {
     use super::*;
     use crate::report::test_support::sample_result;
+    use gc_runtime::stats::{PacingRecord, StallRecord};
 
-    #[test]
-    fn main_table_has_one_aligned_row_per_run_in_heap_then_mode_order() {
-        let results = [
-            sample_result(Mode::Stw, 1 << 30, &[40_000_000, 50_000_000]),
-            sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000, 150_000]),
-            sample_result(Mode::Concurrent, 256 << 20, &[90_000, 80_000]),
-        ];
-        let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
-        let table = main_table(&summaries);
+    fn cells(l: &str) -> Vec<String> {
+        l.trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    }
+
+    /// The cells of data row `i` (after header and rule) of `table`.
+    fn row(table: &str, i: usize) -> Vec<String> {
+        cells(table.lines().nth(2 + i).unwrap())
+    }
+
+    /// Every line of `table` has the same width and `columns` cells.
+    fn assert_aligned(table: &str, columns: usize) {
         let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines.len(), 2 + 3, "{table}");
-        assert!(lines[0].starts_with("| mode "));
-        assert!(lines[0].contains("| pause p99 |"));
-        assert!(lines[1].starts_with("| ----"), "{}", lines[1]);
-        assert!(
-            lines[1].starts_with("| ---------- |"),
-            "mode is left-aligned: {}",
-            lines[1]
-        );
+        let w = lines[0].chars().count();
+        for l in &lines {
+            assert_eq!(l.chars().count(), w, "{table}");
+            assert_eq!(l.matches('|').count(), columns + 1, "{l}");
+        }
         assert!(
             lines[1].ends_with(": |"),
             "numbers are right-aligned: {}",
             lines[1]
         );
-        // Every line has the same width and the same number of cells.
-        let w = lines[0].chars().count();
-        for l in &lines {
-            assert_eq!(l.chars().count(), w, "{table}");
-            assert_eq!(l.matches('|').count(), 14, "{l}");
+    }
+
+    fn stall(r: &crate::RunResult, at_ms: u64, dur_ns: u64) -> StallRecord {
+        StallRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: r.measure_start_at_ns + at_ms * 1_000_000,
+            duration_ns: dur_ns,
+            failed: false,
         }
-        let cells = |l: &str| -> Vec<String> {
-            l.trim_matches('|')
-                .split('|')
-                .map(|c| c.trim().to_string())
-                .collect()
-        };
-        let row0 = cells(lines[2]);
-        assert_eq!(
-            &row0[..6],
-            ["concurrent", "256M", "2", "80.0 µs", "90.0 µs", "90.0 µs"]
+    }
+
+    fn pacing(r: &crate::RunResult, at_ms: u64, dur_ns: u64) -> PacingRecord {
+        PacingRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: r.measure_start_at_ns + at_ms * 1_000_000,
+            duration_ns: dur_ns,
+        }
+    }
+
+    /// Three runs: stw 1G (2 pauses), concurrent 1G (6 pauses, a 3 ms stall, two pacing
+    /// delays), concurrent 256M (2 pauses).
+    fn three_runs() -> Vec<crate::RunResult> {
+        let mut conc = sample_result(
+            Mode::Concurrent,
+            1 << 30,
+            &[100_000, 200_000, 150_000, 100_000, 120_000, 110_000],
         );
-        let row1 = cells(lines[3]);
-        assert_eq!(
-            &row1[..6],
-            ["concurrent", "1G", "3", "150 µs", "200 µs", "200 µs"]
+        conc.gc.stalls.push(stall(&conc, 50, 3_000_000));
+        conc.gc.pacing.push(pacing(&conc, 700, 400_000));
+        conc.gc.pacing.push(pacing(&conc, 900, 600_000));
+        vec![
+            sample_result(Mode::Stw, 1 << 30, &[40_000_000, 50_000_000, 45_000_000]),
+            conc,
+            sample_result(Mode::Concurrent, 256 << 20, &[90_000, 80_000]),
+        ]
+    }
+
+    #[test]
+    fn main_table_has_one_aligned_row_per_run_in_heap_then_mode_order() {
+        let summaries: Vec<RunSummary> = three_runs().iter().map(RunSummary::of).collect();
+        let table = main_table(&summaries);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 2 + 3, "{table}");
+        assert!(lines[0].starts_with("| mode "));
+        assert!(
+            lines[1].starts_with("| ---------- |"),
+            "mode is left-aligned: {}",
+            lines[1]
         );
-        let row2 = cells(lines[4]);
+        assert_aligned(&table, 9);
+        // The longest wait sits right after the maximum pause.
+        let header = cells(lines[0]);
+        let max = header.iter().position(|h| h == "pause max").unwrap();
+        assert_eq!(header[max + 1], "longest wait");
+        assert_eq!(header[max + 2], "wait total");
         assert_eq!(
-            &row2[..6],
-            ["stw", "1G", "2", "40.0 ms", "50.0 ms", "50.0 ms"]
+            row(&table, 0),
+            [
+                "concurrent",
+                "256M",
+                "1 †",
+                "2",
+                "80.0 µs",
+                "90.0 µs",
+                "90.0 µs",
+                "90.0 µs pause",
+                "170 µs"
+            ]
         );
-        // Hiccups (sample: 1 ms overshoot on every sample), MMU, stalls, ops/s, cycles.
-        assert_eq!(row2[6], "1.00 ms");
-        assert_eq!(row2[9], "0%"); // a 50 ms pause fills a 10 ms window
-        assert_eq!(row1[9], "98.0%"); // 0.2 ms of 10 ms
-        assert_eq!(row2[10], "0");
-        assert_eq!(row2[11], "12.3k");
-        assert_eq!(row2[12], "2");
-        assert!(!table.contains("request p99"));
+        // The 3 ms stall is longer than any pause. The thread waited 780 µs of pauses, 3 ms of
+        // stall and 1 ms of pacing, but the pacing delays at 700 and 900 ms overlap the
+        // pauses there (100 and 120 µs), which count once: 4.56 ms.
+        assert_eq!(
+            row(&table, 1),
+            [
+                "concurrent",
+                "1G",
+                "2 †",
+                "6",
+                "110 µs",
+                "200 µs",
+                "200 µs",
+                "3.00 ms stall",
+                "4.56 ms"
+            ]
+        );
+        assert_eq!(
+            row(&table, 2),
+            [
+                "stw",
+                "1G",
+                "3",
+                "3",
+                "45.0 ms",
+                "50.0 ms",
+                "50.0 ms",
+                "50.0 ms pause",
+                "135 ms"
+            ]
+        );
+    }
+
+    #[test]
+    fn waits_and_utilization_tables() {
+        let summaries: Vec<RunSummary> = three_runs().iter().map(RunSummary::of).collect();
+        let t = waits_table(&summaries);
+        assert_aligned(&t, 9);
+        assert_eq!(
+            row(&t, 1),
+            [
+                "concurrent",
+                "1G",
+                "1",
+                "3.00 ms",
+                "3.00 ms",
+                "2",
+                "1.00 ms",
+                "600 µs",
+                "12.3k"
+            ]
+        );
+        assert_eq!(
+            row(&t, 2),
+            ["stw", "1G", "0", "–", "–", "0", "–", "–", "12.3k"]
+        );
+        let u = utilization_table(&summaries);
+        assert_aligned(&u, 8);
+        assert_eq!(
+            cells(u.lines().next().unwrap()),
+            [
+                "mode",
+                "heap",
+                "MMU 1 ms",
+                "MMU 10 ms",
+                "MMU 100 ms",
+                "hiccup p99",
+                "hiccup p99.9",
+                "hiccup max"
+            ]
+        );
+        // concurrent 1G: the 3 ms stall fills a 1 ms window and 30% of a 10 ms one; a 100 ms
+        // window holds it and the 100 µs pause 50 ms later.
+        assert_eq!(row(&u, 1)[2..5], ["0%", "70.0%", "96.9%"]);
+        assert_eq!(row(&u, 2)[2..6], ["0%", "0%", "50.0%", "1.00 ms"]);
+        assert!(!u.contains("request p99"));
+    }
+
+    #[test]
+    fn tables_stay_about_a_hundred_columns_wide() {
+        let mut runs = three_runs();
+        // Wide cells: a 4-digit pause count and seconds-long waits.
+        runs.push(sample_result(Mode::Stw, 4 << 30, &[2_140_000_000; 9]));
+        let long = stall(&runs[3], 10, 1_234_000_000);
+        runs[3].gc.stalls.push(long);
+        let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
+        for t in [
+            main_table(&summaries),
+            waits_table(&summaries),
+            utilization_table(&summaries),
+            ratio_table(&summaries).unwrap(),
+        ] {
+            let w = t.lines().map(|l| l.chars().count()).max().unwrap();
+            assert!(w <= 106, "{w} columns:\n{t}");
+        }
+    }
+
+    #[test]
+    fn too_few_cycles_are_marked_and_explained_and_extensions_noted() {
+        let mut runs = three_runs();
+        runs[1].extended_by_ms = 1_500;
+        runs[1].wall_ns = 3_500_000_000;
+        runs[1].config.min_cycles = 3;
+        runs[2].extended_by_ms = 500;
+        runs[2].config.min_cycles = 1;
+        let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
+        let notes = run_notes(&summaries);
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes[0].starts_with("† Fewer than 3 complete GC cycles"),
+            "{}",
+            notes[0]
+        );
+        assert!(
+            notes[0].contains("(concurrent 256M, concurrent 1G)"),
+            "{}",
+            notes[0]
+        );
+        assert!(notes[0].contains("`--min-cycles 3`"), "{}", notes[0]);
+        // Notes in table order: 256M first.
+        assert_eq!(
+            notes[1],
+            "concurrent 256M: extended by 500 ms for `--min-cycles 1` (measured 2.00 s, 1 \
+             complete cycles)."
+        );
+        assert_eq!(
+            notes[2],
+            "concurrent 1G: extended by 1.50 s for `--min-cycles 3` (measured 3.50 s, 2 complete \
+             cycles: the 4× limit came first)."
+        );
+        let md = markdown_report(&runs);
+        assert!(md.contains(&notes[0]), "{md}");
+        // Enough cycles everywhere: no marker, no footnote.
+        let ok = [sample_result(Mode::Stw, 1 << 30, &[1_000_000; 3])];
+        let md = markdown_report(&ok);
+        assert!(!md.contains(FEW_CYCLES_MARK), "{md}");
+        let epsilon = [sample_result(Mode::Epsilon, 1 << 30, &[])];
+        assert!(!markdown_report(&epsilon).contains(FEW_CYCLES_MARK));
     }
 
     #[test]
@@ -316,8 +638,8 @@ mod tests {
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 3, "{t}");
         assert!(lines[2].starts_with("| 1G "));
-        // p99 200 µs ÷ 50 ms and max the same: 0.004; equal throughput: 1.0.
-        assert_eq!(lines[2].matches("0.0040×").count(), 2, "{t}");
+        // p99 200 µs ÷ 50 ms, max and longest wait the same: 0.004; equal throughput: 1.0.
+        assert_eq!(lines[2].matches("0.0040×").count(), 3, "{t}");
         assert!(lines[2].contains("1.0×"), "{t}");
         assert!(lines[2].contains(" 98.0% / 0% |"), "{t}");
         assert!(ratio_table(&summaries[..1]).is_none());
@@ -337,8 +659,12 @@ mod tests {
         assert!(
             md.contains("live set 50.0% of the heap, 1 mutator thread, 2.00 s per run, seed 42.")
         );
+        assert!(md.contains("## Allocation stalls and pacing delays"));
+        assert!(md.contains("## Utilization and hiccups"));
         assert!(md.contains("## concurrent ÷ stw"));
-        assert_eq!(md.matches("| concurrent |").count(), 1);
+        // One row per table.
+        assert_eq!(md.matches("| concurrent |").count(), 3);
+        assert!(md.contains("longest wait: the longest single time a mutator could not run"));
     }
 
     #[test]
@@ -346,15 +672,12 @@ mod tests {
         let results = [sample_result(Mode::Epsilon, 1 << 30, &[])];
         let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
         let t = main_table(&summaries);
-        let row: Vec<&str> = t
-            .lines()
-            .nth(2)
-            .unwrap()
-            .trim_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect();
-        assert_eq!(&row[..6], ["epsilon", "1G", "0", "–", "–", "–"], "{t}");
-        assert_eq!(row[9], "100%");
+        assert_eq!(
+            row(&t, 0),
+            ["epsilon", "1G", "0", "0", "–", "–", "–", "–", "0"],
+            "{t}"
+        );
+        let u = utilization_table(&summaries);
+        assert_eq!(row(&u, 0)[2..5], ["100%", "100%", "100%"]);
     }
 }

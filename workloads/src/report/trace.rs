@@ -1,9 +1,9 @@
 //! `trace.json`: the runs as a Chrome Trace Event file, which Perfetto (ui.perfetto.dev) and
 //! `chrome://tracing` open. Each run is a process (pid 1, 2, ... in table order) named after it,
-//! with four thread tracks: "GC cycles" (one slice per cycle, with cause and heap figures),
+//! with five thread tracks: "GC cycles" (one slice per cycle, with cause and heap figures),
 //! "GC phases" (the cycle's phases, pauses included), "Pauses" (every pause, with time to
-//! safepoint) and "Allocation stalls". A global instant event marks the start of the measured
-//! phase. Times are the heap's clock: `ts` and `dur` in microseconds (fractional, so
+//! safepoint), "Allocation stalls" and "Pacing delays" (each with the thread that waited). A
+//! global instant event marks the start of the measured phase. Times are the heap's clock: `ts` and `dur` in microseconds (fractional, so
 //! nanoseconds survive), as the format requires.
 //!
 //! Layout: `{"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}` with
@@ -22,12 +22,15 @@ pub const TID_PHASES: u64 = 2;
 pub const TID_PAUSES: u64 = 3;
 /// Thread id of the "Allocation stalls" track.
 pub const TID_STALLS: u64 = 4;
+/// Thread id of the "Pacing delays" track.
+pub const TID_PACING: u64 = 5;
 
-const TRACKS: [(u64, &str); 4] = [
+const TRACKS: [(u64, &str); 5] = [
     (TID_CYCLES, "GC cycles"),
     (TID_PHASES, "GC phases"),
     (TID_PAUSES, "Pauses"),
     (TID_STALLS, "Allocation stalls"),
+    (TID_PACING, "Pacing delays"),
 ];
 
 fn us(ns: u64) -> f64 {
@@ -151,6 +154,17 @@ pub fn chrome_trace(results: &[RunResult]) -> Value {
                 json!({ "thread": s.thread, "failed": s.failed }),
             ));
         }
+        for d in &r.gc.pacing {
+            events.push(complete(
+                "Pacing Delay",
+                "pacing",
+                pid,
+                TID_PACING,
+                d.start_at_ns,
+                d.duration_ns,
+                json!({ "thread": d.thread }),
+            ));
+        }
     }
     json!({
         "traceEvents": events,
@@ -173,7 +187,7 @@ mod tests {
     use super::*;
     use crate::report::test_support::sample_result;
     use crate::run_result::Mode;
-    use gc_runtime::stats::StallRecord;
+    use gc_runtime::stats::{PacingRecord, StallRecord};
 
     /// A µs value in the JSON equals `ns` (to float-parsing precision).
     fn close(us_value: &Value, ns: u64) -> bool {
@@ -189,6 +203,11 @@ mod tests {
             start_at_ns: 1_234_567,
             duration_ns: 89_001,
             failed: true,
+        });
+        conc.gc.pacing.push(PacingRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: 2_345_678,
+            duration_ns: 12_345,
         });
         let stw = sample_result(Mode::Stw, 256 << 20, &[40_000_000]);
         let results = [conc.clone(), stw.clone()];
@@ -224,7 +243,13 @@ mod tests {
         assert_eq!(named("process_name", 2), ["heap-churn concurrent 1G"]);
         assert_eq!(
             named("thread_name", 2),
-            ["GC cycles", "GC phases", "Pauses", "Allocation stalls"]
+            [
+                "GC cycles",
+                "GC phases",
+                "Pauses",
+                "Allocation stalls",
+                "Pacing delays"
+            ]
         );
 
         // Pause events match the input pauses exactly (ns → µs).
@@ -254,6 +279,18 @@ mod tests {
         assert!(close(&stalls[0]["ts"], 1_234_567));
         assert!(close(&stalls[0]["dur"], 89_001));
         assert_eq!(stalls[0]["args"]["failed"], true);
+        let pacing: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["tid"] == TID_PACING && e["ph"] == "X")
+            .collect();
+        assert_eq!(pacing.len(), 1);
+        assert_eq!(
+            (&pacing[0]["pid"], &pacing[0]["name"]),
+            (&json!(2), &json!("Pacing Delay"))
+        );
+        assert!(close(&pacing[0]["ts"], 2_345_678));
+        assert!(close(&pacing[0]["dur"], 12_345));
+        assert_eq!(pacing[0]["args"]["thread"], "mutator-0");
 
         // Cycles and their phases.
         let cycles = events
