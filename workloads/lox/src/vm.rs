@@ -48,7 +48,9 @@ use crate::object::{
     NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_NEXT, UPVALUE_VALUE, VALUE_ARRAY,
 };
 use crate::table;
-use crate::value::{Value, TAG_OBJ, TAG_OPEN, VALUE_BYTES};
+use crate::value::{
+    raw_is_falsey, raw_number, Value, RAW_NIL, RAW_OBJ, TAG_OBJ, TAG_OPEN, VALUE_BYTES,
+};
 use gc_runtime::{
     Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
 };
@@ -112,8 +114,8 @@ pub enum InterpretError {
 pub struct Vm {
     /// Object halves of the value stack.
     stack: RootRegion,
-    /// Tag/number halves of the value stack.
-    values: Box<[Value]>,
+    /// Tag/number halves of the value stack, NaN-boxed ([`Value::to_raw`]).
+    values: Box<[u64]>,
     /// Stack top: index of the first free slot.
     sp: usize,
     frames: Vec<Frame>,
@@ -145,7 +147,7 @@ impl Vm {
         })?;
         let mut vm = Vm {
             stack: heap.root_region(STACK_MAX),
-            values: vec![Value::Nil; STACK_MAX].into_boxed_slice(),
+            values: vec![RAW_NIL; STACK_MAX].into_boxed_slice(),
             sp: 0,
             frames: Vec::with_capacity(FRAMES_MAX),
             frame_closures: heap.root_region(FRAMES_MAX + 1),
@@ -206,7 +208,7 @@ impl Vm {
     /// Pushes the script closure and its frame.
     fn start_frame(&mut self, s: &Scope<'_>, closure: Local<'_>) {
         debug_assert!(self.frames.is_empty() && self.sp == 0);
-        self.values[0] = Value::Obj;
+        self.values[0] = RAW_OBJ;
         self.stack.set_local(s, 0, Some(closure));
         self.sp = 1;
         self.frame_closures.set_local(s, 0, Some(closure));
@@ -310,12 +312,12 @@ impl Vm {
     // value is `Value::Obj`. So pushing a number needs no store into the region, and popping
     // one needs no store either.
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, s: &Scope<'_>, v: Value, r: Option<ObjRef<'_>>) -> Result<(), RuntimeError> {
         if self.sp == STACK_MAX {
             return Err(RuntimeError("Stack overflow.".to_string()));
         }
-        self.values[self.sp] = v;
+        self.values[self.sp] = v.to_raw();
         if v == Value::Obj {
             self.stack.set(s, self.sp, r);
         }
@@ -324,26 +326,26 @@ impl Vm {
     }
 
     /// Drops the top `n` values.
-    #[inline]
+    #[inline(always)]
     fn drop_n(&mut self, s: &Scope<'_>, n: usize) {
         for _ in 0..n {
             self.sp -= 1;
-            if self.values[self.sp] == Value::Obj {
+            if self.values[self.sp] == RAW_OBJ {
                 self.stack.set(s, self.sp, None);
             }
         }
     }
 
     /// The value `distance` below the top, with its object.
-    #[inline]
+    #[inline(always)]
     fn peek<'a>(&self, s: &'a Scope<'_>, distance: usize) -> (Value, Option<ObjRef<'a>>) {
         self.slot(s, self.sp - 1 - distance)
     }
 
     /// The value in stack slot `i`, with its object.
-    #[inline]
+    #[inline(always)]
     fn slot<'a>(&self, s: &'a Scope<'_>, i: usize) -> (Value, Option<ObjRef<'a>>) {
-        let v = self.values[i];
+        let v = Value::from_raw(self.values[i]);
         let r = if v == Value::Obj {
             self.stack.get(s, i)
         } else {
@@ -353,10 +355,10 @@ impl Vm {
     }
 
     /// Stores a value into stack slot `i`.
-    #[inline]
+    #[inline(always)]
     fn set_slot(&mut self, s: &Scope<'_>, i: usize, v: Value, r: Option<ObjRef<'_>>) {
-        let was_obj = self.values[i] == Value::Obj;
-        self.values[i] = v;
+        let was_obj = self.values[i] == RAW_OBJ;
+        self.values[i] = v.to_raw();
         if v == Value::Obj {
             self.stack.set(s, i, r);
         } else if was_obj {
@@ -365,7 +367,7 @@ impl Vm {
     }
 
     /// The object `distance` below the top if it is one of shape `shape`.
-    #[inline]
+    #[inline(always)]
     fn peek_shape<'a>(&self, s: &'a Scope<'_>, distance: usize, shape: u32) -> Option<ObjRef<'a>> {
         self.peek(s, distance).1.filter(|o| o.shape() == shape)
     }
@@ -379,7 +381,7 @@ impl Vm {
 
     // ----- upvalues ----------------------------------------------------------------------------
 
-    #[inline]
+    #[inline(always)]
     fn upvalue_get<'a>(&self, s: &'a Scope<'_>, up: ObjRef<'a>) -> (Value, Option<ObjRef<'a>>) {
         let mut raw = [0u8; VALUE_BYTES];
         up.read_bytes(0, &mut raw);
@@ -397,7 +399,7 @@ impl Vm {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn upvalue_set(&mut self, s: &Scope<'_>, up: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) {
         if up.read_u64(0) == TAG_OPEN {
             let slot = up.read_u64(8) as usize;
@@ -584,6 +586,21 @@ impl Vm {
     /// Executes instructions that cannot allocate, with the current function cached, until
     /// one needs the mutable scope. See the module documentation.
     fn run_fast(&mut self, s: &Scope<'_>) -> Result<Exit, RuntimeError> {
+        // Each iteration runs the top frame until it changes (a call or a return).
+        loop {
+            match self.run_frame(s)? {
+                Exit::Reload => {}
+                Exit::Poll if !s.poll_requested() => {}
+                exit => return Ok(exit),
+            }
+        }
+    }
+
+    /// Runs the top frame until it changes (`Exit::Reload`; `Exit::Poll` after a call, which
+    /// `run_fast` turns into a real poll only if a pause is requested) or an instruction needs
+    /// the mutable scope.
+    #[inline(always)]
+    fn run_frame(&mut self, s: &Scope<'_>) -> Result<Exit, RuntimeError> {
         let fi = self.frames.len() - 1;
         let Frame { mut ip, base } = self.frames[fi];
         let closure = self
@@ -614,8 +631,11 @@ impl Vm {
         }
         macro_rules! binary_number_op {
             ($at:expr, $a:ident, $b:ident, $result:expr) => {{
-                match (self.values[self.sp - 2], self.values[self.sp - 1]) {
-                    (Value::Number($a), Value::Number($b)) => {
+                match (
+                    raw_number(self.values[self.sp - 2]),
+                    raw_number(self.values[self.sp - 1]),
+                ) {
+                    (Some($a), Some($b)) => {
                         self.sp -= 1;
                         self.values[self.sp - 1] = $result;
                     }
@@ -676,7 +696,7 @@ impl Vm {
                 }
                 OpCode::GetGlobal => {
                     let name = constants.load(arg).expect("a name");
-                    let globals = s.get(s.from_global(&self.globals));
+                    let globals = self.globals.get(s);
                     match table::get(globals, name) {
                         Some((v, r)) => push!(at, v, r),
                         None => fail!(at, "Undefined variable '{}'.", string_text(name)),
@@ -689,7 +709,7 @@ impl Vm {
                 }
                 OpCode::SetGlobal => {
                     let name = constants.load(arg).expect("a name");
-                    let globals = s.get(s.from_global(&self.globals));
+                    let globals = self.globals.get(s);
                     let (v, r) = self.peek(s, 0);
                     if !table::set_existing(globals, name, v, r) {
                         fail!(at, "Undefined variable '{}'.", string_text(name));
@@ -766,12 +786,15 @@ impl Vm {
                     push!(at, Value::Bool(equal), None);
                     ip += 1;
                 }
-                OpCode::Greater => binary_number_op!(at, a, b, Value::Bool(a > b)),
-                OpCode::Less => binary_number_op!(at, a, b, Value::Bool(a < b)),
-                OpCode::Add => match (self.values[self.sp - 2], self.values[self.sp - 1]) {
-                    (Value::Number(a), Value::Number(b)) => {
+                OpCode::Greater => binary_number_op!(at, a, b, Value::Bool(a > b).to_raw()),
+                OpCode::Less => binary_number_op!(at, a, b, Value::Bool(a < b).to_raw()),
+                OpCode::Add => match (
+                    raw_number(self.values[self.sp - 2]),
+                    raw_number(self.values[self.sp - 1]),
+                ) {
+                    (Some(a), Some(b)) => {
                         self.sp -= 1;
-                        self.values[self.sp - 1] = Value::Number(a + b);
+                        self.values[self.sp - 1] = (a + b).to_bits();
                         ip += 1;
                     }
                     _ => {
@@ -784,17 +807,17 @@ impl Vm {
                         return Ok(Exit::Slow);
                     }
                 },
-                OpCode::Subtract => binary_number_op!(at, a, b, Value::Number(a - b)),
-                OpCode::Multiply => binary_number_op!(at, a, b, Value::Number(a * b)),
-                OpCode::Divide => binary_number_op!(at, a, b, Value::Number(a / b)),
+                OpCode::Subtract => binary_number_op!(at, a, b, (a - b).to_bits()),
+                OpCode::Multiply => binary_number_op!(at, a, b, (a * b).to_bits()),
+                OpCode::Divide => binary_number_op!(at, a, b, (a / b).to_bits()),
                 OpCode::Not => {
-                    let falsey = self.values[self.sp - 1].is_falsey();
+                    let falsey = raw_is_falsey(self.values[self.sp - 1]);
                     self.set_slot(s, self.sp - 1, Value::Bool(falsey), None);
                     ip += 1;
                 }
-                OpCode::Negate => match self.values[self.sp - 1] {
-                    Value::Number(n) => {
-                        self.values[self.sp - 1] = Value::Number(-n);
+                OpCode::Negate => match raw_number(self.values[self.sp - 1]) {
+                    Some(n) => {
+                        self.values[self.sp - 1] = (-n).to_bits();
                         ip += 1;
                     }
                     _ => fail!(at, "Operand must be a number."),
@@ -811,13 +834,16 @@ impl Vm {
                 }
                 OpCode::JumpIfFalse => {
                     ip = at + 3;
-                    if self.values[self.sp - 1].is_falsey() {
+                    if raw_is_falsey(self.values[self.sp - 1]) {
                         ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
                     }
                 }
                 OpCode::Loop => {
-                    self.frames[fi].ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
-                    return Ok(Exit::Poll);
+                    ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                    if s.poll_requested() {
+                        self.frames[fi].ip = ip;
+                        return Ok(Exit::Poll);
+                    }
                 }
                 OpCode::Call => {
                     self.frames[fi].ip = at + 2;

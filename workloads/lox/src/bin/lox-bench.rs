@@ -164,7 +164,10 @@ fn baseline(args: &Args, lox: &Path, clox: &Path, scripts: &[PathBuf]) {
                         } else {
                             heap
                         };
-                        (format!("lox --gc {mode}"), run_once(lox, script, mode, heap))
+                        (
+                            format!("lox --gc {mode}"),
+                            run_once(lox, script, mode, heap),
+                        )
                     }
                 };
                 match &expected {
@@ -216,8 +219,8 @@ fn run_clox(clox: &Path, script: &Path) -> (Run, String) {
 /// The heap of the collecting modes for `script`: its `// lox-bench heap: SIZE` line, or
 /// `default`.
 fn script_heap(script: &Path, default: u64) -> u64 {
-    let text = std::fs::read_to_string(script)
-        .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+    let text =
+        std::fs::read_to_string(script).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
     let Some(line) = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("// lox-bench heap:"))
@@ -225,12 +228,8 @@ fn script_heap(script: &Path, default: u64) -> u64 {
         return default;
     };
     let size = line.split_whitespace().next().unwrap_or("");
-    parse_heap_size(size).unwrap_or_else(|e| {
-        panic!(
-            "{}: bad `// lox-bench heap:` line: {e}",
-            script.display()
-        )
-    })
+    parse_heap_size(size)
+        .unwrap_or_else(|e| panic!("{}: bad `// lox-bench heap:` line: {e}", script.display()))
 }
 
 /// The geometric mean of positive numbers.
@@ -286,7 +285,13 @@ fn print_lines(lines: &[Vec<String>], markdown: bool) {
         }
     } else {
         let widths: Vec<usize> = (0..lines[0].len())
-            .map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0))
+            .map(|c| {
+                lines
+                    .iter()
+                    .map(|l| l[c].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         for line in lines {
             let cells: Vec<String> = line
