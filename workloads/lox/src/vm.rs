@@ -42,10 +42,10 @@ use crate::interner::Interner;
 use crate::number::format_number;
 use crate::object::{
     display_object, function_arity, function_line, function_raw_size, function_trace_name,
-    function_upvalues, read_value, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT,
-    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE,
-    FN_CONSTANTS, FN_NAME, FUNCTION, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE,
-    NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_NEXT, UPVALUE_VALUE, VALUE_ARRAY,
+    function_upvalues, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
+    CLASS, CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE, FN_CONSTANTS, FN_NAME,
+    FUNCTION, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE,
+    UPVALUE_NEXT, UPVALUE_VALUE, VALUE_ARRAY,
 };
 use crate::table;
 use crate::value::{
@@ -55,6 +55,7 @@ use gc_runtime::{
     Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
 };
 use std::io::Write;
+use std::rc::Rc;
 use std::time::Instant;
 
 /// Maximum call depth (clox's `FRAMES_MAX`); deeper is "Stack overflow.".
@@ -63,9 +64,21 @@ pub const FRAMES_MAX: usize = 64;
 pub const STACK_MAX: usize = FRAMES_MAX * 256;
 /// Slot of `frame_closures` that heads the open-upvalue list.
 const OPEN_UPVALUES: usize = FRAMES_MAX;
-/// Bytes of code `run_fast` copies out of the function object at a time (at most
-/// [`CODE_PADDING`](crate::object::CODE_PADDING)).
-const WINDOW: usize = crate::object::CODE_PADDING;
+/// Raw offset of a function's index into [`Vm::codes`] (the `u32` after the code length).
+const FN_CODE_ID: usize = 12;
+
+/// The Rust-side copy of a loaded function's code and constants, which `run_fast` reads
+/// instead of the heap object's raw bytes (both are immutable once loaded). Indexed by the id
+/// the function object stores at [`FN_CODE_ID`]. Never freed: a function's code lives as long
+/// as the VM, like the source it came from (only the REPL keeps loading functions).
+struct Code {
+    /// The bytecode, followed by 4 zero bytes so that every instruction's 4-byte window is in
+    /// range.
+    code: Box<[u8]>,
+    /// Each constant's raw half, boxed ([`Value::to_raw`]): the number, or [`RAW_OBJ`] for an
+    /// object constant, which is in the function's constant array.
+    constants: Box<[u64]>,
+}
 
 /// A call frame. Its closure is in `frame_closures` at the frame's index.
 #[derive(Clone, Copy, Debug)]
@@ -126,6 +139,8 @@ pub struct Vm {
     /// The string "init".
     init_string: Global,
     interner: Interner,
+    /// The code of every loaded function, by id (see [`Code`]).
+    codes: Vec<Rc<Code>>,
     out: Box<dyn Write>,
     err: Box<dyn Write>,
     start: Instant,
@@ -154,6 +169,7 @@ impl Vm {
             globals,
             init_string,
             interner,
+            codes: Vec::new(),
             out,
             err,
             start: Instant::now(),
@@ -258,12 +274,27 @@ impl Vm {
             None => None,
         };
         let code = &proto.chunk.code;
+        let id = u32::try_from(self.codes.len()).expect("fewer than 2^32 functions");
+        let mut padded = code.clone();
+        padded.extend_from_slice(&[0; 4]);
+        let raw_constants = constants
+            .iter()
+            .map(|c| match c {
+                Constant::Number(x) => Value::Number(*x).to_raw(),
+                _ => RAW_OBJ,
+            })
+            .collect();
+        self.codes.push(Rc::new(Code {
+            code: padded.into_boxed_slice(),
+            constants: raw_constants,
+        }));
         let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;
         let o = s.get(function);
         let mut header = [0u8; FN_CODE];
         header[0..4].copy_from_slice(&(proto.arity as u32).to_le_bytes());
         header[4..8].copy_from_slice(&(proto.upvalue_count() as u32).to_le_bytes());
         header[8..12].copy_from_slice(&(code.len() as u32).to_le_bytes());
+        header[FN_CODE_ID..FN_CODE_ID + 4].copy_from_slice(&id.to_le_bytes());
         o.write_bytes(0, &header);
         o.write_bytes(FN_CODE, code);
         let lines: Vec<u8> = proto
@@ -645,27 +676,24 @@ impl Vm {
             }};
         }
 
-        // A window of the code, read from the heap object WINDOW bytes at a time (the code is
-        // immutable, so the copy stays right).
-        let mut window = [0u8; WINDOW];
-        function.read_bytes(FN_CODE + ip, &mut window);
-        let mut window_start = ip;
+        // The Rust-side copy of the code and constants.
+        let code = self.codes[(function.read_u64(8) >> 32) as usize].clone();
         loop {
             let at = ip;
-            if at.wrapping_sub(window_start) > WINDOW - 4 {
-                function.read_bytes(FN_CODE + at, &mut window);
-                window_start = at;
-            }
-            let offset = at - window_start;
-            let ins: [u8; 4] = window[offset..offset + 4].try_into().expect("4 bytes");
+            let ins: [u8; 4] = code.code[at..at + 4].try_into().expect("4 bytes");
             let Some(op) = OpCode::from_byte(ins[0]) else {
                 fail!(at, "Unknown opcode {}.", ins[0]);
             };
             let arg = ins[1] as usize;
             match op {
                 OpCode::Constant => {
-                    let (v, r) = read_value(constants, arg, VALUE_BYTES * arg);
-                    push!(at, v, r);
+                    let raw = code.constants[arg];
+                    let r = if raw == RAW_OBJ {
+                        constants.load(arg)
+                    } else {
+                        None
+                    };
+                    push!(at, Value::from_raw(raw), r);
                     ip += 2;
                 }
                 OpCode::Nil => {
