@@ -54,6 +54,7 @@ use crate::value::{
 use gc_runtime::{
     Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
 };
+use std::collections::HashMap;
 use std::io::Write;
 use std::rc::Rc;
 use std::time::Instant;
@@ -78,7 +79,17 @@ struct Code {
     /// Each constant's raw half, boxed ([`Value::to_raw`]): the number, or [`RAW_OBJ`] for an
     /// object constant, which is in the function's constant array.
     constants: Box<[u64]>,
+    /// For each string constant, the global slot of that name (globals are resolved when a
+    /// function is loaded; `GET_GLOBAL`, `SET_GLOBAL` and `DEFINE_GLOBAL` name one by its
+    /// constant); `u32::MAX` for other constants.
+    globals: Box<[u32]>,
 }
+
+/// Raw half of a global slot whose variable is not defined (never a value: not a number, and
+/// not one of the boxed words of [`crate::value`]).
+const RAW_UNDEFINED: u64 = 0x7ffc_0000_0000_00ff;
+/// Global slots of a new VM (the array doubles when a program names more globals).
+const GLOBALS_MIN: usize = 64;
 
 /// A call frame. Its closure is in `frame_closures` at the frame's index.
 #[derive(Clone, Copy, Debug)]
@@ -134,8 +145,14 @@ pub struct Vm {
     frames: Vec<Frame>,
     /// The closure of frame `i` in slot `i`; the open-upvalue list head in [`OPEN_UPVALUES`].
     frame_closures: RootRegion,
-    /// The globals table.
+    /// The object halves of the global variables, by slot: a value array (reference slots
+    /// only; its raw halves are `global_values`), replaced by a bigger one when it fills up.
     globals: Global,
+    /// The raw halves of the global variables, boxed; [`RAW_UNDEFINED`] for a slot whose name
+    /// was seen in code but never defined.
+    global_values: Vec<u64>,
+    /// The slot of every global name seen in loaded code.
+    global_slots: HashMap<String, u32>,
     /// The string "init".
     init_string: Global,
     interner: Interner,
@@ -156,7 +173,7 @@ impl Vm {
     ) -> Result<Vm, OutOfMemory> {
         let mut interner = Interner::new();
         let (globals, init_string) = s.scope(|s| {
-            let globals = table::alloc(s, table::MIN_CAPACITY)?;
+            let globals = s.alloc(VALUE_ARRAY, GLOBALS_MIN as u32, 0)?;
             let init = interner.intern(s, b"init")?;
             Ok::<_, OutOfMemory>((s.global(globals), s.global(init)))
         })?;
@@ -167,6 +184,8 @@ impl Vm {
             frames: Vec::with_capacity(FRAMES_MAX),
             frame_closures: heap.root_region(FRAMES_MAX + 1),
             globals,
+            global_values: Vec::new(),
+            global_slots: HashMap::new(),
             init_string,
             interner,
             codes: Vec::new(),
@@ -284,9 +303,17 @@ impl Vm {
                 _ => RAW_OBJ,
             })
             .collect();
+        let mut globals = Vec::with_capacity(n);
+        for c in constants {
+            globals.push(match c {
+                Constant::String(name) => self.global_slot(s, name)?,
+                _ => u32::MAX,
+            });
+        }
         self.codes.push(Rc::new(Code {
             code: padded.into_boxed_slice(),
             constants: raw_constants,
+            globals: globals.into_boxed_slice(),
         }));
         let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;
         let o = s.get(function);
@@ -310,31 +337,52 @@ impl Vm {
     }
 
     fn define_native(&mut self, s: &mut Scope<'_>, name: &str, id: u64) -> Result<(), OutOfMemory> {
+        let slot = self.global_slot(s, name)? as usize;
         s.scope(|s| {
-            let name = self.interner.intern(s, name.as_bytes())?;
+            let native_name = self.interner.intern(s, name.as_bytes())?;
             let native = s.alloc(NATIVE, 1, 8)?;
-            s.store(native, 0, Some(name));
+            s.store(native, 0, Some(native_name));
             s.get(native).write_u64(0, id);
-            self.set_global(s, name, Value::Obj, Some(native))
+            self.set_global(s, slot, Value::Obj, Some(s.get(native)));
+            Ok(())
         })
     }
 
-    /// Defines or overwrites a global; swaps the global handle if the table grew.
-    fn set_global(
-        &mut self,
-        s: &mut Scope<'_>,
-        name: Local<'_>,
-        v: Value,
-        r: Option<Local<'_>>,
-    ) -> Result<(), OutOfMemory> {
-        s.scope(|s| {
-            let globals = s.from_global(&self.globals);
-            let (table, _) = table::set(s, Some(globals), name, v, r)?;
-            if !s.same_object(table, globals) {
-                self.globals = s.global(table);
-            }
-            Ok(())
-        })
+    /// The slot of global `name`, made (undefined) if the name is new; the slot array grows
+    /// (a new, bigger heap object) when full.
+    fn global_slot(&mut self, s: &mut Scope<'_>, name: &str) -> Result<u32, OutOfMemory> {
+        if let Some(&slot) = self.global_slots.get(name) {
+            return Ok(slot);
+        }
+        let slot = self.global_values.len();
+        let capacity = self.globals.get(s).n_refs();
+        if slot == capacity {
+            s.scope(|s| {
+                let bigger = s.alloc(VALUE_ARRAY, 2 * capacity as u32, 0)?;
+                let (old, new) = (self.globals.get(s), s.get(bigger));
+                for i in 0..capacity {
+                    new.store(i, old.load(i));
+                }
+                self.globals = s.global(bigger);
+                Ok::<_, OutOfMemory>(())
+            })?;
+        }
+        let slot32 = u32::try_from(slot).expect("fewer than 2^32 globals");
+        self.global_values.push(RAW_UNDEFINED);
+        self.global_slots.insert(name.to_string(), slot32);
+        Ok(slot32)
+    }
+
+    /// Stores a value into global slot `slot` (defining it).
+    #[inline(always)]
+    fn set_global(&mut self, s: &Scope<'_>, slot: usize, v: Value, r: Option<ObjRef<'_>>) {
+        let raw = v.to_raw();
+        if raw == RAW_OBJ || self.global_values[slot] == RAW_OBJ {
+            self.globals
+                .get(s)
+                .store(slot, r.filter(|_| raw == RAW_OBJ));
+        }
+        self.global_values[slot] = raw;
     }
 
     // ----- the value stack -------------------------------------------------------------------
@@ -723,25 +771,35 @@ impl Vm {
                     ip += 2;
                 }
                 OpCode::GetGlobal => {
-                    let name = constants.load(arg).expect("a name");
-                    let globals = self.globals.get(s);
-                    match table::get(globals, name) {
-                        Some((v, r)) => push!(at, v, r),
-                        None => fail!(at, "Undefined variable '{}'.", string_text(name)),
+                    let slot = code.globals[arg] as usize;
+                    let raw = self.global_values[slot];
+                    if raw == RAW_UNDEFINED {
+                        let name = constants.load(arg).expect("a name");
+                        fail!(at, "Undefined variable '{}'.", string_text(name));
                     }
+                    let r = if raw == RAW_OBJ {
+                        self.globals.get(s).load(slot)
+                    } else {
+                        None
+                    };
+                    push!(at, Value::from_raw(raw), r);
                     ip += 2;
                 }
                 OpCode::DefineGlobal => {
-                    self.frames[fi].ip = at;
-                    return Ok(Exit::Slow);
+                    let slot = code.globals[arg] as usize;
+                    let (v, r) = self.peek(s, 0);
+                    self.set_global(s, slot, v, r);
+                    self.drop_n(s, 1);
+                    ip += 2;
                 }
                 OpCode::SetGlobal => {
-                    let name = constants.load(arg).expect("a name");
-                    let globals = self.globals.get(s);
-                    let (v, r) = self.peek(s, 0);
-                    if !table::set_existing(globals, name, v, r) {
+                    let slot = code.globals[arg] as usize;
+                    if self.global_values[slot] == RAW_UNDEFINED {
+                        let name = constants.load(arg).expect("a name");
                         fail!(at, "Undefined variable '{}'.", string_text(name));
                     }
+                    let (v, r) = self.peek(s, 0);
+                    self.set_global(s, slot, v, r);
                     ip += 2;
                 }
                 OpCode::GetUpvalue => {
@@ -962,14 +1020,6 @@ impl Vm {
                 let r = s.get(result);
                 self.push(s, Value::Obj, Some(r))?;
                 self.frames[fi].ip = at + 1;
-            }
-            OpCode::DefineGlobal => {
-                let name = self.constant(s, fi, arg);
-                let (v, r) = self.peek(s, 0);
-                let r = r.map(|r| s.root(r));
-                self.set_global(s, name, v, r).map_err(oom)?;
-                self.drop_n(s, 1);
-                self.frames[fi].ip = at + 2;
             }
             OpCode::GetProperty => {
                 let name = self.constant(s, fi, arg);
