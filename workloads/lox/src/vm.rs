@@ -3,14 +3,17 @@
 //! # Roots
 //!
 //! - **The value stack** is a [`RootRegion`] of [`STACK_MAX`] reference slots (the object half
-//!   of each value) plus a Rust array of [`Value`]s (the tag and number half). Slots above the
-//!   stack top are kept null, so the collector sees exactly the live stack.
+//!   of each value) plus a Rust array of NaN-boxed words (the tag and number half,
+//!   [`Value::to_raw`]). Slots above the stack top are kept null, so the collector sees exactly
+//!   the live stack.
 //! - **Call frames** are Rust structs (`ip`, slot base). A frame's closure is in a second root
 //!   region, `frame_closures`, at the frame's index — clox keeps it as a C pointer in the frame,
 //!   and the stack slot at the frame base does not always hold it (a method's slot 0 is the
 //!   receiver). The same region's last slot heads the list of open upvalues.
-//! - **Globals** are a [`table`] in the heap held through a [`Global`] handle (replaced when the
-//!   table grows); so is the string `"init"`.
+//! - **Globals** are slots, resolved by name when a function is loaded (`Code::globals`): the
+//!   raw halves in a Rust vector, the objects in a heap value array held through a [`Global`]
+//!   handle (replaced by a bigger array when the slots run out). The string `"init"` is a
+//!   [`Global`] too.
 //! - **Everything else** the Rust code holds across a call that can allocate or poll is in a
 //!   [`Local`] of a nested scope; [`ObjRef`]s are used only in stretches that cannot reach a
 //!   safepoint, which the borrow checker enforces (allocation and `poll` take `&mut Scope`).
@@ -22,14 +25,16 @@
 //! that cannot allocate — locals, globals, upvalues, arithmetic, field reads and writes of
 //! existing fields, jumps, calls and returns — until one of them needs the mutable scope:
 //!
-//! - a backward jump (`LOOP`) or a call: `run` polls for a safepoint ([`Scope::poll`]), so a
-//!   long loop never holds up a pause, then re-enters `run_fast`, which reloads its cache;
+//! - a backward jump (`LOOP`) or a call while a pause is requested ([`Scope::poll_requested`]):
+//!   `run` polls for a safepoint ([`Scope::poll`]), so a long loop never holds up a pause, then
+//!   re-enters `run_fast`, which reloads its cache (a call or a return without a pause request
+//!   only reloads the cache for the new frame);
 //! - an instruction that allocates (string concatenation, closures, classes, bound methods,
-//!   instances, a new global or field, a method): `run` executes it in `slow_op` with
+//!   instances, a new field, a method): `run` executes it in `slow_op` with
 //!   handles in a nested scope; allocation polls too.
 //!
-//! Each entry to `run_fast` is a nested scope, so the handles it creates (global lookups) are
-//! dropped at every exit: none accumulate per instruction.
+//! Each entry to `run_fast` is a nested scope, and it creates no handles (globals are read
+//! with [`Global::get`]), so none accumulate however long it runs.
 //!
 //! Heap exhaustion ([`OutOfMemory`]) is the runtime error "Out of memory."; more than
 //! [`FRAMES_MAX`] frames is "Stack overflow.".
