@@ -305,6 +305,14 @@ impl<'s> Scope<'s> {
         self.m.poll();
     }
 
+    /// True if a pause is requested: [`Scope::poll`] would park now. One relaxed load, for a
+    /// loop that holds [`ObjRef`]s (which a poll would end) to test on every back edge and give
+    /// them up to poll only when this is true.
+    #[inline]
+    pub fn poll_requested(&self) -> bool {
+        self.m.heap.safepoint.is_requested()
+    }
+
     /// Run `f` (sleep, I/O, waiting) as a blocked thread: pauses do not wait for it.
     pub fn blocking<R>(&mut self, f: impl FnOnce() -> R) -> R {
         self.m.blocking(f)

@@ -15,6 +15,12 @@
 //! and 256 upvalues per function, 255 parameters and arguments, 16-bit jumps). After an error the
 //! parser enters panic mode, suppressing further errors until it resynchronizes at a statement
 //! boundary, so one compilation can report several independent errors.
+//!
+//! One limit is not clox's: the parser recurses once per nested expression, statement and
+//! function, so nesting deeper than [`MAX_NESTING`] levels (e.g. `((((1))))` or `{{{{}}}}` that
+//! deep, or that many unary operators in a row) is the compile error "Too much nesting." at the
+//! token that opens the level too many, instead of overflowing the Rust stack. That error ends
+//! the compilation: nothing after it is parsed, so it is the last error reported.
 
 use crate::chunk::{Chunk, OpCode};
 use crate::error::{CompileError, CompileErrors, ErrorLocation};
@@ -25,6 +31,13 @@ use std::sync::Arc;
 
 /// Locals, upvalues and constants are addressed by one byte.
 const UINT8_COUNT: usize = 256;
+
+/// Deepest nesting the parser accepts: expressions (one level per operand of an operator,
+/// parenthesis, unary operator, call argument or assigned value), statements (blocks, bodies of
+/// `if`, `while` and `for`) and function bodies, counted together. Every recursion of the parser
+/// passes through one of those three, so this bounds its stack use (a few hundred bytes per
+/// level, also in debug builds and on 2 MiB threads).
+pub const MAX_NESTING: usize = 256;
 
 /// Compiles a whole Lox program into the prototype of its top-level script.
 ///
@@ -135,6 +148,11 @@ struct Parser<'src> {
     functions: Vec<FunctionState<'src>>,
     /// Enclosing class bodies, innermost last.
     classes: Vec<ClassState>,
+    /// Current nesting (see [`MAX_NESTING`]).
+    nesting: usize,
+    /// Set by "Too much nesting.": the rest of the source is skipped and no further error is
+    /// reported.
+    aborted: bool,
 }
 
 impl<'src> Parser<'src> {
@@ -152,13 +170,40 @@ impl<'src> Parser<'src> {
             errors: Vec::new(),
             functions: Vec::new(),
             classes: Vec::new(),
+            nesting: 0,
+            aborted: false,
         }
+    }
+
+    /// Enters one more level of nesting. At [`MAX_NESTING`] it reports "Too much nesting." at the
+    /// current token, skips the rest of the source and returns false: the caller then returns
+    /// without parsing (and without calling [`Parser::leave`]).
+    fn enter(&mut self) -> bool {
+        if self.aborted {
+            return false;
+        }
+        if self.nesting == MAX_NESTING {
+            self.panic_mode = false;
+            self.error_at_current("Too much nesting.");
+            self.aborted = true;
+            while self.current.kind != TokenKind::Eof {
+                self.advance();
+            }
+            return false;
+        }
+        self.nesting += 1;
+        true
+    }
+
+    /// Leaves a level entered with [`Parser::enter`].
+    fn leave(&mut self) {
+        self.nesting -= 1;
     }
 
     // ----- Errors -----
 
     fn error_at(&mut self, token: Token<'src>, message: &str) {
-        if self.panic_mode {
+        if self.panic_mode || self.aborted {
             return;
         }
         self.panic_mode = true;
@@ -551,6 +596,14 @@ impl<'src> Parser<'src> {
     }
 
     fn parse_precedence(&mut self, precedence: Precedence) {
+        if !self.enter() {
+            return;
+        }
+        self.parse_precedence_here(precedence);
+        self.leave();
+    }
+
+    fn parse_precedence_here(&mut self, precedence: Precedence) {
         self.advance();
         let Some(prefix) = Self::rule(self.previous.kind).prefix else {
             self.error("Expect expression.");
@@ -812,6 +865,14 @@ impl<'src> Parser<'src> {
     /// Compiles parameters and body of a function whose name was just consumed, then emits the
     /// `CLOSURE` that creates it in the enclosing function.
     fn function_body(&mut self, kind: FunctionKind) {
+        if !self.enter() {
+            return;
+        }
+        self.function_body_here(kind);
+        self.leave();
+    }
+
+    fn function_body_here(&mut self, kind: FunctionKind) {
         self.begin_function(kind);
         self.begin_scope();
 
@@ -858,6 +919,14 @@ impl<'src> Parser<'src> {
     }
 
     fn statement(&mut self) {
+        if !self.enter() {
+            return;
+        }
+        self.statement_here();
+        self.leave();
+    }
+
+    fn statement_here(&mut self) {
         if self.matches(TokenKind::Print) {
             self.print_statement();
         } else if self.matches(TokenKind::For) {
@@ -1720,5 +1789,87 @@ mod tests {
         script(&program(2183));
         let e = error(&program(2185));
         assert_eq!(e, "[line 2188] Error at '}': Loop body too large.");
+    }
+
+    /// `depth` repetitions of `open`, then `middle`, then `depth` of `close`.
+    fn nest(open: &str, middle: &str, close: &str, depth: usize) -> String {
+        format!("{}{middle}{}", open.repeat(depth), close.repeat(depth))
+    }
+
+    #[test]
+    fn limit_nesting_parentheses() {
+        // `print` is one level (a statement), its expression one more, each group one more.
+        let program = |n| format!("print {};", nest("(", "1", ")", n));
+        script(&program(MAX_NESTING - 2));
+        // One more: the innermost operand is the level too many.
+        let e = error(&program(MAX_NESTING - 1));
+        assert_eq!(e, "[line 1] Error at '1': Too much nesting.");
+        let e = error(&program(100_000));
+        assert_eq!(e, "[line 1] Error at '(': Too much nesting.");
+        // Calls nest through their arguments the same way.
+        let e = error(&format!("print {};", nest("f(", "1", ")", 100_000)));
+        assert_eq!(e, "[line 1] Error at 'f': Too much nesting.");
+    }
+
+    #[test]
+    fn limit_nesting_blocks_and_statements() {
+        script(&nest("{", "", "}", MAX_NESTING));
+        let e = error(&nest("{", "", "}", MAX_NESTING + 1));
+        assert_eq!(e, "[line 1] Error at '{': Too much nesting.");
+        let e = error(&nest("{\n", "", "}\n", 100_000));
+        assert_eq!(
+            e,
+            format!(
+                "[line {}] Error at '{{': Too much nesting.",
+                MAX_NESTING + 1
+            )
+        );
+        // The condition of the innermost `if` is the level too many.
+        let e = error(&nest("if (true) ", "print 1;", "", 100_000));
+        assert_eq!(e, "[line 1] Error at 'true': Too much nesting.");
+        let e = error(&nest("while (false) ", ";", "", 100_000));
+        assert_eq!(e, "[line 1] Error at 'false': Too much nesting.");
+    }
+
+    #[test]
+    fn limit_nesting_unary_and_assignment() {
+        script(&format!("print {}1;", "-".repeat(MAX_NESTING - 2)));
+        let e = error(&format!("print {}1;", "-".repeat(1_000_000)));
+        assert_eq!(e, "[line 1] Error at '-': Too much nesting.");
+        let e = error(&format!("print {}true;", "!".repeat(1_000_000)));
+        assert_eq!(e, "[line 1] Error at '!': Too much nesting.");
+        let e = error(&format!("var a; {}1;", "a = ".repeat(100_000)));
+        assert_eq!(e, "[line 1] Error at 'a': Too much nesting.");
+    }
+
+    #[test]
+    fn limit_nesting_functions_and_classes() {
+        // A function body is one level, the block statements in it none.
+        script(&nest("fun f() { ", "", "} ", MAX_NESTING));
+        let e = error(&nest("fun f() { ", "", "} ", MAX_NESTING + 1));
+        assert_eq!(e, "[line 1] Error at '(': Too much nesting.");
+        let e = error(&nest("fun f() {\n", "", "}\n", 100_000));
+        assert_eq!(
+            e,
+            format!("[line {}] Error at '(': Too much nesting.", MAX_NESTING + 1)
+        );
+        let e = error(&nest("class A { m() { ", "", "} } ", 100_000));
+        assert_eq!(e, "[line 1] Error at '(': Too much nesting.");
+    }
+
+    #[test]
+    fn too_much_nesting_ends_the_compilation() {
+        // Errors before it are kept, nothing after it is parsed.
+        let source = format!(
+            "print 1 +;\nprint {};\nprint 2 +;\n",
+            nest("(", "1", ")", 100_000)
+        );
+        assert_eq!(
+            errors(&source),
+            [
+                "[line 1] Error at ';': Expect expression.",
+                "[line 2] Error at '(': Too much nesting."
+            ]
+        );
     }
 }

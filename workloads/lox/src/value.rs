@@ -88,6 +88,59 @@ impl Value {
     pub fn is_falsey(self) -> bool {
         matches!(self, Value::Nil | Value::Bool(false))
     }
+
+    /// The value as one NaN-boxed word (the VM's value stack): a number is its `f64` bits
+    /// (a NaN always the canonical one), the other values are quiet NaNs that no arithmetic
+    /// produces.
+    #[inline(always)]
+    pub fn to_raw(self) -> u64 {
+        match self {
+            Value::Nil => RAW_NIL,
+            Value::Bool(b) => RAW_FALSE + b as u64,
+            Value::Number(n) if n.is_nan() => CANONICAL_NAN,
+            Value::Number(n) => n.to_bits(),
+            Value::Obj => RAW_OBJ,
+        }
+    }
+
+    /// The value of a NaN-boxed word.
+    #[inline(always)]
+    pub fn from_raw(raw: u64) -> Value {
+        match raw {
+            RAW_NIL => Value::Nil,
+            RAW_FALSE => Value::Bool(false),
+            RAW_TRUE => Value::Bool(true),
+            RAW_OBJ => Value::Obj,
+            bits => Value::Number(f64::from_bits(bits)),
+        }
+    }
+}
+
+/// The quiet-NaN prefix of the boxed non-number values; arithmetic only makes NaNs without
+/// bit 50 set (`0x7ff8…`, `0xfff8…`), and [`Value::to_raw`] stores every NaN as
+/// [`CANONICAL_NAN`].
+const BOXED: u64 = 0x7ffc_0000_0000_0000;
+/// The one NaN a boxed number is stored as.
+const CANONICAL_NAN: u64 = 0x7ff8_0000_0000_0000;
+/// Boxed `nil`.
+pub const RAW_NIL: u64 = BOXED | 1;
+/// Boxed `false` (`true` is one more).
+pub const RAW_FALSE: u64 = BOXED | 2;
+/// Boxed `true`.
+pub const RAW_TRUE: u64 = BOXED | 3;
+/// Boxed object value (the object is in the reference slot beside it).
+pub const RAW_OBJ: u64 = BOXED | 4;
+
+/// The number in a boxed word, if it is one.
+#[inline(always)]
+pub fn raw_number(raw: u64) -> Option<f64> {
+    (raw & BOXED != BOXED).then(|| f64::from_bits(raw))
+}
+
+/// Lox truthiness of a boxed word.
+#[inline(always)]
+pub fn raw_is_falsey(raw: u64) -> bool {
+    raw == RAW_NIL || raw == RAW_FALSE
 }
 
 #[cfg(test)]
@@ -114,5 +167,32 @@ mod tests {
         assert_eq!(Value::from_bytes(&[0; 16]), Value::Nil);
         assert!(Value::Nil.is_falsey() && Value::Bool(false).is_falsey());
         assert!(!Value::Number(0.0).is_falsey() && !Value::Obj.is_falsey());
+    }
+
+    #[test]
+    fn raw_round_trip() {
+        for v in [
+            Value::Nil,
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Number(1.5),
+            Value::Number(-0.0),
+            Value::Number(f64::NEG_INFINITY),
+            Value::Obj,
+        ] {
+            assert_eq!(Value::from_raw(v.to_raw()), v);
+            assert_eq!(raw_is_falsey(v.to_raw()), v.is_falsey());
+        }
+        assert_eq!(raw_number(Value::Number(2.5).to_raw()), Some(2.5));
+        assert_eq!(raw_number(RAW_NIL), None);
+        assert_eq!(raw_number(RAW_OBJ), None);
+        // NaNs, from a boxed word or from arithmetic on raw bits, stay numbers.
+        let nan = Value::Number(f64::NAN).to_raw();
+        assert!(matches!(Value::from_raw(nan), Value::Number(n) if n.is_nan()));
+        let computed = (f64::from_bits(raw_number(nan).unwrap().to_bits()) * 0.0).to_bits();
+        assert!(raw_number(computed).unwrap().is_nan());
+        let zero = 0.0f64;
+        assert!(raw_number((zero / zero).to_bits()).unwrap().is_nan());
+        assert!(raw_number((-(zero / zero)).to_bits()).unwrap().is_nan());
     }
 }

@@ -3,14 +3,17 @@
 //! # Roots
 //!
 //! - **The value stack** is a [`RootRegion`] of [`STACK_MAX`] reference slots (the object half
-//!   of each value) plus a Rust array of [`Value`]s (the tag and number half). Slots above the
-//!   stack top are kept null, so the collector sees exactly the live stack.
+//!   of each value) plus a Rust array of NaN-boxed words (the tag and number half,
+//!   [`Value::to_raw`]). Slots above the stack top are kept null, so the collector sees exactly
+//!   the live stack.
 //! - **Call frames** are Rust structs (`ip`, slot base). A frame's closure is in a second root
 //!   region, `frame_closures`, at the frame's index — clox keeps it as a C pointer in the frame,
 //!   and the stack slot at the frame base does not always hold it (a method's slot 0 is the
 //!   receiver). The same region's last slot heads the list of open upvalues.
-//! - **Globals** are a [`table`] in the heap held through a [`Global`] handle (replaced when the
-//!   table grows); so is the string `"init"`.
+//! - **Globals** are slots, resolved by name when a function is loaded (`Code::globals`): the
+//!   raw halves in a Rust vector, the objects in a heap value array held through a [`Global`]
+//!   handle (replaced by a bigger array when the slots run out). The string `"init"` is a
+//!   [`Global`] too.
 //! - **Everything else** the Rust code holds across a call that can allocate or poll is in a
 //!   [`Local`] of a nested scope; [`ObjRef`]s are used only in stretches that cannot reach a
 //!   safepoint, which the borrow checker enforces (allocation and `poll` take `&mut Scope`).
@@ -22,14 +25,16 @@
 //! that cannot allocate — locals, globals, upvalues, arithmetic, field reads and writes of
 //! existing fields, jumps, calls and returns — until one of them needs the mutable scope:
 //!
-//! - a backward jump (`LOOP`) or a call: `run` polls for a safepoint ([`Scope::poll`]), so a
-//!   long loop never holds up a pause, then re-enters `run_fast`, which reloads its cache;
+//! - a backward jump (`LOOP`) or a call while a pause is requested ([`Scope::poll_requested`]):
+//!   `run` polls for a safepoint ([`Scope::poll`]), so a long loop never holds up a pause, then
+//!   re-enters `run_fast`, which reloads its cache (a call or a return without a pause request
+//!   only reloads the cache for the new frame);
 //! - an instruction that allocates (string concatenation, closures, classes, bound methods,
-//!   instances, a new global or field, a method): `run` executes it in `slow_op` with
+//!   instances, a new field, a method): `run` executes it in `slow_op` with
 //!   handles in a nested scope; allocation polls too.
 //!
-//! Each entry to `run_fast` is a nested scope, so the handles it creates (global lookups) are
-//! dropped at every exit: none accumulate per instruction.
+//! Each entry to `run_fast` is a nested scope, and it creates no handles (globals are read
+//! with [`Global::get`]), so none accumulate however long it runs.
 //!
 //! Heap exhaustion ([`OutOfMemory`]) is the runtime error "Out of memory."; more than
 //! [`FRAMES_MAX`] frames is "Stack overflow.".
@@ -42,17 +47,21 @@ use crate::interner::Interner;
 use crate::number::format_number;
 use crate::object::{
     display_object, function_arity, function_line, function_raw_size, function_trace_name,
-    function_upvalues, read_value, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT,
-    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE,
-    FN_CONSTANTS, FN_NAME, FUNCTION, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE,
-    NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_NEXT, UPVALUE_VALUE, VALUE_ARRAY,
+    function_upvalues, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
+    CLASS, CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE, FN_CONSTANTS, FN_NAME,
+    FUNCTION, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE,
+    UPVALUE_NEXT, UPVALUE_VALUE, VALUE_ARRAY,
 };
 use crate::table;
-use crate::value::{Value, TAG_OBJ, TAG_OPEN, VALUE_BYTES};
+use crate::value::{
+    raw_is_falsey, raw_number, Value, RAW_NIL, RAW_OBJ, TAG_OBJ, TAG_OPEN, VALUE_BYTES,
+};
 use gc_runtime::{
     Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
 };
+use std::collections::HashMap;
 use std::io::Write;
+use std::rc::Rc;
 use std::time::Instant;
 
 /// Maximum call depth (clox's `FRAMES_MAX`); deeper is "Stack overflow.".
@@ -61,9 +70,31 @@ pub const FRAMES_MAX: usize = 64;
 pub const STACK_MAX: usize = FRAMES_MAX * 256;
 /// Slot of `frame_closures` that heads the open-upvalue list.
 const OPEN_UPVALUES: usize = FRAMES_MAX;
-/// Bytes of code `run_fast` copies out of the function object at a time (at most
-/// [`CODE_PADDING`](crate::object::CODE_PADDING)).
-const WINDOW: usize = crate::object::CODE_PADDING;
+/// Raw offset of a function's index into [`Vm::codes`] (the `u32` after the code length).
+const FN_CODE_ID: usize = 12;
+
+/// The Rust-side copy of a loaded function's code and constants, which `run_fast` reads
+/// instead of the heap object's raw bytes (both are immutable once loaded). Indexed by the id
+/// the function object stores at [`FN_CODE_ID`]. Never freed: a function's code lives as long
+/// as the VM, like the source it came from (only the REPL keeps loading functions).
+struct Code {
+    /// The bytecode, followed by 4 zero bytes so that every instruction's 4-byte window is in
+    /// range.
+    code: Box<[u8]>,
+    /// Each constant's raw half, boxed ([`Value::to_raw`]): the number, or [`RAW_OBJ`] for an
+    /// object constant, which is in the function's constant array.
+    constants: Box<[u64]>,
+    /// For each string constant, the global slot of that name (globals are resolved when a
+    /// function is loaded; `GET_GLOBAL`, `SET_GLOBAL` and `DEFINE_GLOBAL` name one by its
+    /// constant); `u32::MAX` for other constants.
+    globals: Box<[u32]>,
+}
+
+/// Raw half of a global slot whose variable is not defined (never a value: not a number, and
+/// not one of the boxed words of [`crate::value`]).
+const RAW_UNDEFINED: u64 = 0x7ffc_0000_0000_00ff;
+/// Global slots of a new VM (the array doubles when a program names more globals).
+const GLOBALS_MIN: usize = 64;
 
 /// A call frame. Its closure is in `frame_closures` at the frame's index.
 #[derive(Clone, Copy, Debug)]
@@ -112,18 +143,26 @@ pub enum InterpretError {
 pub struct Vm {
     /// Object halves of the value stack.
     stack: RootRegion,
-    /// Tag/number halves of the value stack.
-    values: Box<[Value]>,
+    /// Tag/number halves of the value stack, NaN-boxed ([`Value::to_raw`]).
+    values: Box<[u64]>,
     /// Stack top: index of the first free slot.
     sp: usize,
     frames: Vec<Frame>,
     /// The closure of frame `i` in slot `i`; the open-upvalue list head in [`OPEN_UPVALUES`].
     frame_closures: RootRegion,
-    /// The globals table.
+    /// The object halves of the global variables, by slot: a value array (reference slots
+    /// only; its raw halves are `global_values`), replaced by a bigger one when it fills up.
     globals: Global,
+    /// The raw halves of the global variables, boxed; [`RAW_UNDEFINED`] for a slot whose name
+    /// was seen in code but never defined.
+    global_values: Vec<u64>,
+    /// The slot of every global name seen in loaded code.
+    global_slots: HashMap<String, u32>,
     /// The string "init".
     init_string: Global,
     interner: Interner,
+    /// The code of every loaded function, by id (see [`Code`]).
+    codes: Vec<Rc<Code>>,
     out: Box<dyn Write>,
     err: Box<dyn Write>,
     start: Instant,
@@ -139,19 +178,22 @@ impl Vm {
     ) -> Result<Vm, OutOfMemory> {
         let mut interner = Interner::new();
         let (globals, init_string) = s.scope(|s| {
-            let globals = table::alloc(s, table::MIN_CAPACITY)?;
+            let globals = s.alloc(VALUE_ARRAY, GLOBALS_MIN as u32, 0)?;
             let init = interner.intern(s, b"init")?;
             Ok::<_, OutOfMemory>((s.global(globals), s.global(init)))
         })?;
         let mut vm = Vm {
             stack: heap.root_region(STACK_MAX),
-            values: vec![Value::Nil; STACK_MAX].into_boxed_slice(),
+            values: vec![RAW_NIL; STACK_MAX].into_boxed_slice(),
             sp: 0,
             frames: Vec::with_capacity(FRAMES_MAX),
             frame_closures: heap.root_region(FRAMES_MAX + 1),
             globals,
+            global_values: Vec::new(),
+            global_slots: HashMap::new(),
             init_string,
             interner,
+            codes: Vec::new(),
             out,
             err,
             start: Instant::now(),
@@ -206,7 +248,7 @@ impl Vm {
     /// Pushes the script closure and its frame.
     fn start_frame(&mut self, s: &Scope<'_>, closure: Local<'_>) {
         debug_assert!(self.frames.is_empty() && self.sp == 0);
-        self.values[0] = Value::Obj;
+        self.values[0] = RAW_OBJ;
         self.stack.set_local(s, 0, Some(closure));
         self.sp = 1;
         self.frame_closures.set_local(s, 0, Some(closure));
@@ -256,12 +298,35 @@ impl Vm {
             None => None,
         };
         let code = &proto.chunk.code;
+        let id = u32::try_from(self.codes.len()).expect("fewer than 2^32 functions");
+        let mut padded = code.clone();
+        padded.extend_from_slice(&[0; 4]);
+        let raw_constants = constants
+            .iter()
+            .map(|c| match c {
+                Constant::Number(x) => Value::Number(*x).to_raw(),
+                _ => RAW_OBJ,
+            })
+            .collect();
+        let mut globals = Vec::with_capacity(n);
+        for c in constants {
+            globals.push(match c {
+                Constant::String(name) => self.global_slot(s, name)?,
+                _ => u32::MAX,
+            });
+        }
+        self.codes.push(Rc::new(Code {
+            code: padded.into_boxed_slice(),
+            constants: raw_constants,
+            globals: globals.into_boxed_slice(),
+        }));
         let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;
         let o = s.get(function);
         let mut header = [0u8; FN_CODE];
         header[0..4].copy_from_slice(&(proto.arity as u32).to_le_bytes());
         header[4..8].copy_from_slice(&(proto.upvalue_count() as u32).to_le_bytes());
         header[8..12].copy_from_slice(&(code.len() as u32).to_le_bytes());
+        header[FN_CODE_ID..FN_CODE_ID + 4].copy_from_slice(&id.to_le_bytes());
         o.write_bytes(0, &header);
         o.write_bytes(FN_CODE, code);
         let lines: Vec<u8> = proto
@@ -277,31 +342,52 @@ impl Vm {
     }
 
     fn define_native(&mut self, s: &mut Scope<'_>, name: &str, id: u64) -> Result<(), OutOfMemory> {
+        let slot = self.global_slot(s, name)? as usize;
         s.scope(|s| {
-            let name = self.interner.intern(s, name.as_bytes())?;
+            let native_name = self.interner.intern(s, name.as_bytes())?;
             let native = s.alloc(NATIVE, 1, 8)?;
-            s.store(native, 0, Some(name));
+            s.store(native, 0, Some(native_name));
             s.get(native).write_u64(0, id);
-            self.set_global(s, name, Value::Obj, Some(native))
+            self.set_global(s, slot, Value::Obj, Some(s.get(native)));
+            Ok(())
         })
     }
 
-    /// Defines or overwrites a global; swaps the global handle if the table grew.
-    fn set_global(
-        &mut self,
-        s: &mut Scope<'_>,
-        name: Local<'_>,
-        v: Value,
-        r: Option<Local<'_>>,
-    ) -> Result<(), OutOfMemory> {
-        s.scope(|s| {
-            let globals = s.from_global(&self.globals);
-            let (table, _) = table::set(s, Some(globals), name, v, r)?;
-            if !s.same_object(table, globals) {
-                self.globals = s.global(table);
-            }
-            Ok(())
-        })
+    /// The slot of global `name`, made (undefined) if the name is new; the slot array grows
+    /// (a new, bigger heap object) when full.
+    fn global_slot(&mut self, s: &mut Scope<'_>, name: &str) -> Result<u32, OutOfMemory> {
+        if let Some(&slot) = self.global_slots.get(name) {
+            return Ok(slot);
+        }
+        let slot = self.global_values.len();
+        let capacity = self.globals.get(s).n_refs();
+        if slot == capacity {
+            s.scope(|s| {
+                let bigger = s.alloc(VALUE_ARRAY, 2 * capacity as u32, 0)?;
+                let (old, new) = (self.globals.get(s), s.get(bigger));
+                for i in 0..capacity {
+                    new.store(i, old.load(i));
+                }
+                self.globals = s.global(bigger);
+                Ok::<_, OutOfMemory>(())
+            })?;
+        }
+        let slot32 = u32::try_from(slot).expect("fewer than 2^32 globals");
+        self.global_values.push(RAW_UNDEFINED);
+        self.global_slots.insert(name.to_string(), slot32);
+        Ok(slot32)
+    }
+
+    /// Stores a value into global slot `slot` (defining it).
+    #[inline(always)]
+    fn set_global(&mut self, s: &Scope<'_>, slot: usize, v: Value, r: Option<ObjRef<'_>>) {
+        let raw = v.to_raw();
+        if raw == RAW_OBJ || self.global_values[slot] == RAW_OBJ {
+            self.globals
+                .get(s)
+                .store(slot, r.filter(|_| raw == RAW_OBJ));
+        }
+        self.global_values[slot] = raw;
     }
 
     // ----- the value stack -------------------------------------------------------------------
@@ -310,12 +396,12 @@ impl Vm {
     // value is `Value::Obj`. So pushing a number needs no store into the region, and popping
     // one needs no store either.
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, s: &Scope<'_>, v: Value, r: Option<ObjRef<'_>>) -> Result<(), RuntimeError> {
         if self.sp == STACK_MAX {
             return Err(RuntimeError("Stack overflow.".to_string()));
         }
-        self.values[self.sp] = v;
+        self.values[self.sp] = v.to_raw();
         if v == Value::Obj {
             self.stack.set(s, self.sp, r);
         }
@@ -324,26 +410,26 @@ impl Vm {
     }
 
     /// Drops the top `n` values.
-    #[inline]
+    #[inline(always)]
     fn drop_n(&mut self, s: &Scope<'_>, n: usize) {
         for _ in 0..n {
             self.sp -= 1;
-            if self.values[self.sp] == Value::Obj {
+            if self.values[self.sp] == RAW_OBJ {
                 self.stack.set(s, self.sp, None);
             }
         }
     }
 
     /// The value `distance` below the top, with its object.
-    #[inline]
+    #[inline(always)]
     fn peek<'a>(&self, s: &'a Scope<'_>, distance: usize) -> (Value, Option<ObjRef<'a>>) {
         self.slot(s, self.sp - 1 - distance)
     }
 
     /// The value in stack slot `i`, with its object.
-    #[inline]
+    #[inline(always)]
     fn slot<'a>(&self, s: &'a Scope<'_>, i: usize) -> (Value, Option<ObjRef<'a>>) {
-        let v = self.values[i];
+        let v = Value::from_raw(self.values[i]);
         let r = if v == Value::Obj {
             self.stack.get(s, i)
         } else {
@@ -353,10 +439,10 @@ impl Vm {
     }
 
     /// Stores a value into stack slot `i`.
-    #[inline]
+    #[inline(always)]
     fn set_slot(&mut self, s: &Scope<'_>, i: usize, v: Value, r: Option<ObjRef<'_>>) {
-        let was_obj = self.values[i] == Value::Obj;
-        self.values[i] = v;
+        let was_obj = self.values[i] == RAW_OBJ;
+        self.values[i] = v.to_raw();
         if v == Value::Obj {
             self.stack.set(s, i, r);
         } else if was_obj {
@@ -365,7 +451,7 @@ impl Vm {
     }
 
     /// The object `distance` below the top if it is one of shape `shape`.
-    #[inline]
+    #[inline(always)]
     fn peek_shape<'a>(&self, s: &'a Scope<'_>, distance: usize, shape: u32) -> Option<ObjRef<'a>> {
         self.peek(s, distance).1.filter(|o| o.shape() == shape)
     }
@@ -379,7 +465,7 @@ impl Vm {
 
     // ----- upvalues ----------------------------------------------------------------------------
 
-    #[inline]
+    #[inline(always)]
     fn upvalue_get<'a>(&self, s: &'a Scope<'_>, up: ObjRef<'a>) -> (Value, Option<ObjRef<'a>>) {
         let mut raw = [0u8; VALUE_BYTES];
         up.read_bytes(0, &mut raw);
@@ -397,7 +483,7 @@ impl Vm {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn upvalue_set(&mut self, s: &Scope<'_>, up: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) {
         if up.read_u64(0) == TAG_OPEN {
             let slot = up.read_u64(8) as usize;
@@ -584,6 +670,21 @@ impl Vm {
     /// Executes instructions that cannot allocate, with the current function cached, until
     /// one needs the mutable scope. See the module documentation.
     fn run_fast(&mut self, s: &Scope<'_>) -> Result<Exit, RuntimeError> {
+        // Each iteration runs the top frame until it changes (a call or a return).
+        loop {
+            match self.run_frame(s)? {
+                Exit::Reload => {}
+                Exit::Poll if !s.poll_requested() => {}
+                exit => return Ok(exit),
+            }
+        }
+    }
+
+    /// Runs the top frame until it changes (`Exit::Reload`; `Exit::Poll` after a call, which
+    /// `run_fast` turns into a real poll only if a pause is requested) or an instruction needs
+    /// the mutable scope.
+    #[inline(always)]
+    fn run_frame(&mut self, s: &Scope<'_>) -> Result<Exit, RuntimeError> {
         let fi = self.frames.len() - 1;
         let Frame { mut ip, base } = self.frames[fi];
         let closure = self
@@ -614,8 +715,11 @@ impl Vm {
         }
         macro_rules! binary_number_op {
             ($at:expr, $a:ident, $b:ident, $result:expr) => {{
-                match (self.values[self.sp - 2], self.values[self.sp - 1]) {
-                    (Value::Number($a), Value::Number($b)) => {
+                match (
+                    raw_number(self.values[self.sp - 2]),
+                    raw_number(self.values[self.sp - 1]),
+                ) {
+                    (Some($a), Some($b)) => {
                         self.sp -= 1;
                         self.values[self.sp - 1] = $result;
                     }
@@ -625,27 +729,24 @@ impl Vm {
             }};
         }
 
-        // A window of the code, read from the heap object WINDOW bytes at a time (the code is
-        // immutable, so the copy stays right).
-        let mut window = [0u8; WINDOW];
-        function.read_bytes(FN_CODE + ip, &mut window);
-        let mut window_start = ip;
+        // The Rust-side copy of the code and constants.
+        let code = self.codes[(function.read_u64(8) >> 32) as usize].clone();
         loop {
             let at = ip;
-            if at.wrapping_sub(window_start) > WINDOW - 4 {
-                function.read_bytes(FN_CODE + at, &mut window);
-                window_start = at;
-            }
-            let offset = at - window_start;
-            let ins: [u8; 4] = window[offset..offset + 4].try_into().expect("4 bytes");
+            let ins: [u8; 4] = code.code[at..at + 4].try_into().expect("4 bytes");
             let Some(op) = OpCode::from_byte(ins[0]) else {
                 fail!(at, "Unknown opcode {}.", ins[0]);
             };
             let arg = ins[1] as usize;
             match op {
                 OpCode::Constant => {
-                    let (v, r) = read_value(constants, arg, VALUE_BYTES * arg);
-                    push!(at, v, r);
+                    let raw = code.constants[arg];
+                    let r = if raw == RAW_OBJ {
+                        constants.load(arg)
+                    } else {
+                        None
+                    };
+                    push!(at, Value::from_raw(raw), r);
                     ip += 2;
                 }
                 OpCode::Nil => {
@@ -675,25 +776,35 @@ impl Vm {
                     ip += 2;
                 }
                 OpCode::GetGlobal => {
-                    let name = constants.load(arg).expect("a name");
-                    let globals = s.get(s.from_global(&self.globals));
-                    match table::get(globals, name) {
-                        Some((v, r)) => push!(at, v, r),
-                        None => fail!(at, "Undefined variable '{}'.", string_text(name)),
+                    let slot = code.globals[arg] as usize;
+                    let raw = self.global_values[slot];
+                    if raw == RAW_UNDEFINED {
+                        let name = constants.load(arg).expect("a name");
+                        fail!(at, "Undefined variable '{}'.", string_text(name));
                     }
+                    let r = if raw == RAW_OBJ {
+                        self.globals.get(s).load(slot)
+                    } else {
+                        None
+                    };
+                    push!(at, Value::from_raw(raw), r);
                     ip += 2;
                 }
                 OpCode::DefineGlobal => {
-                    self.frames[fi].ip = at;
-                    return Ok(Exit::Slow);
+                    let slot = code.globals[arg] as usize;
+                    let (v, r) = self.peek(s, 0);
+                    self.set_global(s, slot, v, r);
+                    self.drop_n(s, 1);
+                    ip += 2;
                 }
                 OpCode::SetGlobal => {
-                    let name = constants.load(arg).expect("a name");
-                    let globals = s.get(s.from_global(&self.globals));
-                    let (v, r) = self.peek(s, 0);
-                    if !table::set_existing(globals, name, v, r) {
+                    let slot = code.globals[arg] as usize;
+                    if self.global_values[slot] == RAW_UNDEFINED {
+                        let name = constants.load(arg).expect("a name");
                         fail!(at, "Undefined variable '{}'.", string_text(name));
                     }
+                    let (v, r) = self.peek(s, 0);
+                    self.set_global(s, slot, v, r);
                     ip += 2;
                 }
                 OpCode::GetUpvalue => {
@@ -766,12 +877,15 @@ impl Vm {
                     push!(at, Value::Bool(equal), None);
                     ip += 1;
                 }
-                OpCode::Greater => binary_number_op!(at, a, b, Value::Bool(a > b)),
-                OpCode::Less => binary_number_op!(at, a, b, Value::Bool(a < b)),
-                OpCode::Add => match (self.values[self.sp - 2], self.values[self.sp - 1]) {
-                    (Value::Number(a), Value::Number(b)) => {
+                OpCode::Greater => binary_number_op!(at, a, b, Value::Bool(a > b).to_raw()),
+                OpCode::Less => binary_number_op!(at, a, b, Value::Bool(a < b).to_raw()),
+                OpCode::Add => match (
+                    raw_number(self.values[self.sp - 2]),
+                    raw_number(self.values[self.sp - 1]),
+                ) {
+                    (Some(a), Some(b)) => {
                         self.sp -= 1;
-                        self.values[self.sp - 1] = Value::Number(a + b);
+                        self.values[self.sp - 1] = (a + b).to_bits();
                         ip += 1;
                     }
                     _ => {
@@ -784,17 +898,17 @@ impl Vm {
                         return Ok(Exit::Slow);
                     }
                 },
-                OpCode::Subtract => binary_number_op!(at, a, b, Value::Number(a - b)),
-                OpCode::Multiply => binary_number_op!(at, a, b, Value::Number(a * b)),
-                OpCode::Divide => binary_number_op!(at, a, b, Value::Number(a / b)),
+                OpCode::Subtract => binary_number_op!(at, a, b, (a - b).to_bits()),
+                OpCode::Multiply => binary_number_op!(at, a, b, (a * b).to_bits()),
+                OpCode::Divide => binary_number_op!(at, a, b, (a / b).to_bits()),
                 OpCode::Not => {
-                    let falsey = self.values[self.sp - 1].is_falsey();
+                    let falsey = raw_is_falsey(self.values[self.sp - 1]);
                     self.set_slot(s, self.sp - 1, Value::Bool(falsey), None);
                     ip += 1;
                 }
-                OpCode::Negate => match self.values[self.sp - 1] {
-                    Value::Number(n) => {
-                        self.values[self.sp - 1] = Value::Number(-n);
+                OpCode::Negate => match raw_number(self.values[self.sp - 1]) {
+                    Some(n) => {
+                        self.values[self.sp - 1] = (-n).to_bits();
                         ip += 1;
                     }
                     _ => fail!(at, "Operand must be a number."),
@@ -811,13 +925,16 @@ impl Vm {
                 }
                 OpCode::JumpIfFalse => {
                     ip = at + 3;
-                    if self.values[self.sp - 1].is_falsey() {
+                    if raw_is_falsey(self.values[self.sp - 1]) {
                         ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
                     }
                 }
                 OpCode::Loop => {
-                    self.frames[fi].ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
-                    return Ok(Exit::Poll);
+                    ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                    if s.poll_requested() {
+                        self.frames[fi].ip = ip;
+                        return Ok(Exit::Poll);
+                    }
                 }
                 OpCode::Call => {
                     self.frames[fi].ip = at + 2;
@@ -908,14 +1025,6 @@ impl Vm {
                 let r = s.get(result);
                 self.push(s, Value::Obj, Some(r))?;
                 self.frames[fi].ip = at + 1;
-            }
-            OpCode::DefineGlobal => {
-                let name = self.constant(s, fi, arg);
-                let (v, r) = self.peek(s, 0);
-                let r = r.map(|r| s.root(r));
-                self.set_global(s, name, v, r).map_err(oom)?;
-                self.drop_n(s, 1);
-                self.frames[fi].ip = at + 2;
             }
             OpCode::GetProperty => {
                 let name = self.constant(s, fi, arg);

@@ -106,6 +106,57 @@ fn compile_errors_exit_65_on_stderr() {
 }
 
 #[test]
+fn deep_nesting_is_a_compile_error_not_a_crash() {
+    let cases = [
+        (
+            "parens.lox",
+            format!("print {}1{};\n", "(".repeat(100_000), ")".repeat(100_000)),
+            "(",
+        ),
+        (
+            "blocks.lox",
+            format!("{}{}\n", "{".repeat(100_000), "}".repeat(100_000)),
+            "{",
+        ),
+        (
+            "unary.lox",
+            format!("print {}1;\n", "-".repeat(1_000_000)),
+            "-",
+        ),
+        ("functions.lox", "fun f() { ".repeat(100_000), "("),
+    ];
+    for (name, source, at) in cases {
+        let path = script(name, &source);
+        let output = lox(&[path.to_str().unwrap()]);
+        assert_eq!(
+            output.status.code(),
+            Some(65),
+            "{name}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), "");
+        assert_eq!(
+            stderr(&output),
+            format!("[line 1] Error at '{at}': Too much nesting.\n"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn deep_recursion_is_a_stack_overflow_runtime_error() {
+    let path = script("recurse.lox", "fun f(n) { return f(n + 1); }\nf(0);\n");
+    let output = lox(&[path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(70));
+    let err = stderr(&output);
+    assert!(
+        err.starts_with("Stack overflow.\n[line 1] in f()\n"),
+        "{err}"
+    );
+    assert!(err.ends_with("[line 2] in script\n"), "{err}");
+}
+
+#[test]
 fn compile_only_succeeds_silently() {
     let path = script("fine.lox", "fun f(x) { return x * 2; }\nprint f(21);\n");
     let output = lox(&["--compile-only", path.to_str().unwrap()]);
