@@ -139,6 +139,12 @@ pub struct CommonArgs {
     /// No progress bar and no table on stdout; print only the output directory.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Mutator pacing in concurrent mode: on (short delays at page allocations slow a
+    /// mutator that would fill the heap before the cycle ends) or off (it runs into a full
+    /// heap and stalls). No effect in stw and epsilon mode.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
+          action = clap::ArgAction::Set)]
+    pub pacing: bool,
 }
 
 impl SweepArgs {
@@ -152,6 +158,7 @@ impl SweepArgs {
                 let mut c = RunConfig::new(self.workload, mode, heap, live, o.duration_ms);
                 c.threads = o.threads;
                 c.seed = o.seed;
+                c.pacing = o.pacing;
                 v.push(c);
             }
         }
@@ -194,6 +201,7 @@ impl RunArgs {
         let mut c = RunConfig::new(workload, self.mode, self.heap, live, o.duration_ms);
         c.threads = o.threads;
         c.seed = o.seed;
+        c.pacing = o.pacing;
         Ok(c)
     }
 }
@@ -339,6 +347,15 @@ pub fn parse_seconds(s: &str) -> Result<u64, String> {
     Ok(((secs * 1000.0).round() as u64).max(1))
 }
 
+/// Parse `on` or `off` (also `true`/`false`, `yes`/`no`, `1`/`0`).
+pub fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("{s:?} is neither on nor off")),
+    }
+}
+
 /// Parse a fraction strictly between 0 and 1.
 pub fn parse_fraction(s: &str) -> Result<f64, String> {
     let f: f64 = s
@@ -396,7 +413,9 @@ mod tests {
             (1, 42, 0.5)
         );
         assert_eq!(s.common.duration_ms, 20_000);
+        assert!(s.common.pacing);
         let configs = s.configs();
+        assert!(configs.iter().all(|c| c.pacing));
         let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
         assert_eq!(
             labels,
@@ -449,6 +468,22 @@ mod tests {
     }
 
     #[test]
+    fn pacing_switch_reaches_every_run() {
+        let cli = parse(&["--pacing", "off"]).unwrap();
+        assert!(cli.sweep.configs().iter().all(|c| !c.pacing));
+        let cli = parse(&["--pacing", "on"]).unwrap();
+        assert!(cli.sweep.configs().iter().all(|c| c.pacing));
+        let c = parse(&["heap-churn", "--pacing", "off"])
+            .unwrap()
+            .command
+            .unwrap()
+            .run_config()
+            .unwrap()
+            .unwrap();
+        assert!(!c.pacing);
+    }
+
+    #[test]
     fn bad_inputs_are_rejected_with_clear_messages() {
         let msg = |args: &[&str]| parse(args).unwrap_err().to_string();
         assert!(msg(&["--heaps", "1X"]).contains("unknown size unit 'X'"));
@@ -476,6 +511,7 @@ mod tests {
         assert!(msg(&["--duration", "soon"]).contains("not a number of seconds"));
         assert!(msg(&["--live-fraction", "1"]).contains("between 0 and 1"));
         assert!(msg(&["--threads", "0"]).contains("0"));
+        assert!(msg(&["--pacing", "sometimes"]).contains("neither on nor off"));
         // Sweep options do not mix with a subcommand.
         assert!(parse(&["--heaps", "1G", "heap-churn"]).is_err());
     }
@@ -593,6 +629,7 @@ mod tests {
             "--live-fraction",
             "--out",
             "--quiet",
+            "--pacing",
             "heap-churn",
             "binary-trees",
             "lru-cache",

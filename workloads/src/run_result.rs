@@ -31,6 +31,10 @@ pub struct RunConfig {
     /// Length of the measured phase.
     pub duration_ms: u64,
     pub seed: u64,
+    /// Mutator pacing (`gc_runtime::PacingConfig::enabled`; used in `concurrent` mode only).
+    /// Results written before the option existed ran with it on.
+    #[serde(default = "pacing_default")]
+    pub pacing: bool,
     /// The workload's own options (in JSON, an object with one key per option).
     pub params: WorkloadParams,
 }
@@ -52,6 +56,7 @@ impl RunConfig {
             threads: 1,
             duration_ms,
             seed: 42,
+            pacing: pacing_default(),
             params: WorkloadParams::defaults(workload),
         }
     }
@@ -60,6 +65,11 @@ impl RunConfig {
     pub fn label(&self) -> String {
         format!("{} {}", self.mode, gc_core::format_size(self.heap_bytes))
     }
+}
+
+/// The runtime's default: pacing on.
+fn pacing_default() -> bool {
+    true
 }
 
 /// Everything one run measured.
