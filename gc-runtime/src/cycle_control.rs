@@ -46,7 +46,7 @@ struct Control {
 pub(crate) struct RunningCycle {
     /// Time since it began.
     pub(crate) elapsed: Duration,
-    /// The mean duration of the last few cycles (`None` before the first completed).
+    /// The longest duration of the last few cycles (`None` before the first completed).
     pub(crate) expected: Option<Duration>,
 }
 
@@ -163,10 +163,9 @@ impl CycleControl {
     pub(crate) fn running_cycle(&self) -> Option<RunningCycle> {
         let c = self.control.lock();
         let began = c.began_at?;
-        let n = c.durations.len() as u32;
         Some(RunningCycle {
             elapsed: began.elapsed(),
-            expected: (n > 0).then(|| c.durations.iter().sum::<Duration>() / n),
+            expected: c.durations.iter().max().copied(),
         })
     }
 

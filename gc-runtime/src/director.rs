@@ -101,7 +101,13 @@ impl Director {
         let sd = if n < 2.0 {
             0.0
         } else {
-            (self.durations.iter().map(|d| (d - avg).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+            (self
+                .durations
+                .iter()
+                .map(|d| (d - avg).powi(2))
+                .sum::<f64>()
+                / (n - 1.0))
+                .sqrt()
         };
         (avg * 2.0).max(avg + 3.3 * sd)
     }

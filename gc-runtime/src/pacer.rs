@@ -12,8 +12,10 @@
 //!
 //! 1. `free` is what mutators may still take (the heap less the relocation reserve less the
 //!    pages in use); `budget = free − size` is what is left once this page is taken.
-//! 2. `expected` is how long the cycle should take: the mean duration of the last five
-//!    cycles times `duration_margin` (default 1.25), or 100 ms before any cycle completed.
+//! 2. `expected` is how long the cycle should take: the longest of the last five cycles
+//!    times `duration_margin` (default 1.25), or 100 ms before any cycle completed. (The
+//!    longest, not the mean: a cycle on a fuller heap takes longer than the last ones, and
+//!    an estimate too short costs a stall, one too long only some throughput.)
 //!    `remaining = expected − elapsed`, but never less than a quarter of `expected`: a cycle
 //!    that overruns its estimate still gets a budget that shrinks with the free memory.
 //! 3. Free memory lasts until the cycle ends if the mutators, all together, take pages no
@@ -95,7 +97,7 @@ impl Pacer {
         let remaining = expected
             .saturating_sub(cycle.elapsed)
             .max(expected.mul_f64(MIN_REMAINING_SHARE));
-        let interval = page_interval(cx.pages.mutator_free(), size, remaining, self.max_delay);
+        let interval = page_interval(cx.pages.mutator_free(), size, remaining);
         let now = Instant::now();
         let mut due = self.due.lock();
         let (delay, next) = schedule(now, *due, interval, self.max_delay);
@@ -105,19 +107,16 @@ impl Pacer {
 }
 
 /// Step 3 of the rule: the spacing of page allocations that makes `free` bytes (this page of
-/// `size` bytes included) last `remaining`; `max_delay` when nothing is left beyond this page
-/// (and never more: a longer spacing would only be forgiven).
-fn page_interval(free: u64, size: u64, remaining: Duration, max_delay: Duration) -> Duration {
+/// `size` bytes included) last `remaining`; all of `remaining` when nothing is left beyond
+/// this page. (The spacing may exceed `max_delay`: the mutator's own time filling the page
+/// counts towards it, and only the wait beyond that is capped.)
+fn page_interval(free: u64, size: u64, remaining: Duration) -> Duration {
     let budget = free.saturating_sub(size);
     if budget == 0 {
-        return max_delay;
+        return remaining;
     }
     let secs = remaining.as_secs_f64() * size as f64 / budget as f64;
-    if secs >= max_delay.as_secs_f64() {
-        max_delay
-    } else {
-        Duration::from_secs_f64(secs)
-    }
+    Duration::from_secs_f64(secs.min(remaining.as_secs_f64()))
 }
 
 /// Step 4 of the rule: for a page asked for at `now`, with the next page `due` and pages to
@@ -148,17 +147,19 @@ mod tests {
     #[test]
     fn interval_grows_as_free_memory_shrinks() {
         let remaining = Duration::from_secs(1);
-        let cap = 10 * MS;
         // 1 GiB free for one second: a 2 MiB page every ~2 ms.
-        let roomy = page_interval(1024 * MIB, 2 * MIB, remaining, cap);
-        let tight = page_interval(256 * MIB, 2 * MIB, remaining, cap);
+        let roomy = page_interval(1024 * MIB, 2 * MIB, remaining);
+        let tight = page_interval(64 * MIB, 2 * MIB, remaining);
         assert!(roomy < tight, "{roomy:?} {tight:?}");
-        assert!((roomy.as_secs_f64() - 2.0 / 1022.0).abs() < 1e-6, "{roomy:?}");
-        // Nothing beyond this page: the cap.
-        assert_eq!(page_interval(2 * MIB, 2 * MIB, remaining, cap), cap);
-        assert_eq!(page_interval(MIB, 2 * MIB, remaining, cap), cap);
-        // Never more than the cap.
-        assert_eq!(page_interval(4 * MIB, 2 * MIB, remaining, cap), cap);
+        assert!(
+            (roomy.as_secs_f64() - 2.0 / 1022.0).abs() < 1e-6,
+            "{roomy:?}"
+        );
+        assert!((tight.as_secs_f64() - 2.0 / 62.0).abs() < 1e-6, "{tight:?}");
+        // Nothing beyond this page: the whole remaining time (the wait is capped later).
+        assert_eq!(page_interval(2 * MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(page_interval(MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(page_interval(3 * MIB, 2 * MIB, remaining), remaining);
     }
 
     #[test]
