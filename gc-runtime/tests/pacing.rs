@@ -56,7 +56,7 @@ fn run(
         }
         let mut n = 0u64;
         loop {
-            if n % 64 == 0 {
+            if n.is_multiple_of(64) {
                 let t = start.elapsed();
                 if t >= max || (t >= min && !more_wanted(&heap.stats())) {
                     break;
