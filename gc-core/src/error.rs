@@ -64,6 +64,14 @@ pub enum HeapError {
         granules: u64,
         suggested: u64,
     },
+    /// A policy setting of the runtime (not the heap geometry) is out of range.
+    #[error("{setting} {problem}")]
+    InvalidSetting {
+        /// The setting, as its builder names it (e.g. `pacing_max_delay`).
+        setting: &'static str,
+        /// What is wrong and what to give instead.
+        problem: String,
+    },
     #[error("{what} failed: {source}")]
     Os {
         what: &'static str,

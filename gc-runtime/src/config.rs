@@ -1,5 +1,5 @@
 //! Runtime configuration: the heap geometry (`gc_core::MemoryConfig`) plus the collector's policy
-//! knobs — mode, GC threads, verification, logging, director settings.
+//! knobs — mode, GC threads, verification, logging, director and pacing settings.
 
 use gc_core::{Backing, HeapError};
 use std::time::Duration;
@@ -61,10 +61,12 @@ pub enum LogLevel {
     Gc,
     /// Also one line per phase and pause.
     Phases,
+    /// Also one line per pacing delay (there can be hundreds a second).
+    Debug,
 }
 
 /// The environment variable that turns the GC log on for any program using the runtime:
-/// `ZRS_GC_LOG=gc` or `ZRS_GC_LOG=phases`.
+/// `ZRS_GC_LOG=gc`, `ZRS_GC_LOG=phases` or `ZRS_GC_LOG=debug`.
 pub const LOG_ENV: &str = "ZRS_GC_LOG";
 
 impl LogLevel {
@@ -73,6 +75,7 @@ impl LogLevel {
         match std::env::var(LOG_ENV).ok()?.to_ascii_lowercase().as_str() {
             "off" | "0" | "" => Some(LogLevel::Off),
             "gc" | "info" | "1" => Some(LogLevel::Gc),
+            "debug" | "pacing" | "3" => Some(LogLevel::Debug),
             _ => Some(LogLevel::Phases),
         }
     }
@@ -102,6 +105,66 @@ impl Default for DirectorConfig {
     }
 }
 
+/// Pacing settings: how the collector slows mutators that would fill the heap before the
+/// running cycle can free memory — short delays at page allocations, instead of an allocation
+/// stall that lasts until the cycle ends (the rule is in the `pacer` module's documentation).
+///
+/// Only `concurrent` heaps pace. A `stw` cycle runs inside one pause with every mutator
+/// stopped, and an `epsilon` heap never collects: neither has a running cycle to keep pace
+/// with, so there the settings are accepted (pacing is on by default) and ignored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacingConfig {
+    /// Pace mutators (default on). Off, a mutator that outruns the collector runs at full
+    /// speed until the heap is full, then stalls until a page is freed.
+    pub enabled: bool,
+    /// The longest delay at one page allocation (default 10 ms, between 1 µs and 1 s). A
+    /// small page is 2 MiB, so this bounds how far pacing alone can slow a mutator: to at most
+    /// one small page per `max_delay` plus the time it takes to fill it.
+    pub max_delay: Duration,
+    /// Safety factor on the expected cycle duration (default 1.25, between 1 and 10): free
+    /// memory is budgeted to last this much longer than recent cycles took.
+    pub duration_margin: f64,
+}
+
+impl Default for PacingConfig {
+    fn default() -> Self {
+        PacingConfig {
+            enabled: true,
+            max_delay: Duration::from_millis(10),
+            duration_margin: 1.25,
+        }
+    }
+}
+
+impl PacingConfig {
+    /// The shortest and longest `max_delay` accepted.
+    pub const MAX_DELAY_RANGE: (Duration, Duration) =
+        (Duration::from_micros(1), Duration::from_secs(1));
+
+    /// Check the settings; the error says which one and what to give instead.
+    pub fn validate(&self) -> Result<(), HeapError> {
+        let (lo, hi) = Self::MAX_DELAY_RANGE;
+        if self.max_delay < lo || self.max_delay > hi {
+            return Err(HeapError::InvalidSetting {
+                setting: "pacing_max_delay",
+                problem: format!(
+                    "is {:?}: give a delay between 1 µs and 1 s (e.g. 10 ms), or turn pacing \
+                     off",
+                    self.max_delay
+                ),
+            });
+        }
+        let m = self.duration_margin;
+        if !(1.0..=10.0).contains(&m) {
+            return Err(HeapError::InvalidSetting {
+                setting: "pacing_duration_margin",
+                problem: format!("is {m}: give a factor between 1 and 10 (e.g. 1.25)"),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Everything needed to create a [`crate::Heap`].
 #[derive(Clone, Debug)]
 pub struct HeapConfig {
@@ -114,6 +177,8 @@ pub struct HeapConfig {
     pub verify: bool,
     pub log: LogLevel,
     pub director: DirectorConfig,
+    /// Mutator pacing (on by default; used by `concurrent` heaps only).
+    pub pacing: PacingConfig,
     /// Capacity of each mutator's local-handle stack.
     pub handle_capacity: usize,
     /// Uncommit memory the heap has not needed for this long (ZGC's `ZUncommitDelay`, also
@@ -137,6 +202,7 @@ impl HeapConfig {
             verify: false,
             log: LogLevel::from_env().unwrap_or(LogLevel::Off),
             director: DirectorConfig::default(),
+            pacing: PacingConfig::default(),
             handle_capacity: 1 << 20,
             uncommit_delay: Some(Duration::from_secs(300)),
         }
@@ -179,8 +245,26 @@ impl HeapConfig {
         self
     }
 
-    /// Check the policy settings (the memory settings are checked when the heap is created).
+    /// Turn mutator pacing on or off (see [`PacingConfig`]).
+    pub fn pacing(mut self, on: bool) -> Self {
+        self.pacing.enabled = on;
+        self
+    }
+    /// The longest pacing delay at one page allocation (checked by [`Self::validate`] and
+    /// when the heap is created).
+    pub fn pacing_max_delay(mut self, max: Duration) -> Self {
+        self.pacing.max_delay = max;
+        self
+    }
+
+    /// True if this heap paces its mutators: pacing on, in `concurrent` mode.
+    pub fn paces(&self) -> bool {
+        self.pacing.enabled && self.mode == Mode::Concurrent
+    }
+
+    /// Check the memory and policy settings (both are checked when the heap is created, too).
     pub fn validate(&self) -> Result<(), HeapError> {
+        self.pacing.validate()?;
         self.memory.validate().map(|_| ())
     }
 }

@@ -8,11 +8,18 @@
 //! complete, so a cycle already running when it asked does not count. Stalled mutators also
 //! wake when a page is freed: relocation frees pages during the cycle, and a stalled
 //! allocation is retried then rather than only at the cycle's end.
+//!
+//! The monitor also times the cycles (when the running one began, how long the last few took)
+//! for the pacer, which budgets free memory over what is left of the running cycle.
 
 use crate::gc_cause::GcCause;
 use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How many recent cycle durations are kept for [`RunningCycle::expected`].
+const TIMED_CYCLES: usize = 5;
 
 /// How long a waiter sleeps before it looks again at a condition nobody signals (another
 /// heap's pause deciding that a wait must give up).
@@ -28,6 +35,19 @@ struct Control {
     /// Mutators waiting in an allocation stall.
     stalled: u64,
     shutdown: bool,
+    /// When the running cycle began (`None` between cycles).
+    began_at: Option<Instant>,
+    /// The durations of the last few cycles, newest last.
+    durations: VecDeque<Duration>,
+}
+
+/// The cycle in progress, as the pacer sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct RunningCycle {
+    /// Time since it began.
+    pub(crate) elapsed: Duration,
+    /// The longest duration of the last few cycles (`None` before the first completed).
+    pub(crate) expected: Option<Duration>,
 }
 
 /// What the driver should do next.
@@ -101,6 +121,7 @@ impl CycleControl {
     pub(crate) fn begin_cycle(&self) -> u64 {
         let mut c = self.control.lock();
         c.started += 1;
+        c.began_at = Some(Instant::now());
         c.started - 1
     }
 
@@ -108,6 +129,12 @@ impl CycleControl {
     pub(crate) fn end_cycle(&self) {
         let mut c = self.control.lock();
         c.completed += 1;
+        if let Some(t) = c.began_at.take() {
+            if c.durations.len() == TIMED_CYCLES {
+                c.durations.pop_front();
+            }
+            c.durations.push_back(t.elapsed());
+        }
         self.cv.notify_all();
     }
 
@@ -130,6 +157,16 @@ impl CycleControl {
     /// Cycles completed so far.
     pub(crate) fn completed(&self) -> u64 {
         self.control.lock().completed
+    }
+
+    /// The cycle in progress, if one is.
+    pub(crate) fn running_cycle(&self) -> Option<RunningCycle> {
+        let c = self.control.lock();
+        let began = c.began_at?;
+        Some(RunningCycle {
+            elapsed: began.elapsed(),
+            expected: c.durations.iter().max().copied(),
+        })
     }
 
     /// Mutators in an allocation stall now.

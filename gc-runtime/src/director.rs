@@ -4,11 +4,18 @@
 //! 1. **Allocation Stall** — a mutator is waiting for memory (also requested directly);
 //! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage;
 //! 3. **Timer** — the configured interval has passed since the last cycle;
-//! 4. **Allocation Rate** — at the recent allocation rate (with a safety margin) the heap
-//!    would be full before a cycle (average duration, with margin) could finish;
-//! 5. **High Usage** — 5% or less of the heap is free;
+//! 4. **Allocation Rate** — at the recent allocation rate (+20%) the memory mutators may
+//!    still take would run out before a cycle could finish: its expected duration is the
+//!    larger of twice the recent mean and the mean plus 3.3 standard deviations (ZGC's
+//!    "one in a thousand" margin), plus one check interval;
+//! 5. **High Usage** — 5% of the heap or less is left for mutators;
 //! 6. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
 //!    cycle now would cost under 1% of the time since the last one.
+//!
+//! "Free" is what mutators may still take: the heap less the pages in use *and* less the
+//! relocation reserve, which they can never use (counting the reserve as free started cycles
+//! late on small heaps, where it is up to an eighth of the heap). When a mutator outruns a
+//! cycle that started in time, the pacer (`pacer`) slows it.
 
 use crate::config::DirectorConfig;
 use crate::gc_cause::GcCause;
@@ -86,6 +93,25 @@ impl Director {
         }
     }
 
+    /// How long the next cycle may take, with margin: the larger of twice the mean and the
+    /// mean plus 3.3 standard deviations of the recent durations.
+    fn max_duration(&self) -> f64 {
+        let avg = self.avg_duration();
+        let n = self.durations.len() as f64;
+        let sd = if n < 2.0 {
+            0.0
+        } else {
+            (self
+                .durations
+                .iter()
+                .map(|d| (d - avg).powi(2))
+                .sum::<f64>()
+                / (n - 1.0))
+                .sqrt()
+        };
+        (avg * 2.0).max(avg + 3.3 * sd)
+    }
+
     /// The cause of the cycle to start now, if any.
     /// Whether a cycle should start now, and why. `allocator` counts the bytes allocated.
     pub(crate) fn decide(
@@ -104,7 +130,7 @@ impl Director {
         }
         let cap = cx.pages.capacity() as f64;
         let used = cx.pages.used() as f64;
-        let free = (cap - used).max(0.0);
+        let free = cx.pages.mutator_free() as f64;
         if completed < 3 && used >= cap * 0.1 * (completed + 1) as f64 {
             return Some(GcCause::Warmup);
         }
@@ -114,11 +140,11 @@ impl Director {
                 return Some(GcCause::Timer);
             }
         }
-        // Allocation rate: margins as ZGC (rate +20%, duration doubled, one interval).
+        // Allocation rate: rate +20%, duration with margin, one interval.
         let rate = self.alloc_rate() * 1.2;
         if rate > 0.0 {
             let time_to_full = free / rate;
-            let needed = self.avg_duration() * 2.0 + cfg.interval.as_secs_f64();
+            let needed = self.max_duration() + cfg.interval.as_secs_f64();
             if time_to_full <= needed {
                 return Some(GcCause::AllocationRate);
             }

@@ -1,11 +1,13 @@
 //! The `-Xlog:gc`-style log, on stderr: one line per cycle and allocation stall at level
-//! `gc`, plus one per phase and pause at level `phases`. Turn it on with the heap's
+//! `gc`, plus one per phase and pause at level `phases`, plus one per pacing delay at level
+//! `debug`. Turn it on with the heap's
 //! `log` setting or the `ZRS_GC_LOG` environment variable.
 //!
 //! ```text
 //! [1.234s][info][gc] GC(3) Garbage Collection (Allocation Rate) 512M(25%)->128M(6%)
 //! [1.230s][info][gc,phases] GC(3) Pause Mark Start 0.021ms
 //! [2.001s][info][gc] Allocation Stall (main) 12.345ms
+//! [2.107s][debug][gc,pacing] Pacing (main) 0.750ms
 //! [305.0s][info][gc,heap] Uncommitted 192M (committed 256M->64M)
 //! ```
 
@@ -31,9 +33,13 @@ impl GcLog {
     }
 
     fn line(&self, start: Instant, tags: &str, msg: std::fmt::Arguments<'_>) {
+        self.line_at(start, "info", tags, msg);
+    }
+
+    fn line_at(&self, start: Instant, level: &str, tags: &str, msg: std::fmt::Arguments<'_>) {
         let t = start.elapsed().as_secs_f64();
         let mut e = std::io::stderr().lock();
-        let _ = writeln!(e, "[{t:.3}s][info][{tags}] {msg}");
+        let _ = writeln!(e, "[{t:.3}s][{level}][{tags}] {msg}");
     }
 
     pub(crate) fn phase(&self, start: Instant, cycle: u64, name: &str, d: Duration) {
@@ -88,6 +94,18 @@ impl GcLog {
     pub(crate) fn heap(&self, start: Instant, msg: std::fmt::Arguments<'_>) {
         if self.level >= LogLevel::Gc {
             self.line(start, "gc,heap", msg);
+        }
+    }
+
+    /// A pacing delay `d` imposed on `thread` (see `pacer`).
+    pub(crate) fn pacing(&self, start: Instant, thread: &str, d: Duration) {
+        if self.level >= LogLevel::Debug {
+            self.line_at(
+                start,
+                "debug",
+                "gc,pacing",
+                format_args!("Pacing ({thread}) {:.3}ms", d.as_secs_f64() * 1e3),
+            );
         }
     }
 

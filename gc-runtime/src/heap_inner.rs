@@ -1,7 +1,7 @@
 //! The heap's collector state as a composition of subsystems (ZGC's `ZHeap`): the context
 //! every phase is handed ([`GcContext`]: phase state, pages, forwarding index, cycle monitor),
 //! the safepoint, the strong roots, the weak handles, marking, relocation, the relocation set,
-//! the mutators' shared allocation state, the statistics and the log. Each subsystem keeps its
+//! the mutators' shared allocation state, the pacer, the statistics and the log. Each subsystem keeps its
 //! state private; the driver runs a cycle as a list of calls on them, and the mutators and
 //! the embedding API reach them through this struct.
 
@@ -14,6 +14,7 @@ use crate::gc_state::GcState;
 use crate::injected_panic::InjectedPanics;
 use crate::mark::Mark;
 use crate::object_allocator::ObjectAllocator;
+use crate::pacer::Pacer;
 use crate::page_registry::PageRegistry;
 use crate::relocate::Relocate;
 use crate::relocation_set::RelocationSet;
@@ -38,6 +39,8 @@ pub(crate) struct HeapInner {
     pub(crate) weaks: WeakProcessor,
     pub(crate) mark: Mark,
     pub(crate) relocate: Relocate,
+    /// Slows mutators that would fill the heap before the running cycle ends.
+    pub(crate) pacer: Pacer,
     pub(crate) relocation_set: RelocationSet,
     pub(crate) allocator: ObjectAllocator,
     pub(crate) stats: Mutex<GcStats>,
@@ -53,6 +56,7 @@ pub(crate) struct HeapInner {
 impl HeapInner {
     /// Validate the configuration, map the memory and build the subsystems.
     pub(crate) fn new(config: HeapConfig) -> Result<HeapInner, HeapError> {
+        config.pacing.validate()?;
         let mem = PageAllocator::new(&config.memory)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         mem.set_poison(config.verify);
@@ -72,6 +76,7 @@ impl HeapInner {
             weaks: WeakProcessor::default(),
             mark: Mark::default(),
             relocate: Relocate::default(),
+            pacer: Pacer::new(&config),
             relocation_set: RelocationSet::default(),
             allocator: ObjectAllocator::default(),
             stats: Mutex::new(GcStats::default()),

@@ -20,8 +20,8 @@
 //! collector's subsystems, as ZGC's `ZHeap` composes them: `roots`, `weak_processor`, `mark`,
 //! `relocation_set_selector`, `relocation_set`, `relocate`, with the `gc_context` each is
 //! handed: `gc_state`, `page_registry`, `forwarding_index`, `cycle_control`); `driver` (the
-//! cycle as a list of phases), `director` (when to collect), `verifier`; [`mutator`] (threads,
-//! allocation, stalls), [`scope`] (handles and object access), `barrier_policy` (what the
+//! cycle as a list of phases), `director` (when to collect), `pacer` (slowing mutators that
+//! outrun a cycle), `verifier`; [`mutator`] (threads, allocation, stalls), [`scope`] (handles and object access), `barrier_policy` (what the
 //! barrier's slow path does per phase), `safepoint`; [`stats`], `gc_log`. ARCHITECTURE.md in
 //! the repository lists the module dependencies layer by layer.
 //!
@@ -56,6 +56,7 @@ pub mod memory_report;
 pub mod mutator;
 mod mutator_shared;
 mod object_allocator;
+mod pacer;
 mod page_registry;
 mod relocate;
 mod relocation_set;
@@ -71,7 +72,7 @@ mod uncommitter;
 mod verifier;
 mod weak_processor;
 
-pub use config::{DirectorConfig, HeapConfig, LogLevel, Mode, LOG_ENV};
+pub use config::{DirectorConfig, HeapConfig, LogLevel, Mode, PacingConfig, LOG_ENV};
 pub use gc_cause::GcCause;
 pub use gc_core::{format_size, parse_size, Backing, HeapError};
 pub use gc_phase::GcPhase;

@@ -1,4 +1,6 @@
 //! Mutators: threads attached to a heap (HotSpot's `JavaThread`, as far as the GC sees it).
+//! Allocation lives here too: the thread's pages, pacing delays before taking a page while a
+//! cycle runs (the rule is `pacer`'s), and allocation stalls when the heap is full anyway.
 //!
 //! A mutator owns its local-handle stack, its allocation page (a private small page, bump
 //! allocated without atomic read-modify-write), its mark buffer (objects its barriers marked
@@ -29,7 +31,7 @@ use crate::handle_stack::HandleStack;
 use crate::heap_inner::HeapInner;
 use crate::mutator_shared::MutatorShared;
 use crate::safepoint::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
-use crate::stats::StallRecord;
+use crate::stats::{PacingRecord, StallRecord};
 use gc_core::{
     object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, View,
 };
@@ -333,8 +335,6 @@ impl Mutator {
         Ok(off)
     }
 
-    /// Get a page; when the heap is full, stall (as a blocked thread) for a GC cycle, and
-    /// fail with out-of-memory if a whole cycle that started after the request did not help.
     /// Take a new page. Committing and mapping memory can take a millisecond (page faults,
     /// `fallocate`), so it runs as a blocked thread: a pause need not wait for it. A Pause
     /// Mark Start may run meanwhile; a page born before it must never receive this cycle's
@@ -359,7 +359,12 @@ impl Mutator {
         }
     }
 
+    /// While a cycle runs, wait first if the pacer says so (as a blocked thread; see
+    /// `pacer`), then take a page; when the heap is full all the same, stall (as a blocked
+    /// thread) for a GC cycle, and fail with out-of-memory if a whole cycle that started
+    /// after the request did not help.
     fn page_stalling(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, OutOfMemory> {
+        self.pace(size);
         match self.take_page(kind, size) {
             Ok(p) => return Ok(p),
             Err(AllocError::OutOfMemory { .. }) if self.heap.config.mode != Mode::Epsilon => {}
@@ -422,6 +427,23 @@ impl Mutator {
                 }))
             }
         }
+    }
+
+    /// The pacing delay before taking a page of `size` bytes, if the pacer asks for one:
+    /// slept as a blocked thread (pauses do not wait for it), recorded and logged.
+    fn pace(&self, size: u64) {
+        let heap = &self.heap;
+        let Some(delay) = heap.pacer.delay_before_page(&heap.cx, size) else {
+            return;
+        };
+        let start_ns = heap.now_ns();
+        self.blocking(|| std::thread::sleep(delay));
+        heap.log.pacing(heap.start, &self.shared.name, delay);
+        heap.stats.lock().pacing.push(PacingRecord {
+            thread: self.shared.name.clone(),
+            start_at_ns: start_ns,
+            duration_ns: delay.as_nanos() as u64,
+        });
     }
 
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not

@@ -60,6 +60,12 @@ impl PageRegistry {
         self.mem.capacity().saturating_sub(self.relocation_reserve)
     }
 
+    /// Bytes mutators may still take before the heap is full for them (the mutator limit
+    /// less the pages in use).
+    pub(crate) fn mutator_free(&self) -> u64 {
+        self.mutator_limit().saturating_sub(self.mem.used())
+    }
+
     /// A page for a mutator, born with sequence number `seqnum`, within the mutator limit
     /// and not yet registered: [`Self::register`] it, or give it back with
     /// [`Self::free_unregistered`].

@@ -46,6 +46,19 @@ fn assert_stalls_often_and_ooms_rarely(r: &Report) {
     assert_ooms_rare(r);
 }
 
+/// Pacing (on by default) was reached: a concurrent small heap, where the threads outrun
+/// the collector, had its mutators delayed at page allocations. (The model check covers what
+/// the threads did around the delays: a paced allocation is an allocation like any other.)
+fn assert_paced(r: &Report) {
+    // (A debug build allocates too slowly to outrun the collector.)
+    if cfg!(not(debug_assertions)) {
+        assert!(
+            r.pacing_delays > 0,
+            "no pacing delay in a small concurrent heap: {r}"
+        );
+    }
+}
+
 /// A nearly full heap: a live-set budget of 75% of the heap in `concurrent` mode, 78% in
 /// `stw` mode (a fifth of the heap in a pool both threads read, check and mutate), kept
 /// filled (`Config::fill`), with objects of mixed sizes, medium ones included. The
@@ -126,12 +139,15 @@ fn concurrent_small_heap_stalls() {
         base_seed(),
     ));
     assert_stalls_often_and_ooms_rarely(&r);
+    assert_paced(&r);
 }
 
 #[test]
 fn stw_small_heap_stalls() {
     let r = run(&small("stw_small_heap_stalls", Mode::Stw, 6, base_seed()));
     assert_stalls_often_and_ooms_rarely(&r);
+    // A stw cycle runs inside its pause: nothing to keep pace with.
+    assert_eq!(r.pacing_delays, 0, "a stw heap paced its mutators: {r}");
 }
 
 #[test]
@@ -168,6 +184,9 @@ fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
 /// The soak configurations that must compact pages in place and forward objects to
 /// themselves (checked over the whole soak, for those that ran).
 const IN_PLACE_CONFIGS: [&str; 2] = ["soak-concurrent-full", "soak-stw-full"];
+
+/// The soak configuration that must reach pacing (checked over the whole soak, if it ran).
+const PACED_CONFIG: &str = "soak-concurrent-small";
 
 fn write_soak_report(text: &str) {
     if let Ok(path) = std::env::var("ZRS_SOAK_REPORT") {
@@ -316,6 +335,16 @@ fn soak() {
                 }
             }
         }
+    }
+    match by_config.iter().find(|(k, _)| k == PACED_CONFIG) {
+        None => notes.push_str(&format!(
+            "\n{PACED_CONFIG} did not run: pacing not covered by this soak\n"
+        )),
+        Some((_, r)) if r.pacing_delays == 0 => unmet.push(format!(
+            "{PACED_CONFIG}: no pacing delay in {} runs",
+            r.runs
+        )),
+        Some(_) => {}
     }
     let mut out = format!(
         "soak summary: {:.0}s wall, base seed {base:#x}\n{}{notes}",

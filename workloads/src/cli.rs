@@ -157,6 +157,12 @@ pub struct CommonArgs {
     /// No progress bar and no table on stdout; print only the output directory.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Mutator pacing in concurrent mode: on (short delays at page allocations slow a
+    /// mutator that would fill the heap before the cycle ends) or off (it runs into a full
+    /// heap and stalls). No effect in stw and epsilon mode.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
+          action = clap::ArgAction::Set)]
+    pub pacing: bool,
 }
 
 impl SweepArgs {
@@ -171,6 +177,7 @@ impl SweepArgs {
                 c.threads = o.threads;
                 c.seed = o.seed;
                 c.min_cycles = o.min_cycles;
+                c.pacing = o.pacing;
                 v.push(c);
             }
         }
@@ -214,6 +221,7 @@ impl RunArgs {
         c.threads = o.threads;
         c.seed = o.seed;
         c.min_cycles = o.min_cycles;
+        c.pacing = o.pacing;
         Ok(c)
     }
 }
@@ -359,6 +367,15 @@ pub fn parse_seconds(s: &str) -> Result<u64, String> {
     Ok(((secs * 1000.0).round() as u64).max(1))
 }
 
+/// Parse `on` or `off` (also `true`/`false`, `yes`/`no`, `1`/`0`).
+pub fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("{s:?} is neither on nor off")),
+    }
+}
+
 /// Parse a fraction strictly between 0 and 1.
 pub fn parse_fraction(s: &str) -> Result<f64, String> {
     let f: f64 = s
@@ -417,7 +434,9 @@ mod tests {
         );
         assert_eq!(s.common.duration_ms, 20_000);
         assert_eq!(s.common.min_cycles, 0);
+        assert!(s.common.pacing);
         let configs = s.configs();
+        assert!(configs.iter().all(|c| c.pacing));
         let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
         assert_eq!(
             labels,
@@ -472,6 +491,22 @@ mod tests {
     }
 
     #[test]
+    fn pacing_switch_reaches_every_run() {
+        let cli = parse(&["--pacing", "off"]).unwrap();
+        assert!(cli.sweep.configs().iter().all(|c| !c.pacing));
+        let cli = parse(&["--pacing", "on"]).unwrap();
+        assert!(cli.sweep.configs().iter().all(|c| c.pacing));
+        let c = parse(&["heap-churn", "--pacing", "off"])
+            .unwrap()
+            .command
+            .unwrap()
+            .run_config()
+            .unwrap()
+            .unwrap();
+        assert!(!c.pacing);
+    }
+
+    #[test]
     fn bad_inputs_are_rejected_with_clear_messages() {
         let msg = |args: &[&str]| parse(args).unwrap_err().to_string();
         assert!(msg(&["--heaps", "1X"]).contains("unknown size unit 'X'"));
@@ -504,6 +539,7 @@ mod tests {
         let m = msg(&["--min-cycles", "many"]);
         assert!(m.contains("invalid digit"), "{m}");
         assert!(msg(&["--min-cycles", "5000"]).contains("0..=1000"));
+        assert!(msg(&["--pacing", "sometimes"]).contains("neither on nor off"));
         // Sweep options do not mix with a subcommand.
         assert!(parse(&["--heaps", "1G", "heap-churn"]).is_err());
     }
@@ -625,6 +661,7 @@ mod tests {
             "--quiet",
             "--min-cycles",
             "4× --duration",
+            "--pacing",
             "heap-churn",
             "binary-trees",
             "lru-cache",

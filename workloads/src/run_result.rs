@@ -35,6 +35,10 @@ pub struct RunConfig {
     #[serde(default)]
     pub min_cycles: u32,
     pub seed: u64,
+    /// Mutator pacing (`gc_runtime::PacingConfig::enabled`; used in `concurrent` mode only).
+    /// Results written before the option existed ran with it on.
+    #[serde(default = "pacing_default")]
+    pub pacing: bool,
     /// The workload's own options (in JSON, an object with one key per option).
     pub params: WorkloadParams,
 }
@@ -57,6 +61,7 @@ impl RunConfig {
             duration_ms,
             min_cycles: 0,
             seed: 42,
+            pacing: pacing_default(),
             params: WorkloadParams::defaults(workload),
         }
     }
@@ -76,6 +81,11 @@ impl RunConfig {
     pub fn mutator_names(&self) -> Vec<String> {
         (0..self.threads.max(1)).map(Self::mutator_name).collect()
     }
+}
+
+/// The runtime's default: pacing on.
+fn pacing_default() -> bool {
+    true
 }
 
 /// Everything one run measured.

@@ -60,7 +60,10 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
             config.params.workload()
         ));
     }
-    let heap = Heap::new(HeapConfig::new(config.heap_bytes).mode(config.mode)).map_err(|e| {
+    let heap_config = HeapConfig::new(config.heap_bytes)
+        .mode(config.mode)
+        .pacing(config.pacing);
+    let heap = Heap::new(heap_config).map_err(|e| {
         format!(
             "cannot create a {} heap: {e}",
             gc_core::format_size(config.heap_bytes)

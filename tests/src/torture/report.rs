@@ -83,6 +83,10 @@ pub struct Report {
     pub live_permille_sum: u64,
     pub stalls: u64,
     pub failed_stalls: u64,
+    /// Pacing delays (`GcStats::pacing`), their total and the longest, in nanoseconds.
+    pub pacing_delays: u64,
+    pub pacing_total_ns: u64,
+    pub max_pacing_ns: u64,
     pub ooms: u64,
     pub weak_cleared_seen: u64,
     pub weak_clear_deadlines_checked: u64,
@@ -120,6 +124,9 @@ impl Report {
         self.live_permille_sum += o.live_permille_sum;
         self.stalls += o.stalls;
         self.failed_stalls += o.failed_stalls;
+        self.pacing_delays += o.pacing_delays;
+        self.pacing_total_ns += o.pacing_total_ns;
+        self.max_pacing_ns = self.max_pacing_ns.max(o.max_pacing_ns);
         self.ooms += o.ooms;
         self.weak_cleared_seen += o.weak_cleared_seen;
         self.weak_clear_deadlines_checked += o.weak_clear_deadlines_checked;
@@ -171,6 +178,14 @@ impl Report {
         self.live_permille_sum = stats.cycles.iter().map(live).sum();
         self.stalls = stats.stalls.len() as u64;
         self.failed_stalls = stats.stalls.iter().filter(|s| s.failed).count() as u64;
+        self.pacing_delays = stats.pacing.len() as u64;
+        self.pacing_total_ns = stats.pacing.iter().map(|p| p.duration_ns).sum();
+        self.max_pacing_ns = stats
+            .pacing
+            .iter()
+            .map(|p| p.duration_ns)
+            .max()
+            .unwrap_or(0);
     }
 }
 
@@ -245,11 +260,15 @@ impl std::fmt::Display for Report {
         )?;
         write!(
             f,
-            "{} live-set sheds, {} allocation stalls ({} failed), {} out-of-memory errors; weak \
-             handles: {} seen cleared, {} clear deadlines met, {} resurrections",
+            "{} live-set sheds, {} allocation stalls ({} failed), {} pacing delays ({:.1} ms, \
+             longest {:.3} ms), {} out-of-memory errors; weak handles: {} seen cleared, {} \
+             clear deadlines met, {} resurrections",
             self.sheds,
             self.stalls,
             self.failed_stalls,
+            self.pacing_delays,
+            self.pacing_total_ns as f64 / 1e6,
+            self.max_pacing_ns as f64 / 1e6,
             self.ooms,
             self.weak_cleared_seen,
             self.weak_clear_deadlines_checked,

@@ -8,6 +8,8 @@
 //!   --gc-stats         print a pause summary on exit
 //!   --verify           run the collector's heap verifier in every pause (slow; for tests)
 //!   --gc-stress        start collection cycles back to back (for tests)
+//!   --pacing <on|off>  slow the program a little while a cycle runs, instead of stalling it
+//!                      when the heap fills (default on; concurrent mode only)
 //!   --compile-only     compile the script, report compile errors, run nothing
 //!   --disassemble      print the bytecode of every function before running
 //! ```
@@ -63,6 +65,12 @@ pub struct Options {
     /// that even a program that allocates little is collected while it runs (for tests).
     #[arg(long)]
     pub gc_stress: bool,
+    /// Mutator pacing in concurrent mode: on (while a cycle runs, short delays at page
+    /// allocations keep the program from filling the heap before the cycle ends) or off (it
+    /// runs into a full heap and stalls until memory is freed). No effect with stw or epsilon.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
+          action = clap::ArgAction::Set)]
+    pub pacing: bool,
     /// Only compile the script: print compile errors and exit 65, or exit 0.
     #[arg(long)]
     pub compile_only: bool,
@@ -100,7 +108,8 @@ impl Options {
         let mut config = gc_runtime::HeapConfig::new(self.heap_size())
             .mode(self.gc)
             .verify(self.verify)
-            .continuous(self.gc_stress);
+            .continuous(self.gc_stress)
+            .pacing(self.pacing);
         // One mutator needs few GC workers, and every worker adds a page to the relocation
         // reserve, which would eat a small heap on a many-core machine.
         let threads = config.gc_threads.min(MAX_GC_THREADS);
@@ -114,7 +123,7 @@ impl Options {
 
 /// The `--gc-stats` summary of a run: pauses (count, p50, p99, max), cycles, stalls and
 /// allocation, one line, e.g.
-/// `gc-stats: 12 cycles, 36 pauses (p50 0.041 ms, p99 0.180 ms, max 0.200 ms), 0 stalls, 250.0 MiB allocated`.
+/// `gc-stats: 12 cycles, 36 pauses (p50 0.041 ms, p99 0.180 ms, max 0.200 ms), 0 stalls, 3 pacing delays, 250.0 MiB allocated`.
 pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
     let mut pauses: Vec<u64> = stats.pauses.iter().map(|p| p.total_ns).collect();
     pauses.sort_unstable();
@@ -127,15 +136,25 @@ pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
     };
     format!(
         "gc-stats: {} cycles, {} pauses (p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms), {} stalls, \
-         {:.1} MiB allocated",
+         {} pacing delays, {:.1} MiB allocated",
         stats.cycles.len(),
         pauses.len(),
         percentile(0.50),
         percentile(0.99),
         pauses.last().map_or(0.0, |&ns| ns as f64 / 1e6),
         stats.stalls.len(),
+        stats.pacing.len(),
         stats.allocated_bytes as f64 / (1 << 20) as f64,
     )
+}
+
+/// Parses `on` or `off` (also `true`/`false`, `yes`/`no`, `1`/`0`).
+pub fn parse_on_off(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("invalid switch '{text}' (expected on or off)")),
+    }
 }
 
 /// Parses a heap size: decimal bytes, optionally followed by `k`, `m` or `g` (binary multiples,
@@ -219,5 +238,15 @@ mod tests {
         assert!(Options::try_parse_from(["lox", "--gc", "bogus"]).is_err());
         assert!(Options::try_parse_from(["lox", "a.lox", "b.lox"]).is_err());
         assert!(Options::try_parse_from(["lox", "--heap", "lots"]).is_err());
+    }
+
+    #[test]
+    fn pacing_switch() {
+        let o = Options::try_parse_from(["lox"]).unwrap();
+        assert!(o.pacing && o.heap_config().pacing.enabled);
+        let o = Options::try_parse_from(["lox", "--pacing", "off"]).unwrap();
+        assert!(!o.pacing && !o.heap_config().pacing.enabled);
+        let e = Options::try_parse_from(["lox", "--pacing", "maybe"]).unwrap_err();
+        assert!(e.to_string().contains("expected on or off"), "{e}");
     }
 }

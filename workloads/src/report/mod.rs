@@ -181,6 +181,7 @@ pub mod test_support {
                 pauses,
                 cycles,
                 stalls: Vec::new(),
+                pacing: Vec::new(),
                 allocated_bytes: heap_bytes * 3,
                 gc_cpu_ns: 5_000_000,
                 ..GcStats::default()

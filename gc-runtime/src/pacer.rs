@@ -1,0 +1,215 @@
+//! Mutator pacing (what Shenandoah's `ShenandoahPacer` does; ZGC itself only stalls): while a
+//! cycle runs, a mutator about to take a new page may first be delayed a little, so that the
+//! mutators together take free memory no faster than it lasts until the cycle ends. A
+//! mutator that outruns the collector is slowed gradually, by short bounded delays, instead
+//! of running at full speed into a full heap and stalling until the cycle frees memory. The
+//! allocation stall (in `mutator`) stays the last resort when the heap runs dry anyway, and
+//! out-of-memory the answer after a whole cycle that freed nothing.
+//!
+//! # The rule
+//!
+//! At a page allocation of `size` bytes while a cycle runs (`concurrent` mode, pacing on):
+//!
+//! 1. `free` is what mutators may still take (the heap less the relocation reserve less the
+//!    pages in use); `budget = free − size` is what is left once this page is taken.
+//! 2. `expected` is how long the cycle should take: the longest of the last five cycles
+//!    times `duration_margin` (default 1.25), or 100 ms before any cycle completed. (The
+//!    longest, not the mean: a cycle on a fuller heap takes longer than the last ones, and
+//!    an estimate too short costs a stall, one too long only some throughput.)
+//!    `remaining = expected − elapsed`, but never less than a quarter of `expected`: a cycle
+//!    that overruns its estimate still gets a budget that shrinks with the free memory.
+//! 3. Free memory lasts until the cycle ends if the mutators, all together, take pages no
+//!    faster than one every `interval = remaining × size / budget`.
+//! 4. The pacer keeps one *due time* for the heap: the next page is due `interval` after the
+//!    previous one was due, or now if that is later (unused time is not saved up). A page
+//!    asked for before it is due waits until then, but never longer than `max_delay` (default
+//!    10 ms); the debt beyond the cap is forgiven. Waits under 20 µs are not slept: they stay
+//!    owed and add to the next page's wait.
+//!
+//! So the delay grows as the free memory left shrinks relative to what the rest of the cycle
+//! needs: nothing while the mutators' own pace fits the budget, then a few hundred
+//! microseconds per page, up to `max_delay` on every page as the budget nears zero. With the
+//! cap on every page a mutator filling 2 MiB pages is held to at most 2 MiB per `max_delay`
+//! (about 200 MB/s at 10 ms) on top of its own filling time; a slower collector than that
+//! still ends in a stall. (A cap of 1 ms would hold a 300 MB/s mutator to 260 MB/s: too little
+//! to matter, which is why the default is 10 ms.) Between cycles nobody is paced: the
+//! director starts a cycle (its allocation-rate rule) before the heap fills.
+//!
+//! A delay is taken as a *blocked* thread, like a stall: pauses never wait for a paced
+//! mutator, and the sleeping mutator leaves its core to the GC workers. Each delay is
+//! recorded as a [`crate::PacingRecord`] (the delay imposed; the OS may wake the thread a
+//! little later, and a pause in progress holds it until the pause ends) and logged at level
+//! `debug`.
+//!
+//! # Why delays and not assists
+//!
+//! Go makes a mutator that allocates during marking do marking work in proportion (the mark
+//! assist). That needs mutators to trace with the GC workers' queues and take part in mark
+//! termination, a second entry into marking to keep correct; here a mutator only sleeps, and
+//! on a machine with fewer cores than threads a sleeping mutator gives the GC thread its core,
+//! which is most of what an assist would buy. The time-based estimate is the price: it knows
+//! the cycle's progress only by the clock, not by the bytes marked.
+
+use crate::config::HeapConfig;
+use crate::gc_context::GcContext;
+use parking_lot::Mutex;
+use std::time::{Duration, Instant};
+
+/// The expected cycle duration before any cycle completed (the director assumes the same).
+const FIRST_CYCLE_ESTIMATE: Duration = Duration::from_millis(100);
+/// `remaining` is at least this share of `expected`.
+const MIN_REMAINING_SHARE: f64 = 0.25;
+/// Waits shorter than this are not slept (they stay owed).
+const MIN_SLEEP: Duration = Duration::from_micros(20);
+
+/// The heap's pacer. See the module documentation.
+pub(crate) struct Pacer {
+    /// Pacing on, in `concurrent` mode.
+    active: bool,
+    max_delay: Duration,
+    duration_margin: f64,
+    /// When the next page allocation is due (`None` before the first paced one).
+    due: Mutex<Option<Instant>>,
+}
+
+impl Pacer {
+    pub(crate) fn new(config: &HeapConfig) -> Self {
+        Pacer {
+            active: config.paces(),
+            max_delay: config.pacing.max_delay,
+            duration_margin: config.pacing.duration_margin,
+            due: Mutex::new(None),
+        }
+    }
+
+    /// How long a mutator about to take a page of `size` bytes should wait first; `None`
+    /// for no wait (pacing off, no cycle running, or the mutators' pace fits the budget).
+    /// The caller sleeps as a blocked thread and records the delay.
+    pub(crate) fn delay_before_page(&self, cx: &GcContext, size: u64) -> Option<Duration> {
+        if !self.active {
+            return None;
+        }
+        let cycle = cx.control.running_cycle()?;
+        let expected = cycle
+            .expected
+            .unwrap_or(FIRST_CYCLE_ESTIMATE)
+            .mul_f64(self.duration_margin);
+        let remaining = expected
+            .saturating_sub(cycle.elapsed)
+            .max(expected.mul_f64(MIN_REMAINING_SHARE));
+        let interval = page_interval(cx.pages.mutator_free(), size, remaining);
+        let now = Instant::now();
+        let mut due = self.due.lock();
+        let (delay, next) = schedule(now, *due, interval, self.max_delay);
+        *due = Some(next);
+        (delay >= MIN_SLEEP).then_some(delay)
+    }
+}
+
+/// Step 3 of the rule: the spacing of page allocations that makes `free` bytes (this page of
+/// `size` bytes included) last `remaining`; all of `remaining` when nothing is left beyond
+/// this page. (The spacing may exceed `max_delay`: the mutator's own time filling the page
+/// counts towards it, and only the wait beyond that is capped.)
+fn page_interval(free: u64, size: u64, remaining: Duration) -> Duration {
+    let budget = free.saturating_sub(size);
+    if budget == 0 {
+        return remaining;
+    }
+    let secs = remaining.as_secs_f64() * size as f64 / budget as f64;
+    Duration::from_secs_f64(secs.min(remaining.as_secs_f64()))
+}
+
+/// Step 4 of the rule: for a page asked for at `now`, with the next page `due` and pages to
+/// be spaced by `interval`, the wait (capped at `max_delay`) and the new due time. The debt
+/// beyond the cap is forgiven; a wait too short to sleep stays in the new due time.
+fn schedule(
+    now: Instant,
+    due: Option<Instant>,
+    interval: Duration,
+    max_delay: Duration,
+) -> (Duration, Instant) {
+    let start = due.map_or(now, |d| d.max(now));
+    let wait = start.duration_since(now);
+    let delay = wait.min(max_delay);
+    let taken_at = now + delay;
+    // A short wait is not slept, but stays owed: the next page is due after `start`.
+    let owed_from = if delay < MIN_SLEEP { start } else { taken_at };
+    (delay, owed_from + interval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn interval_grows_as_free_memory_shrinks() {
+        let remaining = Duration::from_secs(1);
+        // 1 GiB free for one second: a 2 MiB page every ~2 ms.
+        let roomy = page_interval(1024 * MIB, 2 * MIB, remaining);
+        let tight = page_interval(64 * MIB, 2 * MIB, remaining);
+        assert!(roomy < tight, "{roomy:?} {tight:?}");
+        assert!(
+            (roomy.as_secs_f64() - 2.0 / 1022.0).abs() < 1e-6,
+            "{roomy:?}"
+        );
+        assert!((tight.as_secs_f64() - 2.0 / 62.0).abs() < 1e-6, "{tight:?}");
+        // Nothing beyond this page: the whole remaining time (the wait is capped later).
+        assert_eq!(page_interval(2 * MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(page_interval(MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(page_interval(3 * MIB, 2 * MIB, remaining), remaining);
+    }
+
+    #[test]
+    fn a_mutator_slower_than_the_budget_never_waits() {
+        let t0 = Instant::now();
+        let interval = MS;
+        let (mut due, mut delays) = (None, Vec::new());
+        // A page every 2 ms against a budget of one per 1 ms.
+        for i in 0..10 {
+            let (d, next) = schedule(t0 + 2 * MS * i, due, interval, 10 * MS);
+            delays.push(d);
+            due = Some(next);
+        }
+        assert!(delays.iter().all(|d| d.is_zero()), "{delays:?}");
+    }
+
+    #[test]
+    fn a_mutator_faster_than_the_budget_is_held_to_it() {
+        let t0 = Instant::now();
+        let interval = 3 * MS;
+        let mut due = None;
+        let mut now = t0;
+        for _ in 0..10 {
+            let (d, next) = schedule(now, due, interval, 10 * MS);
+            due = Some(next);
+            // It fills the page in 1 ms after its wait.
+            now += d + MS;
+        }
+        // Ten pages spaced by 3 ms take 27 ms after the first plus its own 1 ms: the
+        // mutator ran at the budget's pace, not at its own.
+        assert_eq!(now.duration_since(t0), 28 * MS);
+    }
+
+    #[test]
+    fn waits_are_capped_and_the_debt_beyond_forgiven() {
+        let t0 = Instant::now();
+        let cap = 10 * MS;
+        let (d, next) = schedule(t0, Some(t0 + Duration::from_secs(5)), cap, cap);
+        assert_eq!(d, cap);
+        assert_eq!(next, t0 + 2 * cap);
+    }
+
+    #[test]
+    fn short_waits_are_carried_not_slept() {
+        let t0 = Instant::now();
+        let short = Duration::from_micros(5);
+        let (d, next) = schedule(t0, Some(t0 + short), 10 * short, MS);
+        // Too short to sleep (the caller skips it), but owed by the next page.
+        assert_eq!(d, short);
+        assert!(d < MIN_SLEEP);
+        assert_eq!(next, t0 + 11 * short);
+    }
+}

@@ -1,0 +1,208 @@
+//! Mutator pacing: a mutator that outruns the collector on a small heap — a live set of many
+//! small objects (slow to mark with one GC thread) and garbage allocated in 32 KiB arrays
+//! (fast to allocate) — with pacing on, then off, then in `stw` mode.
+//!
+//! What is asserted is what holds on any machine, however loaded: with pacing on the pacing
+//! path is reached (delays are recorded) and no delay exceeds the configured cap; with pacing
+//! off, and in `stw` mode, no delay is ever recorded. How the stalls compare (count, total,
+//! longest) depends on the machine's timing, so it is printed, not asserted. Bad pacing
+//! settings are refused with an error naming the setting.
+
+use gc_runtime::{GcStats, Heap, HeapConfig, HeapError, Mode};
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1 << 20;
+const HEAP: u64 = 64 * MIB;
+/// Nodes of the live set: 32 bytes each, about 24 MiB.
+const LIVE_NODES: usize = 768 * 1024;
+/// Table slots the live set hangs from (a list of nodes per slot).
+const TABLE_SLOTS: usize = 4096;
+/// Raw bytes of each garbage array.
+const GARBAGE_BYTES: usize = 32 * 1024;
+/// The pacing cap of the paced run.
+const MAX_DELAY: Duration = Duration::from_millis(5);
+
+/// What one run saw.
+struct Outcome {
+    stats: GcStats,
+    allocated_mib: u64,
+    ooms: u64,
+    secs: f64,
+}
+
+/// Build the live set, then allocate garbage for at least `min` (and, while `more_wanted`
+/// says so, up to `max`).
+fn run(
+    config: HeapConfig,
+    min: Duration,
+    max: Duration,
+    more_wanted: fn(&GcStats) -> bool,
+) -> Outcome {
+    let heap = Heap::new(config).expect("creating the heap");
+    let mut m = heap.attach("mutator").unwrap();
+    let mut ooms = 0u64;
+    let start = Instant::now();
+    m.scope(|s| {
+        let table = s.alloc(1, TABLE_SLOTS as u32, 0).unwrap();
+        for i in 0..LIVE_NODES {
+            s.scope(|s| {
+                let slot = i % TABLE_SLOTS;
+                let node = s.alloc(2, 1, 8).expect("building the live set");
+                let next = s.load(table, slot);
+                s.store(node, 0, next);
+                s.get(node).write_u64(0, i as u64);
+                s.store(table, slot, Some(node));
+            });
+        }
+        let mut n = 0u64;
+        loop {
+            if n.is_multiple_of(64) {
+                let t = start.elapsed();
+                if t >= max || (t >= min && !more_wanted(&heap.stats())) {
+                    break;
+                }
+            }
+            s.scope(|s| {
+                if s.alloc(3, 0, GARBAGE_BYTES).is_err() {
+                    ooms += 1;
+                }
+            });
+            n += 1;
+        }
+        // The live set survived.
+        let mut count = 0;
+        for slot in 0..TABLE_SLOTS {
+            let mut cur = s.get(table).load(slot);
+            while let Some(node) = cur {
+                count += 1;
+                cur = node.load(0);
+            }
+        }
+        assert_eq!(count, LIVE_NODES, "the live set lost nodes");
+    });
+    let secs = start.elapsed().as_secs_f64();
+    drop(m);
+    let stats = heap.stats();
+    Outcome {
+        allocated_mib: stats.allocated_bytes / MIB,
+        stats,
+        ooms,
+        secs,
+    }
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn describe(what: &str, o: &Outcome) {
+    let stalls: Vec<u64> = o.stats.stalls.iter().map(|s| s.duration_ns).collect();
+    let delays: Vec<u64> = o.stats.pacing.iter().map(|p| p.duration_ns).collect();
+    println!(
+        "{what}: {:.1}s, {} MiB allocated, {} cycles, {} OOM errors; stalls: {} (total {:.1} ms, \
+         longest {:.1} ms); pacing delays: {} (total {:.1} ms, longest {:.2} ms)",
+        o.secs,
+        o.allocated_mib,
+        o.stats.cycles.len(),
+        o.ooms,
+        stalls.len(),
+        ms(stalls.iter().sum()),
+        ms(stalls.iter().copied().max().unwrap_or(0)),
+        delays.len(),
+        ms(delays.iter().sum()),
+        ms(delays.iter().copied().max().unwrap_or(0)),
+    );
+}
+
+fn config(mode: Mode, pacing: bool) -> HeapConfig {
+    HeapConfig::new(HEAP)
+        .mode(mode)
+        .gc_threads(1)
+        .pacing(pacing)
+        .pacing_max_delay(MAX_DELAY)
+}
+
+#[test]
+fn pacing_slows_a_mutator_that_outruns_the_collector() {
+    // Paced: run 2 s, and on (up to 30 s) until a few delays were recorded.
+    let on = run(
+        config(Mode::Concurrent, true),
+        Duration::from_secs(2),
+        Duration::from_secs(30),
+        |st| st.pacing.len() < 10,
+    );
+    describe("pacing on ", &on);
+    // Unpaced, for comparison: the same 2 s.
+    let off = run(
+        config(Mode::Concurrent, false),
+        Duration::from_secs(2),
+        Duration::from_secs(2),
+        |_| false,
+    );
+    describe("pacing off", &off);
+
+    assert!(
+        !on.stats.pacing.is_empty(),
+        "pacing on, a mutator outrunning the collector was never paced"
+    );
+    let cap = MAX_DELAY.as_nanos() as u64;
+    for p in &on.stats.pacing {
+        assert!(
+            p.duration_ns > 0 && p.duration_ns <= cap,
+            "a pacing delay of {} ns is outside (0, {cap}] ns: {p:?}",
+            p.duration_ns
+        );
+        assert_eq!(p.thread, "mutator");
+    }
+    assert!(
+        off.stats.pacing.is_empty(),
+        "pacing off, yet {} delays were recorded",
+        off.stats.pacing.len()
+    );
+}
+
+#[test]
+fn stw_heaps_never_pace() {
+    let stw = run(
+        config(Mode::Stw, true),
+        Duration::from_secs(1),
+        Duration::from_secs(1),
+        |_| false,
+    );
+    describe("stw, pacing on", &stw);
+    assert!(!stw.stats.cycles.is_empty(), "no stw cycle ran");
+    assert!(
+        stw.stats.pacing.is_empty(),
+        "a stw heap paced its mutator: {:?}",
+        stw.stats.pacing.first()
+    );
+}
+
+#[test]
+fn bad_pacing_settings_are_refused() {
+    for bad in [Duration::ZERO, Duration::from_secs(2)] {
+        let c = HeapConfig::new(HEAP).pacing_max_delay(bad);
+        let e = c.validate().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                HeapError::InvalidSetting {
+                    setting: "pacing_max_delay",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("between 1 µs and 1 s"), "{e}");
+        // Heap::new checks it too.
+        let e = Heap::new(c).err().expect("a heap with a bad pacing cap");
+        assert!(e.to_string().contains("pacing_max_delay"), "{e}");
+    }
+    let mut c = HeapConfig::new(HEAP);
+    c.pacing.duration_margin = f64::NAN;
+    let e = c.validate().unwrap_err();
+    assert!(e.to_string().contains("pacing_duration_margin"), "{e}");
+    // Off, the cap is still checked (it would apply when turned on), and the defaults pass.
+    assert!(HeapConfig::new(HEAP).validate().is_ok());
+    assert!(HeapConfig::new(HEAP).pacing(false).validate().is_ok());
+}
