@@ -55,6 +55,7 @@ mod mark;
 pub mod memory_report;
 pub mod mutator;
 mod mutator_shared;
+pub mod native;
 mod object_allocator;
 mod page_registry;
 mod relocate;
