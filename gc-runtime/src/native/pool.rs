@@ -207,7 +207,11 @@ pub struct PoolStats {
 
 impl std::fmt::Display for PoolStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = |b: u64| gc_core::format_size(b);
+        let m = |b: u64| match b {
+            b if b >= 1 << 20 => format!("{:.1}M", b as f64 / (1u64 << 20) as f64),
+            b if b >= 1 << 10 => format!("{:.1}K", b as f64 / 1024.0),
+            b => format!("{b}B"),
+        };
         write!(
             f,
             "pool '{}': {} buffers alive ({} used, {} capacity), {} chunks ({} mapped, {} resident, \
@@ -563,6 +567,11 @@ impl NativePool {
             .map(|a| a.lock().resident_bytes())
             .sum();
         st
+    }
+
+    /// Both handles are of the same pool.
+    pub fn same_pool(&self, other: &NativePool) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// The leaks reported so far (also in [`PoolStats::leaks`]).
