@@ -10,6 +10,7 @@
 //! - `chunk`: a mapping from the OS carved into slots of one class;
 //! - `arena`: the chunks of a share of the threads behind one lock (round-robin assignment);
 //! - `thread_cache`: per-thread caches of free slots (no lock on a hit);
+//! - `counters`: the hot counters, per thread (a load and a store, no locked instruction);
 //! - [`PooledBuffer`] (`buffer`): the handle, with Netty's reference count
 //!   (`retain`/`release`) and bounds-checked copying accessors;
 //! - [`NativePool`] (`pool`): configuration, allocation, [`PoolStats`], the registry that
@@ -35,6 +36,7 @@
 mod arena;
 mod buffer;
 mod chunk;
+mod counters;
 mod error;
 mod leak_detector;
 mod pool;

@@ -12,6 +12,7 @@
 use super::arena::{Arena, Slot};
 use super::buffer::{Memory, PooledBuffer};
 use super::chunk::OsMapping;
+use super::counters::{add, sub, Counts, Totals, Writer};
 use super::error::NativeError;
 use super::leak_detector::{LeakDetection, LeakDetector, LeakRecord};
 use super::size_class::SizeClasses;
@@ -233,16 +234,14 @@ impl std::fmt::Display for PoolStats {
     }
 }
 
+/// The pool's rarely written counters (the hot ones are per thread: `counters`).
 #[derive(Default)]
 struct Counters {
-    used_bytes: AtomicU64,
-    used_capacity: AtomicU64,
     chunk_bytes: AtomicU64,
     chunks: AtomicU64,
     unpooled_bytes: AtomicU64,
     unpooled_allocs: AtomicU64,
     unpooled_frees: AtomicU64,
-    thread_cached: AtomicU64,
     unreported_drops: AtomicU64,
 }
 
@@ -253,12 +252,16 @@ pub(crate) struct PoolShared {
     classes: SizeClasses,
     arenas: Vec<Mutex<Arena>>,
     next_arena: AtomicUsize,
-    next_buffer: AtomicU64,
+    pub(crate) next_buffer: AtomicU64,
     cache_limits: Vec<usize>,
-    class_allocs: Vec<AtomicU64>,
-    class_frees: Vec<AtomicU64>,
     class_chunks: Vec<AtomicU64>,
     counters: Counters,
+    /// The counts of the threads with a cache of this pool.
+    threads: Mutex<Vec<Arc<Counts>>>,
+    /// The counts of threads that exited.
+    retired: Counts,
+    /// Counts written by threads without a cache (being torn down) and by unpooled buffers.
+    shared_counts: Counts,
     leaks: LeakDetector,
 }
 
@@ -275,20 +278,20 @@ impl PoolShared {
         self.classes.count()
     }
 
-    fn alloc_pooled(self: &Arc<Self>, class: usize) -> Result<Slot, NativeError> {
-        let cached = thread_cache::with_cache(self, true, |c| c.pop(class).ok_or(c.arena));
-        let arena = match cached {
-            Some(Ok(slot)) => {
-                let size = self.classes.size(class) as u64;
-                self.counters
-                    .thread_cached
-                    .fetch_sub(size, Ordering::Relaxed);
-                return Ok(slot);
-            }
-            Some(Err(arena)) => arena,
-            // No thread cache (thread exit): any arena will do.
-            None => self.next_arena(),
-        };
+    /// A new thread cache's counts, summed by `stats` from now on.
+    pub(crate) fn register_thread(&self, counts: Arc<Counts>) {
+        self.threads.lock().push(counts);
+    }
+
+    /// A thread cache going away (its thread exits): fold its counts into the retired ones.
+    pub(crate) fn retire_thread(&self, counts: &Arc<Counts>) {
+        let mut threads = self.threads.lock();
+        counts.fold_into(&self.retired);
+        threads.retain(|c| !Arc::ptr_eq(c, counts));
+    }
+
+    /// A slot of `class` from arena `arena`.
+    fn alloc_from_arena(&self, arena: usize, class: usize) -> Result<Slot, NativeError> {
         let (slot, mapped) =
             self.arenas[arena]
                 .lock()
@@ -303,8 +306,42 @@ impl PoolShared {
         Ok(slot)
     }
 
+    /// A pooled buffer's slot of `class` and the buffer's id; `len` and `cap` are counted.
+    fn alloc_pooled(
+        self: &Arc<Self>,
+        class: usize,
+        len: usize,
+        cap: usize,
+    ) -> Result<(Slot, u64), NativeError> {
+        let count = |w: Writer, c: &Counts| {
+            add(w, &c.allocs[class], 1);
+            add(w, &c.used_bytes, len as u64);
+            add(w, &c.used_capacity, cap as u64);
+        };
+        let cached = thread_cache::with_cache(self, true, |c| {
+            let slot = match c.pop(class) {
+                Some(slot) => {
+                    sub(Writer::Owner, &c.counts.cached, cap as u64);
+                    slot
+                }
+                None => self.alloc_from_arena(c.arena, class)?,
+            };
+            count(Writer::Owner, &c.counts);
+            Ok((slot, c.next_id(self)))
+        });
+        match cached {
+            Some(r) => r,
+            // No thread cache (thread exit): any arena will do.
+            None => {
+                let slot = self.alloc_from_arena(self.next_arena(), class)?;
+                count(Writer::Shared, &self.shared_counts);
+                Ok((slot, self.next_buffer.fetch_add(1, Ordering::Relaxed)))
+            }
+        }
+    }
+
     /// Give a slot straight to its arena.
-    fn free_to_arena(&self, slot: Slot) {
+    pub(crate) fn free_to_arena(&self, slot: Slot) {
         let out = self.arenas[slot.arena as usize].lock().free(slot);
         if out.unmapped > 0 {
             self.counters
@@ -315,46 +352,43 @@ impl PoolShared {
         }
     }
 
-    /// A slot leaving a thread cache for its arena.
-    pub(crate) fn uncache(&self, slot: Slot) {
-        let size = self.classes.size(slot.class as usize) as u64;
-        self.counters
-            .thread_cached
-            .fetch_sub(size, Ordering::Relaxed);
-        self.free_to_arena(slot);
+    /// The slot size of `class`.
+    pub(crate) fn class_size(&self, class: usize) -> usize {
+        self.classes.size(class)
     }
 
     /// Free a buffer's memory: `len` and `capacity` are the buffer's.
     pub(crate) fn free(self: &Arc<Self>, memory: Memory, len: usize, capacity: usize) {
-        self.counters
-            .used_bytes
-            .fetch_sub(len as u64, Ordering::Relaxed);
-        self.counters
-            .used_capacity
-            .fetch_sub(capacity as u64, Ordering::Relaxed);
+        let count = |w: Writer, c: &Counts, class: Option<usize>| {
+            if let Some(k) = class {
+                add(w, &c.frees[k], 1);
+            }
+            sub(w, &c.used_bytes, len as u64);
+            sub(w, &c.used_capacity, capacity as u64);
+        };
         match memory {
             Memory::Pooled(slot) => {
                 let class = slot.class as usize;
-                self.class_frees[class].fetch_add(1, Ordering::Relaxed);
                 let limit = self.cache_limits[class];
-                if limit > 0 {
-                    // Counted as cached before it is visible in the cache, so that the counter
-                    // never goes below zero when another path takes it out.
-                    let size = self.classes.size(class) as u64;
-                    self.counters
-                        .thread_cached
-                        .fetch_add(size, Ordering::Relaxed);
-                    match thread_cache::with_cache(self, false, |c| c.push(slot, limit)) {
-                        Some(Ok(())) => return,
-                        _ => self
-                            .counters
-                            .thread_cached
-                            .fetch_sub(size, Ordering::Relaxed),
-                    };
+                let cached = thread_cache::with_cache(self, true, |c| {
+                    count(Writer::Owner, &c.counts, Some(class));
+                    if limit > 0 && c.push(slot, limit).is_ok() {
+                        add(Writer::Owner, &c.counts.cached, capacity as u64);
+                        return true;
+                    }
+                    false
+                });
+                match cached {
+                    Some(true) => {}
+                    Some(false) => self.free_to_arena(slot),
+                    None => {
+                        count(Writer::Shared, &self.shared_counts, Some(class));
+                        self.free_to_arena(slot);
+                    }
                 }
-                self.free_to_arena(slot);
             }
             Memory::Unpooled(map) => {
+                count(Writer::Shared, &self.shared_counts, None);
                 self.counters.unpooled_frees.fetch_add(1, Ordering::Relaxed);
                 self.counters
                     .unpooled_bytes
@@ -402,7 +436,6 @@ impl NativePool {
         config.validate()?;
         let classes = SizeClasses::new(config.min_class, config.max_pooled_size());
         let n = classes.count();
-        let counters = || (0..n).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
         let cache_limits = (0..n)
             .map(|k| {
                 if config.thread_cache {
@@ -421,10 +454,11 @@ impl NativePool {
             next_arena: AtomicUsize::new(0),
             next_buffer: AtomicU64::new(1),
             cache_limits,
-            class_allocs: counters(),
-            class_frees: counters(),
-            class_chunks: counters(),
+            class_chunks: (0..n).map(|_| AtomicU64::new(0)).collect(),
             counters: Counters::default(),
+            threads: Mutex::new(Vec::new()),
+            retired: Counts::new(n),
+            shared_counts: Counts::new(n),
             leaks: LeakDetector::new(config.leak_detection, config.log_leaks, config.name.clone()),
             config,
         });
@@ -477,11 +511,11 @@ impl NativePool {
         } else {
             s.classes.class_of(len)
         };
-        let (memory, capacity) = match class {
+        let (memory, capacity, id) = match class {
             Some(k) => {
-                let slot = s.alloc_pooled(k)?;
-                s.class_allocs[k].fetch_add(1, Ordering::Relaxed);
-                (Memory::Pooled(slot), s.classes.size(k))
+                let cap = s.classes.size(k);
+                let (slot, id) = s.alloc_pooled(k, len, cap)?;
+                (Memory::Pooled(slot), cap, id)
             }
             None => {
                 let map = OsMapping::new(len, "mmap of an unpooled native buffer")?;
@@ -490,16 +524,12 @@ impl NativePool {
                 s.counters
                     .unpooled_bytes
                     .fetch_add(cap as u64, Ordering::Relaxed);
-                (Memory::Unpooled(map), cap)
+                add(Writer::Shared, &s.shared_counts.used_bytes, len as u64);
+                add(Writer::Shared, &s.shared_counts.used_capacity, cap as u64);
+                let id = s.next_buffer.fetch_add(1, Ordering::Relaxed);
+                (Memory::Unpooled(map), cap, id)
             }
         };
-        s.counters
-            .used_bytes
-            .fetch_add(len as u64, Ordering::Relaxed);
-        s.counters
-            .used_capacity
-            .fetch_add(capacity as u64, Ordering::Relaxed);
-        let id = s.next_buffer.fetch_add(1, Ordering::Relaxed);
         let tracked = s.leaks.track(site);
         Ok(PooledBuffer::new(
             s.clone(),
@@ -522,11 +552,22 @@ impl NativePool {
         let s = &self.shared;
         let c = &s.counters;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut t = Totals::default();
+        {
+            // Under the lock a thread cannot retire (move its counts) mid-sum.
+            let threads = s.threads.lock();
+            s.retired.add_to(&mut t);
+            s.shared_counts.add_to(&mut t);
+            for counts in threads.iter() {
+                counts.add_to(&mut t);
+            }
+        }
+        let t = t.clamped();
         let size_classes: Vec<SizeClassStats> = (0..s.classes.count())
             .map(|k| SizeClassStats {
                 size: s.classes.size(k),
-                allocations: get(&s.class_allocs[k]),
-                frees: get(&s.class_frees[k]),
+                allocations: t.allocs[k],
+                frees: t.frees[k],
                 chunks: get(&s.class_chunks[k]),
             })
             .collect();
@@ -536,13 +577,13 @@ impl NativePool {
         PoolStats {
             name: s.config.name.clone(),
             arenas: s.arenas.len(),
-            used_bytes: get(&c.used_bytes),
-            used_capacity_bytes: get(&c.used_capacity),
+            used_bytes: t.used_bytes,
+            used_capacity_bytes: t.used_capacity,
             chunk_bytes: get(&c.chunk_bytes),
             chunks: get(&c.chunks),
             chunk_resident_bytes: 0,
             unpooled_bytes: get(&c.unpooled_bytes),
-            thread_cached_bytes: get(&c.thread_cached),
+            thread_cached_bytes: t.cached,
             allocations,
             frees,
             unpooled_allocations: get(&c.unpooled_allocs),

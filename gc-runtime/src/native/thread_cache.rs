@@ -8,6 +8,7 @@
 //! caches go back to their arenas.
 
 use super::arena::Slot;
+use super::counters::{sub, Counts, Writer};
 use super::pool::PoolShared;
 use std::cell::RefCell;
 use std::sync::{Arc, Weak};
@@ -16,6 +17,8 @@ use std::sync::{Arc, Weak};
 const MAX_CACHED_SIZE: usize = 64 << 10;
 /// Bytes a thread cache keeps per class, at most.
 const BYTES_PER_CLASS: usize = 256 << 10;
+/// Buffer ids a thread takes from its pool at a time.
+const ID_BLOCK: u64 = 1024;
 
 /// Entries a thread cache keeps for slots of `size` bytes.
 pub(crate) fn cache_entries(size: usize) -> usize {
@@ -33,6 +36,10 @@ pub(crate) struct ThreadCache {
     /// The thread's arena in this pool.
     pub(crate) arena: usize,
     bins: Vec<Vec<Slot>>,
+    /// This thread's counts for the pool (written by this thread only).
+    pub(crate) counts: Arc<Counts>,
+    /// Buffer ids reserved for this thread: `ids.0 .. ids.1`.
+    ids: (u64, u64),
 }
 
 impl ThreadCache {
@@ -52,20 +59,34 @@ impl ThreadCache {
         }
     }
 
-    /// Every cached slot, removed from the cache.
-    fn drain(&mut self) -> Vec<Slot> {
-        self.bins.iter_mut().flat_map(std::mem::take).collect()
+    /// A new buffer id.
+    pub(crate) fn next_id(&mut self, pool: &PoolShared) -> u64 {
+        if self.ids.0 == self.ids.1 {
+            let start = pool
+                .next_buffer
+                .fetch_add(ID_BLOCK, std::sync::atomic::Ordering::Relaxed);
+            self.ids = (start, start + ID_BLOCK);
+        }
+        self.ids.0 += 1;
+        self.ids.0 - 1
+    }
+
+    /// Give every cached slot back to its arena.
+    fn flush(&mut self, pool: &PoolShared) {
+        for slot in self.bins.iter_mut().flat_map(std::mem::take) {
+            let size = pool.class_size(slot.class as usize) as u64;
+            sub(Writer::Owner, &self.counts.cached, size);
+            pool.free_to_arena(slot);
+        }
     }
 }
 
 impl Drop for ThreadCache {
     fn drop(&mut self) {
-        let slots = self.drain();
         // A pool already gone unmapped its chunks: its slots are nothing to give back.
         if let Some(pool) = self.pool.upgrade() {
-            for s in slots {
-                pool.uncache(s);
-            }
+            self.flush(&pool);
+            pool.retire_thread(&self.counts);
         }
     }
 }
@@ -90,11 +111,15 @@ pub(crate) fn with_cache<R>(
                 None if create => {
                     // Caches of pools gone are empty husks: drop them here.
                     caches.retain(|c| c.pool.strong_count() > 0);
+                    let counts = Arc::new(Counts::new(pool.class_count()));
+                    pool.register_thread(counts.clone());
                     caches.push(ThreadCache {
                         pool_id: pool.id,
                         pool: Arc::downgrade(pool),
                         arena: pool.next_arena(),
                         bins: vec![Vec::new(); pool.class_count()],
+                        counts,
+                        ids: (0, 0),
                     });
                     caches.len() - 1
                 }
@@ -108,8 +133,5 @@ pub(crate) fn with_cache<R>(
 
 /// Give the calling thread's cached slots of `pool` back to their arenas.
 pub(crate) fn flush(pool: &Arc<PoolShared>) {
-    let slots = with_cache(pool, false, |c| c.drain()).unwrap_or_default();
-    for s in slots {
-        pool.uncache(s);
-    }
+    with_cache(pool, false, |c| c.flush(pool));
 }
