@@ -444,3 +444,42 @@ fn a_pool_lives_while_its_buffers_do_and_is_listed_while_it_lives() {
         .any(|q| q.config().name == "unregistered-pool"));
     drop(quiet);
 }
+
+#[test]
+fn a_buffer_shared_by_threads_is_read_whole_or_refused_while_it_is_released() {
+    let p = pool("shared-release");
+    for round in 0..200u64 {
+        let b = p.allocate(4096).unwrap();
+        b.fill(0, 4096, (round % 200) as u8 + 1).unwrap();
+        let reader = b.clone();
+        let want = (round % 200) as u8 + 1;
+        let t = std::thread::spawn(move || {
+            let mut out = vec![0u8; 4096];
+            let (mut ok, mut refused) = (0, 0);
+            loop {
+                match reader.read(0, &mut out) {
+                    // Never a torn or reused buffer: all bytes are this round's.
+                    Ok(()) => {
+                        assert!(out.iter().all(|&x| x == want), "round {round}: foreign bytes");
+                        ok += 1;
+                    }
+                    Err(NativeError::Released { .. }) => {
+                        refused += 1;
+                        break;
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            (ok, refused)
+        });
+        // Meanwhile another buffer may get the freed slot and be written.
+        std::thread::yield_now();
+        assert!(b.release().unwrap());
+        let other = p.allocate(4096).unwrap();
+        other.fill(0, 4096, 0).unwrap();
+        let (_ok, refused) = t.join().unwrap();
+        assert_eq!(refused, 1);
+        other.release().unwrap();
+    }
+    assert_eq!(p.stats().live_buffers, 0);
+}
