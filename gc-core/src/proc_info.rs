@@ -326,11 +326,20 @@ pub struct CategoryUsage {
     pub swap: u64,
 }
 
+/// One kind's line of a [`SmapsBreakdown`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Category {
+    pub kind: MappingKind,
+    pub name: &'static str,
+    #[serde(flatten)]
+    pub usage: CategoryUsage,
+}
+
 /// `smaps` summed per [`MappingKind`].
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SmapsBreakdown {
-    /// `(kind, usage)` in [`MappingKind::ALL`] order.
-    pub categories: Vec<(MappingKind, CategoryUsage)>,
+    /// One per kind, in [`MappingKind::ALL`] order.
+    pub categories: Vec<Category>,
     /// All mappings.
     pub total: CategoryUsage,
 }
@@ -340,8 +349,8 @@ impl SmapsBreakdown {
     pub fn get(&self, kind: MappingKind) -> CategoryUsage {
         self.categories
             .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, u)| *u)
+            .find(|c| c.kind == kind)
+            .map(|c| c.usage)
             .unwrap_or_default()
     }
 }
@@ -352,7 +361,11 @@ pub fn breakdown(maps: &[Mapping], heap: &[(u64, u64)]) -> SmapsBreakdown {
     let mut b = SmapsBreakdown {
         categories: MappingKind::ALL
             .iter()
-            .map(|&k| (k, CategoryUsage::default()))
+            .map(|&kind| Category {
+                kind,
+                name: kind.name(),
+                usage: CategoryUsage::default(),
+            })
             .collect(),
         total: CategoryUsage::default(),
     };
@@ -364,12 +377,12 @@ pub fn breakdown(maps: &[Mapping], heap: &[(u64, u64)]) -> SmapsBreakdown {
         u.swap += m.swap;
     };
     for (m, k) in maps.iter().zip(kinds) {
-        let (_, u) = b
+        let c = b
             .categories
             .iter_mut()
-            .find(|(c, _)| *c == k)
+            .find(|c| c.kind == k)
             .expect("every kind is listed");
-        add(u, m);
+        add(&mut c.usage, m);
         add(&mut b.total, m);
     }
     b
@@ -524,7 +537,7 @@ Pss:                   0 kB
         assert_eq!((arenas.mappings, arenas.rss), (3, 164 << 10));
         assert_eq!(b.get(HeapView).pss, 200 << 10);
         assert_eq!(
-            b.categories.iter().map(|(_, u)| u.pss).sum::<u64>(),
+            b.categories.iter().map(|c| c.usage.pss).sum::<u64>(),
             b.total.pss
         );
     }

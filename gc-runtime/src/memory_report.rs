@@ -206,12 +206,13 @@ impl std::fmt::Display for MemoryReport {
         )?;
         writeln!(
             f,
-            "Heap: reserved {} x {} views, capacity {}, committed {}, used {}, page cache {}; \
-             pages {} small, {} medium, {} large",
+            "Heap: reserved {} x {} views, capacity {}, committed {} (resident: {}, the views' \
+             Pss), used {}, page cache {}; pages {} small, {} medium, {} large",
             m(self.reserved_per_view),
             self.views,
             m(self.capacity),
             m(self.committed),
+            m(hv.pss),
             m(self.used),
             m(self.cached),
             self.small_pages,
@@ -305,18 +306,26 @@ impl std::fmt::Display for MemoryReport {
                 m(u.pss)
             )
         };
-        for (k, u) in &self.smaps.categories {
-            row(f, k.name(), u)?;
+        for c in &self.smaps.categories {
+            row(f, c.name, &c.usage)?;
         }
         row(f, "total", &self.smaps.total)?;
+        // RSS as the sum of its parts: every category but "other anonymous", then what of
+        // that one the pools and malloc's mmapped chunks explain, then the rest.
         let other = self.smaps.get(MappingKind::Anonymous);
+        let explained = other.rss - self.unexplained_rss;
+        write!(f, "Rest of RSS: RSS {} =", m(self.smaps.total.rss))?;
+        for c in &self.smaps.categories {
+            if c.kind != MappingKind::Anonymous && c.usage.rss > 0 {
+                write!(f, " {} {} +", c.name, m(c.usage.rss))?;
+            }
+        }
         write!(
             f,
-            "Rest of RSS: {} of the {} \"other anonymous\" RSS is neither native pool memory \
-             (chunks resident + unpooled) nor malloc's mmapped chunks: other allocators' and \
-             libraries' own mappings",
-            m(self.unexplained_rss),
-            m(other.rss)
+            " native pools and malloc's mmapped chunks {} + {} unexplained (anonymous memory of \
+             other allocators and libraries)",
+            m(explained),
+            m(self.unexplained_rss)
         )
     }
 }

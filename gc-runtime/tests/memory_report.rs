@@ -47,14 +47,15 @@ fn check_consistent(r: &MemoryReport) {
     // The categories partition the mappings.
     let t = &r.smaps.total;
     let sum = |f: fn(&gc_core::proc_info::CategoryUsage) -> u64| {
-        r.smaps.categories.iter().map(|(_, u)| f(u)).sum::<u64>()
+        r.smaps.categories.iter().map(|c| f(&c.usage)).sum::<u64>()
     };
     assert_eq!(sum(|u| u.mappings), t.mappings);
     assert_eq!(sum(|u| u.rss), t.rss);
     assert_eq!(sum(|u| u.pss), t.pss);
     assert_eq!(sum(|u| u.size), t.size);
-    for (k, u) in &r.smaps.categories {
-        assert!(u.pss <= u.rss && u.rss <= u.size, "{k:?}: {u:?}");
+    for c in &r.smaps.categories {
+        let u = &c.usage;
+        assert!(u.pss <= u.rss && u.rss <= u.size, "{c:?}");
     }
     // smaps and smaps_rollup are read moments apart: close, not equal.
     let (a, b) = (t.rss as i64, r.rss as i64);
@@ -245,7 +246,10 @@ fn the_report_prints_every_section_and_serializes_to_json() {
     let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     assert_eq!(v["rss"].as_u64(), Some(r.rss));
     assert_eq!(v["smaps_rollup"]["pss"].as_u64(), Some(r.pss));
-    assert!(v["smaps"]["categories"].as_array().unwrap().len() >= 8);
+    let cats = v["smaps"]["categories"].as_array().unwrap();
+    assert_eq!(cats.len(), 8);
+    assert_eq!(cats[0]["kind"], "HeapView");
+    assert_eq!(cats[0]["rss"].as_u64(), Some(r.heap_views().rss));
     assert!(v["malloc"]["arenas"].is_u64());
     println!("{text}");
 }

@@ -460,7 +460,10 @@ fn a_buffer_shared_by_threads_is_read_whole_or_refused_while_it_is_released() {
                 match reader.read(0, &mut out) {
                     // Never a torn or reused buffer: all bytes are this round's.
                     Ok(()) => {
-                        assert!(out.iter().all(|&x| x == want), "round {round}: foreign bytes");
+                        assert!(
+                            out.iter().all(|&x| x == want),
+                            "round {round}: foreign bytes"
+                        );
                         ok += 1;
                     }
                     Err(NativeError::Released { .. }) => {
