@@ -157,8 +157,16 @@ impl Heap {
     }
 
     /// Page table and memory facts for reports: page counts by kind and memory usage.
+    ///
+    /// Registered native pools (the default, see [`crate::native::PoolConfig::register`]) are
+    /// in it; [`Heap::memory_report_with_pools`] adds unregistered ones.
     pub fn memory_report(&self) -> MemoryReport {
-        MemoryReport::collect(&self.inner)
+        MemoryReport::collect(&self.inner, &[])
+    }
+
+    /// [`Heap::memory_report`] with `pools` listed too (registered or not; each once).
+    pub fn memory_report_with_pools(&self, pools: &[crate::native::NativePool]) -> MemoryReport {
+        MemoryReport::collect(&self.inner, pools)
     }
 }
 

@@ -21,9 +21,12 @@
 //! `relocation_set_selector`, `relocation_set`, `relocate`, with the `gc_context` each is
 //! handed: `gc_state`, `page_registry`, `forwarding_index`, `cycle_control`); `driver` (the
 //! cycle as a list of phases), `director` (when to collect), `pacer` (slowing mutators that
-//! outrun a cycle), `verifier`; [`mutator`] (threads, allocation, stalls), [`scope`] (handles and object access), `barrier_policy` (what the
-//! barrier's slow path does per phase), `safepoint`; [`stats`], `gc_log`. ARCHITECTURE.md in
-//! the repository lists the module dependencies layer by layer.
+//! outrun a cycle), `uncommitter` (giving unused memory back), `verifier`; [`mutator`]
+//! (threads, allocation, stalls), [`scope`] (handles and object access), `barrier_policy`
+//! (what the barrier's slow path does per phase), `safepoint`; [`stats`], `gc_log`,
+//! [`memory_report`] (what RSS is made of); [`native`] (pooled off-heap buffers, not yet tied
+//! to the collector). ARCHITECTURE.md in the repository lists the module dependencies layer by
+//! layer.
 //!
 //! [`safepoint`], [`forwarding`] (its page reference count) and [`sync`] are public only so the
 //! loom models in `tests/loom_protocols.rs` can run the handshake protocols with loom's
@@ -55,6 +58,7 @@ mod mark;
 pub mod memory_report;
 pub mod mutator;
 mod mutator_shared;
+pub mod native;
 mod object_allocator;
 mod pacer;
 mod page_registry;
