@@ -108,6 +108,10 @@ fn concurrent() {
     let r = run(&cfg("concurrent", Mode::Concurrent, 128, 16, base_seed()));
     assert!(r.cycles >= 5, "{r}");
     assert!(r.bytes_relocated > 0, "{r}");
+    // The roots are marked while the mutators run, and weak handles the last relocation left
+    // behind are remapped then: both paths must be reached.
+    assert!(r.roots_marked_concurrently > 0, "{r}");
+    assert!(r.weak_handles_remapped > 0, "{r}");
 }
 
 #[test]
@@ -115,6 +119,10 @@ fn stw() {
     let r = run(&cfg("stw", Mode::Stw, 128, 8, base_seed()));
     assert!(r.cycles >= 5, "{r}");
     assert!(r.bytes_relocated > 0, "{r}");
+    assert_eq!(
+        r.roots_marked_concurrently, 0,
+        "the stw pause marks its roots itself: {r}"
+    );
 }
 
 #[test]

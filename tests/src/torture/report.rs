@@ -74,6 +74,9 @@ pub struct Report {
     pub objects_compacted_in_place: u64,
     pub objects_self_forwarded: u64,
     pub relocation_waits: u64,
+    /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
+    pub roots_marked_concurrently: u64,
+    pub weak_handles_remapped: u64,
     /// Cycles that compacted at least one page in place.
     pub cycles_with_in_place: u64,
     /// Largest live share of the heap a cycle's marking found, per mille.
@@ -119,6 +122,8 @@ impl Report {
         self.objects_compacted_in_place += o.objects_compacted_in_place;
         self.objects_self_forwarded += o.objects_self_forwarded;
         self.relocation_waits += o.relocation_waits;
+        self.roots_marked_concurrently += o.roots_marked_concurrently;
+        self.weak_handles_remapped += o.weak_handles_remapped;
         self.cycles_with_in_place += o.cycles_with_in_place;
         self.max_live_permille = self.max_live_permille.max(o.max_live_permille);
         self.live_permille_sum += o.live_permille_sum;
@@ -168,6 +173,8 @@ impl Report {
         self.objects_compacted_in_place = sum(|c| c.objects_compacted_in_place);
         self.objects_self_forwarded = sum(|c| c.objects_self_forwarded);
         self.relocation_waits = sum(|c| c.relocation_waits);
+        self.roots_marked_concurrently = sum(|c| c.roots_marked_concurrently);
+        self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
         self.cycles_with_in_place = stats
             .cycles
             .iter()
@@ -257,6 +264,12 @@ impl std::fmt::Display for Report {
             self.objects_compacted_in_place,
             self.objects_self_forwarded,
             self.relocation_waits,
+        )?;
+        writeln!(
+            f,
+            "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
+             handles remapped",
+            self.roots_marked_concurrently, self.weak_handles_remapped,
         )?;
         write!(
             f,
