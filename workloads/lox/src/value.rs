@@ -147,17 +147,21 @@ pub fn raw_is_falsey(raw: u64) -> bool {
 mod tests {
     use super::*;
 
+    /// One value of every kind, with the numbers whose bits are special.
+    const SAMPLES: [Value; 8] = [
+        Value::Nil,
+        Value::Bool(true),
+        Value::Bool(false),
+        Value::Number(1.5),
+        Value::Number(-0.0),
+        Value::Number(f64::INFINITY),
+        Value::Number(f64::NEG_INFINITY),
+        Value::Obj,
+    ];
+
     #[test]
     fn round_trip() {
-        for v in [
-            Value::Nil,
-            Value::Bool(true),
-            Value::Bool(false),
-            Value::Number(1.5),
-            Value::Number(-0.0),
-            Value::Number(f64::INFINITY),
-            Value::Obj,
-        ] {
+        for v in SAMPLES {
             assert_eq!(Value::from_bytes(&v.to_bytes()), v);
             let [t, b] = v.encode();
             assert_eq!(Value::decode(t, b), v);
@@ -171,15 +175,7 @@ mod tests {
 
     #[test]
     fn raw_round_trip() {
-        for v in [
-            Value::Nil,
-            Value::Bool(true),
-            Value::Bool(false),
-            Value::Number(1.5),
-            Value::Number(-0.0),
-            Value::Number(f64::NEG_INFINITY),
-            Value::Obj,
-        ] {
+        for v in SAMPLES {
             assert_eq!(Value::from_raw(v.to_raw()), v);
             assert_eq!(raw_is_falsey(v.to_raw()), v.is_falsey());
         }

@@ -33,17 +33,20 @@ fn draw_legend<DB: DrawingBackend>(
     let text = TextStyle::from((FONT, 14)).color(&BLACK);
     let mut y = 70;
     for &(mode, color) in modes {
+        let label = |y: i32, what: &str| {
+            root.draw(&Text::new(
+                format!("{mode} {what}"),
+                (x + 40, y - 8),
+                text.clone(),
+            ))
+            .map_err(plot_err)
+        };
         let style = color.stroke_width(2);
         root.draw(&PathElement::new(vec![(x, y), (x + 30, y)], style))
             .map_err(plot_err)?;
         root.draw(&Circle::new((x + 15, y), 4, color.filled()))
             .map_err(plot_err)?;
-        root.draw(&Text::new(
-            format!("{mode} max pause"),
-            (x + 40, y - 8),
-            text.clone(),
-        ))
-        .map_err(plot_err)?;
+        label(y, "max pause")?;
         y += 24;
         root.draw(&DashedPathElement::new(
             vec![(x, y), (x + 30, y)],
@@ -54,12 +57,7 @@ fn draw_legend<DB: DrawingBackend>(
         .map_err(plot_err)?;
         root.draw(&Rectangle::new([(x + 11, y - 4), (x + 19, y + 4)], style))
             .map_err(plot_err)?;
-        root.draw(&Text::new(
-            format!("{mode} max wait"),
-            (x + 40, y - 8),
-            text.clone(),
-        ))
-        .map_err(plot_err)?;
+        label(y, "max wait")?;
         y += 24;
         root.draw(&DashedPathElement::new(
             vec![(x, y), (x + 30, y)],
@@ -70,12 +68,7 @@ fn draw_legend<DB: DrawingBackend>(
         .map_err(plot_err)?;
         root.draw(&TriangleMarker::new((x + 15, y), 5, style))
             .map_err(plot_err)?;
-        root.draw(&Text::new(
-            format!("{mode} p99 pause"),
-            (x + 40, y - 8),
-            text.clone(),
-        ))
-        .map_err(plot_err)?;
+        label(y, "p99 pause")?;
         y += 34;
     }
     Ok(())
