@@ -43,6 +43,8 @@ pub struct MemoryUsage {
     pub cached: u64,
     /// Bytes of physical memory committed.
     pub committed: u64,
+    /// The most bytes of physical memory that were ever committed at once.
+    pub peak_committed: u64,
 }
 
 /// Owner of a heap's memory.
@@ -146,6 +148,7 @@ impl PageAllocator {
             used: self.used(),
             cached,
             committed: self.physical.committed_bytes(),
+            peak_committed: self.physical.peak_committed_bytes(),
         }
     }
 

@@ -35,6 +35,8 @@ pub struct PhysicalMemory {
     fd: OwnedFd,
     size: u64,
     committed_bytes: AtomicU64,
+    /// The most that was ever committed at once.
+    peak_committed_bytes: AtomicU64,
     granules: Mutex<Granules>,
 }
 
@@ -60,6 +62,7 @@ impl PhysicalMemory {
             fd,
             size,
             committed_bytes: AtomicU64::new(0),
+            peak_committed_bytes: AtomicU64::new(0),
             granules: Mutex::new(Granules {
                 free: vec![PhysRange {
                     offset: 0,
@@ -83,6 +86,11 @@ impl PhysicalMemory {
     /// Bytes currently committed (fallocated and not punched out).
     pub fn committed_bytes(&self) -> u64 {
         self.committed_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes that were ever committed at once.
+    pub fn peak_committed_bytes(&self) -> u64 {
+        self.peak_committed_bytes.load(Ordering::Relaxed)
     }
 
     /// Bytes of the file not handed out to any page.
@@ -206,7 +214,8 @@ impl PhysicalMemory {
             }
             g.committed[start..i].fill(committed);
             if committed {
-                self.committed_bytes.fetch_add(len, Ordering::Relaxed);
+                let now = self.committed_bytes.fetch_add(len, Ordering::Relaxed) + len;
+                self.peak_committed_bytes.fetch_max(now, Ordering::Relaxed);
             } else {
                 self.committed_bytes.fetch_sub(len, Ordering::Relaxed);
             }

@@ -92,6 +92,22 @@ pub struct DirectorConfig {
     pub continuous: bool,
     /// Allow proactive cycles.
     pub proactive: bool,
+    /// Keep the heap near what the program needs: start a cycle once usage reaches this
+    /// multiple of what the last cycle left (Go's `GOGC` rule); `None` (the default) sizes
+    /// cycles by the maximum heap only.
+    pub heap_target: Option<HeapTarget>,
+}
+
+/// The director's heap target: a cycle starts when the bytes in pages in use reach
+/// `max(min_bytes, left × (100 + growth_percent) / 100)`, where `left` is what the last cycle
+/// left in use. A large maximum heap (a limit, as the JVM's default of a quarter of the
+/// machine) then costs nothing: a small program cycles at a small heap and commits little.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapTarget {
+    /// The target never goes below this.
+    pub min_bytes: u64,
+    /// How much the heap may grow past what the last cycle left, in percent (100: double).
+    pub growth_percent: u32,
 }
 
 impl Default for DirectorConfig {
@@ -101,6 +117,7 @@ impl Default for DirectorConfig {
             timer: None,
             continuous: false,
             proactive: true,
+            heap_target: None,
         }
     }
 }
@@ -233,6 +250,11 @@ impl HeapConfig {
     }
     pub fn timer(mut self, every: Option<Duration>) -> Self {
         self.director.timer = every;
+        self
+    }
+    /// Cycle at a heap target (see [`HeapTarget`]) instead of by the maximum heap only.
+    pub fn heap_target(mut self, target: Option<HeapTarget>) -> Self {
+        self.director.heap_target = target;
         self
     }
     /// Uncommit memory unused for `delay` (`None`: never).

@@ -4,12 +4,16 @@
 //! 1. **Allocation Stall** — a mutator is waiting for memory (also requested directly);
 //! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage;
 //! 3. **Timer** — the configured interval has passed since the last cycle;
-//! 4. **Allocation Rate** — at the recent allocation rate (+20%) the memory mutators may
+//! 4. **Heap Target** — (only with `DirectorConfig::heap_target`) usage reached a multiple of
+//!    what the last cycle left, so a heap whose maximum is large stays near what the program
+//!    needs (Go's `GOGC` rule; the JVM sizes its heap between `-Xms` and `-Xmx` to a similar
+//!    end);
+//! 5. **Allocation Rate** — at the recent allocation rate (+20%) the memory mutators may
 //!    still take would run out before a cycle could finish: its expected duration is the
 //!    larger of twice the recent mean and the mean plus 3.3 standard deviations (ZGC's
 //!    "one in a thousand" margin), plus one check interval;
-//! 5. **High Usage** — 5% of the heap or less is left for mutators;
-//! 6. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
+//! 6. **High Usage** — 5% of the heap or less is left for mutators;
+//! 7. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
 //!    cycle now would cost under 1% of the time since the last one.
 //!
 //! "Free" is what mutators may still take: the heap less the pages in use *and* less the
@@ -138,6 +142,13 @@ impl Director {
         if let Some(t) = cfg.timer {
             if since_last >= t {
                 return Some(GcCause::Timer);
+            }
+        }
+        if let Some(t) = cfg.heap_target {
+            let left = self.used_after_last as f64;
+            let target = (left * (100 + t.growth_percent) as f64 / 100.0).max(t.min_bytes as f64);
+            if used >= target {
+                return Some(GcCause::HeapTarget);
             }
         }
         // Allocation rate: rate +20%, duration with margin, one interval.

@@ -13,6 +13,9 @@ pub enum GcCause {
     Warmup,
     /// The configured timer expired.
     Timer,
+    /// Heap usage reached the heap target (`DirectorConfig::heap_target`): a multiple of what
+    /// the last cycle left.
+    HeapTarget,
     /// The allocation rate would fill the heap before a cycle could finish.
     AllocationRate,
     /// Heap usage is high.
@@ -31,6 +34,7 @@ impl GcCause {
             GcCause::Continuous => "Continuous",
             GcCause::Warmup => "Warmup",
             GcCause::Timer => "Timer",
+            GcCause::HeapTarget => "Heap Target",
             GcCause::AllocationRate => "Allocation Rate",
             GcCause::HighUsage => "High Usage",
             GcCause::Proactive => "Proactive",

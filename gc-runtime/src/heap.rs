@@ -25,6 +25,8 @@ pub struct HeapUsage {
     pub used: u64,
     /// Physical memory committed (the collector's own accounting; see `process_memory` for Pss).
     pub committed: u64,
+    /// The most physical memory that was ever committed at once.
+    pub peak_committed: u64,
     /// Bytes allocated by mutators since start.
     pub allocated: u64,
     /// GC cycles completed.
@@ -119,6 +121,7 @@ impl Heap {
             capacity: u.capacity,
             used: u.used,
             committed: u.committed,
+            peak_committed: u.peak_committed,
             allocated: self.inner.allocator.allocated(),
             cycles: self.inner.cx.control.completed(),
         }

@@ -76,8 +76,9 @@ mod uncommitter;
 mod verifier;
 mod weak_processor;
 
-pub use config::{DirectorConfig, HeapConfig, LogLevel, Mode, PacingConfig, LOG_ENV};
+pub use config::{DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV};
 pub use gc_cause::GcCause;
+pub use gc_core::config::physical_memory_bytes;
 pub use gc_core::{format_size, parse_size, Backing, HeapError};
 pub use gc_phase::GcPhase;
 pub use heap::{Heap, HeapUsage};

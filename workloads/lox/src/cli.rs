@@ -2,10 +2,11 @@
 //!
 //! ```text
 //! lox [OPTIONS] [SCRIPT]
-//!   --heap <SIZE>      maximum heap size: bytes, or with a k/m/g suffix (64m)
+//!   --heap <SIZE>      maximum heap size: bytes, or with a k/m/g suffix (64m); default a
+//!                      quarter of the machine's memory, committed only as the program needs
 //!   --gc <MODE>        concurrent | stw | epsilon (default concurrent)
 //!   --gc-log           print the runtime's collector log
-//!   --gc-stats         print a pause summary on exit
+//!   --gc-stats         print a pause summary and the heap's footprint on exit
 //!   --verify           run the collector's heap verifier in every pause (slow; for tests)
 //!   --gc-stress        start collection cycles back to back (for tests)
 //!   --pacing <on|off>  slow the program a little while a cycle runs, instead of stalling it
@@ -44,7 +45,10 @@ pub struct Options {
     /// The script to run; without one, lox starts a REPL.
     pub script: Option<PathBuf>,
     /// Maximum heap size: bytes, or a number with a k, m or g suffix (e.g. 64m); rounded up to
-    /// a multiple of 2m. Default: 64m.
+    /// a multiple of 2m. A hard limit: a program that needs more ends with "Out of memory.".
+    /// Default: a quarter of the machine's memory (the JVM's default maximum heap); the heap
+    /// commits memory only as the program needs it, cycles once it doubles what the last cycle
+    /// left (16m at least), and gives back memory unused for 5 minutes.
     #[arg(long, value_name = "SIZE", value_parser = parse_heap_size)]
     pub heap: Option<u64>,
     /// Collector mode: concurrent (mark and relocation run beside the program, with short
@@ -85,8 +89,23 @@ fn mode_parser() -> impl TypedValueParser<Value = Mode> {
         .map(|s| s.parse::<Mode>().expect("a possible value is a mode name"))
 }
 
-/// The default heap size (`--heap`).
-pub const DEFAULT_HEAP: u64 = 64 << 20;
+/// The smallest default heap (`--heap`), on a machine with less than 256m of memory.
+pub const MIN_DEFAULT_HEAP: u64 = 64 << 20;
+
+/// The default heap size (`--heap`): a quarter of physical memory, as the JVM's default
+/// maximum heap (1g if the machine's memory cannot be read), at least [`MIN_DEFAULT_HEAP`].
+pub fn default_heap() -> u64 {
+    gc_runtime::physical_memory_bytes()
+        .map_or(1 << 30, |m| m / 4)
+        .max(MIN_DEFAULT_HEAP)
+}
+
+/// When the collector runs: once the heap doubles what the last cycle left, 16m at least. With
+/// a large maximum heap this is what keeps a small program's footprint small.
+pub const HEAP_TARGET: gc_runtime::HeapTarget = gc_runtime::HeapTarget {
+    min_bytes: 16 << 20,
+    growth_percent: 100,
+};
 
 /// At most this many GC worker threads (the runtime's default is half the cores).
 pub const MAX_GC_THREADS: usize = 2;
@@ -95,12 +114,13 @@ pub const MAX_GC_THREADS: usize = 2;
 pub const HEAP_GRANULE: u64 = 2 << 20;
 
 impl Options {
-    /// The heap size to use: `--heap` (or [`DEFAULT_HEAP`]) rounded up to a granule.
+    /// The heap size to use: `--heap` rounded up to a granule, or [`default_heap`] rounded
+    /// down to one.
     pub fn heap_size(&self) -> u64 {
-        self.heap
-            .unwrap_or(DEFAULT_HEAP)
-            .div_ceil(HEAP_GRANULE)
-            .saturating_mul(HEAP_GRANULE)
+        match self.heap {
+            Some(h) => h.div_ceil(HEAP_GRANULE).saturating_mul(HEAP_GRANULE),
+            None => default_heap() / HEAP_GRANULE * HEAP_GRANULE,
+        }
     }
 
     /// The collector configuration the options ask for.
@@ -109,7 +129,8 @@ impl Options {
             .mode(self.gc)
             .verify(self.verify)
             .continuous(self.gc_stress)
-            .pacing(self.pacing);
+            .pacing(self.pacing)
+            .heap_target(Some(HEAP_TARGET));
         // One mutator needs few GC workers, and every worker adds a page to the relocation
         // reserve, which would eat a small heap on a many-core machine.
         let threads = config.gc_threads.min(MAX_GC_THREADS);
@@ -231,10 +252,11 @@ mod tests {
         let o = Options::try_parse_from(["lox", "--heap", "3m", "--verify"]).unwrap();
         assert_eq!(o.heap_size(), 4 << 20);
         assert!(o.verify && o.heap_config().verify);
-        assert_eq!(
-            Options::try_parse_from(["lox"]).unwrap().heap_size(),
-            64 << 20
-        );
+        let default = Options::try_parse_from(["lox"]).unwrap().heap_size();
+        assert!(default >= MIN_DEFAULT_HEAP && default.is_multiple_of(HEAP_GRANULE));
+        if let Some(m) = gc_runtime::physical_memory_bytes() {
+            assert!(default <= m / 4 && default + HEAP_GRANULE > (m / 4).max(MIN_DEFAULT_HEAP));
+        }
         assert!(Options::try_parse_from(["lox", "--gc", "bogus"]).is_err());
         assert!(Options::try_parse_from(["lox", "a.lox", "b.lox"]).is_err());
         assert!(Options::try_parse_from(["lox", "--heap", "lots"]).is_err());

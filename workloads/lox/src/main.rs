@@ -100,11 +100,15 @@ fn start(options: &Options) -> Option<Lox> {
 
 fn finish(options: &Options, lox: &Lox) {
     if options.gc_stats {
+        let heap = lox.heap();
+        let usage = heap.usage();
         eprintln!(
-            "{} (--gc {}, --heap {}m)",
-            gc_summary(&lox.heap().stats()),
-            lox.heap().config().mode,
-            options.heap_size() >> 20
+            "{} (--gc {}, --heap {}m); peak committed heap {:.1} MiB, process Pss {:.1} MiB",
+            gc_summary(&heap.stats()),
+            heap.config().mode,
+            options.heap_size() >> 20,
+            usage.peak_committed as f64 / (1 << 20) as f64,
+            heap.memory_report().pss as f64 / (1 << 20) as f64,
         );
     }
 }

@@ -335,3 +335,55 @@ fn repl_keeps_globals_and_reads_multi_line_entries() {
     assert!(err.contains("Undefined variable 'missing'."), "{err}");
     assert!(err.contains("Error at ';': Expect expression."), "{err}");
 }
+
+/// The number after `label` in a `--gc-stats` line, e.g. `peak committed heap 20.0 MiB`.
+fn stat(line: &str, label: &str) -> f64 {
+    let at = line
+        .find(label)
+        .unwrap_or_else(|| panic!("no '{label}' in {line}"));
+    line[at + label.len()..]
+        .trim_start()
+        .split(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no number after '{label}' in {line}"))
+}
+
+#[test]
+fn the_default_heap_fits_a_big_program_and_keeps_a_small_one_small() {
+    // About 150 MiB of live instances: more than the old 64m default could hold.
+    let big = script(
+        "big.lox",
+        "class Node { init(next) { this.next = next; this.a = 1; this.b = 2; } }\n\
+         var head = nil;\n\
+         for (var i = 0; i < 400000; i = i + 1) { head = Node(head); }\n\
+         var n = 0; var p = head;\nwhile (p != nil) { n = n + 1; p = p.next; }\nprint n;\n",
+    );
+    let output = lox(&["--gc-stats", big.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "400000\n");
+    let output = lox(&["--heap", "64m", big.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(70), "{}", stderr(&output));
+    assert!(stderr(&output).starts_with("Out of memory."));
+    // Hundreds of MiB of garbage, little live: the heap target keeps the footprint small
+    // although the default maximum heap is a quarter of the machine.
+    let churn = script(
+        "small.lox",
+        "class P { init(x) { this.x = x; } }\nvar keep = P(0);\n\
+         for (var i = 0; i < 1000000; i = i + 1) { var p = P(i); keep.x = p.x; }\nprint keep.x;\n",
+    );
+    let output = lox(&["--gc-stats", churn.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    let line = err.lines().find(|l| l.starts_with("gc-stats: ")).unwrap();
+    let allocated = stat(line, "pacing delays,");
+    let peak = stat(line, "peak committed heap");
+    let pss = stat(line, "process Pss");
+    eprintln!("{line}");
+    assert!(
+        allocated > 100.0,
+        "the script allocated only {allocated} MiB: {line}"
+    );
+    assert!(peak < 64.0, "a small program committed {peak} MiB: {line}");
+    assert!(pss > 0.0 && pss < 128.0, "{line}");
+}
