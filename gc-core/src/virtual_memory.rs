@@ -167,6 +167,16 @@ pub fn max_map_count() -> Option<u64> {
 
 /// Check that a heap of `max_heap` bytes fits the mapping budget: in the worst case every
 /// granule is its own mapping in each of the three views.
+/// The largest maximum heap whose mappings fit in half of what `vm.max_map_count` leaves
+/// this process now (the other half stays for threads, allocators and other heaps): for a
+/// default heap size that [`check_map_count`] accepts with room to spare. `None` if the limit
+/// cannot be read.
+pub fn heap_limit_for_map_count() -> Option<u64> {
+    let limit = max_map_count()?;
+    let spare = limit.saturating_sub(crate::proc_info::count_mappings()) / 2;
+    Some(spare.saturating_sub(6) / 3 * GRANULE_SIZE)
+}
+
 pub fn check_map_count(max_heap: u64, limit: u64, in_use: u64) -> Result<(), HeapError> {
     let granules = max_heap / GRANULE_SIZE;
     // Each mapped run may split a reservation in two, so count reservations generously.
@@ -181,4 +191,22 @@ pub fn check_map_count(max_heap: u64, limit: u64, in_use: u64) -> Result<(), Hea
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_heap_limit_for_the_map_count_passes_the_check_with_room_to_spare() {
+        let (Some(limit), Some(heap)) = (max_map_count(), heap_limit_for_map_count()) else {
+            return; // no /proc/sys/vm/max_map_count here: nothing to compare
+        };
+        let in_use = crate::proc_info::count_mappings();
+        assert!(heap > 0, "limit {limit}, {in_use} mappings in use");
+        check_map_count(heap, limit, in_use).unwrap();
+        // Twice the heap would still fit: half the spare budget is left for others.
+        check_map_count(2 * heap, limit, in_use).unwrap();
+        assert!(check_map_count(3 * heap + 4 * GRANULE_SIZE, limit, in_use).is_err());
+    }
 }

@@ -79,6 +79,7 @@ mod weak_processor;
 pub use config::{DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV};
 pub use gc_cause::GcCause;
 pub use gc_core::config::physical_memory_bytes;
+pub use gc_core::virtual_memory::heap_limit_for_map_count;
 pub use gc_core::{format_size, parse_size, Backing, HeapError};
 pub use gc_phase::GcPhase;
 pub use heap::{Heap, HeapUsage};

@@ -93,11 +93,13 @@ fn mode_parser() -> impl TypedValueParser<Value = Mode> {
 pub const MIN_DEFAULT_HEAP: u64 = 64 << 20;
 
 /// The default heap size (`--heap`): a quarter of physical memory, as the JVM's default
-/// maximum heap (1g if the machine's memory cannot be read), at least [`MIN_DEFAULT_HEAP`].
+/// maximum heap (1g if the machine's memory cannot be read), but no more than
+/// `vm.max_map_count` leaves room for (a big machine with the default limit), and at least
+/// [`MIN_DEFAULT_HEAP`].
 pub fn default_heap() -> u64 {
-    gc_runtime::physical_memory_bytes()
-        .map_or(1 << 30, |m| m / 4)
-        .max(MIN_DEFAULT_HEAP)
+    let quarter = gc_runtime::physical_memory_bytes().map_or(1 << 30, |m| m / 4);
+    let mappable = gc_runtime::heap_limit_for_map_count().unwrap_or(u64::MAX);
+    quarter.min(mappable).max(MIN_DEFAULT_HEAP)
 }
 
 /// When the collector runs: once the heap doubles what the last cycle left, 16m at least. With
@@ -255,7 +257,10 @@ mod tests {
         let default = Options::try_parse_from(["lox"]).unwrap().heap_size();
         assert!(default >= MIN_DEFAULT_HEAP && default.is_multiple_of(HEAP_GRANULE));
         if let Some(m) = gc_runtime::physical_memory_bytes() {
-            assert!(default <= m / 4 && default + HEAP_GRANULE > (m / 4).max(MIN_DEFAULT_HEAP));
+            assert!(default <= (m / 4).max(MIN_DEFAULT_HEAP));
+        }
+        if let Some(l) = gc_runtime::heap_limit_for_map_count() {
+            assert!(default <= l.max(MIN_DEFAULT_HEAP));
         }
         assert!(Options::try_parse_from(["lox", "--gc", "bogus"]).is_err());
         assert!(Options::try_parse_from(["lox", "a.lox", "b.lox"]).is_err());
