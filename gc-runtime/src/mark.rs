@@ -306,8 +306,7 @@ impl Mark {
         // Stay pinned while tracing (the page-table lookups nest inside this pin) and repin
         // now and then so deferred frees can proceed.
         let mut guard = crossbeam_epoch::pin();
-        let mut traced = 0u64;
-        // Counted into `self.traced` however the worker leaves (including a panic).
+        // Objects traced, counted into `self.traced` however the worker leaves (a panic too).
         struct Count<'a>(&'a AtomicU64, u64);
         impl Drop for Count<'_> {
             fn drop(&mut self) {
@@ -342,9 +341,8 @@ impl Mark {
                 } else {
                     break;
                 }
-                traced += 1;
-                count.1 = traced;
-                if traced.is_multiple_of(1024) {
+                count.1 += 1;
+                if count.1.is_multiple_of(1024) {
                     guard.repin();
                 }
             }

@@ -54,6 +54,14 @@ impl<'a> ObjRef<'a> {
         (!ptr.is_null()).then_some(ObjRef { ptr, m })
     }
 
+    /// An `ObjRef` for a pointer known to be non-null (a strong handle's slot, which only the
+    /// embedder's drop of the handle empties).
+    #[inline]
+    pub(crate) fn from_non_null(ptr: ColoredPtr, m: &'a Mutator) -> ObjRef<'a> {
+        debug_assert!(!ptr.is_null());
+        ObjRef { ptr, m }
+    }
+
     /// The pointer, for storing it on behalf of heap `heap`: panics if the object belongs to
     /// another heap (its pointer would never be relocated or healed by `heap`).
     #[inline]

@@ -99,7 +99,7 @@ impl Global {
     pub fn get<'a>(&self, s: &'a Scope<'_>) -> ObjRef<'a> {
         let m = s.mutator();
         let p = m.load_slot(self.slot_for(&m.heap, "Global::get"));
-        ObjRef::from_ptr(p, m).expect("a global handle is never null")
+        ObjRef::from_non_null(p, m)
     }
 }
 
