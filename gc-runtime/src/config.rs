@@ -201,6 +201,12 @@ pub struct HeapConfig {
     /// Uncommit memory the heap has not needed for this long (ZGC's `ZUncommitDelay`, also
     /// 5 minutes by default); `None` keeps everything committed once it was.
     pub uncommit_delay: Option<Duration>,
+    /// The most native memory the heap's direct and pooled buffers may hold at once, in
+    /// requested bytes (JDK's `MaxDirectMemorySize`); `None` (the default) means as much as
+    /// the maximum heap, the JDK's default too. An allocation that would pass it runs a GC
+    /// cycle (cause "Direct Memory") so that dead owners' cleaners free their memory, and
+    /// fails only if that is not enough.
+    pub max_direct_memory: Option<u64>,
 }
 
 impl HeapConfig {
@@ -222,6 +228,7 @@ impl HeapConfig {
             pacing: PacingConfig::default(),
             handle_capacity: 1 << 20,
             uncommit_delay: Some(Duration::from_secs(300)),
+            max_direct_memory: None,
         }
     }
     pub fn mode(mut self, mode: Mode) -> Self {
@@ -262,6 +269,17 @@ impl HeapConfig {
         self.uncommit_delay = delay;
         self
     }
+    /// Limit the native memory of direct and pooled buffers (see
+    /// [`HeapConfig::max_direct_memory`]).
+    pub fn max_direct_memory(mut self, bytes: u64) -> Self {
+        self.max_direct_memory = Some(bytes);
+        self
+    }
+    /// The direct-memory limit in effect: [`HeapConfig::max_direct_memory`], or the maximum
+    /// heap.
+    pub fn direct_memory_limit(&self) -> u64 {
+        self.max_direct_memory.unwrap_or(self.memory.max_heap)
+    }
     pub fn continuous(mut self, on: bool) -> Self {
         self.director.continuous = on;
         self
@@ -287,6 +305,14 @@ impl HeapConfig {
     /// Check the memory and policy settings (both are checked when the heap is created, too).
     pub fn validate(&self) -> Result<(), HeapError> {
         self.pacing.validate()?;
+        if self.max_direct_memory == Some(0) {
+            return Err(HeapError::InvalidSetting {
+                setting: "max_direct_memory",
+                problem: "is 0: give a limit of at least one byte (e.g. 64m), or leave it \
+                          unset for a limit equal to the maximum heap"
+                    .into(),
+            });
+        }
         self.memory.validate().map(|_| ())
     }
 }

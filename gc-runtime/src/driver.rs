@@ -14,7 +14,8 @@
 //!    ("Concurrent Mark Continue"); the buffers are drained concurrently first, so the pause
 //!    usually succeeds;
 //! 5. Concurrent Process Non-Strong References — `WeakProcessor::process` clears dead weak
-//!    handles;
+//!    handles and finds dead direct-buffer owners, whose cleaners
+//!    (`DirectBuffers::run_cleaners`) free their native memory right away;
 //! 6. Concurrent Reset Relocation Set — `RelocationSet::reset` forgets the previous cycle's
 //!    forwarding;
 //! 7. Concurrent Select Relocation Set — `relocation_set_selector::select` frees empty pages
@@ -31,7 +32,9 @@
 //!
 //! In `stw` mode the same calls run inside one pause ("Pause Full"), roots included (marked,
 //! then relocated by `Relocate::relocate_roots`), followed by a full remap of the heap
-//! (`full_remap`) so no stale pointer and no forwarding table survives the pause.
+//! (`full_remap`) so no stale pointer and no forwarding table survives the pause. The
+//! cleaners of the owners that pause found dead run after it, in Concurrent Clean Direct
+//! Buffers: freeing native memory is never pause work.
 
 use crate::config::Mode;
 use crate::cpu_time::thread_cpu_ns;
@@ -308,12 +311,23 @@ impl<'h> Cycle<'h> {
     fn after_mark_end(&mut self) {
         let h = self.heap;
         self.phase(GcPhase::ConcurrentProcessNonStrongReferences, |c| {
-            let (cleared, kept) = h.weaks.process(&h.cx);
+            let r = h.weaks.process(&h.cx);
+            h.direct.discover(&r.dead_phantoms);
             h.log.info(
                 h.start,
                 c.n(),
-                &format!("Weak handles: {cleared} cleared, {kept} kept"),
+                &format!(
+                    "Weak handles: {} cleared, {} kept; {} dead direct-buffer owners",
+                    r.cleared,
+                    r.kept,
+                    r.dead_phantoms.len()
+                ),
             );
+            // In `concurrent` mode the cleaners run now, in this concurrent phase; inside the
+            // `stw` pause they wait until it ends (`run_stw`).
+            if h.config.mode == Mode::Concurrent {
+                c.run_cleaners();
+            }
         });
         self.phase(GcPhase::ConcurrentResetRelocationSet, |_| {
             h.relocation_set.reset(&h.cx)
@@ -339,6 +353,25 @@ impl<'h> Cycle<'h> {
                 sel.empty_bytes_freed >> 20
             ),
         );
+    }
+
+    /// Free the native memory of the direct-buffer owners found dead (never inside a pause).
+    fn run_cleaners(&mut self) {
+        let h = self.heap;
+        let c = h.direct.run_cleaners(&h.weaks);
+        self.rec.cleaners_run += c.owners;
+        self.rec.direct_bytes_cleaned += c.bytes;
+        if c.owners > 0 {
+            h.log.info(
+                h.start,
+                self.n(),
+                &format!(
+                    "Cleaners: {} run, {}K of direct memory freed",
+                    c.owners,
+                    c.bytes >> 10
+                ),
+            );
+        }
     }
 
     /// Concurrent Relocate (or Relocate inside the `stw` pause).
@@ -374,6 +407,7 @@ impl<'h> Cycle<'h> {
             h.relocation_set.reset(&h.cx);
             c.verify(muts, VerifyPoint::AfterRelocation);
         });
+        self.phase(GcPhase::ConcurrentCleanDirectBuffers, |c| c.run_cleaners());
     }
 
     fn finish(mut self) -> CycleRecord {

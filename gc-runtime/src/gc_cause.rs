@@ -22,6 +22,9 @@ pub enum GcCause {
     HighUsage,
     /// A cycle is cheap now and the heap has grown since the last one.
     Proactive,
+    /// A direct buffer would pass `HeapConfig::max_direct_memory`: the cycle finds dead
+    /// owners, whose cleaners give their native memory back (JDK's `Bits.reserveMemory`).
+    DirectMemory,
     /// `Heap::collect` or `Scope::collect`, with the caller's label (e.g. "System.gc").
     Explicit(String),
 }
@@ -38,6 +41,7 @@ impl GcCause {
             GcCause::AllocationRate => "Allocation Rate",
             GcCause::HighUsage => "High Usage",
             GcCause::Proactive => "Proactive",
+            GcCause::DirectMemory => "Direct Memory",
             GcCause::Explicit(label) => label,
         }
     }

@@ -13,7 +13,8 @@ pub enum GcPhase {
     ConcurrentMark,
     /// Marking again after a Pause Mark End found work left in the mutators' buffers.
     ConcurrentMarkContinue,
-    /// Clear weak handles whose referent was not marked.
+    /// Clear weak handles whose referent was not marked, find dead direct-buffer owners and
+    /// (in `concurrent` mode) run their cleaners.
     ConcurrentProcessNonStrongReferences,
     /// Forget the previous cycle's forwarding.
     ConcurrentResetRelocationSet,
@@ -31,6 +32,9 @@ pub enum GcPhase {
     Relocate,
     /// `stw`: rewrite every stale slot of the heap (inside Pause Full).
     Remap,
+    /// `stw`: after Pause Full, free the native memory of the direct-buffer owners it found
+    /// dead.
+    ConcurrentCleanDirectBuffers,
 }
 
 impl GcPhase {
@@ -51,6 +55,7 @@ impl GcPhase {
             GcPhase::RelocateRoots => "Relocate Roots",
             GcPhase::Relocate => "Relocate",
             GcPhase::Remap => "Remap",
+            GcPhase::ConcurrentCleanDirectBuffers => "Concurrent Clean Direct Buffers",
         }
     }
 }

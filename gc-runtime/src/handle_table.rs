@@ -3,8 +3,8 @@
 //!
 //! Slots are allocated in fixed chunks that are never freed while the table lives, so a
 //! handle keeps a stable slot address; a freed slot is zeroed and reused. The collector scans
-//! global slots as strong roots in the pauses and weak slots in Concurrent Process Non-Strong
-//! References (clearing dead referents) and in Pause Relocate Start (remapping live ones).
+//! global slots as strong roots, and weak and phantom slots in Concurrent Process Non-Strong
+//! References (clearing dead referents, healing live ones).
 
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,10 +67,15 @@ impl HandleTable {
     /// list of chunks, so handles can be made and dropped while the scan runs: a slot freed
     /// meanwhile reads as 0 or as its last value, one allocated meanwhile as 0 or its new value.
     pub(crate) fn for_each_slot(&self, mut f: impl FnMut(&AtomicU64)) {
+        self.for_each_slot_with_id(|_, slot| f(slot))
+    }
+
+    /// [`Self::for_each_slot`], with each slot's id (as [`Self::alloc`] returned it).
+    pub(crate) fn for_each_slot_with_id(&self, mut f: impl FnMut(usize, &AtomicU64)) {
         let chunks: Vec<Arc<[AtomicU64]>> = self.slab.lock().chunks.clone();
-        for chunk in &chunks {
-            for slot in chunk.iter() {
-                f(slot);
+        for (c, chunk) in chunks.iter().enumerate() {
+            for (i, slot) in chunk.iter().enumerate() {
+                f(c * CHUNK + i, slot);
             }
         }
     }

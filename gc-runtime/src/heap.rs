@@ -111,6 +111,7 @@ impl Heap {
     pub fn stats(&self) -> GcStats {
         let mut s = self.inner.stats.lock().clone();
         s.allocated_bytes = self.inner.allocator.allocated();
+        s.direct = self.inner.direct.stats();
         s
     }
 

@@ -1,12 +1,13 @@
 //! The heap's collector state as a composition of subsystems (ZGC's `ZHeap`): the context
 //! every phase is handed ([`GcContext`]: phase state, pages, forwarding index, cycle monitor),
-//! the safepoint, the strong roots, the weak handles, marking, relocation, the relocation set,
+//! the safepoint, the strong roots, the weak handles, the direct buffers, marking, relocation, the relocation set,
 //! the mutators' shared allocation state, the pacer, the statistics and the log. Each subsystem keeps its
 //! state private; the driver runs a cycle as a list of calls on them, and the mutators and
 //! the embedding API reach them through this struct.
 
 use crate::config::{HeapConfig, Mode};
 use crate::cycle_control::CycleControl;
+use crate::direct_buffers::DirectBuffers;
 use crate::forwarding_index::ForwardingIndex;
 use crate::gc_context::GcContext;
 use crate::gc_log::GcLog;
@@ -37,6 +38,8 @@ pub(crate) struct HeapInner {
     pub(crate) safepoint: Safepoint,
     pub(crate) roots: Roots,
     pub(crate) weaks: WeakProcessor,
+    /// Native memory owned by heap objects, and its cleaners.
+    pub(crate) direct: DirectBuffers,
     pub(crate) mark: Mark,
     pub(crate) relocate: Relocate,
     /// Slows mutators that would fill the heap before the running cycle ends.
@@ -56,15 +59,16 @@ pub(crate) struct HeapInner {
 impl HeapInner {
     /// Validate the configuration, map the memory and build the subsystems.
     pub(crate) fn new(config: HeapConfig) -> Result<HeapInner, HeapError> {
-        config.pacing.validate()?;
+        config.validate()?;
         let mem = PageAllocator::new(&config.memory)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         mem.set_poison(config.verify);
         let layout = mem.layout();
         let (start, size) = mem.reservation();
         let reserve = relocation_reserve(&config, &mem, cores);
+        let id = NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed);
         Ok(HeapInner {
-            id: NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed),
+            id,
             cx: GcContext {
                 state: GcState::new(layout),
                 pages: PageRegistry::new(mem, reserve),
@@ -74,6 +78,7 @@ impl HeapInner {
             safepoint: Safepoint::default(),
             roots: Roots::default(),
             weaks: WeakProcessor::default(),
+            direct: DirectBuffers::new(id, config.direct_memory_limit()),
             mark: Mark::default(),
             relocate: Relocate::default(),
             pacer: Pacer::new(&config),

@@ -24,8 +24,9 @@
 //! outrun a cycle), `uncommitter` (giving unused memory back), `verifier`; [`mutator`]
 //! (threads, allocation, stalls), [`scope`] (handles and object access), `barrier_policy`
 //! (what the barrier's slow path does per phase), `safepoint`; [`stats`], `gc_log`,
-//! [`memory_report`] (what RSS is made of); [`native`] (pooled off-heap buffers, not yet tied
-//! to the collector). ARCHITECTURE.md in the repository lists the module dependencies layer by
+//! [`memory_report`] (what RSS is made of); [`native`] (pooled off-heap buffers) and the
+//! direct buffers built on it (`direct_buffer`, the embedder's [`DirectBuffer`]; `direct_buffers`,
+//! the heap's registry of them and their cleaners). ARCHITECTURE.md in the repository lists the module dependencies layer by
 //! layer.
 //!
 //! [`safepoint`], [`forwarding`] (its page reference count) and [`sync`] are public only so the
@@ -39,6 +40,8 @@ mod barrier_policy;
 pub mod config;
 mod cpu_time;
 mod cycle_control;
+mod direct_buffer;
+mod direct_buffers;
 mod director;
 mod driver;
 pub mod forwarding;
@@ -77,6 +80,8 @@ mod verifier;
 mod weak_processor;
 
 pub use config::{DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV};
+pub use direct_buffer::{DirectBuffer, DirectError};
+pub use direct_buffers::DIRECT_BUFFER_SHAPE;
 pub use gc_cause::GcCause;
 pub use gc_core::config::physical_memory_bytes;
 pub use gc_core::virtual_memory::heap_limit_for_map_count;
@@ -88,6 +93,6 @@ pub use mutator::{AttachError, Mutator, OutOfMemory};
 pub use root_region::RootRegion;
 pub use scope::{Local, ObjRef, Scope};
 pub use stats::{
-    CycleRecord, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord, StallRecord,
+    CycleRecord, DirectStats, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord, StallRecord,
 };
 pub use table_handle::{Global, WeakRef};

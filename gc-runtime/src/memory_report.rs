@@ -43,6 +43,9 @@ pub struct MemoryReport {
     pub handle_stack_bytes: u64,
     pub global_handles: u64,
     pub weak_handles: u64,
+    /// Direct and pooled buffers owned by this heap's objects (their native memory is in the
+    /// pools listed next: the heap's own "direct (heap #N)" pool, and the embedders' pools).
+    pub direct: crate::stats::DirectStats,
     /// Native buffer pools: the registered ones and any passed in.
     pub native_pools: Vec<PoolStats>,
     /// glibc malloc (`available: false` elsewhere).
@@ -132,6 +135,7 @@ impl MemoryReport {
             handle_stack_bytes: handles,
             global_handles: heap.roots.globals().len() as u64,
             weak_handles: heap.weaks.handles().len() as u64,
+            direct: heap.direct.stats(),
             native_pools,
             malloc,
             threads: proc_info::count_threads(),
@@ -228,6 +232,23 @@ impl std::fmt::Display for MemoryReport {
             m(self.handle_stack_bytes),
             self.global_handles,
             self.weak_handles
+        )?;
+        let d = &self.direct;
+        writeln!(
+            f,
+            "Direct buffers: {} owners alive, {} of the {} limit held ({} direct, {} pooled;              {} mapped for direct); {} allocated, {} released, {} freed by cleaners ({}), {}              limit cycles, {} refused",
+            d.owners,
+            m(d.reserved_bytes),
+            m(d.limit),
+            m(d.direct_bytes),
+            m(d.pooled_bytes),
+            m(d.unpooled_mapped_bytes),
+            d.allocated,
+            d.released,
+            d.cleaned,
+            m(d.cleaned_bytes),
+            d.limit_cycles,
+            d.limit_failures
         )?;
         if self.native_pools.is_empty() {
             writeln!(f, "Native pools: none")?;

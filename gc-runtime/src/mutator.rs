@@ -449,16 +449,23 @@ impl Mutator {
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
     /// yet completed, if the wait must give up (see [`CycleWait::must_give_up`]).
     pub(crate) fn collect(&mut self, cause: &str) {
+        self.collect_for(GcCause::Explicit(cause.to_string()));
+    }
+
+    /// Request a cycle for `cause` and wait (as a blocked thread) until a cycle that started
+    /// after the request has completed. Returns false if none completed: an `epsilon` heap,
+    /// a heap shutting down, or a wait that had to give way (see `CycleWait`).
+    pub(crate) fn collect_for(&mut self, cause: GcCause) -> bool {
         if self.heap.config.mode == Mode::Epsilon {
-            return;
+            return false;
         }
         let heap = self.heap.clone();
         let cycle_wait = CycleWait::begin(&heap);
         let control = &heap.cx.control;
         self.blocking(|| {
-            let n = control.request(GcCause::Explicit(cause.to_string()));
-            control.wait_for_cycle(n, || cycle_wait.must_give_up());
-        });
+            let n = control.request(cause);
+            control.wait_for_cycle(n, || cycle_wait.must_give_up())
+        })
     }
 }
 

@@ -240,6 +240,10 @@ impl<'s> Scope<'s> {
         self.m
     }
 
+    pub(crate) fn mutator_mut(&mut self) -> &mut Mutator {
+        self.m
+    }
+
     pub(crate) fn heap(&self) -> &Arc<HeapInner> {
         &self.m.heap
     }

@@ -111,6 +111,12 @@ pub struct CycleRecord {
     pub gc_cpu_ns: u64,
     /// How many times Pause Mark End had to go back to Concurrent Mark.
     pub mark_end_retries: u64,
+    /// Dead direct-buffer owners found this cycle (one cleaner run each).
+    #[serde(default)]
+    pub cleaners_run: u64,
+    /// Requested bytes of native memory those cleaners freed.
+    #[serde(default)]
+    pub direct_bytes_cleaned: u64,
 }
 
 /// A mutator that waited for memory.
@@ -149,4 +155,39 @@ pub struct GcStats {
     /// `HeapConfig::uncommit_delay`).
     #[serde(default)]
     pub uncommitted_bytes: u64,
+    /// Direct and pooled buffers owned by heap objects, now.
+    #[serde(default)]
+    pub direct: DirectStats,
+}
+
+/// The heap's direct buffers (`Scope::alloc_direct`, `Scope::alloc_pooled`): native memory
+/// owned by heap objects, freed by `release` or by the owner's cleaner.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectStats {
+    /// The limit in requested bytes (`HeapConfig::max_direct_memory`).
+    pub limit: u64,
+    /// Requested bytes of buffers whose memory is not freed yet (what the limit counts).
+    pub reserved_bytes: u64,
+    /// Of those, unpooled direct memory.
+    pub direct_bytes: u64,
+    /// Of those, buffers from embedders' pools.
+    pub pooled_bytes: u64,
+    /// Owner objects the collector has not found dead yet (released buffers included).
+    pub owners: u64,
+    /// Buffers allocated since the heap was created.
+    pub allocated: u64,
+    /// Buffers whose memory `release` freed.
+    pub released: u64,
+    /// Buffers whose memory their owner's cleaner freed (the owner died unreleased).
+    pub cleaned: u64,
+    /// Requested bytes the cleaners freed.
+    pub cleaned_bytes: u64,
+    /// Dead owners found (one cleaner run each, released or not).
+    pub owners_dead: u64,
+    /// GC cycles requested because an allocation would have passed the limit.
+    pub limit_cycles: u64,
+    /// Allocations refused at the limit after those cycles.
+    pub limit_failures: u64,
+    /// Bytes mapped for unpooled direct buffers now (page-rounded).
+    pub unpooled_mapped_bytes: u64,
 }

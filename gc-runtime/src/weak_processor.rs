@@ -2,6 +2,14 @@
 //! the table of [`crate::WeakRef`] slots, cleared in Concurrent Process Non-Strong References
 //! when their referent was not marked, healed to the good color when it was.
 //!
+//! A second table holds *phantom* slots, one per direct buffer (`direct_buffers`): the
+//! collector's own reference to a buffer's owner object, which nothing ever loads. It is
+//! processed the same way, but a dead referent's slot is not freed here: its id is handed to
+//! the direct buffers' cleaner, which frees the native memory and then the slot (as JDK's
+//! `Cleaner` is told of a dead referent through its `PhantomReference`). The liveness test is
+//! the live map's *marked* bit, strong or finalizable, the test ZGC applies to phantom
+//! referents.
+//!
 //! Nobody relocates weak handles at Pause Relocate Start (only the `stw` pause does, with the
 //! strong roots), so after a cycle a weak slot may still point where its object was before
 //! that cycle's relocation. Concurrent Mark Roots of the next cycle remaps such slots
@@ -21,6 +29,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Default)]
 pub(crate) struct WeakProcessor {
     weaks: HandleTable,
+    phantoms: HandleTable,
+}
+
+/// What Concurrent Process Non-Strong References did.
+#[derive(Debug, Default)]
+pub(crate) struct WeakResult {
+    /// Weak handles cleared (referent dead).
+    pub(crate) cleared: u64,
+    /// Weak handles kept (referent live), healed to the good color.
+    pub(crate) kept: u64,
+    /// Ids of the phantom slots whose referent died: each now holds 0 and stays allocated
+    /// until its owner (the cleaner) frees it.
+    pub(crate) dead_phantoms: Vec<usize>,
 }
 
 impl WeakProcessor {
@@ -29,9 +50,15 @@ impl WeakProcessor {
         &self.weaks
     }
 
-    /// Call `f` on every weak slot.
-    pub(crate) fn for_each_slot(&self, f: impl FnMut(&AtomicU64)) {
-        self.weaks.for_each_slot(f)
+    /// The phantom slot table (see the module documentation).
+    pub(crate) fn phantoms(&self) -> &HandleTable {
+        &self.phantoms
+    }
+
+    /// Call `f` on every weak and phantom slot.
+    pub(crate) fn for_each_slot(&self, mut f: impl FnMut(&AtomicU64)) {
+        self.weaks.for_each_slot(&mut f);
+        self.phantoms.for_each_slot(f)
     }
 
     /// Concurrent Mark Roots: rewrite every weak slot that carries the previous cycle's mark
@@ -47,7 +74,7 @@ impl WeakProcessor {
         let layout = cx.layout();
         let stale = cx.state.good().other_mark().color();
         let mut n = 0;
-        self.weaks.for_each_slot(|slot| {
+        self.for_each_slot(|slot| {
             let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
             if p.is_null() || !layout.color(p).intersects(stale) {
                 return;
@@ -65,27 +92,43 @@ impl WeakProcessor {
     }
 
     /// Concurrent Process Non-Strong References: clear weak handles whose referent was not
-    /// marked; heal the others to the good color. Returns (cleared, kept).
-    pub(crate) fn process(&self, cx: &GcContext) -> (u64, u64) {
-        let layout = cx.layout();
-        let good = cx.state.good();
-        let (mut cleared, mut kept) = (0, 0);
-        self.weaks.for_each_slot(|slot| {
-            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
-            if p.is_null() {
-                return;
-            }
-            let off = cx.forwarding.remap_if_stale(layout, p, good);
-            let new = if mark::is_live(cx, off) {
-                kept += 1;
-                layout.good(off, good)
-            } else {
-                cleared += 1;
-                ColoredPtr::NULL
-            };
-            // A concurrent upgrade may have healed it to the same value: ignore failure.
-            let _ = slot.compare_exchange(p.raw(), new.raw(), Ordering::AcqRel, Ordering::Acquire);
+    /// marked; heal the others to the good color. The same for phantom slots, whose dead ones
+    /// are listed for the cleaner.
+    pub(crate) fn process(&self, cx: &GcContext) -> WeakResult {
+        let mut r = WeakResult::default();
+        self.weaks.for_each_slot(|slot| match process_slot(cx, slot) {
+            Some(true) => r.kept += 1,
+            Some(false) => r.cleared += 1,
+            None => {}
         });
-        (cleared, kept)
+        // Only the collector writes a phantom slot (nothing loads it), so the slot read dead
+        // is the one cleared: no handle can have been dropped or re-made in it meanwhile.
+        self.phantoms.for_each_slot_with_id(|id, slot| {
+            if process_slot(cx, slot) == Some(false) {
+                r.dead_phantoms.push(id);
+            }
+        });
+        r
     }
+}
+
+/// Clear `slot` if its referent is dead, else heal it to the good color: `Some(live)`, or
+/// `None` for an empty slot.
+fn process_slot(cx: &GcContext, slot: &AtomicU64) -> Option<bool> {
+    let layout = cx.layout();
+    let good = cx.state.good();
+    let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+    if p.is_null() {
+        return None;
+    }
+    let off = cx.forwarding.remap_if_stale(layout, p, good);
+    let live = mark::is_live(cx, off);
+    let new = if live {
+        layout.good(off, good)
+    } else {
+        ColoredPtr::NULL
+    };
+    // A concurrent upgrade may have healed it to the same value: ignore failure.
+    let _ = slot.compare_exchange(p.raw(), new.raw(), Ordering::AcqRel, Ordering::Acquire);
+    Some(live)
 }
