@@ -30,8 +30,9 @@
 //! assert!(buf.read(0, &mut out).is_err());         // use after release: an error
 //! ```
 //!
-//! Not wired into the collector: a heap object owning a buffer and a cleaner that releases it
-//! when the owner dies come later.
+//! A pool is usable on its own, as above. Tied to the collector, a buffer gets a heap object
+//! as its owner (`Scope::alloc_pooled`, `Scope::alloc_direct`), whose cleaner gives the memory
+//! back when the owner dies unreleased.
 
 mod arena;
 mod buffer;
