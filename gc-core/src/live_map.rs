@@ -103,6 +103,15 @@ impl<W: AtomicWord> LiveMap<W> {
         }
     }
 
+    /// The address of the word holding position `index`'s bits, for a prefetch: a marker that
+    /// will mark the position soon fetches the word into the cache first.
+    #[inline]
+    pub fn word_addr(&self, index: usize) -> *const u8 {
+        self.bits
+            .get(index * 2 / 64)
+            .map_or(std::ptr::null(), |w| w as *const W as *const u8)
+    }
+
     /// True if position `index` is marked (strongly or finalizably) in cycle `seqnum`.
     #[inline]
     pub fn is_marked(&self, seqnum: u64, index: usize) -> bool {

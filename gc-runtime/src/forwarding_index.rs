@@ -43,8 +43,13 @@ impl ForwardingIndex {
     /// # Panics
     /// If `off` lies in a relocated page but has no entry: a live object was not relocated.
     pub(crate) fn remap(&self, off: Offset) -> Offset {
-        let guard = crossbeam_epoch::pin();
-        match self.get(off, &guard) {
+        self.remap_in(off, &crossbeam_epoch::pin())
+    }
+
+    /// [`Self::remap`] inside the caller's pin.
+    #[inline]
+    pub(crate) fn remap_in(&self, off: Offset, guard: &Guard) -> Offset {
+        match self.get(off, guard) {
             Some(f) if f.page().contains(off) => {
                 let idx = f.page().index_of(off) as u64;
                 f.find(idx).unwrap_or_else(|| {
@@ -73,5 +78,21 @@ impl ForwardingIndex {
             return off;
         }
         self.remap(off)
+    }
+
+    /// [`Self::remap_if_stale`] inside the caller's pin.
+    #[inline]
+    pub(crate) fn remap_if_stale_in(
+        &self,
+        layout: AddressLayout,
+        ptr: ColoredPtr,
+        mark: GoodColor,
+        guard: &Guard,
+    ) -> Offset {
+        let off = layout.offset(ptr);
+        if !layout.color(ptr).intersects(mark.other_mark().color()) {
+            return off;
+        }
+        self.remap_in(off, guard)
     }
 }

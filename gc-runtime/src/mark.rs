@@ -21,6 +21,7 @@ use crate::injected_panic::{InjectedPanic, InjectedPanics};
 use crate::mutator_shared::MutatorShared;
 use crate::roots::Roots;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_epoch::Guard;
 use gc_core::{Address, ColoredPtr, Object, Offset, View};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -48,16 +49,72 @@ impl Drop for AbandonOnUnwind<'_> {
 
 /// Objects in flight between the mark stack and tracing.
 const PREFETCH_DEPTH: usize = 8;
+/// Targets in flight between being found in a slot and being marked (see [`MarkRing`]).
+const MARK_RING_DEPTH: usize = 8;
 
 #[inline(always)]
 fn prefetch(addr: Address) {
+    prefetch_ptr(addr.raw() as *const u8)
+}
+
+#[inline(always)]
+fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, even on an unmapped address.
+    // SAFETY: a prefetch is a hint; it never faults, even on an unmapped or null address.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(addr.raw() as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = addr;
+    let _ = p;
+}
+
+/// A GC worker's targets found but not yet marked. Marking an object is a read-modify-write
+/// of one word of its page's live map, a random word of a large bitmap: a cache miss per
+/// object. A target entering the ring has that word prefetched; it is marked when it leaves,
+/// `MARK_RING_DEPTH` targets later, so the miss overlaps with the work on the targets before
+/// it. The ring is local to its worker and emptied ([`MarkRing::drain`]) before the worker
+/// looks for more work, repins or goes idle, so marking ends with it empty: nothing can be
+/// left unmarked in it when the workers terminate.
+struct MarkRing {
+    slots: [Offset; MARK_RING_DEPTH],
+    head: usize,
+    len: usize,
+}
+
+impl MarkRing {
+    fn new() -> Self {
+        MarkRing {
+            slots: [Offset::ZERO; MARK_RING_DEPTH],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// Take `off` in (prefetching its live-map word); when full, mark the oldest target.
+    #[inline]
+    fn push(&mut self, cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+        if let Some(page) = cx.page_table().get(off, guard) {
+            prefetch_ptr(page.live_map().word_addr(page.index_of(off)));
+        }
+        if self.len < MARK_RING_DEPTH {
+            self.slots[(self.head + self.len) % MARK_RING_DEPTH] = off;
+            self.len += 1;
+            return;
+        }
+        let oldest = std::mem::replace(&mut self.slots[self.head], off);
+        self.head = (self.head + 1) % MARK_RING_DEPTH;
+        mark_object_in(cx, oldest, guard, push);
+    }
+
+    /// Mark every target still in the ring.
+    fn drain(&mut self, cx: &GcContext, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+        while self.len > 0 {
+            let off = self.slots[self.head];
+            self.head = (self.head + 1) % MARK_RING_DEPTH;
+            self.len -= 1;
+            mark_object_in(cx, off, guard, push);
+        }
+    }
 }
 
 /// The marking barrier: the good (mark-colored) pointer for the bad pointer `ptr`, remapped if
@@ -69,11 +126,13 @@ pub(crate) fn mark_barrier(
     push: &mut dyn FnMut(Offset),
 ) -> ColoredPtr {
     debug_assert!(!ptr.is_null());
-    // One pin for the whole slow path: the pins below nest cheaply inside it.
-    let _guard = crossbeam_epoch::pin();
+    // One pin for the whole slow path.
+    let guard = crossbeam_epoch::pin();
     let mark = cx.state.good();
-    let off = cx.forwarding.remap_if_stale(cx.layout(), ptr, mark);
-    mark_object(cx, off, push);
+    let off = cx
+        .forwarding
+        .remap_if_stale_in(cx.layout(), ptr, mark, &guard);
+    mark_object_in(cx, off, &guard, push);
     cx.layout().good(off, mark)
 }
 
@@ -81,11 +140,16 @@ pub(crate) fn mark_barrier(
 /// Objects on pages allocated in this cycle are live without marking.
 #[inline]
 pub(crate) fn mark_object(cx: &GcContext, off: Offset, push: &mut dyn FnMut(Offset)) {
+    mark_object_in(cx, off, &crossbeam_epoch::pin(), push)
+}
+
+/// [`mark_object`] inside the caller's pin.
+#[inline]
+fn mark_object_in(cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnMut(Offset)) {
     let seq = cx.state.seqnum();
-    let guard = crossbeam_epoch::pin();
     let page = cx
         .page_table()
-        .get(off, &guard)
+        .get(off, guard)
         .unwrap_or_else(|| panic!("marking met a pointer to {off:#x} outside every page"));
     if page.seqnum() == seq {
         return;
@@ -168,38 +232,43 @@ impl Mark {
         n
     }
 
-    /// Trace one object: the marking barrier on each of its slots.
-    fn trace_object(&self, cx: &GcContext, off: Offset, push: &mut dyn FnMut(Offset)) {
+    /// Trace one object: the marking barrier on each of its slots, with the marking itself
+    /// deferred through `ring` (see [`MarkRing`]); the targets this worker marks go to `push`.
+    fn trace_object(
+        &self,
+        cx: &GcContext,
+        off: Offset,
+        guard: &Guard,
+        ring: &mut MarkRing,
+        push: &mut dyn FnMut(Offset),
+    ) {
         let layout = cx.layout();
         let bad = cx.state.bad_mask();
+        let mark = cx.state.good();
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
         let obj = unsafe { Object::at(layout, off) };
         // Account the object's bytes now that its header is at hand (marking counted it with
         // size 0).
-        {
-            let guard = crossbeam_epoch::pin();
-            if let Some(page) = cx.page_table().get(off, &guard) {
-                page.live_map()
-                    .add_live_bytes(cx.state.seqnum(), obj.size());
-            }
+        if let Some(page) = cx.page_table().get(off, guard) {
+            page.live_map()
+                .add_live_bytes(cx.state.seqnum(), obj.size());
         }
-        let slots = obj.slots();
-        for slot in slots {
+        for slot in obj.slots() {
             let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
             if p.is_null() {
                 continue;
             }
-            let good = if p.raw() & bad != 0 {
-                let g = mark_barrier(cx, p, push);
-                gc_core::self_heal(slot, p, g, bad);
-                g
+            let target = if p.raw() & bad != 0 {
+                // Heal now (the good pointer does not depend on the marking), mark later.
+                let t = cx.forwarding.remap_if_stale_in(layout, p, mark, guard);
+                gc_core::self_heal(slot, p, layout.good(t, mark), bad);
+                t
             } else {
                 // A good pointer stored by a mutator: its object is marked already, but mark
                 // through it anyway (cheap: the live map says so at once).
-                mark_object(cx, layout.offset(p), push);
-                p
+                layout.offset(p)
             };
-            debug_assert!(layout.is_good(good, cx.state.good()));
+            ring.push(cx, target, guard, push);
         }
     }
 
@@ -320,9 +389,17 @@ impl Mark {
         let layout = cx.layout();
         let mut fifo = [Offset::ZERO; PREFETCH_DEPTH];
         let (mut head, mut len) = (0usize, 0usize);
+        let mut ring = MarkRing::new();
+        let push = &mut |o| local.push(o);
         loop {
             loop {
-                let next = self.find_work(&local, stealers);
+                let mut next = local.pop();
+                if next.is_none() {
+                    // Mark what the ring holds first: it may give this worker work without
+                    // touching the shared queues.
+                    ring.drain(cx, &guard, push);
+                    next = self.find_work(&local, stealers);
+                }
                 if let Some(off) = next {
                     prefetch(layout.address(off, View::Remapped));
                     if len < PREFETCH_DEPTH {
@@ -332,20 +409,26 @@ impl Mark {
                     }
                     let oldest = std::mem::replace(&mut fifo[head], off);
                     head = (head + 1) % PREFETCH_DEPTH;
-                    self.trace_object(cx, oldest, &mut |o| local.push(o));
+                    self.trace_object(cx, oldest, &guard, &mut ring, push);
                 } else if len > 0 {
                     let oldest = fifo[head];
                     head = (head + 1) % PREFETCH_DEPTH;
                     len -= 1;
-                    self.trace_object(cx, oldest, &mut |o| local.push(o));
+                    self.trace_object(cx, oldest, &guard, &mut ring, push);
                 } else {
                     break;
                 }
                 count.1 += 1;
                 if count.1.is_multiple_of(1024) {
+                    // The ring holds no page references, only offsets: repinning is safe
+                    // with targets in it (each is looked up again when marked).
                     guard.repin();
                 }
             }
+            debug_assert_eq!(
+                ring.len, 0,
+                "the ring is empty whenever the worker finds no work"
+            );
             // Idle: finish when everyone is idle and nothing is queued.
             idle.fetch_add(1, Ordering::SeqCst);
             loop {
