@@ -134,10 +134,14 @@ pub struct PacingConfig {
     /// Pace mutators (default on). Off, a mutator that outruns the collector runs at full
     /// speed until the heap is full, then stalls until a page is freed.
     pub enabled: bool,
-    /// The longest delay at one page allocation (default 10 ms, between 1 µs and 1 s). A
-    /// small page is 2 MiB, so this bounds how far pacing alone can slow a mutator: to at most
-    /// one small page per `max_delay` plus the time it takes to fill it.
+    /// The longest single delay (default 1 ms, between 1 µs and 1 s): no pacing delay is
+    /// longer. It bounds how far pacing alone can slow a mutator: to at most one `quantum`
+    /// per `max_delay` plus the time the mutator takes to allocate it.
     pub max_delay: Duration,
+    /// Bytes a mutator allocates between two pacing decisions (default 256 KiB, between
+    /// 4 KiB and 64 MiB; an object larger than this is one decision of its own size). Small
+    /// quanta make many short delays rather than a few long ones.
+    pub quantum: u64,
     /// Safety factor on the expected cycle duration (default 1.25, between 1 and 10): free
     /// memory is budgeted to last this much longer than recent cycles took.
     pub duration_margin: f64,
@@ -147,16 +151,42 @@ impl Default for PacingConfig {
     fn default() -> Self {
         PacingConfig {
             enabled: true,
-            max_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(1),
+            quantum: 64 << 10,
             duration_margin: 1.25,
         }
     }
 }
 
+/// Environment overrides of the pacing defaults, for experiments (as `ZRS_GC_THREADS` is for
+/// the GC threads): `ZRS_PACING_QUANTUM` in bytes (suffixes K/M/G allowed) and
+/// `ZRS_PACING_MAX_DELAY_US` in microseconds. A value that does not parse is ignored; one out
+/// of range is refused when the heap is created, like the same setting made in code.
+pub const PACING_ENV: [&str; 2] = ["ZRS_PACING_QUANTUM", "ZRS_PACING_MAX_DELAY_US"];
+
 impl PacingConfig {
+    /// The settings with [`PACING_ENV`] applied.
+    pub fn with_env_overrides(mut self) -> Self {
+        if let Some(q) = std::env::var(PACING_ENV[0])
+            .ok()
+            .and_then(|v| gc_core::parse_size(&v).ok())
+        {
+            self.quantum = q;
+        }
+        if let Some(us) = std::env::var(PACING_ENV[1])
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            self.max_delay = Duration::from_micros(us);
+        }
+        self
+    }
+
     /// The shortest and longest `max_delay` accepted.
     pub const MAX_DELAY_RANGE: (Duration, Duration) =
         (Duration::from_micros(1), Duration::from_secs(1));
+    /// The smallest and largest `quantum` accepted.
+    pub const QUANTUM_RANGE: (u64, u64) = (4 << 10, 64 << 20);
 
     /// Check the settings; the error says which one and what to give instead.
     pub fn validate(&self) -> Result<(), HeapError> {
@@ -165,9 +195,19 @@ impl PacingConfig {
             return Err(HeapError::InvalidSetting {
                 setting: "pacing_max_delay",
                 problem: format!(
-                    "is {:?}: give a delay between 1 µs and 1 s (e.g. 10 ms), or turn pacing \
+                    "is {:?}: give a delay between 1 µs and 1 s (e.g. 1 ms), or turn pacing \
                      off",
                     self.max_delay
+                ),
+            });
+        }
+        let (qlo, qhi) = Self::QUANTUM_RANGE;
+        if !(qlo..=qhi).contains(&self.quantum) {
+            return Err(HeapError::InvalidSetting {
+                setting: "pacing_quantum",
+                problem: format!(
+                    "is {} bytes: give between 4 KiB and 64 MiB (e.g. 256 KiB)",
+                    self.quantum
                 ),
             });
         }
@@ -225,7 +265,7 @@ impl HeapConfig {
             verify: false,
             log: LogLevel::from_env().unwrap_or(LogLevel::Off),
             director: DirectorConfig::default(),
-            pacing: PacingConfig::default(),
+            pacing: PacingConfig::default().with_env_overrides(),
             handle_capacity: 1 << 20,
             uncommit_delay: Some(Duration::from_secs(300)),
             max_direct_memory: None,
@@ -290,10 +330,15 @@ impl HeapConfig {
         self.pacing.enabled = on;
         self
     }
-    /// The longest pacing delay at one page allocation (checked by [`Self::validate`] and
-    /// when the heap is created).
+    /// The longest single pacing delay (checked by [`Self::validate`] and when the heap is
+    /// created).
     pub fn pacing_max_delay(mut self, max: Duration) -> Self {
         self.pacing.max_delay = max;
+        self
+    }
+    /// Bytes allocated between two pacing decisions (see [`PacingConfig::quantum`]).
+    pub fn pacing_quantum(mut self, bytes: u64) -> Self {
+        self.pacing.quantum = bytes;
         self
     }
 

@@ -79,7 +79,9 @@ mod uncommitter;
 mod verifier;
 mod weak_processor;
 
-pub use config::{DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV};
+pub use config::{
+    DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV, PACING_ENV,
+};
 pub use direct_buffer::{DirectBuffer, DirectError};
 pub use direct_buffers::DIRECT_BUFFER_SHAPE;
 pub use gc_cause::GcCause;

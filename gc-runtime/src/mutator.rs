@@ -1,5 +1,5 @@
 //! Mutators: threads attached to a heap (HotSpot's `JavaThread`, as far as the GC sees it).
-//! Allocation lives here too: the thread's pages, pacing delays before taking a page while a
+//! Allocation lives here too: the thread's pages, pacing delays every quantum of bytes while a
 //! cycle runs (the rule is `pacer`'s), and allocation stalls when the heap is full anyway.
 //!
 //! A mutator owns its local-handle stack, its allocation page (a private small page, bump
@@ -152,6 +152,8 @@ pub struct Mutator {
     pub(crate) shared: Arc<MutatorShared>,
     pub(crate) bad_mask: Cell<u64>,
     tlab: Option<Arc<Page>>,
+    /// Bytes allocated since the last pacing decision (see `pacer`).
+    unpaced: u64,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -175,6 +177,7 @@ impl Mutator {
             // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
             tlab: None,
+            unpaced: 0,
             _not_send: PhantomData,
         };
         // Registered, and left blocked: pauses do not wait for it until its first scope.
@@ -259,6 +262,13 @@ impl Mutator {
     ) -> Result<ColoredPtr, OutOfMemory> {
         self.poll();
         let size = object_size(n_refs as u64, n_bytes).map_err(OutOfMemory)?;
+        // Pacing: one decision per quantum allocated (an object larger than a quantum is one
+        // of its own size), before the allocation that completes it.
+        self.unpaced += size;
+        if self.unpaced >= self.heap.config.pacing.quantum {
+            let bytes = std::mem::take(&mut self.unpaced);
+            self.pace(bytes);
+        }
         let sizes = *self.heap.cx.pages.sizes();
         if size > sizes.object_max {
             return Err(OutOfMemory(AllocError::ObjectTooLarge {
@@ -359,12 +369,10 @@ impl Mutator {
         }
     }
 
-    /// While a cycle runs, wait first if the pacer says so (as a blocked thread; see
-    /// `pacer`), then take a page; when the heap is full all the same, stall (as a blocked
-    /// thread) for a GC cycle, and fail with out-of-memory if a whole cycle that started
-    /// after the request did not help.
+    /// Take a page; when the heap is full, stall (as a blocked thread) for a GC cycle, and
+    /// fail with out-of-memory if a whole cycle that started after the request did not help.
+    /// (Pacing, which should make stalls rare, happens per quantum allocated, in `alloc`.)
     fn page_stalling(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, OutOfMemory> {
-        self.pace(size);
         match self.take_page(kind, size) {
             Ok(p) => return Ok(p),
             Err(AllocError::OutOfMemory { .. }) if self.heap.config.mode != Mode::Epsilon => {}
@@ -429,11 +437,11 @@ impl Mutator {
         }
     }
 
-    /// The pacing delay before taking a page of `size` bytes, if the pacer asks for one:
-    /// slept as a blocked thread (pauses do not wait for it), recorded and logged.
-    fn pace(&self, size: u64) {
+    /// The pacing delay for `bytes` allocated, if the pacer asks for one: slept as a blocked
+    /// thread (pauses do not wait for it), recorded and logged.
+    fn pace(&self, bytes: u64) {
         let heap = &self.heap;
-        let Some(delay) = heap.pacer.delay_before_page(&heap.cx, size) else {
+        let Some(delay) = heap.pacer.delay_for(&heap.cx, bytes) else {
             return;
         };
         let start_ns = heap.now_ns();

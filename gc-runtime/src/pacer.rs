@@ -1,39 +1,41 @@
 //! Mutator pacing (what Shenandoah's `ShenandoahPacer` does; ZGC itself only stalls): while a
-//! cycle runs, a mutator about to take a new page may first be delayed a little, so that the
-//! mutators together take free memory no faster than it lasts until the cycle ends. A
-//! mutator that outruns the collector is slowed gradually, by short bounded delays, instead
-//! of running at full speed into a full heap and stalling until the cycle frees memory. The
-//! allocation stall (in `mutator`) stays the last resort when the heap runs dry anyway, and
-//! out-of-memory the answer after a whole cycle that freed nothing.
+//! cycle runs, a mutator is delayed a little every *quantum* of bytes it allocates (default
+//! 256 KiB), so that the mutators together take free memory no faster than it lasts until the
+//! cycle ends. A mutator that outruns the collector is slowed gradually, by many short bounded
+//! delays, instead of running at full speed into a full heap and stalling until the cycle
+//! frees memory. The allocation stall (in `mutator`) stays the last resort when the heap runs
+//! dry anyway, and out-of-memory the answer after a whole cycle that freed nothing.
 //!
 //! # The rule
 //!
-//! At a page allocation of `size` bytes while a cycle runs (`concurrent` mode, pacing on):
+//! When a mutator's allocations since its last decision reach `bytes` ≥ the quantum, while a
+//! cycle runs (`concurrent` mode, pacing on):
 //!
 //! 1. `free` is what mutators may still take (the heap less the relocation reserve less the
-//!    pages in use); `budget = free − size` is what is left once this page is taken.
+//!    pages in use); `budget = free − bytes` is what is left once these bytes are counted.
 //! 2. `expected` is how long the cycle should take: the longest of the last five cycles
 //!    times `duration_margin` (default 1.25), or 100 ms before any cycle completed. (The
 //!    longest, not the mean: a cycle on a fuller heap takes longer than the last ones, and
 //!    an estimate too short costs a stall, one too long only some throughput.)
 //!    `remaining = expected − elapsed`, but never less than a quarter of `expected`: a cycle
 //!    that overruns its estimate still gets a budget that shrinks with the free memory.
-//! 3. Free memory lasts until the cycle ends if the mutators, all together, take pages no
-//!    faster than one every `interval = remaining × size / budget`.
-//! 4. The pacer keeps one *due time* for the heap: the next page is due `interval` after the
-//!    previous one was due, or now if that is later (unused time is not saved up). A page
-//!    asked for before it is due waits until then, but never longer than `max_delay` (default
-//!    10 ms); the debt beyond the cap is forgiven. Waits under 20 µs are not slept: they stay
-//!    owed and add to the next page's wait.
+//! 3. Free memory lasts until the cycle ends if the mutators, all together, allocate no
+//!    faster than `bytes` every `interval = remaining × bytes / budget`.
+//! 4. The pacer keeps one *due time* for the heap: the next quantum is due `interval` after
+//!    the previous one was due, or now if that is later (unused time is not saved up). A
+//!    quantum completed before it is due waits until then, but never longer than `max_delay`
+//!    (default 1 ms); the debt beyond the cap is forgiven. Waits under 20 µs are not slept:
+//!    they stay owed and add to the next wait.
 //!
 //! So the delay grows as the free memory left shrinks relative to what the rest of the cycle
-//! needs: nothing while the mutators' own pace fits the budget, then a few hundred
-//! microseconds per page, up to `max_delay` on every page as the budget nears zero. With the
-//! cap on every page a mutator filling 2 MiB pages is held to at most 2 MiB per `max_delay`
-//! (about 200 MB/s at 10 ms) on top of its own filling time; a slower collector than that
-//! still ends in a stall. (A cap of 1 ms would hold a 300 MB/s mutator to 260 MB/s: too little
-//! to matter, which is why the default is 10 ms.) Between cycles nobody is paced: the
-//! director starts a cycle (its allocation-rate rule) before the heap fills.
+//! needs: nothing while the mutators' own pace fits the budget, then some microseconds per
+//! quantum, up to `max_delay` on every quantum as the budget nears zero. With the cap on every
+//! quantum a mutator is held to at most one quantum per `max_delay` on top of its own time to
+//! allocate it: 256 KiB per 1 ms plus that time, under 256 MB/s, and a mutator at 500 MB/s to
+//! about 170 MB/s. A collector slower than that still ends in a stall. The short quantum is
+//! what keeps each delay short: deciding once per 2 MiB page, a cap of 1 ms would hold a
+//! 500 MB/s mutator only to 400 MB/s. Between cycles nobody is paced: the director starts a
+//! cycle (its allocation-rate rule) before the heap fills.
 //!
 //! A delay is taken as a *blocked* thread, like a stall: pauses never wait for a paced
 //! mutator, and the sleeping mutator leaves its core to the GC workers. Each delay is
@@ -68,7 +70,7 @@ pub(crate) struct Pacer {
     active: bool,
     max_delay: Duration,
     duration_margin: f64,
-    /// When the next page allocation is due (`None` before the first paced one).
+    /// When the next quantum is due (`None` before the first paced one).
     due: Mutex<Option<Instant>>,
 }
 
@@ -82,10 +84,10 @@ impl Pacer {
         }
     }
 
-    /// How long a mutator about to take a page of `size` bytes should wait first; `None`
+    /// How long a mutator that allocated `bytes` since its last decision should wait; `None`
     /// for no wait (pacing off, no cycle running, or the mutators' pace fits the budget).
     /// The caller sleeps as a blocked thread and records the delay.
-    pub(crate) fn delay_before_page(&self, cx: &GcContext, size: u64) -> Option<Duration> {
+    pub(crate) fn delay_for(&self, cx: &GcContext, bytes: u64) -> Option<Duration> {
         if !self.active {
             return None;
         }
@@ -97,7 +99,7 @@ impl Pacer {
         let remaining = expected
             .saturating_sub(cycle.elapsed)
             .max(expected.mul_f64(MIN_REMAINING_SHARE));
-        let interval = page_interval(cx.pages.mutator_free(), size, remaining);
+        let interval = interval_for(cx.pages.mutator_free(), bytes, remaining);
         let now = Instant::now();
         let mut due = self.due.lock();
         let (delay, next) = schedule(now, *due, interval, self.max_delay);
@@ -106,11 +108,11 @@ impl Pacer {
     }
 }
 
-/// Step 3 of the rule: the spacing of page allocations that makes `free` bytes (this page of
-/// `size` bytes included) last `remaining`; all of `remaining` when nothing is left beyond
-/// this page. (The spacing may exceed `max_delay`: the mutator's own time filling the page
-/// counts towards it, and only the wait beyond that is capped.)
-fn page_interval(free: u64, size: u64, remaining: Duration) -> Duration {
+/// Step 3 of the rule: the spacing of quanta of `size` bytes that makes `free` bytes (these
+/// `size` included) last `remaining`; all of `remaining` when nothing is left beyond them.
+/// (The spacing may exceed `max_delay`: the mutator's own time allocating the quantum counts
+/// towards it, and only the wait beyond that is capped.)
+fn interval_for(free: u64, size: u64, remaining: Duration) -> Duration {
     let budget = free.saturating_sub(size);
     if budget == 0 {
         return remaining;
@@ -119,7 +121,7 @@ fn page_interval(free: u64, size: u64, remaining: Duration) -> Duration {
     Duration::from_secs_f64(secs.min(remaining.as_secs_f64()))
 }
 
-/// Step 4 of the rule: for a page asked for at `now`, with the next page `due` and pages to
+/// Step 4 of the rule: for a quantum completed at `now`, with the next one `due` and quanta to
 /// be spaced by `interval`, the wait (capped at `max_delay`) and the new due time. The debt
 /// beyond the cap is forgiven; a wait too short to sleep stays in the new due time.
 fn schedule(
@@ -132,7 +134,7 @@ fn schedule(
     let wait = start.duration_since(now);
     let delay = wait.min(max_delay);
     let taken_at = now + delay;
-    // A short wait is not slept, but stays owed: the next page is due after `start`.
+    // A short wait is not slept, but stays owed: the next quantum is due after `start`.
     let owed_from = if delay < MIN_SLEEP { start } else { taken_at };
     (delay, owed_from + interval)
 }
@@ -148,8 +150,8 @@ mod tests {
     fn interval_grows_as_free_memory_shrinks() {
         let remaining = Duration::from_secs(1);
         // 1 GiB free for one second: a 2 MiB page every ~2 ms.
-        let roomy = page_interval(1024 * MIB, 2 * MIB, remaining);
-        let tight = page_interval(64 * MIB, 2 * MIB, remaining);
+        let roomy = interval_for(1024 * MIB, 2 * MIB, remaining);
+        let tight = interval_for(64 * MIB, 2 * MIB, remaining);
         assert!(roomy < tight, "{roomy:?} {tight:?}");
         assert!(
             (roomy.as_secs_f64() - 2.0 / 1022.0).abs() < 1e-6,
@@ -157,9 +159,9 @@ mod tests {
         );
         assert!((tight.as_secs_f64() - 2.0 / 62.0).abs() < 1e-6, "{tight:?}");
         // Nothing beyond this page: the whole remaining time (the wait is capped later).
-        assert_eq!(page_interval(2 * MIB, 2 * MIB, remaining), remaining);
-        assert_eq!(page_interval(MIB, 2 * MIB, remaining), remaining);
-        assert_eq!(page_interval(3 * MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(interval_for(2 * MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(interval_for(MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(interval_for(3 * MIB, 2 * MIB, remaining), remaining);
     }
 
     #[test]
