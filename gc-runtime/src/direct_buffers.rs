@@ -220,7 +220,9 @@ impl DirectBuffers {
             for &slot in slots {
                 // A slot is registered before its owner can become unreachable (no safepoint
                 // in between), so a dead owner's slot always has its entry.
-                let entry = e[slot].take().expect("a dead owner's phantom slot has an entry");
+                let entry = e[slot]
+                    .take()
+                    .expect("a dead owner's phantom slot has an entry");
                 dead.push(Dead { slot, entry });
             }
         }
@@ -235,7 +237,10 @@ impl DirectBuffers {
         for d in dead {
             c.owners += 1;
             let Entry {
-                buffer, len, pooled, ..
+                buffer,
+                len,
+                pooled,
+                ..
             } = d.entry;
             // Count 0: released before the owner died; nothing left to free.
             if buffer.ref_count() > 0 {
@@ -249,7 +254,9 @@ impl DirectBuffers {
             }
             weaks.phantoms().free(d.slot);
         }
-        self.counters.owners_dead.fetch_add(c.owners, Ordering::Relaxed);
+        self.counters
+            .owners_dead
+            .fetch_add(c.owners, Ordering::Relaxed);
         self.counters
             .cleaned_bytes
             .fetch_add(c.bytes, Ordering::Relaxed);

@@ -93,6 +93,7 @@ pub use mutator::{AttachError, Mutator, OutOfMemory};
 pub use root_region::RootRegion;
 pub use scope::{Local, ObjRef, Scope};
 pub use stats::{
-    CycleRecord, DirectStats, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord, StallRecord,
+    CycleRecord, DirectStats, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord,
+    StallRecord,
 };
 pub use table_handle::{Global, WeakRef};

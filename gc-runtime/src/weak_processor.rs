@@ -96,11 +96,12 @@ impl WeakProcessor {
     /// are listed for the cleaner.
     pub(crate) fn process(&self, cx: &GcContext) -> WeakResult {
         let mut r = WeakResult::default();
-        self.weaks.for_each_slot(|slot| match process_slot(cx, slot) {
-            Some(true) => r.kept += 1,
-            Some(false) => r.cleared += 1,
-            None => {}
-        });
+        self.weaks
+            .for_each_slot(|slot| match process_slot(cx, slot) {
+                Some(true) => r.kept += 1,
+                Some(false) => r.cleared += 1,
+                None => {}
+            });
         // Only the collector writes a phantom slot (nothing loads it), so the slot read dead
         // is the one cleared: no handle can have been dropped or re-made in it meanwhile.
         self.phantoms.for_each_slot_with_id(|id, slot| {

@@ -35,7 +35,10 @@ fn contents_survive_cycles_that_move_their_owners() {
                     s.alloc(2, 0, 256).unwrap();
                 }
                 let b = s.alloc_direct(1000 + i).unwrap();
-                s.direct(b).unwrap().write(0, &pattern(i as u64, 1000 + i)).unwrap();
+                s.direct(b)
+                    .unwrap()
+                    .write(0, &pattern(i as u64, 1000 + i))
+                    .unwrap();
                 s.store(holder, i, Some(b));
             }
             let before: Vec<u64> = (0..64)
@@ -53,13 +56,24 @@ fn contents_survive_cycles_that_move_their_owners() {
                 moved += (s.address_of(b) != before[i]) as u32;
                 let d = s.direct(b).unwrap();
                 assert_eq!(d.len(), 1000 + i);
-                assert_eq!(d.to_vec().unwrap(), pattern(i as u64, 1000 + i), "{mode} {i}");
+                assert_eq!(
+                    d.to_vec().unwrap(),
+                    pattern(i as u64, 1000 + i),
+                    "{mode} {i}"
+                );
             }
             moved
         });
-        assert!(moved > 0, "{mode}: no owner moved, the test did not reach relocation");
+        assert!(
+            moved > 0,
+            "{mode}: no owner moved, the test did not reach relocation"
+        );
         let st = h.stats().direct;
-        assert_eq!((st.owners, st.allocated, st.owners_dead), (64, 64, 0), "{mode}");
+        assert_eq!(
+            (st.owners, st.allocated, st.owners_dead),
+            (64, 64, 0),
+            "{mode}"
+        );
         assert!(st.direct_bytes > 0 && st.pooled_bytes == 0);
     }
 }
@@ -87,10 +101,23 @@ fn a_dead_owners_cleaner_runs_once_and_frees_its_memory() {
         let st = h.stats().direct;
         assert_eq!(st.allocated, 150, "{mode}");
         assert_eq!(st.released, 20, "{mode}");
-        assert_eq!(st.owners_dead, 150, "{mode}: every owner is dead once its scope ended");
-        assert_eq!(st.cleaned, 130, "{mode}: released owners have nothing left to free");
-        assert_eq!((st.owners, st.reserved_bytes, st.direct_bytes), (0, 0, 0), "{mode}");
-        assert_eq!(st.unpooled_mapped_bytes, 0, "{mode}: every mapping was given back");
+        assert_eq!(
+            st.owners_dead, 150,
+            "{mode}: every owner is dead once its scope ended"
+        );
+        assert_eq!(
+            st.cleaned, 130,
+            "{mode}: released owners have nothing left to free"
+        );
+        assert_eq!(
+            (st.owners, st.reserved_bytes, st.direct_bytes),
+            (0, 0, 0),
+            "{mode}"
+        );
+        assert_eq!(
+            st.unpooled_mapped_bytes, 0,
+            "{mode}: every mapping was given back"
+        );
         // More cycles find nothing more: each cleaner ran once.
         m.scope(|s| s.collect("again"));
         m.scope(|s| s.collect("again"));
@@ -98,7 +125,10 @@ fn a_dead_owners_cleaner_runs_once_and_frees_its_memory() {
         assert_eq!((st2.owners_dead, st2.cleaned), (150, 130), "{mode}");
         let cycles = h.stats().cycles;
         let run: u64 = cycles.iter().map(|c| c.cleaners_run).sum();
-        assert_eq!(run, 150, "{mode}: the cycle records count the same cleaners");
+        assert_eq!(
+            run, 150,
+            "{mode}: the cycle records count the same cleaners"
+        );
         assert!(cycles.iter().any(|c| c.direct_bytes_cleaned > 0));
     }
 }
@@ -110,7 +140,11 @@ fn release_then_use_is_an_error_and_retain_keeps_it() {
     m.scope(|s| {
         let b = s.alloc_direct(64).unwrap();
         let d = s.direct(b).unwrap();
-        assert_eq!(d.to_vec().unwrap(), vec![0; 64], "direct memory starts zeroed");
+        assert_eq!(
+            d.to_vec().unwrap(),
+            vec![0; 64],
+            "direct memory starts zeroed"
+        );
         d.retain().unwrap();
         assert!(!d.release().unwrap(), "count 2 -> 1: still held");
         d.write_u64(8, 99).unwrap();
@@ -121,7 +155,10 @@ fn release_then_use_is_an_error_and_retain_keeps_it() {
         assert!(matches!(d.retain(), Err(NativeError::Released { .. })));
         // A fresh view of the same owner says the same.
         let again = s.direct(b).unwrap();
-        assert!(matches!(again.write(0, b"x"), Err(NativeError::Released { .. })));
+        assert!(matches!(
+            again.write(0, b"x"),
+            Err(NativeError::Released { .. })
+        ));
         assert_eq!(again.ref_count(), 0);
         let e = again.read(60, &mut [0; 8]).unwrap_err();
         assert!(matches!(e, NativeError::Released { .. }), "{e}");
@@ -154,7 +191,9 @@ fn objects_that_are_not_owners_are_refused() {
         s.get(forged).write_u64(8, key ^ 1);
         assert!(matches!(
             s.direct(forged),
-            Err(DirectError::NotDirect { shape: DIRECT_BUFFER_SHAPE })
+            Err(DirectError::NotDirect {
+                shape: DIRECT_BUFFER_SHAPE
+            })
         ));
         s.get(forged).write_u64(0, u64::MAX);
         assert!(s.direct(forged).is_err());
@@ -174,7 +213,10 @@ fn the_limit_runs_direct_memory_cycles_then_fails_with_a_clear_error() {
             });
         }
         let st = h.stats();
-        assert!(st.direct.limit_cycles > 0, "{mode}: the limit was never reached");
+        assert!(
+            st.direct.limit_cycles > 0,
+            "{mode}: the limit was never reached"
+        );
         assert!(
             st.cycles.iter().any(|c| c.cause == "Direct Memory"),
             "{mode}: no cycle with cause Direct Memory"
@@ -193,7 +235,14 @@ fn the_limit_runs_direct_memory_cycles_then_fails_with_a_clear_error() {
             assert_eq!(held.len(), 16, "{mode}");
             let msg = err.to_string();
             assert!(
-                matches!(err, DirectError::LimitReached { cycles: 2, limit: 1048576, .. }),
+                matches!(
+                    err,
+                    DirectError::LimitReached {
+                        cycles: 2,
+                        limit: 1048576,
+                        ..
+                    }
+                ),
                 "{mode}: {msg}"
             );
             assert!(msg.contains("max_direct_memory"), "{msg}");
@@ -212,13 +261,19 @@ fn epsilon_frees_only_on_release_and_fails_at_the_limit_without_cycles() {
     m.scope(|s| {
         let a = s.alloc_direct(60 << 10).unwrap();
         let e = s.alloc_direct(60 << 10).unwrap_err();
-        assert!(matches!(e, DirectError::LimitReached { cycles: 0, .. }), "{e}");
+        assert!(
+            matches!(e, DirectError::LimitReached { cycles: 0, .. }),
+            "{e}"
+        );
         assert!(e.to_string().contains("epsilon"), "{e}");
         assert!(s.direct(a).unwrap().release().unwrap());
         s.alloc_direct(60 << 10).unwrap();
     });
     let st = h.stats().direct;
-    assert_eq!((st.owners_dead, st.limit_cycles, st.limit_failures), (0, 0, 1));
+    assert_eq!(
+        (st.owners_dead, st.limit_cycles, st.limit_failures),
+        (0, 0, 1)
+    );
 }
 
 #[test]
@@ -240,12 +295,23 @@ fn a_pooled_buffer_whose_owner_died_unreleased_goes_back_and_is_reported() {
         assert!(d.release().unwrap(), "released: not a leak");
         s.alloc_pooled(&pool, 700).unwrap(); // dies unreleased: a leak
     });
-    assert_eq!(pool.stats().live_buffers, 1, "the leaked buffer is held until its cleaner");
+    assert_eq!(
+        pool.stats().live_buffers,
+        1,
+        "the leaked buffer is held until its cleaner"
+    );
     m.scope(|s| s.collect("test"));
     let st = pool.stats();
-    assert_eq!(st.live_buffers, 0, "the cleaner gave the slot back to its pool");
+    assert_eq!(
+        st.live_buffers, 0,
+        "the cleaner gave the slot back to its pool"
+    );
     assert_eq!(st.leaks_reported, 1);
-    assert!(st.leaks[0].site.contains("tests/direct_buffers.rs"), "{:?}", st.leaks[0]);
+    assert!(
+        st.leaks[0].site.contains("tests/direct_buffers.rs"),
+        "{:?}",
+        st.leaks[0]
+    );
     assert_eq!(h.stats().direct.pooled_bytes, 0);
 }
 
@@ -294,7 +360,11 @@ fn several_threads_allocate_release_and_drop_buffers_while_cycles_run() {
     let st = h.stats().direct;
     assert_eq!(st.allocated, 900);
     assert_eq!(st.owners_dead, 900);
-    assert_eq!(st.released + st.cleaned, 900, "each buffer freed exactly once");
+    assert_eq!(
+        st.released + st.cleaned,
+        900,
+        "each buffer freed exactly once"
+    );
     assert_eq!((st.reserved_bytes, st.owners), (0, 0));
     assert_eq!(pool.stats().live_buffers, 0);
 }

@@ -242,6 +242,9 @@ mod tests {
             measure_start_at_ns: 0,
             heap_created_unix_ms: 0,
             extended_by_ms: 0,
+            memory: Vec::new(),
+            memory_report: None,
+            memory_report_text: None,
         };
         let s = RunSummary::of(&r);
         assert_eq!(s.label, "concurrent 1G");

@@ -194,6 +194,9 @@ pub mod test_support {
             measure_start_at_ns: start,
             heap_created_unix_ms: 1_700_000_000_000,
             extended_by_ms: 0,
+            memory: Vec::new(),
+            memory_report: None,
+            memory_report_text: None,
         }
     }
 
