@@ -109,3 +109,73 @@ impl MemorySampler {
 pub fn peak(samples: &[MemorySample], f: impl Fn(&MemorySample) -> u64) -> u64 {
     samples.iter().map(f).max().unwrap_or(0)
 }
+
+/// What the reports show of a run's memory: the peaks of its samples and how its direct
+/// buffers were freed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryFigures {
+    /// Samples taken.
+    pub samples: u64,
+    pub peak_committed_heap_bytes: u64,
+    pub peak_direct_bytes: u64,
+    pub peak_pooled_bytes: u64,
+    pub peak_pss_bytes: u64,
+    pub peak_rss_bytes: u64,
+    /// Direct and pooled buffers freed by `release` (whole run).
+    pub direct_released: u64,
+    /// Direct and pooled buffers freed by their owner's cleaner (whole run).
+    pub direct_cleaned: u64,
+}
+
+impl MemoryFigures {
+    /// The figures of `samples`, with the buffer counts of `direct`.
+    pub fn of(samples: &[MemorySample], direct: &gc_runtime::stats::DirectStats) -> Self {
+        MemoryFigures {
+            samples: samples.len() as u64,
+            peak_committed_heap_bytes: peak(samples, |s| s.committed_heap_bytes),
+            peak_direct_bytes: peak(samples, |s| s.direct_bytes),
+            peak_pooled_bytes: peak(samples, |s| s.pooled_bytes),
+            peak_pss_bytes: peak(samples, |s| s.pss_bytes),
+            peak_rss_bytes: peak(samples, |s| s.rss_bytes),
+            direct_released: direct.released,
+            direct_cleaned: direct.cleaned,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_the_peaks_of_the_samples() {
+        let s = |at_ns, committed, direct, pss| MemorySample {
+            at_ns,
+            committed_heap_bytes: committed,
+            direct_bytes: direct,
+            pss_bytes: pss,
+            rss_bytes: 2 * pss,
+            ..MemorySample::default()
+        };
+        let samples = [s(0, 10, 0, 100), s(1, 30, 7, 90), s(2, 20, 3, 120)];
+        let direct = gc_runtime::stats::DirectStats {
+            released: 4,
+            cleaned: 2,
+            ..Default::default()
+        };
+        let f = MemoryFigures::of(&samples, &direct);
+        assert_eq!(f.samples, 3);
+        assert_eq!(
+            (
+                f.peak_committed_heap_bytes,
+                f.peak_direct_bytes,
+                f.peak_pss_bytes
+            ),
+            (30, 7, 120)
+        );
+        assert_eq!((f.peak_rss_bytes, f.peak_pooled_bytes), (240, 0));
+        assert_eq!((f.direct_released, f.direct_cleaned), (4, 2));
+        assert_eq!(samples[1].native_bytes(), 7);
+        assert_eq!(MemoryFigures::of(&[], &direct).peak_pss_bytes, 0);
+    }
+}
