@@ -765,6 +765,74 @@ mod tests {
     }
 
     #[test]
+    fn buffers_multiply_the_runs_of_a_sweep() {
+        let cli = parse(&[
+            "--workload",
+            "buffer-echo",
+            "--buffers",
+            "heap,direct,pooled",
+            "--heaps",
+            "256M",
+            "--modes",
+            "concurrent",
+            "--memory-report",
+        ])
+        .unwrap();
+        let configs = cli.sweep.configs().unwrap();
+        let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "concurrent 256M heap",
+                "concurrent 256M direct",
+                "concurrent 256M pooled"
+            ]
+        );
+        assert!(configs.iter().all(|c| c.memory_report));
+        assert_eq!(param(&configs[1], "buffers"), json!("direct"));
+        assert_eq!(param(&configs[1], "connections"), json!(4));
+        assert_eq!(
+            param(&configs[1], "message_size"),
+            json!({"min_bytes": 4096, "max_bytes": 4096})
+        );
+        // message-engine keeps heap bodies unless told otherwise, and its label.
+        let c = parse(&["--workload", "message-engine"])
+            .unwrap()
+            .sweep
+            .configs()
+            .unwrap();
+        assert_eq!(param(&c[0], "buffers"), json!("heap"));
+        assert_eq!(c[0].label(), "concurrent 256M");
+        let e = parse(&["--workload", "lru-cache", "--buffers", "pooled"])
+            .unwrap()
+            .sweep
+            .configs()
+            .unwrap_err();
+        assert!(e.contains("lru-cache keeps no I/O buffers"), "{e}");
+        assert!(parse(&["--buffers", "offheap"]).is_err());
+    }
+
+    #[test]
+    fn memory_runs_pooled_buffer_echo_briefly_by_default() {
+        let cfg = |args: &[&str]| {
+            let mut a = vec!["memory"];
+            a.extend_from_slice(args);
+            parse(&a).unwrap().command.unwrap().run_config().unwrap()
+        };
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.workload, Workload::BufferEcho);
+        assert_eq!(c.label(), "concurrent 256M pooled");
+        assert_eq!(c.duration_ms, 3000);
+        assert!(c.memory_report);
+        let c = cfg(&["--workload", "heap-churn", "--duration", "1"]).unwrap();
+        assert_eq!((c.label(), c.duration_ms), ("concurrent 256M".into(), 1000));
+        let e = cfg(&["--workload", "binary-trees", "--buffers", "direct"]).unwrap_err();
+        assert!(e.contains("binary-trees keeps no I/O buffers"), "{e}");
+        let c = cfg(&["--workload", "message-engine", "--buffers", "direct"]).unwrap();
+        assert_eq!(param(&c, "buffers"), json!("direct"));
+    }
+
+    #[test]
     fn help_explains_options_and_outputs() {
         let help = Cli::command().render_long_help().to_string();
         for s in [
@@ -790,6 +858,11 @@ mod tests {
             "table.md",
             "pause-timeline.svg",
             "[default: 256M,1G,4G]",
+            "--buffers",
+            "--memory-report",
+            "buffer-echo",
+            "pause-sweep memory",
+            "memory-N-<run>.svg",
         ] {
             assert!(help.contains(s), "long help lacks {s}:\n{help}");
         }
