@@ -353,6 +353,23 @@ fn client(
     })
 }
 
+/// Lets the clients go when the server is done, whatever ended it: at the end of the run
+/// they stop at the flag, and if the server unwinds (a panic) the flag is set for them, so
+/// the scope that joins them never waits for clients waiting for a start that never comes.
+struct ReleaseClients<'a> {
+    go: &'a AtomicBool,
+    stop: &'a AtomicBool,
+}
+
+impl Drop for ReleaseClients<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.go.store(true, Ordering::Release);
+    }
+}
+
 /// Run buffer-echo's server on one mutator thread, with its clients.
 pub fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &BufferEchoParams) -> Result<ThreadOutcome, String> {
     let n = p.connections.max(1) as usize;
@@ -382,6 +399,7 @@ pub fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &BufferEchoParams) -> Result<Threa
                     .map_err(|e| io_err("spawning a client thread", e))
             })
             .collect();
+        let release = ReleaseClients { go: &go, stop };
         // Outside any scope: the mutator is a blocked thread while it waits for clients.
         let served = clients
             .iter()
@@ -396,7 +414,7 @@ pub fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &BufferEchoParams) -> Result<Threa
         if served.is_err() {
             ctx.abort();
         }
-        go.store(true, Ordering::Release);
+        drop(release);
         let mut requests = 0;
         let mut latency = LatencyHistogram::new();
         let mut first_err = served.err();
