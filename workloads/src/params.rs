@@ -139,13 +139,15 @@ pub struct BufferEchoParams {
     /// Where the server keeps each request while echoing it: heap (a collector object, bytes
     /// copied in and out), direct (Scope::alloc_direct per request: a native mapping of its
     /// own) or pooled (Scope::alloc_pooled from one native pool shared by the server threads).
+    /// The last requests stay in a replay log of --live-fraction of the heap, in every kind.
     #[arg(long, value_enum, value_name = "KIND", default_value_t = BufferKind::Heap)]
     pub buffers: BufferKind,
     /// Message size: one size (4K) or a range MIN-MAX (1K-16K, uniform), 1 byte to 16M.
     #[arg(long, value_name = "SIZE", value_parser = parse_message_size,
           default_value = buffer_echo::MESSAGE_SIZE)]
     pub message_size: MessageSize,
-    /// Loopback connections per server thread (one client thread drives them all).
+    /// Loopback connections per server thread, one client thread each; the server answers
+    /// them in turn, one request at a time.
     #[arg(long, value_name = "N", default_value_t = buffer_echo::CONNECTIONS,
           value_parser = clap::value_parser!(u64).range(1..=buffer_echo::MAX_CONNECTIONS))]
     pub connections: u64,
