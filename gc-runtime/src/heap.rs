@@ -115,6 +115,12 @@ impl Heap {
         s
     }
 
+    /// The direct buffers' counters now: what [`Heap::stats`] puts in `direct`, without
+    /// copying the pause, cycle and stall records (cheap enough to sample often).
+    pub fn direct_stats(&self) -> crate::stats::DirectStats {
+        self.inner.direct.stats()
+    }
+
     /// Heap usage now.
     pub fn usage(&self) -> HeapUsage {
         let u = self.inner.cx.pages.usage();

@@ -6,8 +6,10 @@
 //! own heap-geometry check), modes, workloads, durations, fractions. A [`RunConfig`] built from
 //! these arguments is ready for [`crate::runner::run_workload`].
 
+use crate::buffer_kind::BufferKind;
 use crate::params::{
-    BinaryTreesParams, HeapChurnParams, LruCacheParams, MessageEngineParams, WorkloadParams,
+    BinaryTreesParams, BufferEchoParams, HeapChurnParams, LruCacheParams, MessageEngineParams,
+    WorkloadParams,
 };
 use crate::run_result::{Mode, RunConfig};
 use crate::workload::Workload;
@@ -32,6 +34,9 @@ Outputs (in --out, default results/<UTC timestamp>/):
                       per mode
   pause-timeline.svg  every pause, allocation stall and pacing delay of every run over time,
                       one panel per run
+  memory-N-<run>.svg  per run N (1, 2, ... in results.json order): committed heap, direct
+                      and pooled buffer bytes, RSS and Pss over the measured phase, sampled
+                      every 100 ms (the samples are each run's `memory` in results.json)
   trace.json          Chrome Trace Event file, opens in Perfetto (ui.perfetto.dev): GC cycles,
                       phases, pauses, allocation stalls and pacing delays as tracks, one
                       process per run
@@ -60,7 +65,18 @@ The defaults (heap-churn at 256M, 1G and 4G, concurrent and stw, live set 50%, o
 thread, 20 s per run) finish in a few minutes on a 2-core machine.
 
 With a workload subcommand, runs that workload once with its own options and writes the same \
-outputs for that single run. `report` renders the outputs again from a results.json.",
+outputs for that single run. `report` renders the outputs again from a results.json.
+
+--buffers heap,direct,pooled (buffer-echo and message-engine) runs each buffer kind at every \
+heap and mode, side by side in the tables (a buffers column) and plots.
+
+Memory: `pause-sweep memory` runs a short workload (buffer-echo with pooled buffers on a 256M \
+heap for 3 s unless told otherwise) and prints the memory report: like jcmd VM.native_memory \
+summary, it explains the process's RSS and Pss — the heap (reserved, committed, used), GC \
+metadata, direct buffers and native pools, malloc, thread stacks, mapped files, every \
+smaps_rollup field and /proc/self/smaps per category, and the part nothing explains. \
+--memory-report on any run prints the same report at the end of each run and stores it in \
+results.json (memory_report, memory_report_text).",
     after_long_help = OUTPUTS,
     args_conflicts_with_subcommands = true
 )]
@@ -92,6 +108,15 @@ pub enum Command {
     /// garbage. Reports messages/s and end-to-end latency.
     #[command(after_long_help = OUTPUTS)]
     MessageEngine(MessageEngineArgs),
+    /// Run buffer-echo alone: a TCP echo server on 127.0.0.1 whose threads are mutators, each
+    /// serving --connections client threads; every request is held in a heap, direct or
+    /// pooled buffer (--buffers) while it is echoed. Reports requests/s, request latency,
+    /// and heap and direct bytes over time.
+    #[command(after_long_help = OUTPUTS)]
+    BufferEcho(BufferEchoArgs),
+    /// Run a short workload (default: buffer-echo, pooled buffers, 256M heap, 3 s) and print
+    /// the memory report that explains RSS (cf. jcmd VM.native_memory summary).
+    Memory(MemoryArgs),
     /// Render table.md, the plots and trace.json again from an existing results.json.
     Report(ReportArgs),
 }
@@ -117,6 +142,10 @@ pub struct SweepArgs {
     /// The workload to sweep (run with its default options; see its subcommand's --help).
     #[arg(long, value_name = "NAME", default_value = "heap-churn")]
     pub workload: Workload,
+    /// Buffer kinds to run at every heap and mode, comma-separated: heap, direct, pooled
+    /// (buffer-echo and message-engine only) [default: the workload's own, heap].
+    #[arg(long, value_name = "KINDS", value_delimiter = ',', value_enum)]
+    pub buffers: Vec<BufferKind>,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -163,25 +192,50 @@ pub struct CommonArgs {
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
+    /// At the end of each run, print the memory report (what RSS is made of: heap, GC
+    /// metadata, direct buffers and native pools, malloc, stacks, files, smaps) and store it
+    /// in results.json. `pause-sweep memory` runs a short workload just for it.
+    #[arg(long)]
+    pub memory_report: bool,
+}
+
+impl CommonArgs {
+    /// Copy the options every run takes into `c`.
+    fn apply(&self, c: &mut RunConfig) {
+        c.threads = self.threads;
+        c.seed = self.seed;
+        c.min_cycles = self.min_cycles;
+        c.pacing = self.pacing;
+        c.memory_report = self.memory_report;
+    }
 }
 
 impl SweepArgs {
-    /// The runs of the sweep, in order: for each heap (as given), each mode (as given).
-    pub fn configs(&self) -> Vec<RunConfig> {
+    /// The runs of the sweep, in order: for each heap (as given), each mode (as given), each
+    /// buffer kind (as given). An error when `--buffers` is given to a workload without
+    /// buffers.
+    pub fn configs(&self) -> Result<Vec<RunConfig>, String> {
+        let kinds: Vec<Option<BufferKind>> = if self.buffers.is_empty() {
+            vec![None]
+        } else {
+            self.buffers.iter().copied().map(Some).collect()
+        };
         let mut v = Vec::new();
         for &heap in &self.heaps {
             for &mode in &self.modes {
-                let o = &self.common;
-                let live = live_bytes(heap, o.live_fraction);
-                let mut c = RunConfig::new(self.workload, mode, heap, live, o.duration_ms);
-                c.threads = o.threads;
-                c.seed = o.seed;
-                c.min_cycles = o.min_cycles;
-                c.pacing = o.pacing;
-                v.push(c);
+                for &kind in &kinds {
+                    let o = &self.common;
+                    let live = live_bytes(heap, o.live_fraction);
+                    let mut c = RunConfig::new(self.workload, mode, heap, live, o.duration_ms);
+                    o.apply(&mut c);
+                    if let Some(k) = kind {
+                        c.params.set_buffers(k)?;
+                    }
+                    v.push(c);
+                }
             }
         }
-        v
+        Ok(v)
     }
 }
 
@@ -218,10 +272,7 @@ impl RunArgs {
         };
         let o = &self.common;
         let mut c = RunConfig::new(workload, self.mode, self.heap, live, o.duration_ms);
-        c.threads = o.threads;
-        c.seed = o.seed;
-        c.min_cycles = o.min_cycles;
-        c.pacing = o.pacing;
+        o.apply(&mut c);
         Ok(c)
     }
 }
@@ -272,6 +323,70 @@ pub struct MessageEngineArgs {
     pub params: MessageEngineParams,
 }
 
+/// `buffer-echo` options.
+#[derive(Args, Debug, Clone)]
+pub struct BufferEchoArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub params: BufferEchoParams,
+}
+
+/// `memory` options: a short run, then the memory report.
+#[derive(Args, Debug, Clone)]
+pub struct MemoryArgs {
+    /// The workload to run (with its default options).
+    #[arg(long, value_name = "NAME", default_value = "buffer-echo")]
+    pub workload: Workload,
+    /// Buffer kind (buffer-echo and message-engine) [default: pooled for those].
+    #[arg(long, value_name = "KIND", value_enum)]
+    pub buffers: Option<BufferKind>,
+    /// Heap size with a K/M/G/T suffix.
+    #[arg(long, value_name = "SIZE", value_parser = parse_heap, default_value = "256M")]
+    pub heap: u64,
+    /// Collector mode: concurrent, stw or epsilon.
+    #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
+    pub mode: Mode,
+    /// Seconds to run before the report is taken; fractions allowed.
+    #[arg(long = "duration", value_name = "SECONDS", value_parser = parse_seconds,
+          allow_negative_numbers = true, default_value = "3")]
+    pub duration_ms: u64,
+    /// Mutator threads of the workload.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
+    /// Live set as a fraction of the heap (0 < f < 1).
+    #[arg(long, value_name = "F", value_parser = parse_fraction, default_value = "0.5",
+          allow_negative_numbers = true)]
+    pub live_fraction: f64,
+    /// Random seed of the workload.
+    #[arg(long, value_name = "N", default_value_t = 42)]
+    pub seed: u64,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the run's usual outputs (results.json with the report, table, plots) here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+impl MemoryArgs {
+    /// The run whose end the report describes.
+    pub fn config(&self) -> Result<RunConfig, String> {
+        let live = live_bytes(self.heap, self.live_fraction);
+        let mut c = RunConfig::new(self.workload, self.mode, self.heap, live, self.duration_ms);
+        c.threads = self.threads;
+        c.seed = self.seed;
+        c.memory_report = true;
+        match self.buffers {
+            Some(k) => c.params.set_buffers(k)?,
+            None if self.workload.takes_buffers() => c.params.set_buffers(BufferKind::Pooled)?,
+            None => {}
+        }
+        Ok(c)
+    }
+}
+
 /// `report` options.
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
@@ -308,6 +423,8 @@ impl Command {
                 a.retention_mb,
                 WorkloadParams::MessageEngine(a.params.clone()),
             ),
+            Command::BufferEcho(a) => (&a.run, None, WorkloadParams::BufferEcho(a.params.clone())),
+            Command::Memory(a) => return Some(a.config()),
             Command::Report(_) => return None,
         };
         Some(params.validate().and_then(|()| {
@@ -324,7 +441,8 @@ impl Command {
             Command::BinaryTrees(a) => Some(&a.run),
             Command::LruCache(a) => Some(&a.run),
             Command::MessageEngine(a) => Some(&a.run),
-            Command::Report(_) => None,
+            Command::BufferEcho(a) => Some(&a.run),
+            Command::Memory(_) | Command::Report(_) => None,
         }
     }
 }
@@ -435,7 +553,7 @@ mod tests {
         assert_eq!(s.common.duration_ms, 20_000);
         assert_eq!(s.common.min_cycles, 0);
         assert!(s.common.pacing);
-        let configs = s.configs();
+        let configs = s.configs().unwrap();
         assert!(configs.iter().all(|c| c.pacing));
         let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
         assert_eq!(
@@ -484,7 +602,7 @@ mod tests {
         assert_eq!(s.common.duration_ms, 250);
         assert_eq!(s.common.out, Some(PathBuf::from("/tmp/x")));
         assert!(s.common.quiet);
-        let c = &s.configs()[0];
+        let c = &s.configs().unwrap()[0];
         assert_eq!((c.threads, c.seed, c.min_cycles), (2, 7, 5));
         assert_eq!(c.live_set_bytes, ((512u64 << 20) as f64 * 0.3) as u64);
         assert_eq!(param(c, "hit_rate"), json!(0.9));
@@ -493,9 +611,9 @@ mod tests {
     #[test]
     fn pacing_switch_reaches_every_run() {
         let cli = parse(&["--pacing", "off"]).unwrap();
-        assert!(cli.sweep.configs().iter().all(|c| !c.pacing));
+        assert!(cli.sweep.configs().unwrap().iter().all(|c| !c.pacing));
         let cli = parse(&["--pacing", "on"]).unwrap();
-        assert!(cli.sweep.configs().iter().all(|c| c.pacing));
+        assert!(cli.sweep.configs().unwrap().iter().all(|c| c.pacing));
         let c = parse(&["heap-churn", "--pacing", "off"])
             .unwrap()
             .command
@@ -647,6 +765,74 @@ mod tests {
     }
 
     #[test]
+    fn buffers_multiply_the_runs_of_a_sweep() {
+        let cli = parse(&[
+            "--workload",
+            "buffer-echo",
+            "--buffers",
+            "heap,direct,pooled",
+            "--heaps",
+            "256M",
+            "--modes",
+            "concurrent",
+            "--memory-report",
+        ])
+        .unwrap();
+        let configs = cli.sweep.configs().unwrap();
+        let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "concurrent 256M heap",
+                "concurrent 256M direct",
+                "concurrent 256M pooled"
+            ]
+        );
+        assert!(configs.iter().all(|c| c.memory_report));
+        assert_eq!(param(&configs[1], "buffers"), json!("direct"));
+        assert_eq!(param(&configs[1], "connections"), json!(4));
+        assert_eq!(
+            param(&configs[1], "message_size"),
+            json!({"min_bytes": 4096, "max_bytes": 4096})
+        );
+        // message-engine keeps heap bodies unless told otherwise, and its label.
+        let c = parse(&["--workload", "message-engine"])
+            .unwrap()
+            .sweep
+            .configs()
+            .unwrap();
+        assert_eq!(param(&c[0], "buffers"), json!("heap"));
+        assert_eq!(c[0].label(), "concurrent 256M");
+        let e = parse(&["--workload", "lru-cache", "--buffers", "pooled"])
+            .unwrap()
+            .sweep
+            .configs()
+            .unwrap_err();
+        assert!(e.contains("lru-cache keeps no I/O buffers"), "{e}");
+        assert!(parse(&["--buffers", "offheap"]).is_err());
+    }
+
+    #[test]
+    fn memory_runs_pooled_buffer_echo_briefly_by_default() {
+        let cfg = |args: &[&str]| {
+            let mut a = vec!["memory"];
+            a.extend_from_slice(args);
+            parse(&a).unwrap().command.unwrap().run_config().unwrap()
+        };
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.workload, Workload::BufferEcho);
+        assert_eq!(c.label(), "concurrent 256M pooled");
+        assert_eq!(c.duration_ms, 3000);
+        assert!(c.memory_report);
+        let c = cfg(&["--workload", "heap-churn", "--duration", "1"]).unwrap();
+        assert_eq!((c.label(), c.duration_ms), ("concurrent 256M".into(), 1000));
+        let e = cfg(&["--workload", "binary-trees", "--buffers", "direct"]).unwrap_err();
+        assert!(e.contains("binary-trees keeps no I/O buffers"), "{e}");
+        let c = cfg(&["--workload", "message-engine", "--buffers", "direct"]).unwrap();
+        assert_eq!(param(&c, "buffers"), json!("direct"));
+    }
+
+    #[test]
     fn help_explains_options_and_outputs() {
         let help = Cli::command().render_long_help().to_string();
         for s in [
@@ -672,6 +858,11 @@ mod tests {
             "table.md",
             "pause-timeline.svg",
             "[default: 256M,1G,4G]",
+            "--buffers",
+            "--memory-report",
+            "buffer-echo",
+            "pause-sweep memory",
+            "memory-N-<run>.svg",
         ] {
             assert!(help.contains(s), "long help lacks {s}:\n{help}");
         }

@@ -8,6 +8,9 @@
 //! - [`hiccup`]: the jHiccup-style meter's analysis (and the contract of the meter thread);
 //! - [`mmu`]: minimum mutator utilization from the timeline of pauses, allocation stalls and
 //!   pacing delays;
+//! - [`memory_timeline`]: memory over a run (committed heap, direct and pooled bytes, RSS,
+//!   Pss), sampled by the runner's thread;
+//! - [`buffer_kind`]: `--buffers heap|direct|pooled`, where a workload keeps its I/O buffers;
 //! - [`waits`]: what the program felt: pauses, allocation stalls and pacing delays as one kind
 //!   of event (the longest wait, the total per thread);
 //! - [`min_cycles`]: whether a run holds enough complete GC cycles to mean something, and
@@ -19,9 +22,11 @@
 //!   make, in which order, and the single entry point into the collector runtime,
 //!   [`runner::run_workload`].
 
+pub mod buffer_kind;
 pub mod cli;
 pub mod hiccup;
 pub mod latency;
+pub mod memory_timeline;
 pub mod min_cycles;
 pub mod mmu;
 pub mod params;
@@ -34,6 +39,7 @@ pub mod waits;
 pub mod workload;
 pub mod workloads;
 
+pub use buffer_kind::BufferKind;
 pub use latency::{LatencyHistogram, PercentileSummary};
 pub use run_result::{Mode, RunConfig, RunResult};
 pub use summary::RunSummary;

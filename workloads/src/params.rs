@@ -7,6 +7,7 @@
 //! The live-set target (or retention window) is not among them: it is
 //! `RunConfig::live_set_bytes`, shared by every workload.
 
+use crate::buffer_kind::BufferKind;
 use crate::workload::Workload;
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -61,6 +62,117 @@ pub mod message_engine {
     pub const BODY_BYTES: u64 = 1024;
     /// Publish rate limit; 0 = unthrottled.
     pub const MESSAGES_PER_SEC: u64 = 0;
+}
+
+/// Defaults of `buffer-echo`.
+pub mod buffer_echo {
+    /// Message size: 4 KiB, every message alike.
+    pub const MESSAGE_SIZE: &str = "4K";
+    /// Connections per server thread.
+    pub const CONNECTIONS: u64 = 4;
+    /// The largest message (and `--connections`' upper bound).
+    pub const MAX_MESSAGE_BYTES: u64 = 16 << 20;
+    pub const MAX_CONNECTIONS: u64 = 64;
+    /// Request rate limit; 0 = unthrottled.
+    pub const REQUESTS_PER_SEC: u64 = 0;
+}
+
+/// A range of message sizes, `--message-size 4K` (all alike) or `1K-16K` (uniform).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageSize {
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+}
+
+impl std::fmt::Display for MessageSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = |n: u64| gc_core::format_size(n);
+        if self.min_bytes == self.max_bytes {
+            f.write_str(&b(self.min_bytes))
+        } else {
+            write!(f, "{}-{}", b(self.min_bytes), b(self.max_bytes))
+        }
+    }
+}
+
+/// Parse `--message-size`: a size (`4096`, `4K`) or a range `MIN-MAX` (`1K-16K`), each at
+/// least 1 byte and at most 16M.
+pub fn parse_message_size(s: &str) -> Result<MessageSize, String> {
+    let one = |t: &str| -> Result<u64, String> {
+        let n = gc_core::parse_size(t.trim())
+            .map_err(|e| format!("--message-size {s:?}: {e}; give e.g. 4K or 1K-16K"))?;
+        if n == 0 {
+            return Err(format!(
+                "--message-size {s:?}: a message needs at least 1 byte; give e.g. 4K or 1K-16K"
+            ));
+        }
+        if n > buffer_echo::MAX_MESSAGE_BYTES {
+            return Err(format!(
+                "--message-size {s:?}: at most 16M per message; give e.g. 4K or 1K-16K"
+            ));
+        }
+        Ok(n)
+    };
+    let (min, max) = match s.split_once('-') {
+        Some((a, b)) => (one(a)?, one(b)?),
+        None => {
+            let n = one(s)?;
+            (n, n)
+        }
+    };
+    if min > max {
+        return Err(format!(
+            "--message-size {s:?}: the range's smaller size comes first, e.g. 1K-16K"
+        ));
+    }
+    Ok(MessageSize {
+        min_bytes: min,
+        max_bytes: max,
+    })
+}
+
+/// `buffer-echo` options.
+#[derive(Args, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferEchoParams {
+    /// Where the server keeps each request while echoing it: heap (a collector object, bytes
+    /// copied in and out), direct (Scope::alloc_direct per request: a native mapping of its
+    /// own) or pooled (Scope::alloc_pooled from one native pool shared by the server threads).
+    /// The last requests stay in a replay log of --live-fraction of the heap, in every kind.
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = BufferKind::Heap)]
+    pub buffers: BufferKind,
+    /// Message size: one size (4K) or a range MIN-MAX (1K-16K, uniform), 1 byte to 16M.
+    #[arg(long, value_name = "SIZE", value_parser = parse_message_size,
+          default_value = buffer_echo::MESSAGE_SIZE)]
+    pub message_size: MessageSize,
+    /// Loopback connections per server thread, one client thread each; the server answers
+    /// them in turn, one request at a time.
+    #[arg(long, value_name = "N", default_value_t = buffer_echo::CONNECTIONS,
+          value_parser = clap::value_parser!(u64).range(1..=buffer_echo::MAX_CONNECTIONS))]
+    pub connections: u64,
+    /// Requests per second per server thread; 0 = as fast as the server answers (latency
+    /// is then measured without a schedule and not corrected for coordinated omission).
+    #[arg(long, value_name = "N", default_value_t = buffer_echo::REQUESTS_PER_SEC)]
+    pub requests_per_sec: u64,
+    /// Release each direct or pooled buffer once its echo is written (on), or drop it and
+    /// leave the memory to the owner's cleaner when the collector finds it dead (off).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = crate::cli::parse_on_off,
+          action = clap::ArgAction::Set)]
+    pub release: bool,
+}
+
+impl Default for BufferEchoParams {
+    fn default() -> Self {
+        BufferEchoParams {
+            buffers: BufferKind::Heap,
+            message_size: parse_message_size(buffer_echo::MESSAGE_SIZE)
+                .expect("the default message size parses"),
+            connections: buffer_echo::CONNECTIONS,
+            requests_per_sec: buffer_echo::REQUESTS_PER_SEC,
+            release: true,
+        }
+    }
 }
 
 /// `heap-churn` options.
@@ -185,6 +297,12 @@ pub struct MessageEngineParams {
     /// Messages published per second per producer thread; 0 = as fast as possible.
     #[arg(long, value_name = "N", default_value_t = message_engine::MESSAGES_PER_SEC)]
     pub messages_per_sec: u64,
+    /// Where message bodies live: heap (byte-array objects), direct (Scope::alloc_direct per
+    /// body: a native mapping each, freed by the cleaner once the message is garbage) or
+    /// pooled (Scope::alloc_pooled from one native pool shared by the producer threads).
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = BufferKind::Heap)]
+    #[serde(default)]
+    pub buffers: BufferKind,
 }
 
 impl Default for MessageEngineParams {
@@ -196,6 +314,7 @@ impl Default for MessageEngineParams {
             headers: message_engine::HEADERS,
             body_bytes: message_engine::BODY_BYTES,
             messages_per_sec: message_engine::MESSAGES_PER_SEC,
+            buffers: BufferKind::Heap,
         }
     }
 }
@@ -209,6 +328,7 @@ pub enum WorkloadParams {
     BinaryTrees(BinaryTreesParams),
     LruCache(LruCacheParams),
     MessageEngine(MessageEngineParams),
+    BufferEcho(BufferEchoParams),
 }
 
 impl WorkloadParams {
@@ -221,6 +341,7 @@ impl WorkloadParams {
             Workload::MessageEngine => {
                 WorkloadParams::MessageEngine(MessageEngineParams::default())
             }
+            Workload::BufferEcho => WorkloadParams::BufferEcho(BufferEchoParams::default()),
         }
     }
 
@@ -231,7 +352,34 @@ impl WorkloadParams {
             WorkloadParams::BinaryTrees(_) => Workload::BinaryTrees,
             WorkloadParams::LruCache(_) => Workload::LruCache,
             WorkloadParams::MessageEngine(_) => Workload::MessageEngine,
+            WorkloadParams::BufferEcho(_) => Workload::BufferEcho,
         }
+    }
+
+    /// The buffer kind of a workload that takes `--buffers`, `None` for the others.
+    pub fn buffers(&self) -> Option<BufferKind> {
+        match self {
+            WorkloadParams::MessageEngine(p) => Some(p.buffers),
+            WorkloadParams::BufferEcho(p) => Some(p.buffers),
+            _ => None,
+        }
+    }
+
+    /// Set the buffer kind; an error naming the workloads that take `--buffers` for the others.
+    pub fn set_buffers(&mut self, kind: BufferKind) -> Result<(), String> {
+        match self {
+            WorkloadParams::MessageEngine(p) => p.buffers = kind,
+            WorkloadParams::BufferEcho(p) => p.buffers = kind,
+            other => {
+                return Err(format!(
+                    "--buffers: {} keeps no I/O buffers; it applies to {} only (drop --buffers or \
+                     pick one of them with --workload)",
+                    other.workload(),
+                    Workload::with_buffers().join(" and ")
+                ))
+            }
+        }
+        Ok(())
     }
 
     /// Check what clap cannot check option by option.
@@ -247,6 +395,15 @@ impl WorkloadParams {
             }
             WorkloadParams::MessageEngine(p) if p.queues + p.topics == 0 => {
                 Err("--queues and --topics are both 0: messages need somewhere to go".into())
+            }
+            WorkloadParams::BufferEcho(p)
+                if p.message_size.min_bytes == 0
+                    || p.message_size.min_bytes > p.message_size.max_bytes =>
+            {
+                Err(format!(
+                    "--message-size {}: need 1 byte ≤ min ≤ max",
+                    p.message_size
+                ))
             }
             _ => Ok(()),
         }

@@ -7,8 +7,10 @@
 //! reports look at the pauses, stalls and cycles that start inside that window, and timelines
 //! show time since its start. Pauses during set-up are kept in `gc` but not reported.
 
+use crate::buffer_kind::BufferKind;
 use crate::hiccup::HiccupSamples;
 use crate::latency::LatencyHistogram;
+use crate::memory_timeline::MemorySample;
 use crate::mmu;
 use crate::params::WorkloadParams;
 use crate::workload::Workload;
@@ -41,6 +43,10 @@ pub struct RunConfig {
     pub pacing: bool,
     /// The workload's own options (in JSON, an object with one key per option).
     pub params: WorkloadParams,
+    /// Take the memory report (`gc_runtime::MemoryReport`) at the end of the run
+    /// (`--memory-report`).
+    #[serde(default)]
+    pub memory_report: bool,
 }
 
 impl RunConfig {
@@ -63,12 +69,25 @@ impl RunConfig {
             seed: 42,
             pacing: pacing_default(),
             params: WorkloadParams::defaults(workload),
+            memory_report: false,
         }
     }
 
-    /// `concurrent 1G`: how tables and plots name the run.
+    /// `concurrent 1G` (`concurrent 1G pooled` with buffers, see [`Self::shown_buffers`]):
+    /// how tables and plots name the run.
     pub fn label(&self) -> String {
-        format!("{} {}", self.mode, gc_core::format_size(self.heap_bytes))
+        let mut l = format!("{} {}", self.mode, gc_core::format_size(self.heap_bytes));
+        if let Some(b) = self.shown_buffers() {
+            l += &format!(" {b}");
+        }
+        l
+    }
+
+    /// The buffer kind the reports show for this run: always for buffer-echo, for
+    /// message-engine when it is not the default `heap` (so earlier runs read as before).
+    pub fn shown_buffers(&self) -> Option<BufferKind> {
+        let b = self.params.buffers()?;
+        (self.workload == Workload::BufferEcho || b != BufferKind::Heap).then_some(b)
     }
 
     /// The name of the workload's mutator thread `index` (`mutator-0`, ...), as the runner
@@ -121,6 +140,17 @@ pub struct RunResult {
     /// (0 when it did not).
     #[serde(default)]
     pub extended_by_ms: u64,
+    /// Memory every [`crate::memory_timeline::SAMPLE_INTERVAL_MS`] of the measured phase
+    /// (committed heap, direct and pooled bytes, RSS, Pss), the last at its end.
+    #[serde(default)]
+    pub memory: Vec<MemorySample>,
+    /// The memory report at the end of the run (`--memory-report`): `gc_runtime::MemoryReport`
+    /// as JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_report: Option<serde_json::Value>,
+    /// The same report as text, as `pause-sweep` prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_report_text: Option<String>,
 }
 
 impl RunResult {
@@ -256,6 +286,9 @@ mod tests {
             measure_start_at_ns: 1_000_000_000,
             heap_created_unix_ms: 0,
             extended_by_ms: 0,
+            memory: Vec::new(),
+            memory_report: None,
+            memory_report_text: None,
         }
     }
 

@@ -8,14 +8,21 @@
 //!    re-enters, allocates, and records how late it was), take `measure_start_at_ns`.
 //! 4. Let the workload run for the duration (with `min_cycles`, longer: see
 //!    [`crate::min_cycles`]), then stop it and the meter.
-//! 5. Read the statistics, the peak committed bytes and Pss/RSS before dropping the heap.
+//!    Meanwhile this thread samples memory ([`crate::memory_timeline`]).
+//! 5. Read the statistics, the peak committed bytes and Pss/RSS (and, with
+//!    `--memory-report`, the memory report) before dropping the heap.
+//!
+//! A run with `--buffers pooled` gets one `NativePool` shared by its threads.
 
+use crate::buffer_kind::BufferKind;
 use crate::hiccup::{self, HiccupSamples, MeterMutator, HICCUP_INTERVAL_NS};
 use crate::latency::LatencyHistogram;
+use crate::memory_timeline::MemorySampler;
 use crate::min_cycles::Extension;
 use crate::params::WorkloadParams;
 use crate::run_result::{RunConfig, RunResult};
 use crate::workloads::{self, Ctx, ThreadOutcome};
+use gc_runtime::native::{NativePool, PoolConfig};
 use gc_runtime::{Heap, HeapConfig, Mutator, Scope};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -48,6 +55,7 @@ fn run_thread(
         WorkloadParams::BinaryTrees(p) => workloads::binary_trees::run(ctx, m, p),
         WorkloadParams::LruCache(p) => workloads::lru_cache::run(ctx, m, p),
         WorkloadParams::MessageEngine(p) => workloads::message_engine::run(ctx, m, p),
+        WorkloadParams::BufferEcho(p) => workloads::buffer_echo::run(ctx, m, p),
     }
 }
 
@@ -77,19 +85,33 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     let stop = AtomicBool::new(false);
     let meter_stop = AtomicBool::new(false);
     let peak_committed = AtomicU64::new(0);
+    let pool = match config.params.buffers() {
+        Some(BufferKind::Pooled) => Some(
+            // Leaks (buffers whose owner died unreleased: by design with buffer-echo's
+            // `--release off` and message-engine's bodies) are counted, not printed.
+            NativePool::new(
+                PoolConfig::new()
+                    .name(&format!("{} buffers", config.workload))
+                    .log_leaks(false),
+            )
+            .map_err(|e| format!("cannot create the native pool: {e}"))?,
+        ),
+        _ => None,
+    };
+    let mut memory = Vec::new();
 
     let (outcomes, hiccups, measure_start_at_ns, wall_ns, extended_by_ms) =
         std::thread::scope(|sc| {
             let workers: Vec<_> = (0..threads)
                 .map(|t| {
-                    let (heap, ready, stop) = (&heap, &ready, &stop);
+                    let (heap, ready, stop, pool) = (&heap, &ready, &stop, pool.as_ref());
                     std::thread::Builder::new()
                         .name(RunConfig::mutator_name(t))
                         .spawn_scoped(sc, move || {
                             let mut m = heap
                                 .attach(&RunConfig::mutator_name(t))
                                 .map_err(|e| e.to_string())?;
-                            let ctx = Ctx::new(config, t, ready, stop);
+                            let ctx = Ctx::new(config, t, ready, stop, pool);
                             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                                 run_thread(&config.params, &ctx, &mut m)
                             }))
@@ -131,12 +153,15 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
             let t0 = Instant::now();
             let extension = Extension::of(config);
             let mut deadline_ms = config.duration_ms;
+            let mut sampler = MemorySampler::new(t0);
             loop {
                 let deadline = t0 + Duration::from_millis(deadline_ms);
                 while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
                     peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
+                    sampler.poll(&heap);
                     std::thread::sleep(
                         Duration::from_millis(20)
+                            .min(sampler.until_next())
                             .min(deadline.saturating_duration_since(Instant::now())),
                     );
                 }
@@ -158,6 +183,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                 }
             }
             let extended_by_ms = deadline_ms - config.duration_ms;
+            memory = sampler.finish(&heap);
             stop.store(true, Ordering::Relaxed);
             let outcomes: Vec<Result<ThreadOutcome, String>> = workers
                 .into_iter()
@@ -196,7 +222,15 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
     let pm = gc_core::proc_info::process_memory();
     let gc = heap.stats();
+    let report = config.memory_report.then(|| {
+        let pools: Vec<NativePool> = pool.iter().cloned().collect();
+        heap.memory_report_with_pools(&pools)
+    });
     drop(heap);
+    let memory_report = report
+        .as_ref()
+        .map(|r| serde_json::to_value(r).expect("a memory report serializes"));
+    let memory_report_text = report.map(|r| r.to_string());
     Ok(RunResult {
         config: config.clone(),
         wall_ns,
@@ -211,5 +245,8 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
         measure_start_at_ns,
         heap_created_unix_ms,
         extended_by_ms,
+        memory,
+        memory_report,
+        memory_report_text,
     })
 }

@@ -8,7 +8,9 @@
 //! percentiles come from their HDR histograms (within 0.1%). Only the measured phase counts
 //! (see [`RunResult::measured_pauses`]).
 
+use crate::buffer_kind::BufferKind;
 use crate::latency::PercentileSummary;
+use crate::memory_timeline::MemoryFigures;
 use crate::mmu::STANDARD_WINDOWS_NS;
 use crate::run_result::{Mode, RunResult};
 use crate::waits::{self, Wait, WaitFigures, WaitKind};
@@ -33,6 +35,9 @@ pub struct RunSummary {
     pub mode: Mode,
     pub heap_bytes: u64,
     pub live_set_bytes: u64,
+    /// The buffer kind the run shows (see `RunConfig::shown_buffers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<BufferKind>,
     /// Whole pauses (time to safepoint included).
     pub pauses: PercentileSummary,
     /// Time to safepoint alone.
@@ -95,6 +100,9 @@ pub struct RunSummary {
     pub committed_heap_bytes: u64,
     pub pss_bytes: u64,
     pub rss_bytes: u64,
+    /// Memory over the run: the peaks of the samples, how direct buffers were freed.
+    #[serde(default)]
+    pub memory: MemoryFigures,
 }
 
 impl RunSummary {
@@ -132,6 +140,7 @@ impl RunSummary {
             mode: r.config.mode,
             heap_bytes: r.config.heap_bytes,
             live_set_bytes: r.config.live_set_bytes,
+            buffers: r.config.shown_buffers(),
             pauses: PercentileSummary::from_values(&totals),
             time_to_safepoint: PercentileSummary::from_values(&ttsp),
             pauses_by_kind: by_kind
@@ -170,6 +179,7 @@ impl RunSummary {
             committed_heap_bytes: r.committed_heap_bytes,
             pss_bytes: r.pss_bytes,
             rss_bytes: r.rss_bytes,
+            memory: MemoryFigures::of(&r.memory, &r.gc.direct),
         }
     }
 
@@ -242,6 +252,9 @@ mod tests {
             measure_start_at_ns: 0,
             heap_created_unix_ms: 0,
             extended_by_ms: 0,
+            memory: Vec::new(),
+            memory_report: None,
+            memory_report_text: None,
         };
         let s = RunSummary::of(&r);
         assert_eq!(s.label, "concurrent 1G");

@@ -75,6 +75,9 @@ where
             Ok(result) => {
                 if progress {
                     bar.println(run_line(&result));
+                    if let Some(text) = &result.memory_report_text {
+                        bar.println(format!("Memory report, {}:\n{text}\n", result.label()));
+                    }
                 }
                 results.push(result);
                 bar.inc(1);
@@ -230,17 +233,81 @@ fn warn_about(configs: &[RunConfig]) {
     }
 }
 
+/// `pause-sweep memory`: one short run with the memory report, printed (text or JSON); with
+/// `--out`, the run's outputs written there too.
+fn memory<F>(args: &crate::cli::MemoryArgs, mut run: F) -> u8
+where
+    F: FnMut(&RunConfig) -> Result<RunResult, String>,
+{
+    let config = match args.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("pause-sweep: {e}");
+            return EXIT_RUN;
+        }
+    };
+    eprintln!(
+        "pause-sweep: running {} {} for {} before the memory report",
+        config.workload,
+        config.label(),
+        format::duration_ns(config.duration_ms * 1_000_000)
+    );
+    let result = match run(&config) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!(
+                "pause-sweep: run {} {} failed: {e}",
+                config.workload,
+                config.label()
+            );
+            return EXIT_RUN;
+        }
+    };
+    eprintln!("pause-sweep: {}", run_line(&result));
+    match (args.json, &result.memory_report, &result.memory_report_text) {
+        (true, Some(json), _) => println!(
+            "{}",
+            serde_json::to_string_pretty(json).expect("JSON values serialize")
+        ),
+        (false, _, Some(text)) => println!("{text}"),
+        _ => {
+            eprintln!("pause-sweep: the run returned no memory report");
+            return EXIT_RUN;
+        }
+    }
+    match &args.out {
+        Some(dir) => match report::write_reports(dir, std::slice::from_ref(&result)) {
+            Ok(files) => {
+                eprintln!("pause-sweep: wrote {}", files.dir.display());
+                EXIT_OK
+            }
+            Err(e) => {
+                eprintln!("pause-sweep: {e}");
+                EXIT_OUTPUT
+            }
+        },
+        None => EXIT_OK,
+    }
+}
+
 /// The whole `pause-sweep` command for parsed arguments, with `run` running one workload.
 pub fn execute<F>(cli: Cli, run: F) -> u8
 where
     F: FnMut(&RunConfig) -> Result<RunResult, String>,
 {
     let (configs, out, quiet) = match &cli.command {
-        None => (
-            cli.sweep.configs(),
-            cli.sweep.common.out.clone(),
-            cli.sweep.common.quiet,
-        ),
+        None => match cli.sweep.configs() {
+            Ok(configs) => (
+                configs,
+                cli.sweep.common.out.clone(),
+                cli.sweep.common.quiet,
+            ),
+            Err(e) => {
+                eprintln!("pause-sweep: {e}");
+                return EXIT_RUN;
+            }
+        },
+        Some(Command::Memory(args)) => return memory(args, run),
         Some(Command::Report(args)) => {
             let results = match report::read_results_json(&args.results) {
                 Ok(r) => r,
@@ -312,7 +379,8 @@ mod tests {
     fn sweep_runs_in_order_and_stops_at_the_first_failure() {
         let configs = cli(&["--heaps", "256M,1G", "--duration", "1"])
             .sweep
-            .configs();
+            .configs()
+            .unwrap();
         let mut seen = Vec::new();
         let outcome = run_sweep(&configs, false, |c| {
             seen.push(c.label());

@@ -22,15 +22,19 @@ pub enum Workload {
     LruCache,
     /// Producers publish to queues and topics; consumed messages become garbage.
     MessageEngine,
+    /// A loopback TCP echo server whose threads are mutators, each request held in a heap,
+    /// direct or pooled buffer.
+    BufferEcho,
 }
 
 impl Workload {
     /// Every workload, in report order.
-    pub const ALL: [Workload; 4] = [
+    pub const ALL: [Workload; 5] = [
         Workload::HeapChurn,
         Workload::BinaryTrees,
         Workload::LruCache,
         Workload::MessageEngine,
+        Workload::BufferEcho,
     ];
 
     /// The command-line and JSON name (`heap-churn`, ...).
@@ -40,12 +44,30 @@ impl Workload {
             Workload::BinaryTrees => "binary-trees",
             Workload::LruCache => "lru-cache",
             Workload::MessageEngine => "message-engine",
+            Workload::BufferEcho => "buffer-echo",
         }
     }
 
     /// True for workloads that serve requests and so record a request-latency histogram.
     pub fn has_requests(self) -> bool {
-        matches!(self, Workload::LruCache | Workload::MessageEngine)
+        matches!(
+            self,
+            Workload::LruCache | Workload::MessageEngine | Workload::BufferEcho
+        )
+    }
+
+    /// True for workloads that take `--buffers heap|direct|pooled`.
+    pub fn takes_buffers(self) -> bool {
+        matches!(self, Workload::MessageEngine | Workload::BufferEcho)
+    }
+
+    /// The names of the workloads that take `--buffers`.
+    pub fn with_buffers() -> Vec<&'static str> {
+        Workload::ALL
+            .into_iter()
+            .filter(|w| w.takes_buffers())
+            .map(Workload::name)
+            .collect()
     }
 }
 
@@ -83,7 +105,7 @@ mod tests {
         }
         let err = "heap_churn".parse::<Workload>().unwrap_err();
         assert!(
-            err.contains("heap-churn, binary-trees, lru-cache, message-engine"),
+            err.contains("heap-churn, binary-trees, lru-cache, message-engine, buffer-echo"),
             "{err}"
         );
     }

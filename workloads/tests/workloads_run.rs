@@ -84,6 +84,32 @@ fn message_engine_runs_in_every_mode() {
     runs_in_every_mode(Workload::MessageEngine);
 }
 
+/// Bodies as direct or pooled buffers: delivered and checked as heap bodies are, freed by
+/// their owners' cleaners once the messages leave the rings.
+#[test]
+fn message_engine_keeps_bodies_in_direct_and_pooled_buffers() {
+    for kind in [workloads::BufferKind::Direct, workloads::BufferKind::Pooled] {
+        // A small retention window: few live direct mappings, many dead ones to clean.
+        let mut c = RunConfig::new(
+            Workload::MessageEngine,
+            Mode::Concurrent,
+            HEAP,
+            4 << 20,
+            500,
+        );
+        c.params.set_buffers(kind).unwrap();
+        let r = run_workload(&c).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert!(r.operations > 0, "{kind}");
+        assert_eq!(r.label(), format!("concurrent 64M {kind}"));
+        let d = &r.gc.direct;
+        assert!(d.allocated > 0 && d.released == 0, "{kind}: {d:?}");
+        assert!(r.memory.iter().any(|m| m.native_bytes() > 0), "{kind}");
+    }
+    // Heap bodies keep the label runs always had.
+    let c = RunConfig::new(Workload::MessageEngine, Mode::Concurrent, HEAP, LIVE, 100);
+    assert_eq!(c.label(), "concurrent 64M");
+}
+
 fn heap() -> Heap {
     Heap::new(HeapConfig::new(HEAP)).expect("a 64M heap")
 }
@@ -219,6 +245,7 @@ fn message_engine_delivers_queue_messages_once_and_topic_messages_to_every_subsc
         headers: 8,
         body_bytes: 256,
         ring_len: 20,
+        buffers: workloads::BufferKind::Heap,
     };
     let mut rng = rand::SeedableRng::seed_from_u64(1);
     let mut latency = LatencyHistogram::new();

@@ -91,6 +91,24 @@ pub fn ratio(a: f64, b: f64) -> String {
     }
 }
 
+/// A measured amount of memory, to three significant figures: `1.25G`, `122M`, `87.5M`,
+/// `640K`, `12B` (binary units). [`bytes`] is for sizes people chose (`256M`).
+pub fn memory(b: u64) -> String {
+    for (unit, shift) in [("G", 30), ("M", 20), ("K", 10)] {
+        if b >= 1 << shift {
+            let v = b as f64 / (1u64 << shift) as f64;
+            return if v >= 100.0 {
+                format!("{v:.0}{unit}")
+            } else if v >= 10.0 {
+                format!("{v:.1}{unit}")
+            } else {
+                format!("{v:.2}{unit}")
+            };
+        }
+    }
+    format!("{b}B")
+}
+
 /// A byte count as a short size: `256M`, `1G`, `1536M` (exact binary units as `gc-core`
 /// writes them), or with one decimal where no unit is exact (`953.7M`).
 pub fn bytes(b: u64) -> String {
@@ -109,6 +127,15 @@ pub fn bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measured_memory_has_three_significant_figures() {
+        assert_eq!(memory(0), "0B");
+        assert_eq!(memory(640 << 10), "640K");
+        assert_eq!(memory(125_430 << 10), "122M");
+        assert_eq!(memory(87_951 << 10), "85.9M");
+        assert_eq!(memory(1_342_177_280), "1.25G");
+    }
 
     #[test]
     fn durations_pick_a_unit_and_three_digits() {

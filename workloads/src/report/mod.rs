@@ -1,11 +1,12 @@
 //! Everything a sweep writes, and the one call that writes it all: [`write_reports`] puts
-//! `results.json`, `table.md`, `pause-vs-heap.svg`, `pause-timeline.svg` and `trace.json` in
-//! the caller's directory (the sweep uses `results/<timestamp>/`). The pieces are public too,
+//! `results.json`, `table.md`, `pause-vs-heap.svg`, `pause-timeline.svg`, `trace.json` and a
+//! `memory-N-<run>.svg` per run with memory samples in the caller's directory (the sweep uses `results/<timestamp>/`). The pieces are public too,
 //! for callers that want only one output.
 
 pub mod format;
 pub mod json;
 pub mod plot_heap;
+pub mod plot_memory;
 pub mod plot_timeline;
 pub mod style;
 pub mod table;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 pub use json::{read_results_json, write_results_json, ResultsFile};
 pub use plot_heap::pause_vs_heap_svg;
+pub use plot_memory::{memory_svg, memory_svg_name};
 pub use plot_timeline::pause_timeline_svg;
 pub use table::markdown_report;
 pub use trace::{chrome_trace, write_trace_json};
@@ -38,18 +40,22 @@ pub struct ReportFiles {
     pub pause_vs_heap_svg: PathBuf,
     pub pause_timeline_svg: PathBuf,
     pub trace_json: PathBuf,
+    /// One memory-over-time plot per run that has memory samples, in results.json order.
+    pub memory_svgs: Vec<PathBuf>,
 }
 
 impl ReportFiles {
     /// Every file, in the order written.
-    pub fn all(&self) -> [&Path; 5] {
-        [
+    pub fn all(&self) -> Vec<&Path> {
+        let mut v: Vec<&Path> = vec![
             &self.results_json,
             &self.table_md,
             &self.pause_vs_heap_svg,
             &self.pause_timeline_svg,
             &self.trace_json,
-        ]
+        ];
+        v.extend(self.memory_svgs.iter().map(PathBuf::as_path));
+        v
     }
 }
 
@@ -77,13 +83,14 @@ pub fn write_reports(dir: &Path, results: &[RunResult]) -> Result<ReportFiles, R
         message,
     };
     std::fs::create_dir_all(dir).map_err(|e| fail(dir, e.to_string()))?;
-    let files = ReportFiles {
+    let mut files = ReportFiles {
         dir: dir.to_path_buf(),
         results_json: dir.join(RESULTS_JSON),
         table_md: dir.join(TABLE_MD),
         pause_vs_heap_svg: dir.join(PAUSE_VS_HEAP_SVG),
         pause_timeline_svg: dir.join(PAUSE_TIMELINE_SVG),
         trace_json: dir.join(TRACE_JSON),
+        memory_svgs: Vec::new(),
     };
     let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
 
@@ -99,6 +106,15 @@ pub fn write_reports(dir: &Path, results: &[RunResult]) -> Result<ReportFiles, R
         .map_err(|e| fail(&files.pause_timeline_svg, e.to_string()))?;
     write_trace_json(&files.trace_json, results)
         .map_err(|e| fail(&files.trace_json, e.to_string()))?;
+    for (i, r) in results.iter().enumerate() {
+        if r.memory.is_empty() {
+            continue;
+        }
+        let path = dir.join(memory_svg_name(i, r));
+        let svg = memory_svg(r).map_err(|m| fail(&path, m))?;
+        std::fs::write(&path, svg).map_err(|e| fail(&path, e.to_string()))?;
+        files.memory_svgs.push(path);
+    }
     Ok(files)
 }
 
@@ -194,6 +210,9 @@ pub mod test_support {
             measure_start_at_ns: start,
             heap_created_unix_ms: 1_700_000_000_000,
             extended_by_ms: 0,
+            memory: Vec::new(),
+            memory_report: None,
+            memory_report_text: None,
         }
     }
 

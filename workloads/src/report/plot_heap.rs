@@ -4,10 +4,13 @@
 //! mutator wait (the longest pause, allocation stall or pacing delay: what the program felt,
 //! never below the max pause) and one dashed line with hollow triangles for the p99 pause.
 //! A flat `concurrent` line next to a rising `stw` line is the expected picture; a `concurrent`
-//! max-wait line far above its max-pause line says the waits are not pauses.
+//! max-wait line far above its max-pause line says the waits are not pauses. Runs that show a
+//! buffer kind (`--buffers`) get lines of their own per mode and kind, in shades of the mode's
+//! colour.
 
 use super::format;
-use super::style::{mode_color, plot_err, FONT};
+use super::style::{plot_err, series_color, FONT};
+use crate::buffer_kind::BufferKind;
 use crate::run_result::Mode;
 use crate::summary::RunSummary;
 use plotters::element::DashedPathElement;
@@ -27,12 +30,13 @@ const WAIT_DASH: (u32, u32) = (2, 4);
 /// a triangle (`<mode> p99 pause`).
 fn draw_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
-    modes: &[(Mode, RGBColor)],
+    modes: &[(String, RGBColor)],
 ) -> Result<(), String> {
     let x = root.dim_in_pixel().0 as i32 - LEGEND_WIDTH as i32 + 10;
     let text = TextStyle::from((FONT, 14)).color(&BLACK);
     let mut y = 70;
-    for &(mode, color) in modes {
+    for (mode, color) in modes {
+        let color = *color;
         let label = |y: i32, what: &str| {
             root.draw(&Text::new(
                 format!("{mode} {what}"),
@@ -159,14 +163,22 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
             .map_err(plot_err)?;
 
         let mut legend = Vec::new();
-        for mode in Mode::ALL {
-            let mut runs: Vec<&&RunSummary> =
-                with_pauses.iter().filter(|s| s.mode == mode).collect();
+        let kinds: Vec<Option<BufferKind>> = std::iter::once(None)
+            .chain(BufferKind::ALL.into_iter().map(Some))
+            .collect();
+        for (mode, kind) in Mode::ALL
+            .into_iter()
+            .flat_map(|m| kinds.iter().map(move |&k| (m, k)))
+        {
+            let mut runs: Vec<&&RunSummary> = with_pauses
+                .iter()
+                .filter(|s| s.mode == mode && s.buffers == kind)
+                .collect();
             if runs.is_empty() {
                 continue;
             }
             runs.sort_by_key(|s| s.heap_bytes);
-            let color = mode_color(mode);
+            let color = series_color(mode, kind);
             let max: Vec<(i32, f64)> = runs
                 .iter()
                 .map(|s| (log2(s.heap_bytes), us(s.pauses.max_ns)))
@@ -209,7 +221,11 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
                         .map(|&p| TriangleMarker::new(p, 5, color.stroke_width(2))),
                 )
                 .map_err(plot_err)?;
-            legend.push((mode, color));
+            let name = match kind {
+                Some(k) => format!("{mode} {k}"),
+                None => mode.to_string(),
+            };
+            legend.push((name, color));
         }
         draw_legend(&root, &legend)?;
         root.present().map_err(plot_err)?;

@@ -1,7 +1,8 @@
-//! Shared look of the SVG plots: one colour per mode, per pause kind, for allocation stalls and
-//! for pacing delays, the font family, and
+//! Shared look of the SVG plots: one colour per mode, per pause kind, for allocation stalls,
+//! for pacing delays and per memory series, the font family, and
 //! turning plotters' errors into messages.
 
+use crate::buffer_kind::BufferKind;
 use crate::run_result::Mode;
 use gc_runtime::stats::PauseKind;
 use plotters::style::RGBColor;
@@ -15,6 +16,19 @@ pub fn mode_color(mode: Mode) -> RGBColor {
         Mode::Concurrent => RGBColor(31, 119, 180),
         Mode::Stw => RGBColor(214, 39, 40),
         Mode::Epsilon => RGBColor(127, 127, 127),
+    }
+}
+
+/// The colour of a mode's lines for runs of one buffer kind: the mode's colour for `heap`
+/// (and runs without buffers), darker for `direct`, lighter for `pooled`.
+pub fn series_color(mode: Mode, kind: Option<BufferKind>) -> RGBColor {
+    let RGBColor(r, g, b) = mode_color(mode);
+    let scale = |c: u8, f: f64| (f64::from(c) * f) as u8;
+    let lift = |c: u8| c + ((255 - c) as f64 * 0.55) as u8;
+    match kind {
+        None | Some(BufferKind::Heap) => RGBColor(r, g, b),
+        Some(BufferKind::Direct) => RGBColor(scale(r, 0.55), scale(g, 0.55), scale(b, 0.55)),
+        Some(BufferKind::Pooled) => RGBColor(lift(r), lift(g), lift(b)),
     }
 }
 
@@ -38,3 +52,10 @@ pub const PACING_COLOR: RGBColor = RGBColor(140, 86, 75);
 pub fn plot_err<E: std::fmt::Debug>(e: E) -> String {
     format!("plotting failed: {e:?}")
 }
+
+/// The colours of the memory-over-time series: committed heap, direct, pooled, Pss, RSS.
+pub const COMMITTED_COLOR: RGBColor = RGBColor(31, 119, 180);
+pub const DIRECT_COLOR: RGBColor = RGBColor(255, 127, 14);
+pub const POOLED_COLOR: RGBColor = RGBColor(44, 160, 44);
+pub const PSS_COLOR: RGBColor = RGBColor(0, 0, 0);
+pub const RSS_COLOR: RGBColor = RGBColor(148, 103, 189);

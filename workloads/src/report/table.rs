@@ -53,12 +53,17 @@ fn render(header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Summaries in report order: by heap size, then mode (`concurrent`, `stw`, `epsilon`), so
-/// the modes of one heap sit next to each other.
+/// Summaries in report order: by heap size, then mode (`concurrent`, `stw`, `epsilon`), then
+/// buffer kind, so the modes and buffer kinds of one heap sit next to each other.
 pub fn sorted(summaries: &[RunSummary]) -> Vec<&RunSummary> {
     let mut v: Vec<&RunSummary> = summaries.iter().collect();
-    v.sort_by_key(|s| (s.heap_bytes, s.mode));
+    v.sort_by_key(|s| (s.heap_bytes, s.mode, s.buffers));
     v
+}
+
+/// True when some run shows a buffer kind: the tables then have a buffers column.
+fn with_buffers(summaries: &[RunSummary]) -> bool {
+    summaries.iter().any(|s| s.buffers.is_some())
 }
 
 /// The marker of a row with too few complete GC cycles (explained under the tables).
@@ -80,16 +85,37 @@ fn longest_wait_cell(s: &RunSummary) -> String {
     })
 }
 
-/// The first two cells of every table, and the alignment of a table whose other columns are
-/// numbers.
-fn mode_heap(s: &RunSummary) -> Vec<String> {
-    vec![s.mode.to_string(), format::bytes(s.heap_bytes)]
+/// The first cells of every table (mode, heap and, with `buffers`, the buffer kind), and
+/// the alignment of a table whose other columns are numbers.
+fn mode_heap(s: &RunSummary, buffers: bool) -> Vec<String> {
+    let mut v = vec![s.mode.to_string(), format::bytes(s.heap_bytes)];
+    if buffers {
+        v.push(s.buffers.map_or("–".to_string(), |b| b.to_string()));
+    }
+    v
 }
 
-fn numbers_right(columns: usize) -> Vec<bool> {
+/// The headers of [`mode_heap`]'s cells.
+fn lead_header(buffers: bool) -> Vec<&'static str> {
+    if buffers {
+        vec!["mode", "heap", "buffers"]
+    } else {
+        vec!["mode", "heap"]
+    }
+}
+
+/// `lead_header(buffers)` then `rest`.
+fn header_with<'a>(buffers: bool, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut h = lead_header(buffers);
+    h.extend_from_slice(rest);
+    h
+}
+
+fn numbers_right(columns: usize, buffers: bool) -> Vec<bool> {
     let mut right = vec![true; columns];
-    right[0] = false;
-    right[1] = false;
+    for r in right.iter_mut().take(lead_header(buffers).len()) {
+        *r = false;
+    }
     right
 }
 
@@ -97,17 +123,19 @@ fn numbers_right(columns: usize) -> Vec<bool> {
 /// too few), pauses and their percentiles, and right after the maximum pause the longest
 /// mutator wait of any kind and the total wait of the most-delayed thread.
 pub fn main_table(summaries: &[RunSummary]) -> String {
-    let header = [
-        "mode",
-        "heap",
-        "cycles",
-        "pauses",
-        "pause p50",
-        "pause p99",
-        "pause max",
-        "longest wait",
-        "wait total",
-    ];
+    let b = with_buffers(summaries);
+    let header = header_with(
+        b,
+        &[
+            "cycles",
+            "pauses",
+            "pause p50",
+            "pause p99",
+            "pause max",
+            "longest wait",
+            "wait total",
+        ],
+    );
     let rows: Vec<Vec<String>> = sorted(summaries)
         .into_iter()
         .map(|s| {
@@ -116,7 +144,7 @@ pub fn main_table(summaries: &[RunSummary]) -> String {
             if s.cycles_warning.is_some() {
                 cycles = format!("{cycles} {FEW_CYCLES_MARK}");
             }
-            let mut row = mode_heap(s);
+            let mut row = mode_heap(s, b);
             row.extend([
                 cycles,
                 s.pauses.count.to_string(),
@@ -129,28 +157,30 @@ pub fn main_table(summaries: &[RunSummary]) -> String {
             row
         })
         .collect();
-    render(&header, &numbers_right(header.len()), &rows)
+    render(&header, &numbers_right(header.len(), b), &rows)
 }
 
 /// The waits that are not pauses: allocation stalls and pacing delays (count, total, longest),
 /// and throughput.
 pub fn waits_table(summaries: &[RunSummary]) -> String {
-    let header = [
-        "mode",
-        "heap",
-        "stalls",
-        "stall total",
-        "stall max",
-        "pacing",
-        "pacing total",
-        "pacing max",
-        "ops/s",
-    ];
+    let b = with_buffers(summaries);
+    let header = header_with(
+        b,
+        &[
+            "stalls",
+            "stall total",
+            "stall max",
+            "pacing",
+            "pacing total",
+            "pacing max",
+            "ops/s",
+        ],
+    );
     let rows: Vec<Vec<String>> = sorted(summaries)
         .into_iter()
         .map(|s| {
             let (stalled, paced) = (s.stalls > 0, s.pacing.count > 0);
-            let mut row = mode_heap(s);
+            let mut row = mode_heap(s, b);
             row.extend([
                 s.stalls.to_string(),
                 duration_or_dash(stalled, s.total_stall_ns),
@@ -163,14 +193,15 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
             row
         })
         .collect();
-    render(&header, &numbers_right(header.len()), &rows)
+    render(&header, &numbers_right(header.len(), b), &rows)
 }
 
 /// What the waits cost in utilization (MMU at 1, 10 and 100 ms) and what the hiccup meter saw;
 /// request latency too when a workload serves requests.
 pub fn utilization_table(summaries: &[RunSummary]) -> String {
     let with_requests = summaries.iter().any(|s| s.request_latency.is_some());
-    let mut header: Vec<String> = vec!["mode".into(), "heap".into()];
+    let b = with_buffers(summaries);
+    let mut header: Vec<String> = lead_header(b).into_iter().map(String::from).collect();
     header.extend(
         STANDARD_WINDOWS_NS
             .iter()
@@ -184,7 +215,7 @@ pub fn utilization_table(summaries: &[RunSummary]) -> String {
         .into_iter()
         .map(|s| {
             let metered = s.hiccup.count > 0;
-            let mut row = mode_heap(s);
+            let mut row = mode_heap(s, b);
             row.extend(
                 STANDARD_WINDOWS_NS
                     .iter()
@@ -205,7 +236,74 @@ pub fn utilization_table(summaries: &[RunSummary]) -> String {
         })
         .collect();
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    render(&header, &numbers_right(header.len()), &rows)
+    render(&header, &numbers_right(header.len(), b), &rows)
+}
+
+/// Requests (workloads that serve them): rate and latency percentiles; `None` when no run
+/// recorded request latency.
+pub fn requests_table(summaries: &[RunSummary]) -> Option<String> {
+    if !summaries.iter().any(|s| s.request_latency.is_some()) {
+        return None;
+    }
+    let b = with_buffers(summaries);
+    let header = header_with(b, &["requests/s", "p50", "p99", "p99.9", "max"]);
+    let rows: Vec<Vec<String>> = sorted(summaries)
+        .into_iter()
+        .map(|s| {
+            let mut row = mode_heap(s, b);
+            match &s.request_latency {
+                Some(l) if l.count > 0 => row.extend([
+                    format::rate(s.ops_per_sec),
+                    format::duration_ns(l.p50_ns),
+                    format::duration_ns(l.p99_ns),
+                    format::duration_ns(l.p99_9_ns),
+                    format::duration_ns(l.max_ns),
+                ]),
+                _ => row.extend(std::iter::repeat_n("–".to_string(), 5)),
+            }
+            row
+        })
+        .collect();
+    Some(render(&header, &numbers_right(header.len(), b), &rows))
+}
+
+/// Memory: the peaks of the samples over the run (committed heap, direct and pooled buffer
+/// bytes, Pss, RSS) and how the direct buffers were freed; `None` when no run has samples.
+pub fn memory_table(summaries: &[RunSummary]) -> Option<String> {
+    if !summaries.iter().any(|s| s.memory.samples > 0) {
+        return None;
+    }
+    let b = with_buffers(summaries);
+    let header = header_with(
+        b,
+        &[
+            "committed",
+            "direct",
+            "pooled",
+            "Pss",
+            "RSS",
+            "buffers freed",
+            "by cleaner",
+        ],
+    );
+    let rows: Vec<Vec<String>> = sorted(summaries)
+        .into_iter()
+        .map(|s| {
+            let m = &s.memory;
+            let mut row = mode_heap(s, b);
+            row.extend([
+                format::memory(m.peak_committed_heap_bytes),
+                format::memory(m.peak_direct_bytes),
+                format::memory(m.peak_pooled_bytes),
+                format::memory(m.peak_pss_bytes),
+                format::memory(m.peak_rss_bytes),
+                (m.direct_released + m.direct_cleaned).to_string(),
+                m.direct_cleaned.to_string(),
+            ]);
+            row
+        })
+        .collect();
+    Some(render(&header, &numbers_right(header.len(), b), &rows))
 }
 
 /// Lines under the tables about single runs: the too-few-cycles footnote (once, if any row is
@@ -363,6 +461,14 @@ pub fn markdown_report(results: &[RunResult]) -> String {
     out += &waits_table(&summaries);
     out += "\n## Utilization and hiccups\n\n";
     out += &utilization_table(&summaries);
+    if let Some(t) = requests_table(&summaries) {
+        out += "\n## Requests\n\n";
+        out += &t;
+    }
+    if let Some(t) = memory_table(&summaries) {
+        out += "\n## Memory (peaks of the 100 ms samples)\n\n";
+        out += &t;
+    }
     let notes = run_notes(&summaries);
     if !notes.is_empty() {
         out += "\n";
@@ -382,7 +488,12 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             threads, and its own stalls and pacing delays; overlaps count once). MMU W: the \
             worst share of any W-long window left to the mutators by pauses, stalls and pacing \
             delays. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
-            corrected. `–`: nothing to show.\n";
+            corrected. Requests: round trips as the clients saw them (from the moment a request \
+            was due when throttled). Memory: the highest of the samples taken every 100 ms of \
+            the measured phase: committed heap, direct and pooled buffer bytes held, Pss, RSS \
+            (RSS counts a heap page once per view it was touched through); buffers freed: \
+            direct and pooled buffers freed by release or by their owner's cleaner, and of \
+            those by the cleaner. `–`: nothing to show.\n";
     out
 }
 

@@ -22,11 +22,19 @@
 //! due, when throttled) to the end of its consumption, goes into the request-latency
 //! histogram; an unthrottled engine so sees at most eight publishes of polling delay, plus
 //! whatever pauses and allocation stalls held the thread up.
+//!
+//! With `--buffers direct` or `pooled` a body is a direct buffer instead of a byte array: a
+//! small owner object in the body slot whose native bytes come from `Scope::alloc_direct` (a
+//! mapping each) or `Scope::alloc_pooled` (the pool the run's threads share). Nobody releases
+//! it: when the message leaves every ring its owner dies and the owner's cleaner frees the
+//! memory, the JDK's `allocateDirect` discipline.
 
 use super::{object_bytes, Ctx, Pacer, ThreadOutcome};
+use crate::buffer_kind::BufferKind;
 use crate::latency::LatencyHistogram;
 use crate::params::MessageEngineParams;
-use gc_runtime::{Local, Mutator, ObjRef, OutOfMemory, Scope};
+use gc_runtime::native::NativePool;
+use gc_runtime::{DirectError, Local, Mutator, ObjRef, OutOfMemory, Scope};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::io::Write as _;
@@ -138,6 +146,10 @@ fn oom(e: OutOfMemory) -> String {
     format!("message-engine: {e}")
 }
 
+fn direct_err(e: impl std::fmt::Display) -> String {
+    format!("message-engine: a direct body: {e}")
+}
+
 fn corrupt(what: String) -> String {
     format!("message-engine: {what}: the heap lost or mixed up objects")
 }
@@ -152,6 +164,8 @@ pub struct EngineConfig {
     pub body_bytes: u64,
     /// Retained messages per destination.
     pub ring_len: u64,
+    /// Where bodies live.
+    pub buffers: BufferKind,
 }
 
 impl EngineConfig {
@@ -186,6 +200,8 @@ pub struct Engine<'s> {
     name: Vec<u8>,
     value: Vec<u8>,
     copy: Vec<u8>,
+    /// The pool of `--buffers pooled` bodies.
+    pool: Option<NativePool>,
 }
 
 impl<'s> Engine<'s> {
@@ -226,7 +242,14 @@ impl<'s> Engine<'s> {
             name: Vec::new(),
             value: Vec::new(),
             copy: Vec::new(),
+            pool: None,
         })
+    }
+
+    /// Take `--buffers pooled` bodies from `pool`.
+    pub fn with_pool(mut self, pool: NativePool) -> Self {
+        self.pool = Some(pool);
+        self
     }
 
     /// Number of destinations (queues first, then topics).
@@ -288,15 +311,37 @@ impl<'s> Engine<'s> {
                 h.store(2 * i, Some(s.get(k)));
                 h.store(2 * i + 1, Some(s.get(v)));
             }
-            let body = s.alloc(BODY, 0, body_size).map_err(oom)?;
-            let b = s.get(body);
             let stamp = seq.to_le_bytes();
-            b.write_bytes(0, &stamp[..body_size.min(8)]);
-            if body_size >= 16 {
-                b.write_bytes(body_size - 8, &stamp);
-            }
+            let body = match self.cfg.buffers {
+                BufferKind::Heap => {
+                    let body = s.alloc(BODY, 0, body_size).map_err(oom)?;
+                    let b = s.get(body);
+                    b.write_bytes(0, &stamp[..body_size.min(8)]);
+                    if body_size >= 16 {
+                        b.write_bytes(body_size - 8, &stamp);
+                    }
+                    body
+                }
+                kind => {
+                    let body_size = body_size.max(1);
+                    let body = match (kind, &self.pool) {
+                        (BufferKind::Pooled, Some(pool)) => s.alloc_pooled(pool, body_size),
+                        (BufferKind::Pooled, None) => {
+                            return Err("message-engine: pooled bodies without a pool".into())
+                        }
+                        _ => s.alloc_direct(body_size),
+                    }
+                    .map_err(|e: DirectError| direct_err(e))?;
+                    let d = s.direct(body).map_err(direct_err)?;
+                    d.write(0, &stamp[..body_size.min(8)]).map_err(direct_err)?;
+                    if body_size >= 16 {
+                        d.write(body_size - 8, &stamp).map_err(direct_err)?;
+                    }
+                    body
+                }
+            };
             let m = s.get(msg);
-            m.store(BODY_SLOT, Some(b));
+            m.store(BODY_SLOT, Some(s.get(body)));
             m.write_u64(PUBLISHED_AT, published_ns);
             m.write_u64(SEQ_AT, seq);
             m.write_u64(DEST_AT, dest as u64);
@@ -323,7 +368,8 @@ impl<'s> Engine<'s> {
         for _ in 0..n.min(self.consumers.len()) {
             let c = self.next_consumer;
             self.next_consumer = (c + 1) % self.consumers.len();
-            self.drain(s, c, clock, latency)?;
+            // A scope per consumer: the handles a drain roots (direct bodies) end with it.
+            s.scope(|s| self.drain(s, c, clock, latency))?;
             s.poll();
         }
         Ok(())
@@ -367,8 +413,14 @@ impl<'s> Engine<'s> {
             let body = msg
                 .load(BODY_SLOT)
                 .ok_or_else(|| corrupt(format!("message {cur} has no body")))?;
-            self.copy.resize(body.n_bytes(), 0);
-            body.read_bytes(0, &mut self.copy);
+            if self.cfg.buffers.is_native() {
+                let d = s.direct(s.root(body)).map_err(direct_err)?;
+                self.copy.resize(d.len(), 0);
+                d.read(0, &mut self.copy).map_err(direct_err)?;
+            } else {
+                self.copy.resize(body.n_bytes(), 0);
+                body.read_bytes(0, &mut self.copy);
+            }
             let stamp = cur.to_le_bytes();
             let n = self.copy.len();
             if self.copy[..n.min(8)] != stamp[..n.min(8)]
@@ -448,11 +500,18 @@ pub fn run(
         headers,
         body_bytes,
         ring_len: EngineConfig::ring_len_for(ctx.live_bytes(), dests, headers, body_bytes),
+        buffers: p.buffers,
     };
+    if p.buffers == BufferKind::Pooled && ctx.pool.is_none() {
+        return Err("message-engine: --buffers pooled needs the run's pool".into());
+    }
     let ring_len = cfg.ring_len;
     let mut rng = ctx.rng();
     m.scope(|s| {
         let mut engine = Engine::new(s, cfg, ctx.thread)?;
+        if let Some(pool) = ctx.pool {
+            engine = engine.with_pool(pool.clone());
+        }
         // Fill every ring: the retained history.
         for i in 0..ring_len * dests {
             engine.publish(s, &mut rng, (i % dests) as usize, clock())?;

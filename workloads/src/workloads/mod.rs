@@ -7,12 +7,14 @@
 //! `RunConfig::seed` and the thread index, so a run is reproducible.
 
 pub mod binary_trees;
+pub mod buffer_echo;
 pub mod heap_churn;
 pub mod lru_cache;
 pub mod message_engine;
 
 use crate::latency::LatencyHistogram;
 use crate::run_result::RunConfig;
+use gc_runtime::native::NativePool;
 use gc_runtime::Scope;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -43,6 +45,8 @@ pub struct Ctx<'a> {
     ready: &'a Barrier,
     stop: &'a AtomicBool,
     was_ready: std::cell::Cell<bool>,
+    /// The native pool shared by the run's threads (runs with `--buffers pooled`).
+    pub pool: Option<&'a NativePool>,
 }
 
 impl<'a> Ctx<'a> {
@@ -51,6 +55,7 @@ impl<'a> Ctx<'a> {
         thread: u32,
         ready: &'a Barrier,
         stop: &'a AtomicBool,
+        pool: Option<&'a NativePool>,
     ) -> Self {
         Ctx {
             config,
@@ -58,7 +63,14 @@ impl<'a> Ctx<'a> {
             ready,
             stop,
             was_ready: std::cell::Cell::new(false),
+            pool,
         }
+    }
+
+    /// The flag [`Self::running`] reads, for helper threads (not mutators) of the workload
+    /// that must stop with it.
+    pub fn stop_flag(&self) -> &'a AtomicBool {
+        self.stop
     }
 
     /// True once [`Self::ready`] was called.

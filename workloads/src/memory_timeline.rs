@@ -1,0 +1,181 @@
+//! Memory over time: the runner's own thread (never a mutator) samples, every
+//! [`SAMPLE_INTERVAL_MS`] of the measured phase, the heap's committed and used bytes, the
+//! direct buffers' native bytes (unpooled and pooled, from `Heap::direct_stats`) and the
+//! process's RSS and Pss (`/proc/self/smaps_rollup`, which costs the kernel a walk of every
+//! mapping: a few ms, hence the modest rate and the thread). A run keeps the samples in
+//! `RunResult::memory`; `report::plot_memory` draws them.
+
+use gc_runtime::Heap;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// Time between samples.
+pub const SAMPLE_INTERVAL_MS: u64 = 100;
+
+/// Memory at one moment of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemorySample {
+    /// Time since the start of the measured phase.
+    pub at_ns: u64,
+    /// Physical memory committed to the heap (the collector's accounting).
+    pub committed_heap_bytes: u64,
+    /// Bytes in heap pages in use.
+    pub used_heap_bytes: u64,
+    /// Requested bytes of unpooled direct buffers not freed yet.
+    pub direct_bytes: u64,
+    /// Requested bytes of pooled buffers owned by heap objects, not freed yet.
+    pub pooled_bytes: u64,
+    /// Direct buffers' owner objects the collector has not found dead yet.
+    pub direct_owners: u64,
+    /// Resident set size (counts a heap page once per view touched).
+    pub rss_bytes: u64,
+    /// Proportional set size (counts it once).
+    pub pss_bytes: u64,
+}
+
+impl MemorySample {
+    /// Sample `heap` and the process now, `at_ns` into the measured phase.
+    pub fn take(heap: &Heap, at_ns: u64) -> Self {
+        let u = heap.usage();
+        let d = heap.direct_stats();
+        let pm = gc_core::proc_info::process_memory();
+        MemorySample {
+            at_ns,
+            committed_heap_bytes: u.committed,
+            used_heap_bytes: u.used,
+            direct_bytes: d.direct_bytes,
+            pooled_bytes: d.pooled_bytes,
+            direct_owners: d.owners,
+            rss_bytes: pm.rss,
+            pss_bytes: pm.pss,
+        }
+    }
+
+    /// Native bytes of direct and pooled buffers together.
+    pub fn native_bytes(&self) -> u64 {
+        self.direct_bytes + self.pooled_bytes
+    }
+}
+
+/// Takes a sample whenever one is due.
+pub struct MemorySampler {
+    start: Instant,
+    next: Instant,
+    interval: Duration,
+    samples: Vec<MemorySample>,
+}
+
+impl MemorySampler {
+    /// A sampler whose clock starts at `start` (the start of the measured phase).
+    pub fn new(start: Instant) -> Self {
+        MemorySampler {
+            start,
+            next: start,
+            interval: Duration::from_millis(SAMPLE_INTERVAL_MS),
+            samples: Vec::new(),
+        }
+    }
+
+    /// Sample `heap` if a sample is due (the first one at once).
+    pub fn poll(&mut self, heap: &Heap) {
+        let now = Instant::now();
+        if now >= self.next {
+            self.take(heap, now);
+            // Skip the slots missed while the thread was held up rather than catching up.
+            while self.next <= now {
+                self.next += self.interval;
+            }
+        }
+    }
+
+    /// How long until the next sample is due.
+    pub fn until_next(&self) -> Duration {
+        self.next.saturating_duration_since(Instant::now())
+    }
+
+    fn take(&mut self, heap: &Heap, now: Instant) {
+        let at = now.saturating_duration_since(self.start).as_nanos() as u64;
+        self.samples.push(MemorySample::take(heap, at));
+    }
+
+    /// One last sample now, and every sample.
+    pub fn finish(mut self, heap: &Heap) -> Vec<MemorySample> {
+        self.take(heap, Instant::now());
+        self.samples
+    }
+}
+
+/// The largest value of `f` over `samples` (0 when empty).
+pub fn peak(samples: &[MemorySample], f: impl Fn(&MemorySample) -> u64) -> u64 {
+    samples.iter().map(f).max().unwrap_or(0)
+}
+
+/// What the reports show of a run's memory: the peaks of its samples and how its direct
+/// buffers were freed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryFigures {
+    /// Samples taken.
+    pub samples: u64,
+    pub peak_committed_heap_bytes: u64,
+    pub peak_direct_bytes: u64,
+    pub peak_pooled_bytes: u64,
+    pub peak_pss_bytes: u64,
+    pub peak_rss_bytes: u64,
+    /// Direct and pooled buffers freed by `release` (whole run).
+    pub direct_released: u64,
+    /// Direct and pooled buffers freed by their owner's cleaner (whole run).
+    pub direct_cleaned: u64,
+}
+
+impl MemoryFigures {
+    /// The figures of `samples`, with the buffer counts of `direct`.
+    pub fn of(samples: &[MemorySample], direct: &gc_runtime::stats::DirectStats) -> Self {
+        MemoryFigures {
+            samples: samples.len() as u64,
+            peak_committed_heap_bytes: peak(samples, |s| s.committed_heap_bytes),
+            peak_direct_bytes: peak(samples, |s| s.direct_bytes),
+            peak_pooled_bytes: peak(samples, |s| s.pooled_bytes),
+            peak_pss_bytes: peak(samples, |s| s.pss_bytes),
+            peak_rss_bytes: peak(samples, |s| s.rss_bytes),
+            direct_released: direct.released,
+            direct_cleaned: direct.cleaned,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_the_peaks_of_the_samples() {
+        let s = |at_ns, committed, direct, pss| MemorySample {
+            at_ns,
+            committed_heap_bytes: committed,
+            direct_bytes: direct,
+            pss_bytes: pss,
+            rss_bytes: 2 * pss,
+            ..MemorySample::default()
+        };
+        let samples = [s(0, 10, 0, 100), s(1, 30, 7, 90), s(2, 20, 3, 120)];
+        let direct = gc_runtime::stats::DirectStats {
+            released: 4,
+            cleaned: 2,
+            ..Default::default()
+        };
+        let f = MemoryFigures::of(&samples, &direct);
+        assert_eq!(f.samples, 3);
+        assert_eq!(
+            (
+                f.peak_committed_heap_bytes,
+                f.peak_direct_bytes,
+                f.peak_pss_bytes
+            ),
+            (30, 7, 120)
+        );
+        assert_eq!((f.peak_rss_bytes, f.peak_pooled_bytes), (240, 0));
+        assert_eq!((f.direct_released, f.direct_cleaned), (4, 2));
+        assert_eq!(samples[1].native_bytes(), 7);
+        assert_eq!(MemoryFigures::of(&[], &direct).peak_pss_bytes, 0);
+    }
+}
