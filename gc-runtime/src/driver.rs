@@ -53,7 +53,10 @@ use crate::uncommitter::Uncommitter;
 use crate::verifier::{self, VerifyPoint};
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// A mutator delayed by the pacer this recently counts as paced (see `Cycle::workers`).
+const PACED_RECENTLY: Duration = Duration::from_millis(50);
 
 /// The driver thread's body: [`run`], and if that panics, a fatal message on stderr and
 /// `abort()`. A panic in the collector means a broken invariant (or a resource it cannot do
@@ -243,12 +246,15 @@ impl<'h> Cycle<'h> {
     }
 
     /// GC workers for the next parallel phase: `gc_threads`, boosted to every core while
-    /// mutators are stalled on allocation (they leave their cores idle, and the cycle is what
-    /// they wait for; ZGC boosts its workers the same way) and in the `stw` pause (nothing
-    /// else runs then, as with a parallel stop-the-world collector).
+    /// mutators are stalled on allocation or being paced (they leave their cores idle, or
+    /// partly idle, and the cycle is what they wait for; ZGC boosts its workers when mutators
+    /// stall) and in the `stw` pause (nothing else runs then, as with a parallel
+    /// stop-the-world collector).
     fn workers(&self) -> usize {
-        let boost =
-            self.heap.config.mode == Mode::Stw || self.heap.cx.control.has_stalled_mutators();
+        let h = self.heap;
+        let boost = h.config.mode == Mode::Stw
+            || h.cx.control.has_stalled_mutators()
+            || h.pacer.paced_within(PACED_RECENTLY);
         if boost {
             self.heap.config.gc_threads.max(self.heap.cores)
         } else {

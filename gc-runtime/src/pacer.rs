@@ -72,6 +72,8 @@ pub(crate) struct Pacer {
     duration_margin: f64,
     /// When the next quantum is due (`None` before the first paced one).
     due: Mutex<Option<Instant>>,
+    /// When the last delay was imposed (`None`: never).
+    last_delay: Mutex<Option<Instant>>,
 }
 
 impl Pacer {
@@ -81,6 +83,7 @@ impl Pacer {
             max_delay: config.pacing.max_delay,
             duration_margin: config.pacing.duration_margin,
             due: Mutex::new(None),
+            last_delay: Mutex::new(None),
         }
     }
 
@@ -104,7 +107,20 @@ impl Pacer {
         let mut due = self.due.lock();
         let (delay, next) = schedule(now, *due, interval, self.max_delay);
         *due = Some(next);
-        (delay >= MIN_SLEEP).then_some(delay)
+        drop(due);
+        if delay < MIN_SLEEP {
+            return None;
+        }
+        *self.last_delay.lock() = Some(now);
+        Some(delay)
+    }
+
+    /// True if a mutator was delayed within `window`: mutators are sleeping part of the time,
+    /// so their cores are partly idle (the driver then runs more GC workers).
+    pub(crate) fn paced_within(&self, window: Duration) -> bool {
+        self.last_delay
+            .lock()
+            .is_some_and(|t| t.elapsed() < window)
     }
 }
 

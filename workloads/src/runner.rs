@@ -68,6 +68,9 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
             config.params.workload()
         ));
     }
+    // The runs of a sweep share one process: the free memory glibc malloc kept from the runs
+    // before would count in this run's Pss and RSS.
+    gc_core::proc_info::trim_malloc();
     let heap_config = HeapConfig::new(config.heap_bytes)
         .mode(config.mode)
         .pacing(config.pacing);
