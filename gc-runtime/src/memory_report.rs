@@ -236,7 +236,9 @@ impl std::fmt::Display for MemoryReport {
         let d = &self.direct;
         writeln!(
             f,
-            "Direct buffers: {} owners alive, {} of the {} limit held ({} direct, {} pooled;              {} mapped for direct); {} allocated, {} released, {} freed by cleaners ({}), {}              limit cycles, {} refused",
+            "Direct buffers: {} owners alive, {} of the {} limit held ({} direct, {} pooled; \
+             {} mapped for direct); {} allocated, {} released, {} freed by cleaners ({}), {} \
+             limit cycles, {} refused",
             d.owners,
             m(d.reserved_bytes),
             m(d.limit),

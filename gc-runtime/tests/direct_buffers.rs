@@ -376,3 +376,22 @@ fn a_zero_limit_is_refused_when_the_heap_is_made() {
     };
     assert!(e.to_string().contains("max_direct_memory"), "{e}");
 }
+
+/// The example of the book's chapter "Memory outside the heap" (its lines must stay in the
+/// sources: `tests/tests/docs.rs` checks it).
+#[test]
+fn the_books_example() {
+    let h = heap(Mode::Concurrent, None);
+    let mut m = h.attach("main").unwrap();
+    let pool = NativePool::new(PoolConfig::new().name("io")).unwrap();
+    m.scope(|s| {
+        let b = s.alloc_pooled(&pool, 1500).unwrap(); // a 2 KiB slot, owned by `b`
+        s.direct(b).unwrap().write(0, b"hello").unwrap();
+        let d = s.alloc_direct(64 << 10).unwrap(); // a mapping of its own
+        s.direct(d).unwrap().release().unwrap(); // freed now; `d` stays until it dies
+    }); // `b` dies unreleased: its cleaner frees it
+    m.scope(|s| s.collect("example"));
+    let st = h.stats().direct;
+    assert_eq!((st.allocated, st.released, st.cleaned), (2, 1, 1));
+    assert_eq!(pool.stats().live_buffers, 0);
+}
