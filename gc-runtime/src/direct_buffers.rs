@@ -65,6 +65,8 @@ pub(crate) struct Cleaned {
 
 #[derive(Default)]
 struct Counters {
+    /// Entries in the table (owners not found dead yet).
+    owners: AtomicU64,
     allocated: AtomicU64,
     released: AtomicU64,
     cleaned: AtomicU64,
@@ -179,6 +181,7 @@ impl DirectBuffers {
                 pooled,
             });
         }
+        self.counters.owners.fetch_add(1, Ordering::Relaxed);
         self.counters.allocated.fetch_add(1, Ordering::Relaxed);
         self.bytes_counter(pooled).fetch_add(len, Ordering::Relaxed);
         key
@@ -226,6 +229,9 @@ impl DirectBuffers {
                 dead.push(Dead { slot, entry });
             }
         }
+        self.counters
+            .owners
+            .fetch_sub(dead.len() as u64, Ordering::Relaxed);
         self.pending.lock().extend(dead);
     }
 
@@ -267,13 +273,12 @@ impl DirectBuffers {
     pub(crate) fn stats(&self) -> DirectStats {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let c = &self.counters;
-        let owners = self.entries.read().iter().filter(|e| e.is_some()).count() as u64;
         DirectStats {
             limit: self.limit,
             reserved_bytes: self.reserved(),
             direct_bytes: get(&c.direct_bytes),
             pooled_bytes: get(&c.pooled_bytes),
-            owners,
+            owners: get(&c.owners),
             allocated: get(&c.allocated),
             released: get(&c.released),
             cleaned: get(&c.cleaned),
