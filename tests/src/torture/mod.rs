@@ -72,6 +72,7 @@ macro_rules! ensure {
 
 mod budget;
 mod check;
+mod direct;
 mod harness;
 mod model;
 mod ops;
@@ -113,6 +114,10 @@ pub struct Config {
     pub garbage_burst: u64,
     /// Allow out-of-memory errors outside epsilon mode (for heaps run at the edge).
     pub oom_ok: bool,
+    /// `HeapConfig::max_direct_memory`: a small one makes allocations of direct buffers
+    /// reach the limit and run "Direct Memory" cycles (and, rarely, fail at it). `None` for
+    /// the default (the heap's size).
+    pub max_direct: Option<u64>,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -136,6 +141,7 @@ impl Config {
             fill: false,
             garbage_burst: 16,
             oom_ok: false,
+            max_direct: None,
             test_name: name.to_string(),
             replay: None,
         }
