@@ -2,7 +2,10 @@
 //! run a seeded random program against the public API while cycles run back to back with the
 //! verifier on, in all three modes, with heaps small enough to stall often, and with nearly
 //! full heaps where relocation runs out of target memory and compacts pages in place while
-//! both threads work on a shared pool of objects.
+//! both threads work on a shared pool of objects. The programs use direct buffers too; every
+//! test checks that buffers were released and, where cycles run, freed by their owners'
+//! cleaners, and the plain `concurrent` and `stw` ones that a small direct-memory limit ran
+//! its cycles.
 //!
 //! - replay a seed: `ZRS_TORTURE_SEED=0x... cargo test -p integration-tests --release --test
 //!   torture -- --exact <test>`;
