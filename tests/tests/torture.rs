@@ -83,13 +83,18 @@ fn assert_direct_paths(r: &Report, mode: Mode) {
 }
 
 /// The direct-memory limit (of the `direct_limited` configurations) was reached:
-/// allocations ran "Direct Memory" cycles.
+/// allocations ran "Direct Memory" cycles, and some that held buffers until the limit were
+/// refused there (with the error checked).
 fn assert_direct_limit_reached(r: &Report) {
     // (A debug build allocates too slowly to outrun the collector.)
     if cfg!(not(debug_assertions)) {
         assert!(
             r.direct_limit_cycles > 0,
-            "no cycle at the direct-memory limit in a small heap: {r}"
+            "no cycle at the direct-memory limit: {r}"
+        );
+        assert!(
+            r.direct_limit_failures > 0,
+            "no allocation refused at the direct-memory limit: {r}"
         );
     }
 }
@@ -294,7 +299,8 @@ fn totals(all: &Report, by_config: &[(String, Report)]) -> String {
 /// to `ZRS_SOAK_REPORT`, marked FAILED). Fails at the end if a nearly full configuration ran
 /// but never compacted a page in place or forwarded an object to itself, if a configuration
 /// never released a direct buffer (or, in a mode that collects, never had one freed by its
-/// cleaner), or if a limited one never ran a cycle at the direct-memory limit.
+/// cleaner), or if a limited one never ran a cycle at the direct-memory limit or never had an
+/// allocation refused there.
 #[test]
 #[ignore = "soak: run explicitly with ZRS_SOAK_SECS"]
 fn soak() {
@@ -445,11 +451,20 @@ fn soak() {
             None => notes.push_str(&format!(
                 "\n{name} did not run: the direct-memory limit not covered by this soak\n"
             )),
-            Some((_, r)) if r.direct_limit_cycles == 0 => unmet.push(format!(
-                "{name}: no cycle at the direct-memory limit in {} runs",
-                r.runs
-            )),
-            Some(_) => {}
+            Some((_, r)) => {
+                if r.direct_limit_cycles == 0 {
+                    unmet.push(format!(
+                        "{name}: no cycle at the direct-memory limit in {} runs",
+                        r.runs
+                    ));
+                }
+                if r.direct_limit_failures == 0 {
+                    unmet.push(format!(
+                        "{name}: no allocation refused at the direct-memory limit in {} runs",
+                        r.runs
+                    ));
+                }
+            }
         }
     }
     match by_config.iter().find(|(k, _)| k == PACED_CONFIG) {

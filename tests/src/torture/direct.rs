@@ -702,6 +702,43 @@ impl<'h> Program<'h> {
         }
     }
 
+    /// Where a small limit is configured: hold 64 KiB buffers in a nested scope until an
+    /// allocation is refused at the limit (after its cycles), checking each buffer and the
+    /// refusal ([`Self::on_direct_error`]); the scope's end drops them all, unreleased.
+    pub(super) fn buffer_hoard(&mut self, s: &mut Scope<'_>) {
+        let Some(limit) = self.cfg.max_direct else {
+            return;
+        };
+        const LEN: usize = 64 << 10;
+        let most = limit as usize / LEN * 2 + 2;
+        let mut rng = Rng(self.rng.next());
+        let mut dc = DirectCounts::default();
+        let p = &*self;
+        let err = s.scope(|h| {
+            for _ in 0..most {
+                let pooled = rng.chance(500);
+                let l = match if pooled {
+                    h.alloc_pooled(p.native, LEN)
+                } else {
+                    h.alloc_direct(LEN)
+                } {
+                    Ok(l) => l,
+                    Err(e) => return Some(e),
+                };
+                p.garbage_buffer(h, l, LEN, pooled, &mut rng, &mut dc, 0);
+            }
+            None
+        });
+        self.st.direct.add(&dc);
+        match err {
+            Some(e) => self.on_direct_error(s, e, LEN),
+            None => self.fail(format!(
+                "{most} buffers of {LEN} bytes held at once under a {limit}-byte direct-memory \
+                 limit, none refused"
+            )),
+        }
+    }
+
     /// Checkpoint: compare every buffer the traversal reached (`bufs`, owners with their
     /// ids, in the model `objs`) in full with its model, rooting each in `cs`.
     pub(super) fn check_buffers(

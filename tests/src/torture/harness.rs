@@ -171,7 +171,9 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     .expect("the torture pool's configuration is valid");
     // Each thread's buffers keep a share of the limit reachable at most (the shared pool's
     // keep their own), so that only a configured, small limit is ever reached.
-    let native_cap = (direct_limit / (4 * cfg.threads as u64)).min(2 << 20);
+    // (Every checkpoint compares them all, and the shared pool's under its lock: the caps
+    // keep that a small part of a checkpoint.)
+    let native_cap = (direct_limit / (4 * cfg.threads as u64)).min(512 << 10);
     let region = heap.root_region(REGION_SLOTS_PER_THREAD * cfg.threads);
     let sizes = PageSizes::for_max_heap(cfg.max_heap);
     let shared_cap = (cfg.max_heap as f64 * cfg.shared_fraction) as u64;

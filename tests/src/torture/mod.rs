@@ -34,7 +34,8 @@
 //! `DirectStats` agree with what the programs did), and no native byte be in use (in the heap
 //! or the shared pool); in `epsilon` mode nothing may have been cleaned, and exactly the bytes
 //! not released are still in use. With [`Config::max_direct`] allocations reach the
-//! direct-memory limit and run its cycles.
+//! direct-memory limit and run its cycles, and threads now and then hold buffers until one is
+//! refused there.
 //!
 //! With [`Config::shared_fraction`] > 0 the threads also share a *pool*: directory objects
 //! held by global handles, whose slots hold the pool's other objects, whose slots point at

@@ -206,9 +206,12 @@ impl<'h> Program<'h> {
                     }
                 }
                 260..=316 => self.garbage_burst(s, cur),
-                // Bursts of buffers three times as often where a small limit is to be reached.
+                // Bursts of buffers three times as often where a small limit is to be reached;
+                // there, now and then, buffers held until the limit refuses one.
                 317..=319 => {
-                    if op == 317 || self.cfg.max_direct.is_some() {
+                    if op == 319 && self.cfg.max_direct.is_some() && self.rng.chance(50) {
+                        self.buffer_hoard(s)
+                    } else if op == 317 || self.cfg.max_direct.is_some() {
                         self.buffer_burst(s)
                     }
                 }

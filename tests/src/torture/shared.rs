@@ -23,7 +23,7 @@ const DIR_SLOTS: u32 = 256;
 /// Share of the pool's allocations that make a direct buffer's owner (per mille), and the
 /// native bytes the pool's buffers keep at most (beyond it, it makes no more).
 const SHARED_BUFFERS_PER_MILLE: u64 = 40;
-const SHARED_NATIVE_CAP: u64 = 4 << 20;
+const SHARED_NATIVE_CAP: u64 = 1 << 20;
 
 /// The shared pool and its model (see the module documentation), behind one lock. Its roots
 /// are global handles to *directories*, pool objects with [`DIR_SLOTS`] slots that hold the
