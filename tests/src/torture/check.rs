@@ -1,10 +1,12 @@
-//! Comparing the heap with the shadow model: the header and id of an object met on a walk;
-//! a full comparison of one object (header, every reference slot, every raw byte); traversals
-//! from a set of roots that compare every object reached and require one address per object;
-//! and checkpoints, which check the handle stack, the thread's roots and whole graph, the
-//! shared pool and the weak handles (cleared only when unreachable, and cleared within two
-//! cycles of a checkpoint that found them unreachable), and the end of a thread's run. A
-//! mismatch fails the run at once, naming the seed, the thread and the op.
+//! Comparing the heap with the shadow model: the header and id of an object met on a walk
+//! (a buffer's owner is identified by its raw bytes instead); a full comparison of one object
+//! (header, every reference slot, every raw byte); traversals from a set of roots that
+//! compare every object reached, require one address per object and hand back the buffers'
+//! owners reached, whose buffers are then compared in full (see `direct`); and checkpoints,
+//! which check the handle stack, the thread's roots and whole graph, the shared pool and the
+//! weak handles (cleared only when unreachable, and cleared within two cycles of a checkpoint
+//! that found them unreachable), and the end of a thread's run. A mismatch fails the run at
+//! once, naming the seed, the thread and the op.
 
 use super::model::ObjModel;
 use super::program::{Frame, Level, Program, REGION_SLOTS_PER_THREAD};

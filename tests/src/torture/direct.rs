@@ -786,6 +786,13 @@ pub(super) fn check_end(
             st.allocated, st.released, t.allocated, t.released
         ),
     );
+    want(
+        st.limit_failures == t.limit_failures,
+        format!(
+            "the heap counts {} allocations refused at the limit, the programs saw {}",
+            st.limit_failures, t.limit_failures
+        ),
+    );
     let cleaners_run: u64 = stats.cycles.iter().map(|c| c.cleaners_run).sum();
     let bytes_cleaned: u64 = stats.cycles.iter().map(|c| c.direct_bytes_cleaned).sum();
     want(

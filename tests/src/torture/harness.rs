@@ -1,6 +1,8 @@
 //! Running a torture configuration: one run at a time, a heap with the verifier on and cycles
 //! back to back, one thread per mutator with its own program and seed, a failure in any
-//! thread stopping the others, and the report. A GC thread's panic or a run past its time
+//! thread stopping the others, the native pool the threads' pooled buffers share, the
+//! direct-buffer accounting at the end of a run (every owner dropped, two more cycles, then
+//! `direct::check_end`), and the report. A GC thread's panic or a run past its time
 //! limit cannot return to the test: a panic hook and a watchdog abort the process instead,
 //! printing the run and an optional note (and writing both to a report file if one is set).
 

@@ -3,7 +3,10 @@
 //! objects and writing their bytes, linking and unlinking slots, creating locals, globals,
 //! weak handles and root-region slots, upgrading weak handles (resurrecting unreachable
 //! targets), escaping scopes, building lists, trees and DAGs, bursts of untracked garbage and
-//! fill mode's big objects. Every operation changes the heap and the shadow model together.
+//! fill mode's big objects. Some allocations make direct buffers' owners, and garbage bursts
+//! hold untracked buffers too (see `direct`); a write or a read that reaches an owner works on
+//! its buffer, never on the owner's raw bytes, which are the runtime's. Every operation
+//! changes the heap and the shadow model together.
 
 use super::direct::{buffer_len, BufOp, DirectCounts};
 use super::model::{ObjModel, WeakEntry};

@@ -3,8 +3,9 @@
 //! pool and its model, so the model is exact whenever the lock is free while the collector
 //! moves the objects under every thread. This file holds the pool's model and the operations
 //! on it: taking the lock (waiting for it in a blocking region), creating the directories,
-//! allocating, walking, writing, linking and reading pool objects, and keeping the pool under
-//! its cap.
+//! allocating, walking, writing, linking and reading pool objects (some of them direct
+//! buffers' owners, whose buffers both threads write, read, retain and release), and keeping
+//! the pool under its cap.
 
 use super::direct::BufOp;
 use super::model::{reach_in, ObjModel};
