@@ -2,7 +2,10 @@
 //! run a seeded random program against the public API while cycles run back to back with the
 //! verifier on, in all three modes, with heaps small enough to stall often, and with nearly
 //! full heaps where relocation runs out of target memory and compacts pages in place while
-//! both threads work on a shared pool of objects.
+//! both threads work on a shared pool of objects. The programs use direct buffers too; every
+//! test checks that buffers were released and, where cycles run, freed by their owners'
+//! cleaners, and the plain `concurrent` and `stw` ones that a small direct-memory limit ran
+//! its cycles.
 //!
 //! - replay a seed: `ZRS_TORTURE_SEED=0x... cargo test -p integration-tests --release --test
 //!   torture -- --exact <test>`;
@@ -36,6 +39,64 @@ fn small(test: &str, mode: Mode, secs: u64, seed: u64) -> Config {
     c.garbage_burst = 64;
     c.oom_ok = true;
     c
+}
+
+/// A 128 MiB heap with a small direct-memory limit: bursts of garbage buffers reach it
+/// between cycles, so allocations run "Direct Memory" cycles (and may, rarely, be refused
+/// there: counted, never a mismatch). (Not the small heaps: the extra cycles would keep
+/// them from stalling.)
+fn direct_limited(test: &str, mode: Mode, secs: u64, seed: u64) -> Config {
+    let mut c = cfg(test, mode, 128, secs, seed);
+    c.max_direct = Some(MIB);
+    c
+}
+
+/// The direct-buffer paths were reached and checked: contents compared (at checkpoints
+/// too), `release` freed buffers and refused later accesses, and every run's end-of-run
+/// accounting held (each buffer freed exactly once, no native byte left in use). In a mode
+/// that collects, cleaners freed the buffers of dead owners; in `epsilon` mode none ran.
+fn assert_direct_paths(r: &Report, mode: Mode) {
+    assert!(
+        r.buffers_allocated > 0 && r.buffers_pooled > 0 && r.buffers_pooled < r.buffers_allocated,
+        "no pooled and unpooled direct buffers allocated: {r}"
+    );
+    assert!(
+        r.buffer_contents_checks > 0 && r.buffers_checked_at_checkpoints > 0,
+        "no buffer contents compared with the model: {r}"
+    );
+    assert!(
+        r.buffers_released > 0 && r.buffer_released_refused > 0,
+        "no buffer released, or no access after release refused: {r}"
+    );
+    assert_eq!(
+        r.direct_end_checks, r.runs,
+        "end-of-run accounting of direct buffers not checked in every run: {r}"
+    );
+    if mode == Mode::Epsilon {
+        assert_eq!(r.buffers_cleaned, 0, "an epsilon heap ran cleaners: {r}");
+    } else {
+        assert!(
+            r.buffers_cleaned > 0,
+            "no dead owner's buffer freed by its cleaner: {r}"
+        );
+    }
+}
+
+/// The direct-memory limit (of the `direct_limited` configurations) was reached:
+/// allocations ran "Direct Memory" cycles, and some that held buffers until the limit were
+/// refused there (with the error checked).
+fn assert_direct_limit_reached(r: &Report) {
+    // (A debug build allocates too slowly to outrun the collector.)
+    if cfg!(not(debug_assertions)) {
+        assert!(
+            r.direct_limit_cycles > 0,
+            "no cycle at the direct-memory limit: {r}"
+        );
+        assert!(
+            r.direct_limit_failures > 0,
+            "no allocation refused at the direct-memory limit: {r}"
+        );
+    }
 }
 
 fn assert_stalls_often_and_ooms_rarely(r: &Report) {
@@ -105,24 +166,33 @@ fn assert_reaches_in_place(r: &Report) {
 
 #[test]
 fn concurrent() {
-    let r = run(&cfg("concurrent", Mode::Concurrent, 128, 16, base_seed()));
+    let r = run(&direct_limited(
+        "concurrent",
+        Mode::Concurrent,
+        16,
+        base_seed(),
+    ));
     assert!(r.cycles >= 5, "{r}");
     assert!(r.bytes_relocated > 0, "{r}");
     // The roots are marked while the mutators run, and weak handles the last relocation left
     // behind are remapped then: both paths must be reached.
     assert!(r.roots_marked_concurrently > 0, "{r}");
     assert!(r.weak_handles_remapped > 0, "{r}");
+    assert_direct_paths(&r, Mode::Concurrent);
+    assert_direct_limit_reached(&r);
 }
 
 #[test]
 fn stw() {
-    let r = run(&cfg("stw", Mode::Stw, 128, 8, base_seed()));
+    let r = run(&direct_limited("stw", Mode::Stw, 8, base_seed()));
     assert!(r.cycles >= 5, "{r}");
     assert!(r.bytes_relocated > 0, "{r}");
     assert_eq!(
         r.roots_marked_concurrently, 0,
         "the stw pause marks its roots itself: {r}"
     );
+    assert_direct_paths(&r, Mode::Stw);
+    assert_direct_limit_reached(&r);
 }
 
 #[test]
@@ -136,6 +206,7 @@ fn epsilon_until_out_of_memory() {
     ));
     assert_eq!(r.cycles, 0, "{r}");
     assert!(r.ooms > 0, "the epsilon heap never ran out of memory: {r}");
+    assert_direct_paths(&r, Mode::Epsilon);
 }
 
 #[test]
@@ -148,6 +219,7 @@ fn concurrent_small_heap_stalls() {
     ));
     assert_stalls_often_and_ooms_rarely(&r);
     assert_paced(&r);
+    assert_direct_paths(&r, Mode::Concurrent);
 }
 
 #[test]
@@ -156,6 +228,7 @@ fn stw_small_heap_stalls() {
     assert_stalls_often_and_ooms_rarely(&r);
     // A stw cycle runs inside its pause: nothing to keep pace with.
     assert_eq!(r.pacing_delays, 0, "a stw heap paced its mutators: {r}");
+    assert_direct_paths(&r, Mode::Stw);
 }
 
 #[test]
@@ -167,21 +240,23 @@ fn concurrent_nearly_full() {
         base_seed(),
     ));
     assert_reaches_in_place(&r);
+    assert_direct_paths(&r, Mode::Concurrent);
 }
 
 #[test]
 fn stw_nearly_full() {
     let r = run(&nearly_full("stw_nearly_full", Mode::Stw, 14, base_seed()));
     assert_reaches_in_place(&r);
+    assert_direct_paths(&r, Mode::Stw);
 }
 
 /// The soak's configurations for runs of `secs` seconds. The nearly full ones come early, so
 /// a short soak reaches them too.
 fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
     vec![
-        cfg("soak-concurrent", Mode::Concurrent, 128, secs, seed),
+        direct_limited("soak-concurrent", Mode::Concurrent, secs, seed),
         nearly_full("soak-concurrent-full", Mode::Concurrent, secs, seed),
-        cfg("soak-stw", Mode::Stw, 128, secs, seed),
+        direct_limited("soak-stw", Mode::Stw, secs, seed),
         nearly_full("soak-stw-full", Mode::Stw, secs, seed),
         small("soak-concurrent-small", Mode::Concurrent, secs, seed),
         small("soak-stw-small", Mode::Stw, secs, seed),
@@ -195,6 +270,14 @@ const IN_PLACE_CONFIGS: [&str; 2] = ["soak-concurrent-full", "soak-stw-full"];
 
 /// The soak configuration that must reach pacing (checked over the whole soak, if it ran).
 const PACED_CONFIG: &str = "soak-concurrent-small";
+
+/// The soak configurations with a small direct-memory limit, which must run cycles at it
+/// (checked over the whole soak, for those that ran).
+const DIRECT_LIMIT_CONFIGS: [&str; 2] = ["soak-concurrent", "soak-stw"];
+
+/// The soak configuration whose heap never collects: its buffers are freed by `release`
+/// alone, and no cleaner may run.
+const EPSILON_CONFIG: &str = "soak-epsilon";
 
 fn write_soak_report(text: &str) {
     if let Ok(path) = std::env::var("ZRS_SOAK_REPORT") {
@@ -214,7 +297,10 @@ fn totals(all: &Report, by_config: &[(String, Report)]) -> String {
 /// 600), with a new seed per run; prints the totals. Stops at the first failure, printing the
 /// failed run's configuration, seed and replay command and the totals so far (also written
 /// to `ZRS_SOAK_REPORT`, marked FAILED). Fails at the end if a nearly full configuration ran
-/// but never compacted a page in place or forwarded an object to itself.
+/// but never compacted a page in place or forwarded an object to itself, if a configuration
+/// never released a direct buffer (or, in a mode that collects, never had one freed by its
+/// cleaner), or if a limited one never ran a cycle at the direct-memory limit or never had an
+/// allocation refused there.
 #[test]
 #[ignore = "soak: run explicitly with ZRS_SOAK_SECS"]
 fn soak() {
@@ -338,6 +424,43 @@ fn soak() {
                 if r.objects_self_forwarded == 0 {
                     unmet.push(format!(
                         "{name}: no object forwarded to itself in {} runs",
+                        r.runs
+                    ));
+                }
+            }
+        }
+    }
+    // Direct buffers: every configuration that ran released buffers and compared their
+    // contents; those that collect also freed dead owners' buffers by their cleaners.
+    for (name, r) in &by_config {
+        if r.buffers_released == 0 || r.buffer_contents_checks == 0 {
+            unmet.push(format!(
+                "{name}: no direct buffer released or compared in {} runs",
+                r.runs
+            ));
+        }
+        if name != EPSILON_CONFIG && r.buffers_cleaned == 0 {
+            unmet.push(format!(
+                "{name}: no direct buffer freed by its cleaner in {} runs",
+                r.runs
+            ));
+        }
+    }
+    for name in DIRECT_LIMIT_CONFIGS {
+        match by_config.iter().find(|(k, _)| k == name) {
+            None => notes.push_str(&format!(
+                "\n{name} did not run: the direct-memory limit not covered by this soak\n"
+            )),
+            Some((_, r)) => {
+                if r.direct_limit_cycles == 0 {
+                    unmet.push(format!(
+                        "{name}: no cycle at the direct-memory limit in {} runs",
+                        r.runs
+                    ));
+                }
+                if r.direct_limit_failures == 0 {
+                    unmet.push(format!(
+                        "{name}: no allocation refused at the direct-memory limit in {} runs",
                         r.runs
                     ));
                 }

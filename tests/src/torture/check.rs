@@ -1,10 +1,12 @@
-//! Comparing the heap with the shadow model: the header and id of an object met on a walk;
-//! a full comparison of one object (header, every reference slot, every raw byte); traversals
-//! from a set of roots that compare every object reached and require one address per object;
-//! and checkpoints, which check the handle stack, the thread's roots and whole graph, the
-//! shared pool and the weak handles (cleared only when unreachable, and cleared within two
-//! cycles of a checkpoint that found them unreachable), and the end of a thread's run. A
-//! mismatch fails the run at once, naming the seed, the thread and the op.
+//! Comparing the heap with the shadow model: the header and id of an object met on a walk
+//! (a buffer's owner is identified by its raw bytes instead); a full comparison of one object
+//! (header, every reference slot, every raw byte); traversals from a set of roots that
+//! compare every object reached, require one address per object and hand back the buffers'
+//! owners reached, whose buffers are then compared in full (see `direct`); and checkpoints,
+//! which check the handle stack, the thread's roots and whole graph, the shared pool and the
+//! weak handles (cleared only when unreachable, and cleared within two cycles of a checkpoint
+//! that found them unreachable), and the end of a thread's run. A mismatch fails the run at
+//! once, naming the seed, the thread and the op.
 
 use super::model::ObjModel;
 use super::program::{Frame, Level, Program, REGION_SLOTS_PER_THREAD};
@@ -41,6 +43,20 @@ impl<'h> Program<'h> {
             m.edges.len(),
             m.bytes.len()
         );
+        if m.buf.is_some() {
+            // A buffer's owner: its raw bytes (the runtime's entry id and key) identify it.
+            let (slot, key) = (o.read_u64(0), o.read_u64(8));
+            let want_slot = u64::from_le_bytes(m.bytes[..8].try_into().unwrap());
+            let want_key = u64::from_le_bytes(m.bytes[8..16].try_into().unwrap());
+            ensure!(
+                self,
+                (slot, key) == (want_slot, want_key),
+                "{}: expected the owner of buffer {want:#x} (entry {want_slot} key                  {want_key:#x}), found entry {slot} key {key:#x} at {:#x}",
+                via(),
+                o.address()
+            );
+            return;
+        }
         let id = o.read_u64(0);
         ensure!(
             self,
@@ -109,13 +125,14 @@ impl<'h> Program<'h> {
 
     /// Traverse the heap from `roots` through the barrier, comparing every object reached in
     /// full with the model `objs`; each id must be met at one address. Returns the id and
-    /// address of every object reached, and what was compared.
+    /// address of every object reached, what was compared, and the buffers' owners reached
+    /// (their buffers are compared by the caller, which can root them).
     fn traverse<'a>(
         &self,
         objs: &HashMap<u64, ObjModel>,
         roots: Vec<(ObjRef<'a>, u64, String)>,
         buf: &mut Vec<u8>,
-    ) -> (HashMap<u64, u64>, Checked) {
+    ) -> (HashMap<u64, u64>, Checked, Vec<(ObjRef<'a>, u64)>) {
         let mut seen: HashMap<u64, u64> = HashMap::new();
         let mut queue: Vec<(ObjRef<'a>, u64)> = Vec::new();
         for (o, id, via) in roots {
@@ -123,7 +140,11 @@ impl<'h> Program<'h> {
             self.visit(&o, id, &mut seen, &mut queue, &|| via.clone());
         }
         let mut checked = Checked::default();
+        let mut owners = Vec::new();
         while let Some((o, id)) = queue.pop() {
+            if objs[&id].buf.is_some() {
+                owners.push((o, id));
+            }
             let c = self.check_full(
                 objs,
                 &o,
@@ -134,7 +155,7 @@ impl<'h> Program<'h> {
             );
             checked.add(&c);
         }
-        (seen, checked)
+        (seen, checked, owners)
     }
 
     /// Count a header check between checkpoints (the header and the 8 id bytes).
@@ -152,8 +173,9 @@ impl<'h> Program<'h> {
     }
 
     /// Checkpoint of the shared pool: traverse it from its roots, comparing every object in
-    /// full; the objects reached must be the pool model's reachable set. Returns the number
-    /// of objects compared.
+    /// full (a buffer's native bytes too: `s` roots the owners, so call this in a scope of
+    /// its own); the objects reached must be the pool model's reachable set. Returns the
+    /// number of objects compared.
     fn check_shared(&mut self, s: &mut Scope<'_>) -> u64 {
         if self.shared.is_none() {
             return 0;
@@ -171,8 +193,10 @@ impl<'h> Program<'h> {
             })
             .collect();
         let mut buf = std::mem::take(&mut self.scratch);
-        let (seen, c) = self.traverse(&pool.objs, roots, &mut buf);
+        let (seen, c, owners) = self.traverse(&pool.objs, roots, &mut buf);
         self.scratch = buf;
+        let dc = self.check_buffers(s, &pool.objs, &owners, "shared");
+        self.st.direct.add(&dc);
         let live = pool.reachable().unwrap_or_else(|id| {
             self.fail(format!(
                 "shared model: object {id:#x} is referenced but was pruned"
@@ -204,7 +228,7 @@ impl<'h> Program<'h> {
         let cycles_now = self.cycles();
         let before = self.st.checked.objects;
         s.scope(|cs| self.check_in(cs, cur, cycles_now));
-        self.check_shared(s);
+        s.scope(|cs| self.check_shared(cs));
         let n = self.st.checked.objects - before;
         self.st.max_checked = self.st.max_checked.max(n);
         let strong = self.prune();
@@ -248,9 +272,11 @@ impl<'h> Program<'h> {
         }
         // Traversal through the barrier, every object compared in full.
         let mut buf = std::mem::take(&mut self.scratch);
-        let (seen, c) = self.traverse(&self.objs, roots, &mut buf);
+        let (seen, c, owners) = self.traverse(&self.objs, roots, &mut buf);
         self.scratch = buf;
         self.st.checked.add(&c);
+        let dc = self.check_buffers(cs, &self.objs, &owners, "own");
+        self.st.direct.add(&dc);
         let strong = self.strongly_reachable();
         ensure!(
             self,

@@ -1,16 +1,20 @@
 //! Running a torture configuration: one run at a time, a heap with the verifier on and cycles
 //! back to back, one thread per mutator with its own program and seed, a failure in any
-//! thread stopping the others, and the report. A GC thread's panic or a run past its time
+//! thread stopping the others, the native pool the threads' pooled buffers share, the
+//! direct-buffer accounting at the end of a run (every owner dropped, two more cycles, then
+//! `direct::check_end`), and the report. A GC thread's panic or a run past its time
 //! limit cannot return to the test: a panic hook and a watchdog abort the process instead,
 //! printing the run and an optional note (and writing both to a report file if one is set).
 
+use super::direct::{self, DirectCounts, EPSILON_MAPPINGS_PER_THREAD, POOL_CHUNK};
 use super::program::{Program, REGION_SLOTS_PER_THREAD};
 use super::report::{Report, ThreadStats};
 use super::rng::{splitmix, Rng};
 use super::shared::SharedPool;
 use super::Config;
 use gc_core::PageSizes;
-use gc_runtime::{Heap, HeapConfig};
+use gc_runtime::native::{LeakDetection, NativePool, PoolConfig};
+use gc_runtime::{Heap, HeapConfig, Mode};
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -143,14 +147,35 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = what.clone();
     let _watchdog = Watchdog::new(cfg.duration * 4 + Duration::from_secs(120), what.clone());
     let started = Instant::now();
-    let heap = Heap::new(
-        HeapConfig::new(cfg.max_heap)
-            .mode(cfg.mode)
-            .gc_threads(cfg.gc_threads)
-            .verify(true)
-            .continuous(true),
+    let mut hc = HeapConfig::new(cfg.max_heap)
+        .mode(cfg.mode)
+        .gc_threads(cfg.gc_threads)
+        .verify(true)
+        .continuous(true);
+    if let Some(m) = cfg.max_direct {
+        hc = hc.max_direct_memory(m);
+    }
+    let direct_limit = hc.direct_memory_limit();
+    let heap = Heap::new(hc).unwrap_or_else(|e| panic!("{what}: creating the heap: {e}"));
+    // The pool every thread's pooled buffers come from: small chunks, so the larger buffers
+    // are unpooled mappings of the pool. Dying unreleased is how a buffer normally ends: the
+    // leak detector samples them without printing.
+    let native = NativePool::new(
+        PoolConfig::new()
+            .name("torture")
+            .arenas(2)
+            .chunk_size(POOL_CHUNK)
+            .min_class(64)
+            .leak_detection(LeakDetection::Sampled(64))
+            .log_leaks(false)
+            .register(false),
     )
-    .unwrap_or_else(|e| panic!("{what}: creating the heap: {e}"));
+    .expect("the torture pool's configuration is valid");
+    // Each thread's buffers keep a share of the limit reachable at most (the shared pool's
+    // keep their own), so that only a configured, small limit is ever reached.
+    // (Every checkpoint compares them all, and the shared pool's under its lock: the caps
+    // keep that a small part of a checkpoint.)
+    let native_cap = (direct_limit / (4 * cfg.threads as u64)).min(512 << 10);
     let region = heap.root_region(REGION_SLOTS_PER_THREAD * cfg.threads);
     let sizes = PageSizes::for_max_heap(cfg.max_heap);
     let shared_cap = (cfg.max_heap as f64 * cfg.shared_fraction) as u64;
@@ -162,7 +187,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     let results: Vec<(ThreadStats, Result<(), String>)> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|t| {
-                let (heap, region, pool, stop) = (&heap, &region, &pool, &stop);
+                let (heap, region, pool, stop, native) = (&heap, &region, &pool, &stop, &native);
                 std::thread::Builder::new()
                     .name(format!("torture-{t}"))
                     .spawn_scoped(sc, move || {
@@ -195,6 +220,12 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                             shared: (shared_cap > 0).then_some(pool),
                             next_shared_id: (((t as u64) + 1) << 48) | (1 << 47),
                             stop,
+                            native,
+                            native_bytes: 0,
+                            native_cap,
+                            native_prune_at: 0,
+                            direct_limit,
+                            epsilon_mappings_left: EPSILON_MAPPINGS_PER_THREAD,
                         };
                         let _ = p.seed;
                         let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -226,10 +257,33 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
         ..Default::default()
     };
     let mut failures = Vec::new();
+    let mut direct_counts = DirectCounts::default();
     for (t, (st, r)) in results.into_iter().enumerate() {
         report.add_thread(&st);
+        direct_counts.add(&st.direct);
         if let Err(msg) = r {
             failures.push(format!("thread {t}: {msg}"));
+        }
+    }
+    if failures.is_empty() {
+        // Every owner dropped (the shared pool's too) and, where cycles run, two of them:
+        // every buffer must have been freed exactly once and no native byte be in use.
+        for r in pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .roots
+            .iter_mut()
+        {
+            *r = None;
+        }
+        if cfg.mode != Mode::Epsilon {
+            let mut m = heap.attach("torture-end").expect("attaching a mutator");
+            m.scope(|s| s.collect("torture: direct buffers' end"));
+            m.scope(|s| s.collect("torture: direct buffers' end"));
+        }
+        match direct::check_end(&heap, &native, cfg.mode, &direct_counts) {
+            Ok(()) => report.direct_end_checks = 1,
+            Err(e) => failures.push(format!("end of the run: MISMATCH: {e}")),
         }
     }
     report.duration = started.elapsed();

@@ -13,6 +13,12 @@
 //! - writes raw bytes; creates and drops locals (nested scopes, escaping scopes), globals,
 //!   weak handles and root-region slots; upgrades weak handles; polls; sleeps in blocking
 //!   regions;
+//! - allocates direct buffers (`Scope::alloc_direct`, and `Scope::alloc_pooled` from a
+//!   `NativePool` all threads share), whose owners go wherever other objects go (the shared
+//!   pool included); writes, fills and reads random byte ranges of them, compared with the
+//!   model's copy of their native bytes; retains and releases them (then every access must be
+//!   refused as `NativeError::Released`); and drops buffers unreleased, in garbage bursts and
+//!   bursts of buffers, for their cleaners;
 //! - checks the header and id of every object it meets on a walk and the slot it came
 //!   through; compares whole objects (header, every slot, every raw byte) when it reads one
 //!   back or resurrects one through a weak handle; and at checkpoints traverses the whole
@@ -20,6 +26,16 @@
 //!   slot (null, or the id of the object it leads to) and every raw byte. Each object must be
 //!   reached at one address (no duplicate copies), the set reached must be the model's
 //!   strongly reachable set, and the handle stack must hold exactly the model's locals.
+//!   Every buffer reached is compared in full too: length, pooled or not, reference count,
+//!   every native byte.
+//!
+//! At the end of a run, once every owner is dropped and two cycles ran, every buffer must
+//! have been freed exactly once, by `release` or by its owner's cleaner (the heap's
+//! `DirectStats` agree with what the programs did), and no native byte be in use (in the heap
+//! or the shared pool); in `epsilon` mode nothing may have been cleaned, and exactly the bytes
+//! not released are still in use. With [`Config::max_direct`] allocations reach the
+//! direct-memory limit and run its cycles, and threads now and then hold buffers until one is
+//! refused there.
 //!
 //! With [`Config::shared_fraction`] > 0 the threads also share a *pool*: directory objects
 //! held by global handles, whose slots hold the pool's other objects, whose slots point at
@@ -41,8 +57,9 @@
 //! contents must still be intact (a weak handle never yields a freed address).
 //!
 //! The report counts what was compared (objects, slots and raw bytes, at checkpoints and
-//! between them) and what the collector did (the relocation counters of every
-//! [`CycleRecord`](gc_runtime::CycleRecord)). A mismatch fails the run at once.
+//! between them; buffer contents), what the collector did (the relocation counters of every
+//! [`CycleRecord`](gc_runtime::CycleRecord)) and the direct-buffer paths reached (released,
+//! cleaned by cleaners, cycles at the limit). A mismatch fails the run at once.
 //!
 //! The op sequence of a thread is a function of its seed (and of which allocations fail and,
 //! with a shared pool, of what the other thread did to the pool); the interleaving with the
@@ -52,6 +69,7 @@
 //! The engine is split by concept: `model` (the shadow model of a thread's objects and what
 //! its roots reach), `program` (one thread's program: its state, its nested scopes and the
 //! loop that draws each operation), `ops` (the operations on a thread's own objects),
+//! `direct` (direct buffers: their model, their operations and the end-of-run accounting),
 //! `budget` (keeping the live set under its budget), `shared` (the shared pool and its
 //! operations), `check` (comparing the heap with the model, checkpoints included), `rng` (the
 //! seeded generator), `report` (the counters and their summary) and `harness` (running a
@@ -72,6 +90,7 @@ macro_rules! ensure {
 
 mod budget;
 mod check;
+mod direct;
 mod harness;
 mod model;
 mod ops;
@@ -113,6 +132,10 @@ pub struct Config {
     pub garbage_burst: u64,
     /// Allow out-of-memory errors outside epsilon mode (for heaps run at the edge).
     pub oom_ok: bool,
+    /// `HeapConfig::max_direct_memory`: a small one makes allocations of direct buffers
+    /// reach the limit and run "Direct Memory" cycles (and, rarely, fail at it). `None` for
+    /// the default (the heap's size).
+    pub max_direct: Option<u64>,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -136,6 +159,7 @@ impl Config {
             fill: false,
             garbage_burst: 16,
             oom_ok: false,
+            max_direct: None,
             test_name: name.to_string(),
             replay: None,
         }

@@ -2,8 +2,11 @@
 //! reference slots as ids, raw bytes), the weak handles and their targets, and reachability
 //! over the model: which objects the mirrored roots (the locals of every nested scope, the
 //! global handles and the thread's root-region slots) reach strongly, and pruning of the
-//! objects that nothing, not even an uncleared weak handle, can reach any more.
+//! objects that nothing, not even an uncleared weak handle, can reach any more. A direct
+//! buffer's owner is an object with no reference slots whose model also holds the buffer's
+//! (`direct::BufModel`).
 
+use super::direct::BufModel;
 use super::program::Program;
 use gc_runtime::WeakRef;
 use std::collections::{HashMap, HashSet};
@@ -14,6 +17,19 @@ pub(super) struct ObjModel {
     pub(super) footprint: u64,
     pub(super) edges: Vec<Option<u64>>,
     pub(super) bytes: Vec<u8>,
+    /// A direct buffer's owner: the buffer's model (the owner's raw bytes are then the
+    /// runtime's, read once after the allocation, and take the place of the id).
+    pub(super) buf: Option<Box<BufModel>>,
+}
+
+impl ObjModel {
+    /// Native bytes a buffer's owner holds (0 once released, or for another object).
+    pub(super) fn native_bytes(&self) -> u64 {
+        self.buf
+            .as_ref()
+            .filter(|b| b.refs > 0)
+            .map_or(0, |b| b.data.len() as u64)
+    }
 }
 
 pub(super) struct WeakEntry {
@@ -78,6 +94,7 @@ impl<'h> Program<'h> {
         self.objs
             .retain(|id, _| strong.contains(id) || weakly.contains(id));
         self.model_bytes = self.objs.values().map(|o| o.footprint).sum();
+        self.native_bytes = self.objs.values().map(|o| o.native_bytes()).sum();
         self.est_strong = strong.iter().map(|id| self.objs[id].footprint).sum();
         self.est_strong
     }

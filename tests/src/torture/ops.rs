@@ -3,13 +3,22 @@
 //! objects and writing their bytes, linking and unlinking slots, creating locals, globals,
 //! weak handles and root-region slots, upgrading weak handles (resurrecting unreachable
 //! targets), escaping scopes, building lists, trees and DAGs, bursts of untracked garbage and
-//! fill mode's big objects. Every operation changes the heap and the shadow model together.
+//! fill mode's big objects. Some allocations make direct buffers' owners, and garbage bursts
+//! hold untracked buffers too (see `direct`); a write or a read that reaches an owner works on
+//! its buffer, never on the owner's raw bytes, which are the runtime's. Every operation
+//! changes the heap and the shadow model together.
 
+use super::direct::{buffer_len, BufOp, DirectCounts};
 use super::model::{ObjModel, WeakEntry};
 use super::program::{Frame, Level, Program, REGION_SLOTS_PER_THREAD};
 use super::rng::{splitmix, Rng};
 use gc_core::{object_size, PageKind};
-use gc_runtime::{Local, ObjRef, Scope};
+use gc_runtime::{Local, Mode, ObjRef, Scope};
+
+/// Share of the allocations that make a direct buffer's owner, and of the objects of a
+/// garbage burst (per mille).
+const BUFFERS_PER_MILLE: u64 = 25;
+const GARBAGE_BUFFERS_PER_MILLE: u64 = 15;
 
 /// A root the program can start a walk from.
 #[derive(Clone, Copy, Debug)]
@@ -201,6 +210,12 @@ impl<'h> Program<'h> {
     // --- ops -----------------------------------------------------------------------------
 
     pub(super) fn alloc<'s>(&mut self, s: &mut Scope<'s>) -> Result<(Local<'s>, u64), ()> {
+        // Now and then a direct buffer's owner (else, if none is made, an ordinary object).
+        if self.rng.chance(BUFFERS_PER_MILLE) {
+            if let Some(r) = self.alloc_buffer(s) {
+                return Ok(r);
+            }
+        }
         let (refs, bytes) = self.pick_shape();
         self.alloc_shaped(s, refs, bytes)
     }
@@ -263,6 +278,7 @@ impl<'h> Program<'h> {
                         footprint,
                         edges: vec![None; refs as usize],
                         bytes: b,
+                        buf: None,
                     },
                 ))
             }
@@ -282,10 +298,48 @@ impl<'h> Program<'h> {
         };
         let seed = self.rng.next();
         let mut oom = None;
+        let mut direct_err = None;
+        let mut dc = DirectCounts::default();
+        let p = &*self;
+        // Epsilon never cleans: its garbage buffers are all released (and their mappings
+        // given back); elsewhere most die unreleased, for their cleaners.
+        let release_per_mille = if p.cfg.mode == Mode::Epsilon {
+            1000
+        } else {
+            300
+        };
         s.scope(|g| {
             let mut rng = Rng(seed);
             let mut prev: Option<Local<'_>> = None;
             for _ in 0..n {
+                if rng.chance(GARBAGE_BUFFERS_PER_MILLE) {
+                    let len = buffer_len(&mut rng);
+                    let pooled = rng.chance(500);
+                    let r = if pooled {
+                        g.alloc_pooled(p.native, len)
+                    } else {
+                        g.alloc_direct(len)
+                    };
+                    match r {
+                        Ok(l) => {
+                            p.garbage_buffer(
+                                g,
+                                l,
+                                len,
+                                pooled,
+                                &mut rng,
+                                &mut dc,
+                                release_per_mille,
+                            );
+                            prev = Some(l);
+                        }
+                        Err(e) => {
+                            direct_err = Some((e, len));
+                            break;
+                        }
+                    }
+                    continue;
+                }
                 let bytes = if rng.chance(20) {
                     rng.range(4096, 100_000)
                 } else {
@@ -305,8 +359,12 @@ impl<'h> Program<'h> {
                 }
             }
         });
+        self.st.direct.add(&dc);
         if let Some(e) = oom {
             self.on_oom(s, &e, 0);
+        }
+        if let Some((e, len)) = direct_err {
+            self.on_direct_error(s, e, len);
         }
     }
 
@@ -314,6 +372,11 @@ impl<'h> Program<'h> {
         let Some(root) = self.pick_root() else { return };
         let steps = self.rng.below(4);
         let (o, id) = self.walk(s, cur, root, steps);
+        if self.objs[&id].buf.is_some() {
+            // An owner's raw bytes are the runtime's: write the buffer's instead.
+            self.own_buffer_op(s, cur, o, id, BufOp::Write);
+            return;
+        }
         let n = self.objs[&id].bytes.len();
         if n <= 8 {
             return;
@@ -330,6 +393,9 @@ impl<'h> Program<'h> {
         let steps = self.rng.below(6);
         let (o, id) = self.walk(s, cur, root, steps);
         self.check_full_walked(&o, id, &|| format!("read of {id:#x} from {root:?}"));
+        if self.objs[&id].buf.is_some() {
+            self.own_buffer_op(s, cur, o, id, BufOp::Check);
+        }
     }
 
     pub(super) fn link<'s>(&mut self, s: &Scope<'s>, cur: &mut Level<'s, '_>, null: bool) {

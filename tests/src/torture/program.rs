@@ -9,6 +9,7 @@ use super::rng::Rng;
 use super::shared::SharedPool;
 use super::Config;
 use gc_core::PageSizes;
+use gc_runtime::native::NativePool;
 use gc_runtime::{Global, Heap, Local, RootRegion, Scope};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,6 +98,18 @@ pub(super) struct Program<'h> {
     pub(super) next_shared_id: u64,
     /// Set when some thread failed: the others stop.
     pub(super) stop: &'h AtomicBool,
+    /// The native pool every thread's pooled direct buffers come from.
+    pub(super) native: &'h NativePool,
+    /// Native bytes of the unreleased buffers in `objs`, and the share of them a thread keeps
+    /// at most (beyond it, it allocates no tracked buffer); the model is pruned for them only
+    /// once they have grown past `native_prune_at`.
+    pub(super) native_bytes: u64,
+    pub(super) native_cap: u64,
+    pub(super) native_prune_at: u64,
+    /// The heap's direct-memory limit (`HeapConfig::max_direct_memory` or its default).
+    pub(super) direct_limit: u64,
+    /// Epsilon: unpooled buffers this thread may still allocate.
+    pub(super) epsilon_mappings_left: u64,
 }
 
 impl<'h> Program<'h> {
@@ -192,8 +205,18 @@ impl<'h> Program<'h> {
                         }
                     }
                 }
-                260..=319 => self.garbage_burst(s, cur),
-                320..=539 => self.link(s, cur, false),
+                260..=316 => self.garbage_burst(s, cur),
+                // Bursts of buffers three times as often where a small limit is to be reached;
+                // there, now and then, buffers held until the limit refuses one.
+                317..=319 => {
+                    if op == 319 && self.cfg.max_direct.is_some() && self.rng.chance(50) {
+                        self.buffer_hoard(s)
+                    } else if op == 317 || self.cfg.max_direct.is_some() {
+                        self.buffer_burst(s)
+                    }
+                }
+                320..=519 => self.link(s, cur, false),
+                520..=539 => self.buffer_walk_op(s, cur),
                 540..=569 => self.link(s, cur, true),
                 570..=659 => self.write_bytes(s, cur),
                 660..=709 => self.read_check(s, cur),

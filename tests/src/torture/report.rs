@@ -3,6 +3,7 @@
 //! collector's figures from the heap's statistics, adds up across runs and prints as a short
 //! summary.
 
+use super::direct::DirectCounts;
 use gc_runtime::CycleRecord;
 use std::time::Duration;
 
@@ -43,6 +44,7 @@ pub(super) struct ThreadStats {
     pub(super) resurrections: u64,
     pub(super) max_checked: u64,
     pub(super) sheds: u64,
+    pub(super) direct: DirectCounts,
 }
 
 /// What a run did.
@@ -99,6 +101,34 @@ pub struct Report {
     pub max_objects_per_checkpoint: u64,
     /// Times a thread dropped roots to stay under its live-set budget.
     pub sheds: u64,
+    /// Direct buffers the programs allocated (garbage ones included), of them from the
+    /// shared native pool, and their bytes.
+    pub buffers_allocated: u64,
+    pub buffers_pooled: u64,
+    pub buffer_bytes_allocated: u64,
+    /// Releases that freed a buffer (count to zero), retains, and releases that did not free.
+    pub buffers_released: u64,
+    pub buffer_retains: u64,
+    pub buffer_partial_releases: u64,
+    /// Operations on buffers reached through the graph.
+    pub buffer_ops: u64,
+    /// Byte ranges and whole buffers compared with the model, and their bytes.
+    pub buffer_contents_checks: u64,
+    pub buffer_bytes_checked: u64,
+    /// Of those, whole buffers compared at checkpoints.
+    pub buffers_checked_at_checkpoints: u64,
+    /// Accesses after the last release refused (`NativeError::Released`), and accesses out
+    /// of bounds refused.
+    pub buffer_released_refused: u64,
+    pub buffer_oob_refused: u64,
+    /// From the heap's `DirectStats`: buffers their owner's cleaner freed, dead owners
+    /// found, cycles run at the direct-memory limit and allocations refused there.
+    pub buffers_cleaned: u64,
+    pub buffer_owners_dead: u64,
+    pub direct_limit_cycles: u64,
+    pub direct_limit_failures: u64,
+    /// Runs whose end-of-run accounting of direct buffers was checked (and held).
+    pub direct_end_checks: u64,
 }
 
 impl Report {
@@ -141,6 +171,23 @@ impl Report {
             .max_objects_per_checkpoint
             .max(o.max_objects_per_checkpoint);
         self.sheds += o.sheds;
+        self.buffers_allocated += o.buffers_allocated;
+        self.buffers_pooled += o.buffers_pooled;
+        self.buffer_bytes_allocated += o.buffer_bytes_allocated;
+        self.buffers_released += o.buffers_released;
+        self.buffer_retains += o.buffer_retains;
+        self.buffer_partial_releases += o.buffer_partial_releases;
+        self.buffer_ops += o.buffer_ops;
+        self.buffer_contents_checks += o.buffer_contents_checks;
+        self.buffer_bytes_checked += o.buffer_bytes_checked;
+        self.buffers_checked_at_checkpoints += o.buffers_checked_at_checkpoints;
+        self.buffer_released_refused += o.buffer_released_refused;
+        self.buffer_oob_refused += o.buffer_oob_refused;
+        self.buffers_cleaned += o.buffers_cleaned;
+        self.buffer_owners_dead += o.buffer_owners_dead;
+        self.direct_limit_cycles += o.direct_limit_cycles;
+        self.direct_limit_failures += o.direct_limit_failures;
+        self.direct_end_checks += o.direct_end_checks;
     }
 
     pub(super) fn add_thread(&mut self, t: &ThreadStats) {
@@ -159,6 +206,19 @@ impl Report {
         self.resurrections += t.resurrections;
         self.max_objects_per_checkpoint = self.max_objects_per_checkpoint.max(t.max_checked);
         self.sheds += t.sheds;
+        let d = &t.direct;
+        self.buffers_allocated += d.allocated;
+        self.buffers_pooled += d.pooled;
+        self.buffer_bytes_allocated += d.bytes;
+        self.buffers_released += d.released;
+        self.buffer_retains += d.retains;
+        self.buffer_partial_releases += d.partial_releases;
+        self.buffer_ops += d.ops;
+        self.buffer_contents_checks += d.contents_checks;
+        self.buffer_bytes_checked += d.bytes_checked;
+        self.buffers_checked_at_checkpoints += d.checkpoint_buffers;
+        self.buffer_released_refused += d.released_refused;
+        self.buffer_oob_refused += d.oob_refused;
     }
 
     /// Take the collector's figures from the heap's statistics.
@@ -185,6 +245,10 @@ impl Report {
         self.live_permille_sum = stats.cycles.iter().map(live).sum();
         self.stalls = stats.stalls.len() as u64;
         self.failed_stalls = stats.stalls.iter().filter(|s| s.failed).count() as u64;
+        self.buffers_cleaned = stats.direct.cleaned;
+        self.buffer_owners_dead = stats.direct.owners_dead;
+        self.direct_limit_cycles = stats.direct.limit_cycles;
+        self.direct_limit_failures = stats.direct.limit_failures;
         self.pacing_delays = stats.pacing.len() as u64;
         self.pacing_total_ns = stats.pacing.iter().map(|p| p.duration_ns).sum();
         self.max_pacing_ns = stats
@@ -270,6 +334,32 @@ impl std::fmt::Display for Report {
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
              handles remapped",
             self.roots_marked_concurrently, self.weak_handles_remapped,
+        )?;
+        writeln!(
+            f,
+            "direct buffers: {} allocated ({} from the shared pool, {}), {} freed by release \
+             ({} releases left them held, {} retains), {} freed by their owner's cleaner ({} dead \
+             owners found); {} buffer ops, contents compared {} times ({}; {} whole buffers at \
+             checkpoints), {} accesses after release and {} out of bounds refused; {} cycles at \
+             the direct-memory limit, {} allocations refused there; end-of-run accounting held \
+             in {} runs",
+            self.buffers_allocated,
+            self.buffers_pooled,
+            bytes_human(self.buffer_bytes_allocated),
+            self.buffers_released,
+            self.buffer_partial_releases,
+            self.buffer_retains,
+            self.buffers_cleaned,
+            self.buffer_owners_dead,
+            self.buffer_ops,
+            self.buffer_contents_checks,
+            bytes_human(self.buffer_bytes_checked),
+            self.buffers_checked_at_checkpoints,
+            self.buffer_released_refused,
+            self.buffer_oob_refused,
+            self.direct_limit_cycles,
+            self.direct_limit_failures,
+            self.direct_end_checks,
         )?;
         write!(
             f,

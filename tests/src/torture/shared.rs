@@ -3,9 +3,11 @@
 //! pool and its model, so the model is exact whenever the lock is free while the collector
 //! moves the objects under every thread. This file holds the pool's model and the operations
 //! on it: taking the lock (waiting for it in a blocking region), creating the directories,
-//! allocating, walking, writing, linking and reading pool objects, and keeping the pool under
-//! its cap.
+//! allocating, walking, writing, linking and reading pool objects (some of them direct
+//! buffers' owners, whose buffers both threads write, read, retain and release), and keeping
+//! the pool under its cap.
 
+use super::direct::BufOp;
 use super::model::{reach_in, ObjModel};
 use super::ops::write_random_bytes;
 use super::program::{Program, FILL_SHED_TO};
@@ -19,6 +21,10 @@ use std::sync::{MutexGuard, TryLockError};
 const SHARED_ROOTS: usize = 16;
 /// Reference slots of a directory: each holds a pool object or null.
 const DIR_SLOTS: u32 = 256;
+/// Share of the pool's allocations that make a direct buffer's owner (per mille), and the
+/// native bytes the pool's buffers keep at most (beyond it, it makes no more).
+const SHARED_BUFFERS_PER_MILLE: u64 = 40;
+const SHARED_NATIVE_CAP: u64 = 1 << 20;
 
 /// The shared pool and its model (see the module documentation), behind one lock. Its roots
 /// are global handles to *directories*, pool objects with [`DIR_SLOTS`] slots that hold the
@@ -29,6 +35,8 @@ pub(super) struct SharedPool {
     pub(super) objs: HashMap<u64, ObjModel>,
     /// Sum of the footprints of the objects in `objs`.
     pub(super) model_bytes: u64,
+    /// Native bytes of the unreleased buffers in `objs`.
+    pub(super) native_bytes: u64,
     /// Reachable bytes the pool keeps at most.
     pub(super) cap: u64,
 }
@@ -39,6 +47,7 @@ impl SharedPool {
             roots: (0..SHARED_ROOTS).map(|_| None).collect(),
             objs: HashMap::new(),
             model_bytes: 0,
+            native_bytes: 0,
             cap,
         }
     }
@@ -56,6 +65,7 @@ impl SharedPool {
         let live = self.reachable()?;
         self.objs.retain(|id, _| live.contains(id));
         self.model_bytes = self.objs.values().map(|o| o.footprint).sum();
+        self.native_bytes = self.objs.values().map(|o| o.native_bytes()).sum();
         Ok(self.model_bytes)
     }
 }
@@ -207,6 +217,7 @@ impl<'h> Program<'h> {
             20..=44 => self.shared_write(s),
             45..=64 => self.shared_link(s, false),
             65..=71 => self.shared_link(s, true),
+            72..=79 => self.shared_buffer_op(s),
             _ => self.shared_read(s),
         }
     }
@@ -237,10 +248,26 @@ impl<'h> Program<'h> {
     /// tries look for an empty slot first).
     fn shared_alloc(&mut self, s: &mut Scope<'_>) {
         let (refs, bytes) = self.pick_shared_shape();
+        // A buffer now and then, unless the pool's buffers hold their share (a racy read:
+        // the cap is loose).
+        let buffer = self.rng.chance(SHARED_BUFFERS_PER_MILLE)
+            && self
+                .shared
+                .and_then(|p| {
+                    p.try_lock()
+                        .ok()
+                        .map(|p| p.native_bytes < SHARED_NATIVE_CAP)
+                })
+                .unwrap_or(false);
         self.next_shared_id += 1;
         let id = self.next_shared_id;
         s.scope(|ss| {
-            let Ok((l, mut m)) = self.new_object(ss, refs, bytes, id) else {
+            let made = if buffer {
+                self.new_buffer(ss).ok_or(())
+            } else {
+                self.new_object(ss, refs, bytes, id)
+            };
+            let Ok((l, mut m)) = made else {
                 return;
             };
             let Some(mut pool) = self.lock_shared(ss) else {
@@ -263,6 +290,7 @@ impl<'h> Program<'h> {
                 }
             }
             pool.model_bytes += m.footprint;
+            pool.native_bytes += m.native_bytes();
             pool.objs.insert(id, m);
             let r = dirs[self.rng.index(dirs.len())];
             let d = pool.roots[r].as_ref().unwrap().1;
@@ -284,24 +312,94 @@ impl<'h> Program<'h> {
         });
     }
 
-    /// Write random raw bytes of a pool object.
+    /// Write random raw bytes of a pool object (of a buffer's native memory, for an owner,
+    /// which is rooted for that: hence the scope of its own).
     fn shared_write(&mut self, s: &mut Scope<'_>) {
-        let Some(mut pool) = self.lock_shared(s) else {
-            return;
-        };
-        let steps = self.rng.below(4);
-        let Some((o, id)) = self.shared_walk(s, &pool, steps) else {
-            return;
-        };
-        let n = pool.objs[&id].bytes.len();
-        if n <= 8 {
-            return;
-        }
-        let off = 8 + self.rng.index(n - 8);
-        let most = if self.rng.chance(50) { 8192 } else { 256 };
-        let len = (1 + self.rng.index(most)).min(n - off);
-        let model = &mut pool.objs.get_mut(&id).unwrap().bytes;
-        write_random_bytes(&mut self.rng, &o, model, off, len);
+        s.scope(|ss| {
+            let Some(mut pool) = self.lock_shared(ss) else {
+                return;
+            };
+            let steps = self.rng.below(4);
+            let Some((o, id)) = self.shared_walk(ss, &pool, steps) else {
+                return;
+            };
+            if pool.objs[&id].buf.is_some() {
+                self.shared_buffer_at(ss, &mut pool, o, id, BufOp::Write);
+                return;
+            }
+            let n = pool.objs[&id].bytes.len();
+            if n <= 8 {
+                return;
+            }
+            let off = 8 + self.rng.index(n - 8);
+            let most = if self.rng.chance(50) { 8192 } else { 256 };
+            let len = (1 + self.rng.index(most)).min(n - off);
+            let model = &mut pool.objs.get_mut(&id).unwrap().bytes;
+            write_random_bytes(&mut self.rng, &o, model, off, len);
+        });
+    }
+
+    /// A buffer op on the pool's buffer `id`, whose owner `o` is rooted in `ss`, under the
+    /// pool's lock (`pool`).
+    fn shared_buffer_at(
+        &mut self,
+        ss: &Scope<'_>,
+        pool: &mut SharedPool,
+        o: ObjRef<'_>,
+        id: u64,
+        kind: BufOp,
+    ) {
+        let l = ss.root(o);
+        let via = || format!("shared buffer {id:#x}");
+        let d = self.direct_of(ss, l, &via);
+        let mut m = pool
+            .objs
+            .get_mut(&id)
+            .unwrap()
+            .buf
+            .take()
+            .expect("a buffer's model");
+        let freed = self.buffer_op(&d, &mut m, kind, &via);
+        pool.objs.get_mut(&id).unwrap().buf = Some(m);
+        pool.native_bytes = pool.native_bytes.saturating_sub(freed);
+    }
+
+    /// Walk the pool to an object; if it is a buffer, or has one in a slot, run a buffer op
+    /// on it.
+    fn shared_buffer_op(&mut self, s: &mut Scope<'_>) {
+        s.scope(|ss| {
+            let Some(mut pool) = self.lock_shared(ss) else {
+                return;
+            };
+            let steps = self.rng.below(4);
+            let Some((o, id)) = self.shared_walk(ss, &pool, steps) else {
+                return;
+            };
+            if pool.objs[&id].buf.is_some() {
+                self.shared_buffer_at(ss, &mut pool, o, id, BufOp::Any);
+                return;
+            }
+            let slots: Vec<(usize, u64)> = pool.objs[&id]
+                .edges
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| e.filter(|e| pool.objs[e].buf.is_some()).map(|e| (i, e)))
+                .collect();
+            if slots.is_empty() {
+                return;
+            }
+            let (i, bid) = slots[self.rng.index(slots.len())];
+            let b = o.load(i).unwrap_or_else(|| {
+                self.fail(format!(
+                    "slot {i} of shared {id:#x} is null, model says buffer {bid:#x}"
+                ))
+            });
+            self.header_in(&pool.objs, &b, bid, &|| {
+                format!("slot {i} of shared {id:#x}")
+            });
+            self.count_header_walked();
+            self.shared_buffer_at(ss, &mut pool, b, bid, BufOp::Any);
+        });
     }
 
     /// Point a slot of a pool object at another pool object, or at null.
@@ -331,25 +429,31 @@ impl<'h> Program<'h> {
         pool.objs.get_mut(&aid).unwrap().edges[slot] = target.map(|t| t.1);
     }
 
-    /// Walk to a pool object and compare all of it with the pool's model.
+    /// Walk to a pool object and compare all of it with the pool's model (a buffer's native
+    /// bytes too: its owner is rooted for that, in a scope of its own).
     fn shared_read(&mut self, s: &mut Scope<'_>) {
-        let Some(pool) = self.lock_shared(s) else {
-            return;
-        };
-        let steps = self.rng.below(6);
-        let Some((o, id)) = self.shared_walk(s, &pool, steps) else {
-            return;
-        };
-        let mut buf = std::mem::take(&mut self.scratch);
-        let c = self.check_full(
-            &pool.objs,
-            &o,
-            id,
-            &|| format!("read of shared {id:#x}"),
-            &mut buf,
-            |_, _, _| {},
-        );
-        self.scratch = buf;
-        self.st.walked.add(&c);
+        s.scope(|ss| {
+            let Some(mut pool) = self.lock_shared(ss) else {
+                return;
+            };
+            let steps = self.rng.below(6);
+            let Some((o, id)) = self.shared_walk(ss, &pool, steps) else {
+                return;
+            };
+            let mut buf = std::mem::take(&mut self.scratch);
+            let c = self.check_full(
+                &pool.objs,
+                &o,
+                id,
+                &|| format!("read of shared {id:#x}"),
+                &mut buf,
+                |_, _, _| {},
+            );
+            self.scratch = buf;
+            self.st.walked.add(&c);
+            if pool.objs[&id].buf.is_some() {
+                self.shared_buffer_at(ss, &mut pool, o, id, BufOp::Check);
+            }
+        });
     }
 }
