@@ -38,7 +38,8 @@
 //! cycle (its allocation-rate rule) before the heap fills.
 //!
 //! A delay is taken as a *blocked* thread, like a stall: pauses never wait for a paced
-//! mutator, and the sleeping mutator leaves its core to the GC workers. Each delay is
+//! mutator, and the sleeping mutator leaves its core to the GC workers (while mutators are
+//! paced the driver runs one per core: [`Pacer::paced_within`]). Each delay is
 //! recorded as a [`crate::PacingRecord`] (the delay imposed; the OS may wake the thread a
 //! little later, and a pause in progress holds it until the pause ends) and logged at level
 //! `debug`.
@@ -118,9 +119,7 @@ impl Pacer {
     /// True if a mutator was delayed within `window`: mutators are sleeping part of the time,
     /// so their cores are partly idle (the driver then runs more GC workers).
     pub(crate) fn paced_within(&self, window: Duration) -> bool {
-        self.last_delay
-            .lock()
-            .is_some_and(|t| t.elapsed() < window)
+        self.last_delay.lock().is_some_and(|t| t.elapsed() < window)
     }
 }
 

@@ -24,6 +24,7 @@
 
 pub mod buffer_kind;
 pub mod cli;
+pub mod collector_speed;
 pub mod hiccup;
 pub mod latency;
 pub mod memory_timeline;

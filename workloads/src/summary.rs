@@ -9,6 +9,7 @@
 //! (see [`RunResult::measured_pauses`]).
 
 use crate::buffer_kind::BufferKind;
+use crate::collector_speed::CollectorSpeed;
 use crate::latency::PercentileSummary;
 use crate::memory_timeline::MemoryFigures;
 use crate::mmu::STANDARD_WINDOWS_NS;
@@ -103,6 +104,9 @@ pub struct RunSummary {
     /// Memory over the run: the peaks of the samples, how direct buffers were freed.
     #[serde(default)]
     pub memory: MemoryFigures,
+    /// The collector's marking cost per object and relocation rate.
+    #[serde(default)]
+    pub collector: CollectorSpeed,
 }
 
 impl RunSummary {
@@ -180,6 +184,7 @@ impl RunSummary {
             pss_bytes: r.pss_bytes,
             rss_bytes: r.rss_bytes,
             memory: MemoryFigures::of(&r.memory, &r.gc.direct),
+            collector: CollectorSpeed::of(r),
         }
     }
 

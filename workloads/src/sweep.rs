@@ -412,8 +412,8 @@ mod tests {
         assert_eq!(runs.len(), 4);
         assert_eq!(runs[3].config.label(), "stw 1G");
         let table = std::fs::read_to_string(dir.join(report::TABLE_MD)).unwrap();
-        // Two stw rows in each of the three tables.
-        assert_eq!(table.matches("| stw ").count(), 6, "{table}");
+        // Two stw rows in each of the four tables (main, waits, utilization, collector).
+        assert_eq!(table.matches("| stw ").count(), 8, "{table}");
         for f in [
             report::PAUSE_VS_HEAP_SVG,
             report::PAUSE_TIMELINE_SVG,

@@ -136,6 +136,9 @@ pub struct Config {
     /// reach the limit and run "Direct Memory" cycles (and, rarely, fail at it). `None` for
     /// the default (the heap's size).
     pub max_direct: Option<u64>,
+    /// `HeapConfig::pacing` (on by default): off, threads that outrun the collector stall
+    /// rather than being slowed.
+    pub pacing: bool,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -160,6 +163,7 @@ impl Config {
             garbage_burst: 16,
             oom_ok: false,
             max_direct: None,
+            pacing: true,
             test_name: name.to_string(),
             replay: None,
         }

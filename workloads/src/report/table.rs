@@ -239,6 +239,42 @@ pub fn utilization_table(summaries: &[RunSummary]) -> String {
     render(&header, &numbers_right(header.len(), b), &rows)
 }
 
+/// How fast the collector worked: per run, the complete cycles and their medians of marking
+/// wall time per object marked, GC CPU time per object, and MB/s relocated; `None` when no
+/// run completed a cycle (`epsilon` only).
+pub fn collector_table(summaries: &[RunSummary]) -> Option<String> {
+    if !summaries.iter().any(|s| s.collector.cycles > 0) {
+        return None;
+    }
+    let b = with_buffers(summaries);
+    let header = header_with(
+        b,
+        &[
+            "cycles",
+            "mark ns/object",
+            "GC CPU ns/object",
+            "relocated MB/s",
+        ],
+    );
+    let cell = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.0}"));
+    let rows: Vec<Vec<String>> = sorted(summaries)
+        .into_iter()
+        .filter(|s| s.mode != gc_runtime::Mode::Epsilon)
+        .map(|s| {
+            let c = &s.collector;
+            let mut row = mode_heap(s, b);
+            row.extend([
+                c.cycles.to_string(),
+                cell(c.mark_ns_per_object),
+                cell(c.gc_cpu_ns_per_object),
+                cell(c.relocate_mb_per_s),
+            ]);
+            row
+        })
+        .collect();
+    Some(render(&header, &numbers_right(header.len(), b), &rows))
+}
+
 /// Requests (workloads that serve them): rate and latency percentiles; `None` when no run
 /// recorded request latency.
 pub fn requests_table(summaries: &[RunSummary]) -> Option<String> {
@@ -461,6 +497,10 @@ pub fn markdown_report(results: &[RunResult]) -> String {
     out += &waits_table(&summaries);
     out += "\n## Utilization and hiccups\n\n";
     out += &utilization_table(&summaries);
+    if let Some(t) = collector_table(&summaries) {
+        out += "\n## Collector speed (medians over complete cycles)\n\n";
+        out += &t;
+    }
     if let Some(t) = requests_table(&summaries) {
         out += "\n## Requests\n\n";
         out += &t;
@@ -488,7 +528,9 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             threads, and its own stalls and pacing delays; overlaps count once). MMU W: the \
             worst share of any W-long window left to the mutators by pauses, stalls and pacing \
             delays. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
-            corrected. Requests: round trips as the clients saw them (from the moment a request \
+            corrected. Collector speed: marking wall time (its phases, roots included) per object \
+            marked, all GC threads' CPU time of the cycle per object marked, and bytes \
+            relocated per second of the relocation phases. Requests: round trips as the clients saw them (from the moment a request \
             was due when throttled). Memory: the highest of the samples taken every 100 ms of \
             the measured phase: committed heap, direct and pooled buffer bytes held, Pss, RSS \
             (RSS counts a heap page once per view it was touched through); buffers freed: \
@@ -773,8 +815,9 @@ mod tests {
         assert!(md.contains("## Allocation stalls and pacing delays"));
         assert!(md.contains("## Utilization and hiccups"));
         assert!(md.contains("## concurrent ÷ stw"));
+        assert!(md.contains("## Collector speed (medians over complete cycles)"));
         // One row per table.
-        assert_eq!(md.matches("| concurrent |").count(), 3);
+        assert_eq!(md.matches("| concurrent |").count(), 4);
         assert!(md.contains("longest wait: the longest single time a mutator could not run"));
     }
 
