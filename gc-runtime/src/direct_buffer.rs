@@ -14,8 +14,10 @@ use crate::gc_cause::GcCause;
 use crate::mutator::OutOfMemory;
 use crate::native::{NativeError, NativePool, PooledBuffer};
 use crate::scope::{Local, Scope};
+use crate::stats::StallRecord;
 use crate::Mode;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Cycles a direct allocation runs at the limit before it gives up. An owner that died
 /// before the request is found dead by the first; the second catches owners whose death the
@@ -139,7 +141,8 @@ impl<'s> Scope<'s> {
     /// A direct buffer of `len` zeroed bytes of native memory (a mapping of its own, outside
     /// the heap), owned by a new heap object: freed by [`DirectBuffer::release`] or when the
     /// owner dies. At the direct-memory limit this runs GC cycles (cause "Direct Memory") for
-    /// dead owners' cleaners to free memory, and fails only if they do not free enough.
+    /// dead owners' cleaners to free memory, and fails only if they do not free enough; the
+    /// wait is recorded as an allocation stall (`GcStats::stalls`).
     #[track_caller]
     pub fn alloc_direct(&mut self, len: usize) -> Result<Local<'s>, DirectError> {
         self.alloc_owned_buffer(len, None)
@@ -172,9 +175,22 @@ impl<'s> Scope<'s> {
         let requested = len as u64;
         let collects = heap.config.mode != Mode::Epsilon;
         let mut cycles = 0;
+        // The wait for "Direct Memory" cycles is an allocation stall: recorded as one.
+        let mut stall: Option<(Instant, u64)> = None;
+        let record_stall = |stall: Option<(Instant, u64)>, failed: bool, thread: &str| {
+            if let Some((t, start_at_ns)) = stall {
+                heap.stats.lock().stalls.push(StallRecord {
+                    thread: thread.to_string(),
+                    start_at_ns,
+                    duration_ns: t.elapsed().as_nanos() as u64,
+                    failed,
+                });
+            }
+        };
         while !direct.try_reserve(requested) {
             if cycles == LIMIT_CYCLES || !collects {
                 direct.note_limit_failure();
+                record_stall(stall, true, self.mutator().name());
                 return Err(DirectError::LimitReached {
                     requested,
                     in_use: direct.reserved(),
@@ -183,10 +199,12 @@ impl<'s> Scope<'s> {
                     collects,
                 });
             }
+            stall.get_or_insert_with(|| (Instant::now(), heap.now_ns()));
             direct.note_limit_cycle();
             self.mutator_mut().collect_for(GcCause::DirectMemory);
             cycles += 1;
         }
+        record_stall(stall, false, self.mutator().name());
         let buffer = match pool {
             Some(p) => p.allocate(len),
             None => direct.unpooled_pool().allocate_unpooled(len),

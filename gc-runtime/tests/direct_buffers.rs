@@ -222,6 +222,12 @@ fn the_limit_runs_direct_memory_cycles_then_fails_with_a_clear_error() {
             "{mode}: no cycle with cause Direct Memory"
         );
         assert_eq!(st.direct.limit_failures, 0);
+        // Each wait for those cycles is an allocation stall of the thread, none failed.
+        assert!(
+            !st.stalls.is_empty(),
+            "{mode}: the limit's waits were not recorded"
+        );
+        assert!(st.stalls.iter().all(|s| s.thread == "main" && !s.failed));
         // Now hold them: the 17th cannot fit, even after cycles.
         m.scope(|s| {
             let mut held = Vec::new();
@@ -251,6 +257,11 @@ fn the_limit_runs_direct_memory_cycles_then_fails_with_a_clear_error() {
             s.alloc_direct(64 << 10).unwrap();
         });
         assert_eq!(h.stats().direct.limit_failures, 1);
+        assert_eq!(
+            h.stats().stalls.iter().filter(|s| s.failed).count(),
+            1,
+            "{mode}: the refused allocation's wait is a failed stall"
+        );
     }
 }
 
