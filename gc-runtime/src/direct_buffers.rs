@@ -68,6 +68,8 @@ struct Counters {
     /// Entries in the table (owners not found dead yet).
     owners: AtomicU64,
     allocated: AtomicU64,
+    /// Requested bytes of every buffer allocated so far.
+    allocated_bytes: AtomicU64,
     released: AtomicU64,
     cleaned: AtomicU64,
     cleaned_bytes: AtomicU64,
@@ -145,6 +147,11 @@ impl DirectBuffers {
         self.reserved.load(Ordering::Acquire)
     }
 
+    /// Requested bytes of every buffer allocated so far (the director's turnover).
+    pub(crate) fn allocated_bytes(&self) -> u64 {
+        self.counters.allocated_bytes.load(Ordering::Relaxed)
+    }
+
     /// A cycle was requested because an allocation would pass the limit.
     pub(crate) fn note_limit_cycle(&self) {
         self.counters.limit_cycles.fetch_add(1, Ordering::Relaxed);
@@ -183,6 +190,9 @@ impl DirectBuffers {
         }
         self.counters.owners.fetch_add(1, Ordering::Relaxed);
         self.counters.allocated.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .allocated_bytes
+            .fetch_add(len, Ordering::Relaxed);
         self.bytes_counter(pooled).fetch_add(len, Ordering::Relaxed);
         key
     }

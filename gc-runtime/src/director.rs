@@ -12,8 +12,12 @@
 //!    still take would run out before a cycle could finish: its expected duration is the
 //!    larger of twice the recent mean and the mean plus 3.3 standard deviations (ZGC's
 //!    "one in a thousand" margin), plus one check interval;
-//! 6. **High Usage** — 5% of the heap or less is left for mutators;
-//! 7. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
+//! 6. **Direct Memory** — direct and pooled buffers hold 75% of `max_direct_memory` or more,
+//!    and buffers of a quarter of it were allocated since the last cycle started: dead owners
+//!    may hold memory only a cycle's cleaners can free, and a cycle now saves an allocation
+//!    at the limit from waiting for one (JDK's direct buffers only collect at the limit);
+//! 7. **High Usage** — 5% of the heap or less is left for mutators;
+//! 8. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
 //!    cycle now would cost under 1% of the time since the last one.
 //!
 //! "Free" is what mutators may still take: the heap less the pages in use *and* less the
@@ -22,6 +26,7 @@
 //! cycle that started in time, the pacer (`pacer`) slows it.
 
 use crate::config::DirectorConfig;
+use crate::direct_buffers::DirectBuffers;
 use crate::gc_cause::GcCause;
 use crate::gc_context::GcContext;
 use crate::object_allocator::ObjectAllocator;
@@ -35,6 +40,8 @@ pub(crate) struct Director {
     used_after_last: u64,
     /// Recent cycle durations in seconds.
     durations: VecDeque<f64>,
+    /// Bytes of direct buffers allocated before the last cycle started.
+    direct_at_last_start: u64,
 }
 
 impl Director {
@@ -44,7 +51,14 @@ impl Director {
             last_cycle_end: Instant::now(),
             used_after_last: 0,
             durations: VecDeque::new(),
+            direct_at_last_start: 0,
         }
+    }
+
+    /// A cycle starts (whatever asked for it): `direct_allocated` is what
+    /// `DirectBuffers::allocated_bytes` says now.
+    pub(crate) fn cycle_started(&mut self, direct_allocated: u64) {
+        self.direct_at_last_start = direct_allocated;
     }
 
     pub(crate) fn cycle_done(&mut self, duration: Duration, used_after: u64) {
@@ -116,12 +130,13 @@ impl Director {
         (avg * 2.0).max(avg + 3.3 * sd)
     }
 
-    /// The cause of the cycle to start now, if any.
-    /// Whether a cycle should start now, and why. `allocator` counts the bytes allocated.
+    /// Whether a cycle should start now, and why. `allocator` counts the bytes allocated,
+    /// `direct` the direct buffers.
     pub(crate) fn decide(
         &mut self,
         cx: &GcContext,
         allocator: &ObjectAllocator,
+        direct: &DirectBuffers,
         cfg: &DirectorConfig,
     ) -> Option<GcCause> {
         self.sample(allocator.allocated());
@@ -159,6 +174,13 @@ impl Director {
             if time_to_full <= needed {
                 return Some(GcCause::AllocationRate);
             }
+        }
+        let limit = direct.limit() as f64;
+        let turnover = direct
+            .allocated_bytes()
+            .saturating_sub(self.direct_at_last_start) as f64;
+        if direct.reserved() as f64 >= limit * 0.75 && turnover >= limit * 0.25 {
+            return Some(GcCause::DirectMemory);
         }
         if free <= cap * 0.05 {
             return Some(GcCause::HighUsage);

@@ -102,11 +102,17 @@ pub(crate) fn run(heap: &Arc<HeapInner>) {
             if let Some(u) = uncommitter.as_mut() {
                 uncommit(heap, u);
             }
-            director.decide(&heap.cx, &heap.allocator, &heap.config.director)
+            director.decide(
+                &heap.cx,
+                &heap.allocator,
+                &heap.direct,
+                &heap.config.director,
+            )
         });
         let NextCycle::Run(cause) = next else {
             return;
         };
+        director.cycle_started(heap.direct.allocated_bytes());
         let n = control.begin_cycle();
         let t = Instant::now();
         let mut cycle = Cycle::new(heap, n, &cause);

@@ -406,3 +406,32 @@ fn the_books_example() {
     assert_eq!((st.allocated, st.released, st.cleaned), (2, 1, 1));
     assert_eq!(pool.stats().live_buffers, 0);
 }
+
+/// The director starts a "Direct Memory" cycle by itself once buffers hold three quarters of
+/// the limit and a quarter of it was allocated since the last cycle, so an allocation need
+/// not reach the limit and wait. Buffers here are dropped as they go, at a pace the director
+/// (checking every 10 ms) can follow.
+#[test]
+fn the_director_collects_before_the_limit_is_reached() {
+    let h = Heap::new(HeapConfig::new(64 << 20).max_direct_memory(4 << 20)).unwrap();
+    let mut m = h.attach("main").unwrap();
+    for _ in 0..200 {
+        m.scope(|s| {
+            s.alloc_direct(64 << 10).unwrap();
+            s.blocking(|| std::thread::sleep(std::time::Duration::from_millis(5)));
+        });
+    }
+    let st = h.stats();
+    let director_cycles = st
+        .cycles
+        .iter()
+        .filter(|c| c.cause == "Direct Memory")
+        .count() as u64;
+    assert!(
+        director_cycles > st.direct.limit_cycles,
+        "no Direct Memory cycle started before the limit: {director_cycles} cycles, {} at \
+         the limit",
+        st.direct.limit_cycles
+    );
+    assert!(st.direct.cleaned > 0);
+}
