@@ -195,6 +195,19 @@ impl Mark {
         self.queue.is_empty()
     }
 
+    /// Bytes of mark work held now: the global queue's entries and the mutators' mark
+    /// buffers' capacity (for memory reports; the GC workers' own stacks exist only while
+    /// they mark).
+    pub(crate) fn footprint(&self, roots: &Roots) -> u64 {
+        let entry = std::mem::size_of::<Offset>() as u64;
+        let buffered: u64 = roots
+            .mutators()
+            .iter()
+            .map(|m| m.mark_buffer.lock().capacity() as u64)
+            .sum();
+        (self.queue.len() as u64 + buffered) * entry
+    }
+
     /// Mark the roots: make every strong root good (mark color), mark its object, queue it.
     /// Returns the number of non-null roots. Runs in Concurrent Mark Roots, right after the
     /// color flip of Pause Mark Start and while mutators run, or inside the `stw` pause.

@@ -1,7 +1,8 @@
 //! A memory report that explains RSS, in the spirit of `jcmd VM.native_memory summary` plus
 //! what NMT leaves out: the heap (reserved, committed, used: the collector's own accounting),
-//! GC metadata (live maps, forwarding tables, handle stacks), pooled native memory (every
-//! registered [`crate::native::NativePool`], and pools passed in), glibc malloc's arenas
+//! GC metadata (live maps, forwarding tables, handle stacks, mark stacks), direct buffers,
+//! pooled native memory (every registered [`crate::native::NativePool`], and pools passed
+//! in), glibc malloc's arenas
 //! (`mallinfo2`), thread stacks, mapped files; then the process's RSS and Pss with every
 //! `smaps_rollup` field, and `/proc/self/smaps` summed per category (heap views, malloc
 //! arenas, stacks, other anonymous, files), ending with the part of RSS none of that explains.
@@ -41,6 +42,10 @@ pub struct MemoryReport {
     pub live_map_bytes: u64,
     pub forwarding_table_bytes: u64,
     pub handle_stack_bytes: u64,
+    /// The mark queue and the mutators' mark buffers (entries queued or buffered now; between
+    /// cycles normally empty).
+    #[serde(default)]
+    pub mark_stack_bytes: u64,
     pub global_handles: u64,
     pub weak_handles: u64,
     /// Direct and pooled buffers owned by this heap's objects (their native memory is in the
@@ -133,6 +138,7 @@ impl MemoryReport {
             live_map_bytes: live_map,
             forwarding_table_bytes: fwd,
             handle_stack_bytes: handles,
+            mark_stack_bytes: heap.mark.footprint(&heap.roots),
             global_handles: heap.roots.globals().len() as u64,
             weak_handles: heap.weaks.handles().len() as u64,
             direct: heap.direct.stats(),
@@ -225,11 +231,12 @@ impl std::fmt::Display for MemoryReport {
         )?;
         writeln!(
             f,
-            "GC metadata: live maps {}, forwarding tables {}, handle stacks {}; {} global / {} weak \
-             handles (malloc'd: inside malloc below)",
+            "GC metadata: live maps {}, forwarding tables {}, handle stacks {}, mark stacks {}; {} \
+             global / {} weak handles (malloc'd: inside malloc below)",
             m(self.live_map_bytes),
             m(self.forwarding_table_bytes),
             m(self.handle_stack_bytes),
+            m(self.mark_stack_bytes),
             self.global_handles,
             self.weak_handles
         )?;
