@@ -2,30 +2,17 @@
 //! time in results.json and its plots; `pause-sweep memory` and `--memory-report`; and the
 //! errors of bad `--buffers` and `--message-size` input.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
+use common::{pause_sweep, scratch, text};
 use workloads::params::WorkloadParams;
 use workloads::runner::run_workload;
 use workloads::{BufferKind, Mode, RunConfig, Workload};
 
+/// Names this file's scratch directories.
+const SUITE: &str = "buffer-echo";
+
 const HEAP: u64 = 64 << 20;
-
-fn pause_sweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pause-sweep"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("buffer-echo-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 fn echo_config(kind: BufferKind, release: bool) -> RunConfig {
     let mut c = RunConfig::new(Workload::BufferEcho, Mode::Concurrent, HEAP, HEAP / 4, 1000);
@@ -92,7 +79,7 @@ fn without_release_the_cleaners_free_the_direct_buffers() {
 
 #[test]
 fn results_json_holds_memory_samples_the_report_and_a_memory_plot_per_run() {
-    let dir = scratch("results");
+    let dir = scratch(SUITE, "results");
     let d = dir.to_str().unwrap();
     let out = pause_sweep(&[
         "buffer-echo",

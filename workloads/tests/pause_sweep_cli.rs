@@ -2,27 +2,14 @@
 //! with every output file, a clean failure for an impossible heap, and `report` rendering the
 //! outputs from a results.json.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
+use common::{pause_sweep, scratch, text};
 use workloads::report::test_support::sample_result;
 use workloads::Mode;
 
-fn pause_sweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pause-sweep"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pause-sweep-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+/// Names this file's scratch directories.
+const SUITE: &str = "pause-sweep-cli";
 
 #[test]
 fn help_explains_the_sweep_and_its_outputs() {
@@ -46,7 +33,7 @@ fn help_explains_the_sweep_and_its_outputs() {
 
 #[test]
 fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
-    let dir = scratch("real-run");
+    let dir = scratch(SUITE, "real-run");
     let d = dir.to_str().unwrap();
     let out = pause_sweep(&[
         "--heaps",
@@ -88,7 +75,7 @@ fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
 /// the count of complete cycles, whichever way the machine went.
 #[test]
 fn min_cycles_extends_a_short_run_within_its_limit() {
-    let dir = scratch("min-cycles");
+    let dir = scratch(SUITE, "min-cycles");
     let d = dir.to_str().unwrap();
     let out = pause_sweep(&[
         "--heaps",
@@ -159,7 +146,7 @@ fn bad_arguments_exit_2_with_a_message() {
 
 #[test]
 fn report_renders_every_output_from_results_json() {
-    let dir = scratch("report");
+    let dir = scratch(SUITE, "report");
     std::fs::create_dir_all(&dir).unwrap();
     let results = vec![
         sample_result(Mode::Concurrent, 256 << 20, &[90_000, 120_000, 100_000]),
