@@ -374,13 +374,18 @@ impl<'h> Cycle<'h> {
         self.rec.cleaners_run += c.owners;
         self.rec.direct_bytes_cleaned += c.bytes;
         if c.owners > 0 {
+            let st = h.direct.stats();
             h.log.info(
                 h.start,
                 self.n(),
                 &format!(
-                    "Cleaners: {} run, {}K of direct memory freed",
+                    "Cleaners: {} run, {}K of direct memory freed; buffers hold {}K direct, \
+                     {}K pooled ({} owners)",
                     c.owners,
-                    c.bytes >> 10
+                    c.bytes >> 10,
+                    st.direct_bytes >> 10,
+                    st.pooled_bytes >> 10,
+                    st.owners
                 ),
             );
         }
