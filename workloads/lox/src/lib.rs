@@ -35,6 +35,7 @@ pub mod number;
 pub mod object;
 pub mod repl;
 pub mod scanner;
+pub mod stack;
 pub mod table;
 pub mod token;
 pub mod value;
