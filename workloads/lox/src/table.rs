@@ -17,8 +17,8 @@ use crate::object::{read_value, string_hash, write_value, TABLE};
 use crate::value::{Value, TAG_TOMBSTONE};
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope};
 
-/// Capacity of a new table (3 entries before it grows).
-pub const MIN_CAPACITY: usize = 4;
+/// Capacity of a new table (6 entries before it grows; clox's first capacity too).
+pub const MIN_CAPACITY: usize = 8;
 /// Raw bytes per entry: value tag, value payload.
 const ENTRY_BYTES: usize = 16;
 /// Raw bytes before the entries: the count.
@@ -102,69 +102,71 @@ pub fn set_value_at(t: ObjRef<'_>, i: usize, v: Value, r: Option<ObjRef<'_>>) {
     write_value(t, 2 * i + 1, entry_offset(i), v, r)
 }
 
-/// Overwrites the value of `key` if the table has it, without allocating. Returns false if
-/// the key is not there (the caller then takes the allocating path, [`set`]).
+/// Sets `key` to the value `v` (with object `r` if `v` is [`Value::Obj`]) in `t` if that needs
+/// no allocation: the key is there, or there is room for it (a tombstone to reuse, or a free
+/// bucket within the load factor). Returns false, changing nothing, if the table must grow
+/// first (the caller then takes the allocating path, [`set`]).
 #[inline]
-pub fn set_existing(t: ObjRef<'_>, key: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) -> bool {
-    match find(t, key, string_hash(key)) {
-        Some(i) => {
-            set_value_at(t, i, v, r);
-            true
-        }
-        None => false,
+pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) -> bool {
+    let cap = capacity(t);
+    if cap == 0 {
+        return false;
     }
+    let mask = cap - 1;
+    let mut i = string_hash(key) as usize & mask;
+    let mut tombstone = None;
+    let bucket = loop {
+        match t.load(2 * i) {
+            Some(k) => {
+                if k.same(&key) {
+                    set_value_at(t, i, v, r);
+                    return true;
+                }
+            }
+            None => {
+                if t.read_u64(entry_offset(i)) == TAG_TOMBSTONE {
+                    tombstone.get_or_insert(i);
+                } else {
+                    break tombstone.unwrap_or(i);
+                }
+            }
+        }
+        i = (i + 1) & mask;
+    };
+    if bucket == i {
+        // A free bucket (not a tombstone): one more used bucket.
+        let used = count(t);
+        if (used + 1) * 4 > cap * 3 {
+            return false;
+        }
+        t.write_u64(0, used as u64 + 1);
+    }
+    t.store(2 * bucket, Some(key));
+    set_value_at(t, bucket, v, r);
+    true
 }
 
 /// Sets `key` to the value `v` (with object `r` if `v` is [`Value::Obj`]) in `table`, which
 /// is allocated if `None` and grown (a new, bigger object) if full. Returns the table that now
-/// holds the entry — store it back into the owner — and whether the key is new.
+/// holds the entry — store it back into the owner.
 pub fn set<'s>(
     s: &mut Scope<'s>,
     table: Option<Local<'_>>,
     key: Local<'_>,
     v: Value,
     r: Option<Local<'_>>,
-) -> Result<(Local<'s>, bool), OutOfMemory> {
+) -> Result<Local<'s>, OutOfMemory> {
     let mut t = match table {
         Some(t) => s.root(s.get(t)),
         None => alloc(s, MIN_CAPACITY)?,
     };
-    let hash = string_hash(s.get(key));
-    {
-        let tr = s.get(t);
-        if let Some(i) = find(tr, s.get(key), hash) {
-            set_value_at(tr, i, v, r.map(|r| s.get(r)));
-            return Ok((t, false));
-        }
-    }
-    let (cap, used) = {
-        let tr = s.get(t);
-        (capacity(tr), count(tr))
-    };
-    if (used + 1) * 4 > cap * 3 {
+    if !set_in_place(s.get(t), s.get(key), v, r.map(|r| s.get(r))) {
+        let cap = capacity(s.get(t));
         t = grow(s, t, cap * 2)?;
+        let done = set_in_place(s.get(t), s.get(key), v, r.map(|r| s.get(r)));
+        debug_assert!(done, "a grown table has room");
     }
-    let tr = s.get(t);
-    let kr = s.get(key);
-    let mask = capacity(tr) - 1;
-    let mut i = hash as usize & mask;
-    let mut tombstone = None;
-    let bucket = loop {
-        if tr.load(2 * i).is_none() {
-            if tr.read_u64(entry_offset(i)) == TAG_TOMBSTONE {
-                tombstone.get_or_insert(i);
-            } else {
-                break tombstone.unwrap_or(i);
-            }
-        }
-        i = (i + 1) & mask;
-    };
-    if tombstone.is_none() {
-        tr.write_u64(0, count(tr) as u64 + 1);
-    }
-    tr.store(2 * bucket, Some(kr));
-    set_value_at(tr, bucket, v, r.map(|r| s.get(r)));
-    Ok((t, true))
+    Ok(t)
 }
 
 /// Copies the live entries of `old` into a new table of `new_capacity` buckets.
@@ -216,8 +218,8 @@ mod tests {
                 for i in 0..n {
                     s.scope(|_| ());
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
-                    let (t, new) = set(s, table, key, Value::Number(i as f64), None).unwrap();
-                    assert!(new);
+                    let t = set(s, table, key, Value::Number(i as f64), None).unwrap();
+                    assert_eq!(count(s.get(t)), i + 1);
                     table = Some(t);
                     if i % 100 == 0 {
                         s.collect("table test");
@@ -230,8 +232,8 @@ mod tests {
                 for i in 0..n {
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
                     let val = interner.intern(s, format!("value{i}").as_bytes()).unwrap();
-                    let (t2, new) = set(s, Some(t), key, Value::Obj, Some(val)).unwrap();
-                    assert!(!new && s.same_object(t, t2));
+                    let t2 = set(s, Some(t), key, Value::Obj, Some(val)).unwrap();
+                    assert!(s.same_object(t, t2));
                 }
                 s.collect("table test");
                 s.collect("table test");
@@ -243,7 +245,6 @@ mod tests {
                 }
                 let missing = interner.intern(s, b"nope").unwrap();
                 assert!(get(s.get(t), s.get(missing)).is_none());
-                assert!(!set_existing(s.get(t), s.get(missing), Value::Nil, None));
             });
         }
     }

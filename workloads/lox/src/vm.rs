@@ -33,8 +33,8 @@
 //!   instances, a new field, a method): `run` executes it in `slow_op` with
 //!   handles in a nested scope; allocation polls too.
 //!
-//! Each entry to `run_fast` is a nested scope, and it creates no handles (globals are read
-//! with [`Global::get`]), so none accumulate however long it runs.
+//! `run_fast` creates no handles (globals are read with [`Global::get`]), so it runs in `run`'s
+//! scope and none accumulate however long it runs.
 //!
 //! Heap exhaustion ([`OutOfMemory`]) is the runtime error "Out of memory."; more than
 //! [`FRAMES_MAX`] frames is "Stack overflow.".
@@ -545,7 +545,7 @@ impl Vm {
     /// Runs until the script returns. See the module documentation.
     fn run(&mut self, s: &mut Scope<'_>) -> Result<(), RuntimeError> {
         loop {
-            match s.scope(|s| self.run_fast(s))? {
+            match self.run_fast(s)? {
                 Exit::Poll => s.poll(),
                 Exit::Slow => self.slow_op(s)?,
                 Exit::CallClass(argc) => self.call_class(s, argc)?,
@@ -614,7 +614,7 @@ impl Vm {
                 let (v, r) = self.peek(s, 0);
                 let r = r.map(|r| s.root(r));
                 let fields = s.load(instance, INSTANCE_FIELDS);
-                let (fields, _) = table::set(s, fields, name, v, r).map_err(oom)?;
+                let fields = table::set(s, fields, name, v, r).map_err(oom)?;
                 s.store(instance, INSTANCE_FIELDS, Some(fields));
                 let r = r.map(|r| s.get(r));
                 self.set_slot(s, self.sp - 2, v, r);
@@ -681,7 +681,7 @@ impl Vm {
                         let (v, r) = table::value_at(from, i);
                         let (key, r) = (s.root(key), r.map(|r| s.root(r)));
                         let methods = s.load(subclass, CLASS_METHODS);
-                        let (methods, _) = table::set(s, methods, key, v, r)?;
+                        let methods = table::set(s, methods, key, v, r)?;
                         s.store(subclass, CLASS_METHODS, Some(methods));
                         Ok(())
                     })
@@ -695,7 +695,7 @@ impl Vm {
                 let method = s.root(self.peek(s, 0).1.expect("a closure"));
                 let class = s.root(self.peek(s, 1).1.expect("a class"));
                 let methods = s.load(class, CLASS_METHODS);
-                let (methods, _) =
+                let methods =
                     table::set(s, methods, name, Value::Obj, Some(method)).map_err(oom)?;
                 s.store(class, CLASS_METHODS, Some(methods));
                 self.drop_n(s, 1);
@@ -742,10 +742,19 @@ impl Vm {
             s.store(instance, INSTANCE_CLASS, Some(class));
             let i = s.get(instance);
             self.set_slot(s, slot, Value::Obj, Some(i));
-            let init = s.get(s.from_global(&self.init_string));
+            let init = s.from_global(&self.init_string);
             let methods = s.get(class).load(CLASS_METHODS).expect("methods");
-            match table::get(methods, init) {
-                Some((_, Some(initializer))) => self.call_closure(s, initializer, argc),
+            match table::get(methods, s.get(init)) {
+                Some((_, Some(initializer))) => {
+                    // An initializer sets fields: their table comes with the instance, so
+                    // that setting them needs no allocation.
+                    let initializer = s.root(initializer);
+                    let fields = table::alloc(s, table::MIN_CAPACITY)
+                        .map_err(RuntimeError::out_of_memory)?;
+                    s.store(instance, INSTANCE_FIELDS, Some(fields));
+                    let initializer = s.get(initializer);
+                    self.call_closure(s, initializer, argc)
+                }
                 _ if argc != 0 => Err(RuntimeError(format!(
                     "Expected 0 arguments but got {argc}."
                 ))),

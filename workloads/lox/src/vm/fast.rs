@@ -394,13 +394,13 @@ impl Vm {
                     let (raw, r) = st.get(st.sp - 1);
                     match instance.load(INSTANCE_FIELDS) {
                         Some(fields)
-                            if table::set_existing(fields, name, Value::from_raw(raw), r) =>
+                            if table::set_in_place(fields, name, Value::from_raw(raw), r) =>
                         {
                             st.set(st.sp - 2, raw, r);
                             st.drop_n(1);
                             ip += 2;
                         }
-                        // A new field: allocates.
+                        // No field table yet, or a full one: allocates.
                         _ => slow!(at),
                     }
                 }
