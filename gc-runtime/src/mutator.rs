@@ -33,7 +33,8 @@ use crate::mutator_shared::MutatorShared;
 use crate::safepoint::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
 use crate::stats::{PacingRecord, StallRecord};
 use gc_core::{
-    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, View,
+    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, SlowPath,
+    View,
 };
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -124,6 +125,21 @@ impl<'h> CycleWait<'h> {
 impl Drop for CycleWait<'_> {
     fn drop(&mut self) {
         safepoint::end_cycle_wait(self.ticket, &self.others);
+    }
+}
+
+/// The slow path of a mutator's barrier, as one pointer: the fast path builds nothing (the
+/// heap and the shared part are looked up only on a bad pointer).
+struct SlowPathOf<'a>(&'a Mutator);
+
+impl SlowPath for SlowPathOf<'_> {
+    #[inline]
+    fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr {
+        MutatorSlowPath {
+            heap: &self.0.heap,
+            shared: &self.0.shared,
+        }
+        .make_good(ptr)
     }
 }
 
@@ -240,14 +256,15 @@ impl Mutator {
     /// The barrier load of a reference slot.
     #[inline(always)]
     pub(crate) fn load_slot(&self, slot: &AtomicU64) -> ColoredPtr {
-        gc_core::load_barrier(
-            slot,
-            self.bad_mask.get(),
-            &MutatorSlowPath {
-                heap: &self.heap,
-                shared: &self.shared,
-            },
-        )
+        self.load_slot_masked(slot, self.bad_mask.get())
+    }
+
+    /// The barrier load of a reference slot, with `bad_mask` the mutator's bad mask read
+    /// earlier in the same safepoint-free stretch (it changes only at a safepoint or when the
+    /// mutator leaves the blocked state).
+    #[inline(always)]
+    pub(crate) fn load_slot_masked(&self, slot: &AtomicU64, bad_mask: u64) -> ColoredPtr {
+        gc_core::load_barrier(slot, bad_mask, &SlowPathOf(self))
     }
 
     /// Allocate an object; returns its good-colored pointer. Polls for a safepoint first.

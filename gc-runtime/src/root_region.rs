@@ -9,7 +9,6 @@
 //! [`RegionView`]: the heap is checked once, and the view's accessors are the bare barrier
 //! load and store.
 
-use crate::barrier_policy::MutatorSlowPath;
 use crate::heap_inner::HeapInner;
 use crate::mutator::Mutator;
 use crate::roots::RegionSlots;
@@ -125,11 +124,7 @@ impl<'a> RegionView<'a> {
     /// If `i` is out of range.
     #[inline(always)]
     pub fn get(&self, i: usize) -> Option<ObjRef<'a>> {
-        let slow = MutatorSlowPath {
-            heap: &self.m.heap,
-            shared: &self.m.shared,
-        };
-        let p = gc_core::load_barrier(&self.slots[i], self.bad_mask, &slow);
+        let p = self.m.load_slot_masked(&self.slots[i], self.bad_mask);
         ObjRef::from_ptr(p, self.m)
     }
 

@@ -7,20 +7,22 @@
 //! exactly when they are the same object, so a probe compares identities ([`ObjRef::same`]:
 //! the objects' current offsets, valid within one safepoint-free stretch).
 //!
-//! Each entry is two reference slots (key, value object) and 16 raw bytes (value tag, value
-//! payload); an empty bucket has a null key and tag 0, a tombstone a null key and
-//! [`TAG_TOMBSTONE`]. A table never grows in place: [`set`] allocates a bigger table object, copies
-//! the entries, and returns it; the caller stores it into the owner (an instance's field slot,
-//! a class's method slot, the VM's global handle).
+//! Each entry is two reference slots (key, value object) and one raw word, the value NaN-boxed
+//! as on the VM's stack ([`crate::value::Value::to_raw`]; [`RAW_OBJ`] for an object, which is
+//! in the value slot), so an entry moves to and from the stack without conversion. An empty
+//! bucket has a null key and word 0, a tombstone a null key and [`RAW_TOMBSTONE`]. A table
+//! never grows in place: [`set`] allocates a bigger table object, copies the entries, and
+//! returns it; the caller stores it into the owner (an instance's field slot, a class's
+//! method slot).
 
-use crate::object::{read_value, string_hash, write_value, TABLE};
-use crate::value::{Value, TAG_TOMBSTONE};
+use crate::object::{string_hash, TABLE};
+use crate::value::{RAW_OBJ, RAW_TOMBSTONE};
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope};
 
 /// Capacity of a new table (6 entries before it grows; clox's first capacity too).
 pub const MIN_CAPACITY: usize = 8;
-/// Raw bytes per entry: value tag, value payload.
-const ENTRY_BYTES: usize = 16;
+/// Raw bytes per entry: the value's word.
+const ENTRY_BYTES: usize = 8;
 /// Raw bytes before the entries: the count.
 const HEADER_BYTES: usize = 8;
 
@@ -63,7 +65,7 @@ pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
     loop {
         match t.load(2 * i) {
             None => {
-                if t.read_u64(entry_offset(i)) != TAG_TOMBSTONE {
+                if t.read_u64(entry_offset(i)) != RAW_TOMBSTONE {
                     return None;
                 }
             }
@@ -77,17 +79,24 @@ pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
     }
 }
 
-/// The value of `key` (a string object), if the table has it.
+/// The value of `key` (a string object), if the table has it: its word, and its object if it
+/// is one.
 #[inline]
-pub fn get<'a>(t: ObjRef<'a>, key: ObjRef<'_>) -> Option<(Value, Option<ObjRef<'a>>)> {
+pub fn get<'a>(t: ObjRef<'a>, key: ObjRef<'_>) -> Option<(u64, Option<ObjRef<'a>>)> {
     let i = find(t, key, string_hash(key))?;
     Some(value_at(t, i))
 }
 
-/// The value in bucket `i`.
+/// The value in bucket `i`: its word, and its object if it is one.
 #[inline]
-pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (Value, Option<ObjRef<'a>>) {
-    read_value(t, 2 * i + 1, entry_offset(i))
+pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {
+    let raw = t.read_u64(entry_offset(i));
+    let r = if raw == RAW_OBJ {
+        t.load(2 * i + 1)
+    } else {
+        None
+    };
+    (raw, r)
 }
 
 /// The key in bucket `i` (`None` for an empty bucket or a tombstone).
@@ -96,18 +105,21 @@ pub fn key_at<'a>(t: ObjRef<'a>, i: usize) -> Option<ObjRef<'a>> {
     t.load(2 * i)
 }
 
-/// Overwrites the value in bucket `i`.
+/// Overwrites the value in bucket `i` with word `raw` (and object `r` if `raw` is
+/// [`RAW_OBJ`]).
 #[inline]
-pub fn set_value_at(t: ObjRef<'_>, i: usize, v: Value, r: Option<ObjRef<'_>>) {
-    write_value(t, 2 * i + 1, entry_offset(i), v, r)
+pub fn set_value_at(t: ObjRef<'_>, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
+    t.write_u64(entry_offset(i), raw);
+    t.store(2 * i + 1, if raw == RAW_OBJ { r } else { None });
 }
 
-/// Sets `key` to the value `v` (with object `r` if `v` is [`Value::Obj`]) in `t` if that needs
+/// Sets `key` to the value of word `raw` (with object `r` if `raw` is [`RAW_OBJ`]) in `t` if
+/// that needs
 /// no allocation: the key is there, or there is room for it (a tombstone to reuse, or a free
 /// bucket within the load factor). Returns false, changing nothing, if the table must grow
 /// first (the caller then takes the allocating path, [`set`]).
 #[inline]
-pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) -> bool {
+pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, raw: u64, r: Option<ObjRef<'_>>) -> bool {
     let cap = capacity(t);
     if cap == 0 {
         return false;
@@ -119,12 +131,12 @@ pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, v: Value, r: Option<ObjRef<'
         match t.load(2 * i) {
             Some(k) => {
                 if k.same(&key) {
-                    set_value_at(t, i, v, r);
+                    set_value_at(t, i, raw, r);
                     return true;
                 }
             }
             None => {
-                if t.read_u64(entry_offset(i)) == TAG_TOMBSTONE {
+                if t.read_u64(entry_offset(i)) == RAW_TOMBSTONE {
                     tombstone.get_or_insert(i);
                 } else {
                     break tombstone.unwrap_or(i);
@@ -142,28 +154,28 @@ pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, v: Value, r: Option<ObjRef<'
         t.write_u64(0, used as u64 + 1);
     }
     t.store(2 * bucket, Some(key));
-    set_value_at(t, bucket, v, r);
+    set_value_at(t, bucket, raw, r);
     true
 }
 
-/// Sets `key` to the value `v` (with object `r` if `v` is [`Value::Obj`]) in `table`, which
+/// Sets `key` to the value of word `raw` (with object `r` if `raw` is [`RAW_OBJ`]) in `table`, which
 /// is allocated if `None` and grown (a new, bigger object) if full. Returns the table that now
 /// holds the entry — store it back into the owner.
 pub fn set<'s>(
     s: &mut Scope<'s>,
     table: Option<Local<'_>>,
     key: Local<'_>,
-    v: Value,
+    raw: u64,
     r: Option<Local<'_>>,
 ) -> Result<Local<'s>, OutOfMemory> {
     let mut t = match table {
         Some(t) => s.root(s.get(t)),
         None => alloc(s, MIN_CAPACITY)?,
     };
-    if !set_in_place(s.get(t), s.get(key), v, r.map(|r| s.get(r))) {
+    if !set_in_place(s.get(t), s.get(key), raw, r.map(|r| s.get(r))) {
         let cap = capacity(s.get(t));
         t = grow(s, t, cap * 2)?;
-        let done = set_in_place(s.get(t), s.get(key), v, r.map(|r| s.get(r)));
+        let done = set_in_place(s.get(t), s.get(key), raw, r.map(|r| s.get(r)));
         debug_assert!(done, "a grown table has room");
     }
     Ok(t)
@@ -179,17 +191,16 @@ fn grow<'s>(
     let (o, n) = (s.get(old), s.get(new));
     let mask = new_capacity - 1;
     let mut live = 0u64;
-    let mut entry = [0u8; ENTRY_BYTES];
     for i in 0..capacity(o) {
         let Some(k) = o.load(2 * i) else { continue };
-        o.read_bytes(entry_offset(i), &mut entry);
+        let raw = o.read_u64(entry_offset(i));
         let mut j = string_hash(k) as usize & mask;
         while n.load(2 * j).is_some() {
             j = (j + 1) & mask;
         }
         n.store(2 * j, Some(k));
         n.store(2 * j + 1, o.load(2 * i + 1));
-        n.write_bytes(entry_offset(j), &entry);
+        n.write_u64(entry_offset(j), raw);
         live += 1;
     }
     n.write_u64(0, live);
@@ -200,6 +211,7 @@ fn grow<'s>(
 mod tests {
     use super::*;
     use crate::interner::Interner;
+    use crate::value::Value;
     use gc_runtime::{Heap, HeapConfig, Mode};
 
     fn heap(mode: Mode) -> Heap {
@@ -218,7 +230,7 @@ mod tests {
                 for i in 0..n {
                     s.scope(|_| ());
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
-                    let t = set(s, table, key, Value::Number(i as f64), None).unwrap();
+                    let t = set(s, table, key, Value::Number(i as f64).to_raw(), None).unwrap();
                     assert_eq!(count(s.get(t)), i + 1);
                     table = Some(t);
                     if i % 100 == 0 {
@@ -232,7 +244,7 @@ mod tests {
                 for i in 0..n {
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
                     let val = interner.intern(s, format!("value{i}").as_bytes()).unwrap();
-                    let t2 = set(s, Some(t), key, Value::Obj, Some(val)).unwrap();
+                    let t2 = set(s, Some(t), key, RAW_OBJ, Some(val)).unwrap();
                     assert!(s.same_object(t, t2));
                 }
                 s.collect("table test");
@@ -240,7 +252,7 @@ mod tests {
                 for i in 0..n {
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
                     let (v, r) = get(s.get(t), s.get(key)).expect("present");
-                    assert_eq!(v, Value::Obj);
+                    assert_eq!(v, RAW_OBJ);
                     assert_eq!(crate::object::string_text(r.unwrap()), format!("value{i}"));
                 }
                 let missing = interner.intern(s, b"nope").unwrap();

@@ -23,8 +23,6 @@ pub const TAG_NUMBER: u64 = 2;
 pub const TAG_OBJ: u64 = 3;
 /// Tag word of an *open* upvalue (upvalue objects only); the payload is the stack slot.
 pub const TAG_OPEN: u64 = 4;
-/// Tag word of a deleted table entry (a tombstone: null key, this tag).
-pub const TAG_TOMBSTONE: u64 = 5;
 
 /// Bytes of the raw half of a stored value: tag word and payload word.
 pub const VALUE_BYTES: usize = 16;
@@ -130,6 +128,8 @@ pub const RAW_FALSE: u64 = BOXED | 2;
 pub const RAW_TRUE: u64 = BOXED | 3;
 /// Boxed object value (the object is in the reference slot beside it).
 pub const RAW_OBJ: u64 = BOXED | 4;
+/// The word of a deleted table entry (a tombstone: null key, this word); never a value.
+pub const RAW_TOMBSTONE: u64 = BOXED | 5;
 
 /// The number in a boxed word, if it is one.
 #[inline(always)]

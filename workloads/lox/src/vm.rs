@@ -614,7 +614,7 @@ impl Vm {
                 let (v, r) = self.peek(s, 0);
                 let r = r.map(|r| s.root(r));
                 let fields = s.load(instance, INSTANCE_FIELDS);
-                let fields = table::set(s, fields, name, v, r).map_err(oom)?;
+                let fields = table::set(s, fields, name, v.to_raw(), r).map_err(oom)?;
                 s.store(instance, INSTANCE_FIELDS, Some(fields));
                 let r = r.map(|r| s.get(r));
                 self.set_slot(s, self.sp - 2, v, r);
@@ -695,8 +695,7 @@ impl Vm {
                 let method = s.root(self.peek(s, 0).1.expect("a closure"));
                 let class = s.root(self.peek(s, 1).1.expect("a class"));
                 let methods = s.load(class, CLASS_METHODS);
-                let methods =
-                    table::set(s, methods, name, Value::Obj, Some(method)).map_err(oom)?;
+                let methods = table::set(s, methods, name, RAW_OBJ, Some(method)).map_err(oom)?;
                 s.store(class, CLASS_METHODS, Some(methods));
                 self.drop_n(s, 1);
                 self.frames[fi].ip = at + 2;

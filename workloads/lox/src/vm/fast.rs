@@ -372,8 +372,8 @@ impl Vm {
                     };
                     let name = constants.load(arg).expect("a name");
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
-                        if let Some((v, r)) = table::get(fields, name) {
-                            st.set(st.sp - 1, v.to_raw(), r);
+                        if let Some((raw, r)) = table::get(fields, name) {
+                            st.set(st.sp - 1, raw, r);
                             ip += 2;
                             continue;
                         }
@@ -393,9 +393,7 @@ impl Vm {
                     let name = constants.load(arg).expect("a name");
                     let (raw, r) = st.get(st.sp - 1);
                     match instance.load(INSTANCE_FIELDS) {
-                        Some(fields)
-                            if table::set_in_place(fields, name, Value::from_raw(raw), r) =>
-                        {
+                        Some(fields) if table::set_in_place(fields, name, raw, r) => {
                             st.set(st.sp - 2, raw, r);
                             st.drop_n(1);
                             ip += 2;
@@ -487,8 +485,8 @@ impl Vm {
                         fail!(at, "Only instances have methods.");
                     };
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
-                        if let Some((v, r)) = table::get(fields, name) {
-                            st.set(receiver, v.to_raw(), r);
+                        if let Some((raw, r)) = table::get(fields, name) {
+                            st.set(receiver, raw, r);
                             call_value!(at, argc);
                         }
                     }
