@@ -32,16 +32,24 @@ impl RootRegion {
     }
 
     /// The region opened for the stretch `'a` in which `s` is borrowed (no safepoint can
-    /// happen in it).
+    /// happen in it), as an array of `N` slots: indices are checked against the constant `N`,
+    /// which the compiler can fold with the embedder's own checks.
     ///
     /// # Panics
-    /// If `s` is a scope of another heap.
+    /// If `s` is a scope of another heap, or the region does not have exactly `N` slots.
     #[inline]
-    pub fn view<'a>(&'a self, s: &'a Scope<'_>) -> RegionView<'a> {
+    pub fn view<'a, const N: usize>(&'a self, s: &'a Scope<'_>) -> RegionView<'a, N> {
         self.check(s);
+        let slots: &'a [AtomicU64; N] = match (*self.inner.slots).try_into() {
+            Ok(slots) => slots,
+            Err(_) => panic!(
+                "RootRegion::view::<{N}> of a region of {} slots",
+                self.capacity()
+            ),
+        };
         let m = s.mutator();
         RegionView {
-            slots: &self.inner.slots,
+            slots,
             m,
             bad_mask: m.bad_mask.get(),
         }
@@ -100,24 +108,18 @@ impl RootRegion {
     }
 }
 
-/// A [`RootRegion`] opened with [`RootRegion::view`] for one safepoint-free stretch: the
-/// region's heap was checked once, and the mutator's bad mask is read once, since only a
-/// safepoint or leaving the blocked state changes it, and neither can happen while the
+/// A [`RootRegion`] of `N` slots opened with [`RootRegion::view`] for one safepoint-free
+/// stretch: the region's heap was checked once, and the mutator's bad mask is read once, since
+/// only a safepoint or leaving the blocked state changes it, and neither can happen while the
 /// scope is borrowed. Every load still goes through the load barrier.
 #[derive(Clone, Copy)]
-pub struct RegionView<'a> {
-    slots: &'a [AtomicU64],
+pub struct RegionView<'a, const N: usize> {
+    slots: &'a [AtomicU64; N],
     m: &'a Mutator,
     bad_mask: u64,
 }
 
-impl<'a> RegionView<'a> {
-    /// Number of slots.
-    #[inline(always)]
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
-    }
-
+impl<'a, const N: usize> RegionView<'a, N> {
     /// The object in slot `i` (through the load barrier), or `None` for null.
     ///
     /// # Panics

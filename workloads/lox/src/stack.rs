@@ -25,30 +25,25 @@ pub type StackWords = [u64; STACK_MAX];
 /// The value stack opened for one safepoint-free stretch. See the module documentation.
 pub struct StackView<'a> {
     words: &'a mut StackWords,
-    refs: RegionView<'a>,
+    refs: RegionView<'a, STACK_MAX>,
     /// Index of the first free slot.
     pub sp: usize,
 }
 
 impl<'a> StackView<'a> {
-    /// The stack of `words` and `refs` (a region of [`STACK_MAX`] slots) with top `sp`.
+    /// The stack of `words` and `refs` with top `sp`.
     #[inline(always)]
-    pub fn new(words: &'a mut StackWords, refs: RegionView<'a>, sp: usize) -> Self {
-        assert_eq!(
-            refs.capacity(),
-            STACK_MAX,
-            "a stack region has STACK_MAX slots"
-        );
+    pub fn new(words: &'a mut StackWords, refs: RegionView<'a, STACK_MAX>, sp: usize) -> Self {
         StackView { words, refs, sp }
     }
 
     /// Pushes a value (its object if `raw` is [`RAW_OBJ`]); false if the stack is full.
     #[inline(always)]
     pub fn push(&mut self, raw: u64, r: Option<ObjRef<'_>>) -> bool {
-        if self.sp == STACK_MAX {
+        let Some(word) = self.words.get_mut(self.sp) else {
             return false;
-        }
-        self.words[self.sp] = raw;
+        };
+        *word = raw;
         if raw == RAW_OBJ {
             self.refs.set(self.sp, r);
         }
@@ -60,10 +55,10 @@ impl<'a> StackView<'a> {
     #[inline(always)]
     pub fn push_raw(&mut self, raw: u64) -> bool {
         debug_assert_ne!(raw, RAW_OBJ);
-        if self.sp == STACK_MAX {
+        let Some(word) = self.words.get_mut(self.sp) else {
             return false;
-        }
-        self.words[self.sp] = raw;
+        };
+        *word = raw;
         self.sp += 1;
         true
     }

@@ -87,7 +87,7 @@ fn upvalue_set(st: &mut StackView<'_>, up: ObjRef<'_>, raw: u64, r: Option<ObjRe
 }
 
 /// Closes every open upvalue at stack slot `last` or above: the value moves into it.
-fn close_upvalues(st: &StackView<'_>, closures: &RegionView<'_>, last: usize) {
+fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
     while let Some(up) = closures.get(OPEN_UPVALUES) {
         let slot = up.read_u64(8) as usize;
         if slot < last {
@@ -100,6 +100,9 @@ fn close_upvalues(st: &StackView<'_>, closures: &RegionView<'_>, last: usize) {
         closures.set(OPEN_UPVALUES, next);
     }
 }
+
+/// The frame closures' region, opened (the open-upvalue list head in its last slot).
+type Closures<'a> = RegionView<'a, { FRAMES_MAX + 1 }>;
 
 /// How `print` shows a value.
 fn display(raw: u64, r: Option<ObjRef<'_>>) -> String {
@@ -129,7 +132,7 @@ impl Vm {
             ..
         } = self;
         let mut st = StackView::new(values, stack.view(s), *sp);
-        let closures = frame_closures.view(s);
+        let closures: Closures<'_> = frame_closures.view(s);
         let globals = globals.get(s);
         let global_values: &mut [u64] = global_values;
         let codes: &[Code] = codes;
