@@ -87,6 +87,8 @@ struct Code {
     /// function is loaded; `GET_GLOBAL`, `SET_GLOBAL` and `DEFINE_GLOBAL` name one by its
     /// constant); `u32::MAX` for other constants.
     globals: Box<[u32]>,
+    /// The function's arity (as its heap object has it too).
+    arity: usize,
 }
 
 /// Raw half of a global slot whose variable is not defined (never a value: not a number, and
@@ -323,6 +325,7 @@ impl Vm {
             code: padded.into_boxed_slice(),
             constants: raw_constants,
             globals: globals.into_boxed_slice(),
+            arity: proto.arity as usize,
         });
         let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;
         let o = s.get(function);

@@ -13,9 +13,9 @@ use super::{Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX, OPEN_UPVALUES, RAW_
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
-    display_object, function_arity, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT,
-    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE, CLOSURE_FUNCTION, FN_CONSTANTS, INSTANCE,
-    INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
+    display_object, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
+    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_FUNCTION, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS,
+    INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -104,6 +104,20 @@ fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
 /// The frame closures' region, opened (the open-upvalue list head in its last slot).
 type Closures<'a> = RegionView<'a, { FRAMES_MAX + 1 }>;
 
+/// A runtime error (cold: the dispatch loop's error paths stay out of its way).
+#[cold]
+#[inline(never)]
+fn error(message: std::fmt::Arguments<'_>) -> RuntimeError {
+    RuntimeError(message.to_string())
+}
+
+/// `print`: writes the value and a newline.
+#[inline(never)]
+fn print(out: &mut dyn Write, raw: u64, r: Option<ObjRef<'_>>) {
+    let text = display(raw, r);
+    let _ = writeln!(out, "{text}");
+}
+
 /// How `print` shows a value.
 fn display(raw: u64, r: Option<ObjRef<'_>>) -> String {
     match Value::from_raw(raw) {
@@ -150,15 +164,19 @@ impl Vm {
         // Makes the frame on top of `frames` (whose closure is `$closure`) current.
         macro_rules! enter {
             ($closure:expr) => {{
+                let closure_now: ObjRef<'_> = $closure;
+                let function = closure_now
+                    .load(CLOSURE_FUNCTION)
+                    .expect("a closure has a function");
+                enter!(closure_now, function);
+            }};
+            ($closure:expr, $function:expr) => {{
                 fi = frames.len() - 1;
                 let frame = frames[fi];
                 ip = frame.ip;
                 base = frame.base;
                 closure = $closure;
-                let function = closure
-                    .load(CLOSURE_FUNCTION)
-                    .expect("a closure has a function");
-                constants = function
+                constants = $function
                     .load(FN_CONSTANTS)
                     .expect("a function has constants");
                 let c = &codes[frame.code as usize];
@@ -176,7 +194,7 @@ impl Vm {
             macro_rules! fail {
                 ($at:expr, $($message:tt)*) => {{
                     frames[fi].ip = $at + 1;
-                    break 'run Err(RuntimeError(format!($($message)*)));
+                    break 'run Err(error(format_args!($($message)*)));
                 }};
             }
             // Leaves the loop to run the instruction at `at` in `slow_op`.
@@ -219,7 +237,8 @@ impl Vm {
                     let function = callee
                         .load(CLOSURE_FUNCTION)
                         .expect("a closure has a function");
-                    let arity = function_arity(function);
+                    let id = code_id(function);
+                    let arity = codes[id as usize].arity;
                     if argc != arity {
                         fail!($at, "Expected {arity} arguments but got {argc}.");
                     }
@@ -229,13 +248,13 @@ impl Vm {
                     frames.push(Frame {
                         ip: 0,
                         base: st.sp - argc - 1,
-                        code: code_id(function),
+                        code: id,
                     });
                     closures.set(frames.len() - 1, Some(callee));
                     if s.poll_requested() {
                         break 'run Ok(Exit::Poll);
                     }
-                    enter!(callee);
+                    enter!(callee, function);
                     continue;
                 }};
             }
@@ -454,8 +473,7 @@ impl Vm {
                 },
                 op::PRINT => {
                     let (raw, r) = st.get(st.sp - 1);
-                    let text = display(raw, r);
-                    let _ = writeln!(out, "{text}");
+                    print(out, raw, r);
                     st.drop_n(1);
                     ip += 1;
                 }
