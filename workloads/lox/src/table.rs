@@ -54,7 +54,7 @@ pub fn alloc<'s>(s: &mut Scope<'s>, capacity: usize) -> Result<Local<'s>, OutOfM
 }
 
 /// The bucket holding `key` (whose content hash is `hash`), if any.
-#[inline]
+#[inline(always)]
 pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
     let cap = capacity(t);
     if cap == 0 {
@@ -81,14 +81,14 @@ pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
 
 /// The value of `key` (a string object), if the table has it: its word, and its object if it
 /// is one.
-#[inline]
+#[inline(always)]
 pub fn get<'a>(t: ObjRef<'a>, key: ObjRef<'_>) -> Option<(u64, Option<ObjRef<'a>>)> {
     let i = find(t, key, string_hash(key))?;
     Some(value_at(t, i))
 }
 
 /// The value in bucket `i`: its word, and its object if it is one.
-#[inline]
+#[inline(always)]
 pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {
     let raw = t.read_u64(entry_offset(i));
     let r = if raw == RAW_OBJ {

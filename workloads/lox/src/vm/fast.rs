@@ -302,79 +302,152 @@ impl Vm {
                 }};
             }
 
-            let at = ip;
-            let Some(window) = code.get(at..at + 4) else {
-                fail!(at, "Code ends without a return.");
+            // The instructions that touch only the stack, the constants, the globals and `ip`
+            // run in an inner loop of their own, whose few live values stay in registers;
+            // the others leave it for the outer match, with the instruction.
+            let (at, ins) = loop {
+                let at = ip;
+                let Some(window) = code.get(at..at + 4) else {
+                    fail!(at, "Code ends without a return.");
+                };
+                let ins = [window[0], window[1], window[2], window[3]];
+                let arg = ins[1] as usize;
+                match ins[0] {
+                    op::CONSTANT => {
+                        let raw = raw_constants[arg];
+                        if raw == RAW_OBJ {
+                            push!(at, raw, constants.load(arg));
+                        } else {
+                            push_raw!(at, raw);
+                        }
+                        ip += 2;
+                    }
+                    op::NIL => {
+                        push_raw!(at, RAW_NIL);
+                        ip += 1;
+                    }
+                    op::TRUE => {
+                        push_raw!(at, RAW_TRUE);
+                        ip += 1;
+                    }
+                    op::FALSE => {
+                        push_raw!(at, RAW_FALSE);
+                        ip += 1;
+                    }
+                    op::POP => {
+                        st.drop_n(1);
+                        ip += 1;
+                    }
+                    op::GET_LOCAL => {
+                        let (raw, r) = st.get(base + arg);
+                        push!(at, raw, r);
+                        ip += 2;
+                    }
+                    op::SET_LOCAL => {
+                        let (raw, r) = st.get(st.sp - 1);
+                        st.set(base + arg, raw, r);
+                        ip += 2;
+                    }
+                    op::GET_GLOBAL => {
+                        let slot = global_slots[arg] as usize;
+                        let raw = global_values[slot];
+                        if raw == RAW_OBJ {
+                            push!(at, raw, globals.load(slot));
+                        } else if raw == RAW_UNDEFINED {
+                            let name = constants.load(arg).expect("a name");
+                            fail!(at, "Undefined variable '{}'.", string_text(name));
+                        } else {
+                            push_raw!(at, raw);
+                        }
+                        ip += 2;
+                    }
+                    op::DEFINE_GLOBAL | op::SET_GLOBAL => {
+                        let slot = global_slots[arg] as usize;
+                        let old = global_values[slot];
+                        if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
+                            let name = constants.load(arg).expect("a name");
+                            fail!(at, "Undefined variable '{}'.", string_text(name));
+                        }
+                        let (raw, r) = st.get(st.sp - 1);
+                        if raw == RAW_OBJ {
+                            globals.store(slot, r);
+                        } else if old == RAW_OBJ {
+                            globals.store(slot, None);
+                        }
+                        global_values[slot] = raw;
+                        if ins[0] == op::DEFINE_GLOBAL {
+                            st.drop_n(1);
+                        }
+                        ip += 2;
+                    }
+                    op::EQUAL => {
+                        let (a, b) = (st.peek_word(1), st.peek_word(0));
+                        let equal = match (raw_number(a), raw_number(b)) {
+                            (Some(x), Some(y)) => x == y,
+                            _ if a == RAW_OBJ && b == RAW_OBJ => {
+                                match (st.obj(st.sp - 2), st.obj(st.sp - 1)) {
+                                    (Some(x), Some(y)) => x.same(&y),
+                                    _ => false,
+                                }
+                            }
+                            _ => a == b,
+                        };
+                        st.drop_n(2);
+                        push_raw!(at, raw_bool(equal));
+                        ip += 1;
+                    }
+                    op::GREATER => binary_number_op!(at, a, b, raw_bool(a > b)),
+                    op::LESS => binary_number_op!(at, a, b, raw_bool(a < b)),
+                    op::SUBTRACT => binary_number_op!(at, a, b, (a - b).to_bits()),
+                    op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
+                    op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
+                    op::NOT => {
+                        let falsey = raw_is_falsey(st.peek_word(0));
+                        st.set_top_raw(raw_bool(falsey));
+                        ip += 1;
+                    }
+                    op::NEGATE => match raw_number(st.peek_word(0)) {
+                        Some(n) => {
+                            st.set_top_raw((-n).to_bits());
+                            ip += 1;
+                        }
+                        _ => fail!(at, "Operand must be a number."),
+                    },
+                    op::JUMP => {
+                        ip = at + 3 + u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                    }
+                    op::JUMP_IF_FALSE => {
+                        ip = at + 3;
+                        if raw_is_falsey(st.peek_word(0)) {
+                            ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                        }
+                    }
+                    op::LOOP => {
+                        ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                        if s.poll_requested() {
+                            frames[fi].ip = ip;
+                            break 'run Ok(Exit::Poll);
+                        }
+                    }
+                    op::ADD => match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
+                        (Some(a), Some(b)) => {
+                            st.replace_two_raw((a + b).to_bits());
+                            ip += 1;
+                        }
+                        // Strings, or an error: the outer match.
+                        _ => break (at, ins),
+                    },
+                    _ => break (at, ins),
+                }
             };
-            let ins = [window[0], window[1], window[2], window[3]];
             let arg = ins[1] as usize;
             match ins[0] {
-                op::CONSTANT => {
-                    let raw = raw_constants[arg];
-                    if raw == RAW_OBJ {
-                        push!(at, raw, constants.load(arg));
-                    } else {
-                        push_raw!(at, raw);
+                op::ADD => {
+                    let is_string = |i: usize| st.obj(i).is_some_and(|o| o.shape() == STRING);
+                    if !(is_string(st.sp - 1) && is_string(st.sp - 2)) {
+                        fail!(at, "Operands must be two numbers or two strings.");
                     }
-                    ip += 2;
-                }
-                op::NIL => {
-                    push_raw!(at, RAW_NIL);
-                    ip += 1;
-                }
-                op::TRUE => {
-                    push_raw!(at, RAW_TRUE);
-                    ip += 1;
-                }
-                op::FALSE => {
-                    push_raw!(at, RAW_FALSE);
-                    ip += 1;
-                }
-                op::POP => {
-                    st.drop_n(1);
-                    ip += 1;
-                }
-                op::GET_LOCAL => {
-                    let (raw, r) = st.get(base + arg);
-                    push!(at, raw, r);
-                    ip += 2;
-                }
-                op::SET_LOCAL => {
-                    let (raw, r) = st.get(st.sp - 1);
-                    st.set(base + arg, raw, r);
-                    ip += 2;
-                }
-                op::GET_GLOBAL => {
-                    let slot = global_slots[arg] as usize;
-                    let raw = global_values[slot];
-                    if raw == RAW_OBJ {
-                        push!(at, raw, globals.load(slot));
-                    } else if raw == RAW_UNDEFINED {
-                        let name = constants.load(arg).expect("a name");
-                        fail!(at, "Undefined variable '{}'.", string_text(name));
-                    } else {
-                        push_raw!(at, raw);
-                    }
-                    ip += 2;
-                }
-                op::DEFINE_GLOBAL | op::SET_GLOBAL => {
-                    let slot = global_slots[arg] as usize;
-                    let old = global_values[slot];
-                    if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
-                        let name = constants.load(arg).expect("a name");
-                        fail!(at, "Undefined variable '{}'.", string_text(name));
-                    }
-                    let (raw, r) = st.get(st.sp - 1);
-                    if raw == RAW_OBJ {
-                        globals.store(slot, r);
-                    } else if old == RAW_OBJ {
-                        globals.store(slot, None);
-                    }
-                    global_values[slot] = raw;
-                    if ins[0] == op::DEFINE_GLOBAL {
-                        st.drop_n(1);
-                    }
-                    ip += 2;
+                    slow!(at);
                 }
                 op::GET_UPVALUE => {
                     let up = closure.load(1 + arg).expect("an upvalue");
@@ -425,73 +498,11 @@ impl Vm {
                     }
                 }
                 op::GET_SUPER => slow!(at),
-                op::EQUAL => {
-                    let (a, b) = (st.peek_word(1), st.peek_word(0));
-                    let equal = match (raw_number(a), raw_number(b)) {
-                        (Some(x), Some(y)) => x == y,
-                        _ if a == RAW_OBJ && b == RAW_OBJ => {
-                            match (st.obj(st.sp - 2), st.obj(st.sp - 1)) {
-                                (Some(x), Some(y)) => x.same(&y),
-                                _ => false,
-                            }
-                        }
-                        _ => a == b,
-                    };
-                    st.drop_n(2);
-                    push_raw!(at, raw_bool(equal));
-                    ip += 1;
-                }
-                op::GREATER => binary_number_op!(at, a, b, raw_bool(a > b)),
-                op::LESS => binary_number_op!(at, a, b, raw_bool(a < b)),
-                op::ADD => match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
-                    (Some(a), Some(b)) => {
-                        st.replace_two_raw((a + b).to_bits());
-                        ip += 1;
-                    }
-                    _ => {
-                        let is_string = |i: usize| st.obj(i).is_some_and(|o| o.shape() == STRING);
-                        if !(is_string(st.sp - 1) && is_string(st.sp - 2)) {
-                            fail!(at, "Operands must be two numbers or two strings.");
-                        }
-                        slow!(at);
-                    }
-                },
-                op::SUBTRACT => binary_number_op!(at, a, b, (a - b).to_bits()),
-                op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
-                op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
-                op::NOT => {
-                    let falsey = raw_is_falsey(st.peek_word(0));
-                    st.set_top_raw(raw_bool(falsey));
-                    ip += 1;
-                }
-                op::NEGATE => match raw_number(st.peek_word(0)) {
-                    Some(n) => {
-                        st.set_top_raw((-n).to_bits());
-                        ip += 1;
-                    }
-                    _ => fail!(at, "Operand must be a number."),
-                },
                 op::PRINT => {
                     let (raw, r) = st.get(st.sp - 1);
                     print(out, raw, r);
                     st.drop_n(1);
                     ip += 1;
-                }
-                op::JUMP => {
-                    ip = at + 3 + u16::from_be_bytes([ins[1], ins[2]]) as usize;
-                }
-                op::JUMP_IF_FALSE => {
-                    ip = at + 3;
-                    if raw_is_falsey(st.peek_word(0)) {
-                        ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
-                    }
-                }
-                op::LOOP => {
-                    ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
-                    if s.poll_requested() {
-                        frames[fi].ip = ip;
-                        break 'run Ok(Exit::Poll);
-                    }
                 }
                 op::CALL => {
                     frames[fi].ip = at + 2;
