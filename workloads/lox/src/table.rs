@@ -1,7 +1,7 @@
 //! Hash tables in the heap: globals, instance fields and class methods.
 //!
 //! clox's `Table`, as one heap object of shape [`TABLE`]: open addressing with linear probing,
-//! keys are interned strings, the load factor is at most 3/4 (tombstones included). The
+//! keys are interned strings, the load factor is at most 3/4. The
 //! bucket of a key is chosen by the string's *content hash*, stored in the string object —
 //! never by its address, since the collector moves objects. Two interned strings are equal
 //! exactly when they are the same object, so a probe compares identities ([`ObjRef::same`]:
@@ -10,13 +10,13 @@
 //! Each entry is two reference slots (key, value object) and one raw word, the value NaN-boxed
 //! as on the VM's stack ([`crate::value::Value::to_raw`]; [`RAW_OBJ`] for an object, which is
 //! in the value slot), so an entry moves to and from the stack without conversion. An empty
-//! bucket has a null key and word 0, a tombstone a null key and [`RAW_TOMBSTONE`]. A table
-//! never grows in place: [`set`] allocates a bigger table object, copies the entries, and
+//! bucket has a null key and word 0. Lox cannot delete a field or a method, so there are no
+//! tombstones: a probe ends at the first empty bucket. A table never grows in place: [`set`] allocates a bigger table object, copies the entries, and
 //! returns it; the caller stores it into the owner (an instance's field slot, a class's
 //! method slot).
 
 use crate::object::{string_hash, TABLE};
-use crate::value::{RAW_OBJ, RAW_TOMBSTONE};
+use crate::value::RAW_OBJ;
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope};
 
 /// Capacity of a new table (6 entries before it grows; clox's first capacity too).
@@ -37,7 +37,7 @@ pub fn capacity(t: ObjRef<'_>) -> usize {
     t.n_refs() / 2
 }
 
-/// Number of used buckets (live entries and tombstones).
+/// Number of used buckets.
 #[inline]
 pub fn count(t: ObjRef<'_>) -> usize {
     t.read_u64(0) as usize
@@ -63,17 +63,9 @@ pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
     let mask = cap - 1;
     let mut i = hash as usize & mask;
     loop {
-        match t.load(2 * i) {
-            None => {
-                if t.read_u64(entry_offset(i)) != RAW_TOMBSTONE {
-                    return None;
-                }
-            }
-            Some(k) => {
-                if k.same(&key) {
-                    return Some(i);
-                }
-            }
+        let k = t.load(2 * i)?;
+        if k.same(&key) {
+            return Some(i);
         }
         i = (i + 1) & mask;
     }
@@ -99,7 +91,7 @@ pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {
     (raw, r)
 }
 
-/// The key in bucket `i` (`None` for an empty bucket or a tombstone).
+/// The key in bucket `i` (`None` for an empty bucket).
 #[inline]
 pub fn key_at<'a>(t: ObjRef<'a>, i: usize) -> Option<ObjRef<'a>> {
     t.load(2 * i)
@@ -114,10 +106,9 @@ pub fn set_value_at(t: ObjRef<'_>, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
 }
 
 /// Sets `key` to the value of word `raw` (with object `r` if `raw` is [`RAW_OBJ`]) in `t` if
-/// that needs
-/// no allocation: the key is there, or there is room for it (a tombstone to reuse, or a free
-/// bucket within the load factor). Returns false, changing nothing, if the table must grow
-/// first (the caller then takes the allocating path, [`set`]).
+/// that needs no allocation: the key is there, or a free bucket is within the load factor.
+/// Returns false, changing nothing, if the table must grow first (the caller then takes the
+/// allocating path, [`set`]).
 #[inline]
 pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, raw: u64, r: Option<ObjRef<'_>>) -> bool {
     let cap = capacity(t);
@@ -126,35 +117,20 @@ pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, raw: u64, r: Option<ObjRef<'
     }
     let mask = cap - 1;
     let mut i = string_hash(key) as usize & mask;
-    let mut tombstone = None;
-    let bucket = loop {
-        match t.load(2 * i) {
-            Some(k) => {
-                if k.same(&key) {
-                    set_value_at(t, i, raw, r);
-                    return true;
-                }
-            }
-            None => {
-                if t.read_u64(entry_offset(i)) == RAW_TOMBSTONE {
-                    tombstone.get_or_insert(i);
-                } else {
-                    break tombstone.unwrap_or(i);
-                }
-            }
+    while let Some(k) = t.load(2 * i) {
+        if k.same(&key) {
+            set_value_at(t, i, raw, r);
+            return true;
         }
         i = (i + 1) & mask;
-    };
-    if bucket == i {
-        // A free bucket (not a tombstone): one more used bucket.
-        let used = count(t);
-        if (used + 1) * 4 > cap * 3 {
-            return false;
-        }
-        t.write_u64(0, used as u64 + 1);
     }
-    t.store(2 * bucket, Some(key));
-    set_value_at(t, bucket, raw, r);
+    let used = count(t);
+    if (used + 1) * 4 > cap * 3 {
+        return false;
+    }
+    t.write_u64(0, used as u64 + 1);
+    t.store(2 * i, Some(key));
+    set_value_at(t, i, raw, r);
     true
 }
 

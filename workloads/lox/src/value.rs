@@ -128,8 +128,6 @@ pub const RAW_FALSE: u64 = BOXED | 2;
 pub const RAW_TRUE: u64 = BOXED | 3;
 /// Boxed object value (the object is in the reference slot beside it).
 pub const RAW_OBJ: u64 = BOXED | 4;
-/// The word of a deleted table entry (a tombstone: null key, this word); never a value.
-pub const RAW_TOMBSTONE: u64 = BOXED | 5;
 
 /// The number in a boxed word, if it is one.
 #[inline(always)]

@@ -744,9 +744,8 @@ impl Vm {
             s.store(instance, INSTANCE_CLASS, Some(class));
             let i = s.get(instance);
             self.set_slot(s, slot, Value::Obj, Some(i));
-            let init = s.from_global(&self.init_string);
             let methods = s.get(class).load(CLASS_METHODS).expect("methods");
-            match table::get(methods, s.get(init)) {
+            match table::get(methods, self.init_string.get(s)) {
                 Some((_, Some(initializer))) => {
                     // An initializer sets fields: their table comes with the instance, so
                     // that setting them needs no allocation.

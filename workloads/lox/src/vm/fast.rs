@@ -164,19 +164,14 @@ impl Vm {
         // Makes the frame on top of `frames` (whose closure is `$closure`) current.
         macro_rules! enter {
             ($closure:expr) => {{
-                let closure_now: ObjRef<'_> = $closure;
-                let function = closure_now
-                    .load(CLOSURE_FUNCTION)
-                    .expect("a closure has a function");
-                enter!(closure_now, function);
-            }};
-            ($closure:expr, $function:expr) => {{
                 fi = frames.len() - 1;
                 let frame = frames[fi];
                 ip = frame.ip;
                 base = frame.base;
                 closure = $closure;
-                constants = $function
+                constants = closure
+                    .load(CLOSURE_FUNCTION)
+                    .expect("a closure has a function")
                     .load(FN_CONSTANTS)
                     .expect("a function has constants");
                 let c = &codes[frame.code as usize];
@@ -245,16 +240,26 @@ impl Vm {
                     if frames.len() == FRAMES_MAX {
                         fail!($at, "Stack overflow.");
                     }
+                    base = st.sp - argc - 1;
                     frames.push(Frame {
                         ip: 0,
-                        base: st.sp - argc - 1,
+                        base,
                         code: id,
                     });
-                    closures.set(frames.len() - 1, Some(callee));
+                    fi = frames.len() - 1;
+                    closures.set(fi, Some(callee));
                     if s.poll_requested() {
                         break 'run Ok(Exit::Poll);
                     }
-                    enter!(callee, function);
+                    ip = 0;
+                    closure = callee;
+                    constants = function
+                        .load(FN_CONSTANTS)
+                        .expect("a function has constants");
+                    let c = &codes[id as usize];
+                    code = &c.code;
+                    raw_constants = &c.constants;
+                    global_slots = &c.globals;
                     continue;
                 }};
             }
