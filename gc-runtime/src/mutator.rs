@@ -128,6 +128,9 @@ impl Drop for CycleWait<'_> {
     }
 }
 
+/// Bytes a mutator allocates before it adds them to the heap's shared count.
+const COUNT_BATCH: u64 = 64 << 10;
+
 /// The slow path of a mutator's barrier, as one pointer: the fast path builds nothing (the
 /// heap and the shared part are looked up only on a bad pointer).
 struct SlowPathOf<'a>(&'a Mutator);
@@ -168,6 +171,10 @@ pub struct Mutator {
     pub(crate) shared: Arc<MutatorShared>,
     pub(crate) bad_mask: Cell<u64>,
     tlab: Option<Arc<Page>>,
+    /// Bytes allocated and not yet added to the heap's shared count (one atomic add per
+    /// [`COUNT_BATCH`] bytes instead of one per object; flushed also when the outermost scope
+    /// ends and at detach).
+    uncounted: Cell<u64>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -191,6 +198,7 @@ impl Mutator {
             // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
             tlab: None,
+            uncounted: Cell::new(0),
             _not_send: PhantomData,
         };
         // Registered, and left blocked: pauses do not wait for it until its first scope.
@@ -267,6 +275,14 @@ impl Mutator {
         gc_core::load_barrier(slot, bad_mask, &SlowPathOf(self))
     }
 
+    /// Adds the bytes this mutator allocated since the last flush to the heap's count.
+    pub(crate) fn count_allocated(&self) {
+        let uncounted = self.uncounted.replace(0);
+        if uncounted != 0 {
+            self.heap.allocator.count(uncounted);
+        }
+    }
+
     /// Allocate an object; returns its good-colored pointer. Polls for a safepoint first.
     pub(crate) fn alloc(
         &mut self,
@@ -306,7 +322,13 @@ impl Mutator {
                 },
             )
         };
-        self.heap.allocator.count(size);
+        let uncounted = self.uncounted.get() + size;
+        if uncounted >= COUNT_BATCH {
+            self.heap.allocator.count(uncounted);
+            self.uncounted.set(0);
+        } else {
+            self.uncounted.set(uncounted);
+        }
         Ok(layout.good(offset, self.heap.cx.state.good()))
     }
 
@@ -486,6 +508,7 @@ impl Drop for Mutator {
         // it runs (see `Safepoint::detach`): a buffer reaching the mark queue after Pause Mark
         // End found the queue empty would never be traced.
         debug_assert_eq!(self.shared.scope_depth.load(Ordering::Relaxed), 0);
+        self.count_allocated();
         self.leave_blocked();
         let heap = &self.heap;
         let shared = &self.shared;

@@ -243,7 +243,12 @@ impl Mutator {
             base: handles.top(),
         };
         let mut s = Scope { m: self };
-        f(&mut s)
+        let result = f(&mut s);
+        if depth == 0 {
+            // Between scopes the heap's count of allocated bytes is exact.
+            self.count_allocated();
+        }
+        result
     }
 }
 
