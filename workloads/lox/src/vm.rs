@@ -5,8 +5,8 @@
 //! - **The value stack** is a [`RootRegion`] of [`STACK_MAX`] reference slots (the object half
 //!   of each value) plus a Rust array of NaN-boxed words (the tag and number half,
 //!   [`Value::to_raw`]). Slots above the stack top are kept null, so the collector sees exactly
-//!   the live stack.
-//! - **Call frames** are Rust structs (`ip`, slot base). A frame's closure is in a second root
+//!   the live stack. The dispatch loop opens both halves as a [`crate::stack::StackView`].
+//! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure is in a second root
 //!   region, `frame_closures`, at the frame's index — clox keeps it as a C pointer in the frame,
 //!   and the stack slot at the frame base does not always hold it (a method's slot 0 is the
 //!   receiver). The same region's last slot heads the list of open upvalues.
@@ -20,17 +20,18 @@
 //!
 //! # The interpreter loop
 //!
-//! [`Vm::run`] alternates between two halves. `run_fast` borrows the scope immutably, caches
-//! the current closure, function and constants as `ObjRef`s and executes every instruction
-//! that cannot allocate — locals, globals, upvalues, arithmetic, field reads and writes of
-//! existing fields, jumps, calls and returns — until one of them needs the mutable scope:
+//! [`Vm::run`] alternates between two halves. `run_fast` (in `vm/fast.rs`) borrows the scope
+//! immutably, keeps the current closure and constants as `ObjRef`s and executes every
+//! instruction that cannot allocate — locals, globals, upvalues, arithmetic, field reads and
+//! writes of fields that fit, jumps, calls and returns — until one of them needs the mutable
+//! scope:
 //!
 //! - a backward jump (`LOOP`) or a call while a pause is requested ([`Scope::poll_requested`]):
 //!   `run` polls for a safepoint ([`Scope::poll`]), so a long loop never holds up a pause, then
-//!   re-enters `run_fast`, which reloads its cache (a call or a return without a pause request
-//!   only reloads the cache for the new frame);
+//!   re-enters `run_fast` (a call or a return without a pause request switches frames inside
+//!   the loop);
 //! - an instruction that allocates (string concatenation, closures, classes, bound methods,
-//!   instances, a new field, a method): `run` executes it in `slow_op` with
+//!   instances, a field that does not fit, a method): `run` executes it in `slow_op` with
 //!   handles in a nested scope; allocation polls too.
 //!
 //! `run_fast` creates no handles (globals are read with [`Global::get`]), so it runs in `run`'s

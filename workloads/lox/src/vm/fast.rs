@@ -272,8 +272,12 @@ impl Vm {
                     let Some(callee) = st.obj(callee_slot) else {
                         fail!($at, "Can only call functions and classes.");
                     };
-                    match callee.shape() {
-                        CLOSURE => call_closure!($at, callee, argc),
+                    let shape = callee.shape();
+                    // The common case first, as a plain test (not through a jump table).
+                    if shape == CLOSURE {
+                        call_closure!($at, callee, argc);
+                    }
+                    match shape {
                         BOUND_METHOD => {
                             let receiver = callee.load(BOUND_RECEIVER);
                             let method = callee.load(BOUND_METHOD_SLOT).expect("a method");
