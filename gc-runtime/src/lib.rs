@@ -92,7 +92,7 @@ pub use gc_phase::GcPhase;
 pub use heap::{Heap, HeapUsage};
 pub use memory_report::MemoryReport;
 pub use mutator::{AttachError, Mutator, OutOfMemory};
-pub use root_region::RootRegion;
+pub use root_region::{RegionView, RootRegion};
 pub use scope::{Local, ObjRef, Scope};
 pub use stats::{
     CycleRecord, DirectStats, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord,

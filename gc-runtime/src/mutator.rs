@@ -33,7 +33,8 @@ use crate::mutator_shared::MutatorShared;
 use crate::safepoint::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
 use crate::stats::{PacingRecord, StallRecord};
 use gc_core::{
-    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, View,
+    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, SlowPath,
+    View,
 };
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -127,6 +128,24 @@ impl Drop for CycleWait<'_> {
     }
 }
 
+/// Bytes a mutator allocates before it adds them to the heap's shared count.
+const COUNT_BATCH: u64 = 64 << 10;
+
+/// The slow path of a mutator's barrier, as one pointer: the fast path builds nothing (the
+/// heap and the shared part are looked up only on a bad pointer).
+struct SlowPathOf<'a>(&'a Mutator);
+
+impl SlowPath for SlowPathOf<'_> {
+    #[inline]
+    fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr {
+        MutatorSlowPath {
+            heap: &self.0.heap,
+            shared: &self.0.shared,
+        }
+        .make_good(ptr)
+    }
+}
+
 /// Out of memory: the heap could not satisfy an allocation even after a full GC cycle.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -154,6 +173,10 @@ pub struct Mutator {
     tlab: Option<Arc<Page>>,
     /// Bytes allocated since the last pacing decision (see `pacer`).
     unpaced: u64,
+    /// Bytes allocated and not yet added to the heap's shared count (one atomic add per
+    /// [`COUNT_BATCH`] bytes instead of one per object; flushed also when the outermost scope
+    /// ends and at detach).
+    uncounted: Cell<u64>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -178,6 +201,7 @@ impl Mutator {
             bad_mask: Cell::new(0),
             tlab: None,
             unpaced: 0,
+            uncounted: Cell::new(0),
             _not_send: PhantomData,
         };
         // Registered, and left blocked: pauses do not wait for it until its first scope.
@@ -243,14 +267,23 @@ impl Mutator {
     /// The barrier load of a reference slot.
     #[inline(always)]
     pub(crate) fn load_slot(&self, slot: &AtomicU64) -> ColoredPtr {
-        gc_core::load_barrier(
-            slot,
-            self.bad_mask.get(),
-            &MutatorSlowPath {
-                heap: &self.heap,
-                shared: &self.shared,
-            },
-        )
+        self.load_slot_masked(slot, self.bad_mask.get())
+    }
+
+    /// The barrier load of a reference slot, with `bad_mask` the mutator's bad mask read
+    /// earlier in the same safepoint-free stretch (it changes only at a safepoint or when the
+    /// mutator leaves the blocked state).
+    #[inline(always)]
+    pub(crate) fn load_slot_masked(&self, slot: &AtomicU64, bad_mask: u64) -> ColoredPtr {
+        gc_core::load_barrier(slot, bad_mask, &SlowPathOf(self))
+    }
+
+    /// Adds the bytes this mutator allocated since the last flush to the heap's count.
+    pub(crate) fn count_allocated(&self) {
+        let uncounted = self.uncounted.replace(0);
+        if uncounted != 0 {
+            self.heap.allocator.count(uncounted);
+        }
     }
 
     /// Allocate an object; returns its good-colored pointer. Polls for a safepoint first.
@@ -299,7 +332,13 @@ impl Mutator {
                 },
             )
         };
-        self.heap.allocator.count(size);
+        let uncounted = self.uncounted.get() + size;
+        if uncounted >= COUNT_BATCH {
+            self.heap.allocator.count(uncounted);
+            self.uncounted.set(0);
+        } else {
+            self.uncounted.set(uncounted);
+        }
         Ok(layout.good(offset, self.heap.cx.state.good()))
     }
 
@@ -484,6 +523,7 @@ impl Drop for Mutator {
         // it runs (see `Safepoint::detach`): a buffer reaching the mark queue after Pause Mark
         // End found the queue empty would never be traced.
         debug_assert_eq!(self.shared.scope_depth.load(Ordering::Relaxed), 0);
+        self.count_allocated();
         self.leave_blocked();
         let heap = &self.heap;
         let shared = &self.shared;

@@ -72,6 +72,16 @@ impl<'a> ObjRef<'a> {
         self.ptr
     }
 
+    /// The pointer, for storing it on behalf of mutator `m`: as [`Self::ptr_for`], with the
+    /// common case (the object was loaded by `m` itself) decided by one comparison.
+    #[inline(always)]
+    pub(crate) fn ptr_of(&self, m: &Mutator, what: &str) -> ColoredPtr {
+        if !std::ptr::eq(self.m, m) && !Arc::ptr_eq(&self.m.heap, &m.heap) {
+            foreign(what);
+        }
+        self.ptr
+    }
+
     #[inline]
     fn obj(&self) -> Object {
         // SAFETY: `ptr` is a good (view-colored) pointer to a live object obtained through the
@@ -109,9 +119,7 @@ impl<'a> ObjRef<'a> {
     /// If `v` is an object of another heap, or `i` is out of range.
     #[inline]
     pub fn store(&self, i: usize, v: Option<ObjRef<'_>>) {
-        let p = v.map_or(ColoredPtr::NULL, |o| {
-            o.ptr_for(&self.m.heap, "ObjRef::store")
-        });
+        let p = v.map_or(ColoredPtr::NULL, |o| o.ptr_of(self.m, "ObjRef::store"));
         debug_assert!(
             p.raw() & self.m.bad_mask.get() == 0,
             "a mutator never stores a bad pointer"
@@ -153,6 +161,10 @@ impl<'a> ObjRef<'a> {
     /// True if both refer to the same object.
     #[inline]
     pub fn same(&self, other: &ObjRef<'_>) -> bool {
+        // Equal words are the same object; unequal ones may still be (other color bits).
+        if self.ptr == other.ptr {
+            return true;
+        }
         let l = self.m.heap.cx.layout();
         l.offset(self.ptr) == l.offset(other.ptr)
     }
@@ -231,7 +243,12 @@ impl Mutator {
             base: handles.top(),
         };
         let mut s = Scope { m: self };
-        f(&mut s)
+        let result = f(&mut s);
+        if depth == 0 {
+            // Between scopes the heap's count of allocated bytes is exact.
+            self.count_allocated();
+        }
+        result
     }
 }
 

@@ -53,6 +53,7 @@ impl TableSlot {
         }
     }
 
+    #[inline]
     fn slot(&self) -> &AtomicU64 {
         // SAFETY: see `unsafe impl Send`: the slot lives as long as the table, which `self`
         // keeps alive, and is not freed before `self` drops.
@@ -60,6 +61,7 @@ impl TableSlot {
     }
 
     /// The slot, for a scope of `heap`; panics (naming `what`) for a scope of another heap.
+    #[inline]
     fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
         if !Arc::ptr_eq(&self.heap, heap) {
             foreign(what);
@@ -86,6 +88,7 @@ impl Global {
     ///
     /// # Panics
     /// If `heap` is not the heap of this handle (`what` names the call).
+    #[inline]
     pub(crate) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
         self.0.slot_for(heap, what)
     }
@@ -115,6 +118,7 @@ impl WeakRef {
     ///
     /// # Panics
     /// If `heap` is not the heap of this handle (`what` names the call).
+    #[inline]
     pub(crate) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
         self.0.slot_for(heap, what)
     }

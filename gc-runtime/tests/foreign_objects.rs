@@ -89,6 +89,12 @@ fn every_entry_point_refuses_objects_of_another_heap() {
             refused("RootRegion::get with a scope of another heap", || {
                 region_b.get(sa, 0);
             });
+            refused("RootRegion::view with a scope of another heap", || {
+                region_b.view::<4>(sa);
+            });
+            refused("RegionView::set", || {
+                region_b.view::<4>(sb).set(0, Some(sa.get(la)));
+            });
             let ga = sa.global(la);
             refused("Scope::from_global", || {
                 sb.from_global(&ga);
@@ -130,5 +136,21 @@ fn objects_of_the_same_heap_are_accepted_from_outer_scopes() {
         s.collect("test");
         let o = region.get(s, 0).expect("rooted by the region");
         assert_eq!(o.read_u64(0), 7);
+        // A view of the region roots what it stores, as the region's own calls do.
+        {
+            let v = region.view::<2>(s);
+            v.set(1, Some(s.get(outer)));
+            assert!(v.get(1).is_some_and(|o| o.same(&s.get(outer))));
+        }
+        s.collect("test");
+        let v = region.view::<2>(s);
+        assert_eq!(v.get(1).expect("rooted by the view's store").read_u64(0), 7);
+        v.set(1, None);
+        assert!(v.is_null(1));
+        // A view must have the region's size.
+        assert!(catch_unwind(AssertUnwindSafe(|| {
+            region.view::<3>(s);
+        }))
+        .is_err());
     });
 }

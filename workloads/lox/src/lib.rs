@@ -16,7 +16,9 @@
 //!
 //! and the parts that do, through `gc-runtime`'s public embedding API only:
 //!
-//! - [`value`]: a Lox value as a reference slot plus a raw tag word and payload;
+//! - [`value`]: a Lox value as a reference slot plus raw words (tag and payload, or one
+//!   NaN-boxed word);
+//! - [`stack`]: the value stack as the dispatch loop holds it;
 //! - [`object`]: the heap layout (shape ids, slots, raw bytes) of every Lox object;
 //! - [`table`]: hash tables as heap objects, keyed by content hash (objects move);
 //! - [`interner`]: weak string interning;
@@ -35,6 +37,7 @@ pub mod number;
 pub mod object;
 pub mod repl;
 pub mod scanner;
+pub mod stack;
 pub mod table;
 pub mod token;
 pub mod value;

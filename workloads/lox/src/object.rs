@@ -15,12 +15,12 @@
 //! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — |
 //! | [`BOUND_METHOD`] | receiver, method (closure) | — |
 //! | [`NATIVE`] | name | native id `u64` |
-//! | [`TABLE`] | key and value of each bucket: `2 * capacity` | entry count `u64` (tombstones included), then per bucket: value tag, value payload (the key's hash is in the key) |
+//! | [`TABLE`] | key and value of each bucket: `2 * capacity` | entry count `u64`, then per bucket the value's NaN-boxed word ([`Value::to_raw`]; the key's hash is in the key) |
 //! | [`VALUE_ARRAY`] | one per element | tag, payload per element |
 //!
 //! Nothing in a layout depends on an object's address: objects move.
 
-use crate::value::{Value, VALUE_BYTES};
+use crate::value::Value;
 use gc_runtime::ObjRef;
 
 /// An interned string.
@@ -134,20 +134,24 @@ pub fn string_text(o: ObjRef<'_>) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Reads the value stored at reference slot `slot` and raw offset `offset`.
+/// Reads the value stored at reference slot `slot` and raw offset `offset` (8-aligned: two
+/// word loads).
 #[inline]
 pub fn read_value<'a>(o: ObjRef<'a>, slot: usize, offset: usize) -> (Value, Option<ObjRef<'a>>) {
-    let mut raw = [0u8; VALUE_BYTES];
-    o.read_bytes(offset, &mut raw);
-    let v = Value::from_bytes(&raw);
+    debug_assert!(offset.is_multiple_of(8));
+    let v = Value::decode(o.read_u64(offset), o.read_u64(offset + 8));
     let r = if v == Value::Obj { o.load(slot) } else { None };
     (v, r)
 }
 
-/// Stores a value at reference slot `slot` and raw offset `offset`.
+/// Stores a value at reference slot `slot` and raw offset `offset` (8-aligned: two word
+/// stores).
 #[inline]
 pub fn write_value(o: ObjRef<'_>, slot: usize, offset: usize, v: Value, r: Option<ObjRef<'_>>) {
-    o.write_bytes(offset, &v.to_bytes());
+    debug_assert!(offset.is_multiple_of(8));
+    let [tag, bits] = v.encode();
+    o.write_u64(offset, tag);
+    o.write_u64(offset + 8, bits);
     o.store(slot, if v == Value::Obj { r } else { None });
 }
 

@@ -1,26 +1,28 @@
 //! Hash tables in the heap: globals, instance fields and class methods.
 //!
 //! clox's `Table`, as one heap object of shape [`TABLE`]: open addressing with linear probing,
-//! keys are interned strings, the load factor is at most 3/4 (tombstones included). The
+//! keys are interned strings, the load factor is at most 3/4. The
 //! bucket of a key is chosen by the string's *content hash*, stored in the string object —
 //! never by its address, since the collector moves objects. Two interned strings are equal
 //! exactly when they are the same object, so a probe compares identities ([`ObjRef::same`]:
 //! the objects' current offsets, valid within one safepoint-free stretch).
 //!
-//! Each entry is two reference slots (key, value object) and 16 raw bytes (value tag, value
-//! payload); an empty bucket has a null key and tag 0, a tombstone a null key and
-//! [`TAG_TOMBSTONE`]. A table never grows in place: [`set`] allocates a bigger table object, copies
-//! the entries, and returns it; the caller stores it into the owner (an instance's field slot,
-//! a class's method slot, the VM's global handle).
+//! Each entry is two reference slots (key, value object) and one raw word, the value NaN-boxed
+//! as on the VM's stack ([`crate::value::Value::to_raw`]; [`RAW_OBJ`] for an object, which is
+//! in the value slot), so an entry moves to and from the stack without conversion. An empty
+//! bucket has a null key and word 0. Lox cannot delete a field or a method, so there are no
+//! tombstones: a probe ends at the first empty bucket. A table never grows in place: [`set`] allocates a bigger table object, copies the entries, and
+//! returns it; the caller stores it into the owner (an instance's field slot, a class's
+//! method slot).
 
-use crate::object::{read_value, string_hash, write_value, TABLE};
-use crate::value::{Value, TAG_TOMBSTONE};
+use crate::object::{string_hash, TABLE};
+use crate::value::RAW_OBJ;
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope};
 
-/// Capacity of a new table (3 entries before it grows).
-pub const MIN_CAPACITY: usize = 4;
-/// Raw bytes per entry: value tag, value payload.
-const ENTRY_BYTES: usize = 16;
+/// Capacity of a new table (6 entries before it grows; clox's first capacity too).
+pub const MIN_CAPACITY: usize = 8;
+/// Raw bytes per entry: the value's word.
+const ENTRY_BYTES: usize = 8;
 /// Raw bytes before the entries: the count.
 const HEADER_BYTES: usize = 8;
 
@@ -35,7 +37,7 @@ pub fn capacity(t: ObjRef<'_>) -> usize {
     t.n_refs() / 2
 }
 
-/// Number of used buckets (live entries and tombstones).
+/// Number of used buckets.
 #[inline]
 pub fn count(t: ObjRef<'_>) -> usize {
     t.read_u64(0) as usize
@@ -52,7 +54,7 @@ pub fn alloc<'s>(s: &mut Scope<'s>, capacity: usize) -> Result<Local<'s>, OutOfM
 }
 
 /// The bucket holding `key` (whose content hash is `hash`), if any.
-#[inline]
+#[inline(always)]
 pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
     let cap = capacity(t);
     if cap == 0 {
@@ -61,110 +63,98 @@ pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
     let mask = cap - 1;
     let mut i = hash as usize & mask;
     loop {
-        match t.load(2 * i) {
-            None => {
-                if t.read_u64(entry_offset(i)) != TAG_TOMBSTONE {
-                    return None;
-                }
-            }
-            Some(k) => {
-                if k.same(&key) {
-                    return Some(i);
-                }
-            }
+        let k = t.load(2 * i)?;
+        if k.same(&key) {
+            return Some(i);
         }
         i = (i + 1) & mask;
     }
 }
 
-/// The value of `key` (a string object), if the table has it.
-#[inline]
-pub fn get<'a>(t: ObjRef<'a>, key: ObjRef<'_>) -> Option<(Value, Option<ObjRef<'a>>)> {
+/// The value of `key` (a string object), if the table has it: its word, and its object if it
+/// is one.
+#[inline(always)]
+pub fn get<'a>(t: ObjRef<'a>, key: ObjRef<'_>) -> Option<(u64, Option<ObjRef<'a>>)> {
     let i = find(t, key, string_hash(key))?;
     Some(value_at(t, i))
 }
 
-/// The value in bucket `i`.
-#[inline]
-pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (Value, Option<ObjRef<'a>>) {
-    read_value(t, 2 * i + 1, entry_offset(i))
+/// The value in bucket `i`: its word, and its object if it is one.
+#[inline(always)]
+pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {
+    let raw = t.read_u64(entry_offset(i));
+    let r = if raw == RAW_OBJ {
+        t.load(2 * i + 1)
+    } else {
+        None
+    };
+    (raw, r)
 }
 
-/// The key in bucket `i` (`None` for an empty bucket or a tombstone).
+/// The key in bucket `i` (`None` for an empty bucket).
 #[inline]
 pub fn key_at<'a>(t: ObjRef<'a>, i: usize) -> Option<ObjRef<'a>> {
     t.load(2 * i)
 }
 
-/// Overwrites the value in bucket `i`.
+/// Overwrites the value in bucket `i` with word `raw` (and object `r` if `raw` is
+/// [`RAW_OBJ`]).
 #[inline]
-pub fn set_value_at(t: ObjRef<'_>, i: usize, v: Value, r: Option<ObjRef<'_>>) {
-    write_value(t, 2 * i + 1, entry_offset(i), v, r)
+pub fn set_value_at(t: ObjRef<'_>, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
+    t.write_u64(entry_offset(i), raw);
+    t.store(2 * i + 1, if raw == RAW_OBJ { r } else { None });
 }
 
-/// Overwrites the value of `key` if the table has it, without allocating. Returns false if
-/// the key is not there (the caller then takes the allocating path, [`set`]).
+/// Sets `key` to the value of word `raw` (with object `r` if `raw` is [`RAW_OBJ`]) in `t` if
+/// that needs no allocation: the key is there, or a free bucket is within the load factor.
+/// Returns false, changing nothing, if the table must grow first (the caller then takes the
+/// allocating path, [`set`]).
 #[inline]
-pub fn set_existing(t: ObjRef<'_>, key: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) -> bool {
-    match find(t, key, string_hash(key)) {
-        Some(i) => {
-            set_value_at(t, i, v, r);
-            true
-        }
-        None => false,
+pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, raw: u64, r: Option<ObjRef<'_>>) -> bool {
+    let cap = capacity(t);
+    if cap == 0 {
+        return false;
     }
+    let mask = cap - 1;
+    let mut i = string_hash(key) as usize & mask;
+    while let Some(k) = t.load(2 * i) {
+        if k.same(&key) {
+            set_value_at(t, i, raw, r);
+            return true;
+        }
+        i = (i + 1) & mask;
+    }
+    let used = count(t);
+    if (used + 1) * 4 > cap * 3 {
+        return false;
+    }
+    t.write_u64(0, used as u64 + 1);
+    t.store(2 * i, Some(key));
+    set_value_at(t, i, raw, r);
+    true
 }
 
-/// Sets `key` to the value `v` (with object `r` if `v` is [`Value::Obj`]) in `table`, which
+/// Sets `key` to the value of word `raw` (with object `r` if `raw` is [`RAW_OBJ`]) in `table`, which
 /// is allocated if `None` and grown (a new, bigger object) if full. Returns the table that now
-/// holds the entry — store it back into the owner — and whether the key is new.
+/// holds the entry — store it back into the owner.
 pub fn set<'s>(
     s: &mut Scope<'s>,
     table: Option<Local<'_>>,
     key: Local<'_>,
-    v: Value,
+    raw: u64,
     r: Option<Local<'_>>,
-) -> Result<(Local<'s>, bool), OutOfMemory> {
+) -> Result<Local<'s>, OutOfMemory> {
     let mut t = match table {
         Some(t) => s.root(s.get(t)),
         None => alloc(s, MIN_CAPACITY)?,
     };
-    let hash = string_hash(s.get(key));
-    {
-        let tr = s.get(t);
-        if let Some(i) = find(tr, s.get(key), hash) {
-            set_value_at(tr, i, v, r.map(|r| s.get(r)));
-            return Ok((t, false));
-        }
-    }
-    let (cap, used) = {
-        let tr = s.get(t);
-        (capacity(tr), count(tr))
-    };
-    if (used + 1) * 4 > cap * 3 {
+    if !set_in_place(s.get(t), s.get(key), raw, r.map(|r| s.get(r))) {
+        let cap = capacity(s.get(t));
         t = grow(s, t, cap * 2)?;
+        let done = set_in_place(s.get(t), s.get(key), raw, r.map(|r| s.get(r)));
+        debug_assert!(done, "a grown table has room");
     }
-    let tr = s.get(t);
-    let kr = s.get(key);
-    let mask = capacity(tr) - 1;
-    let mut i = hash as usize & mask;
-    let mut tombstone = None;
-    let bucket = loop {
-        if tr.load(2 * i).is_none() {
-            if tr.read_u64(entry_offset(i)) == TAG_TOMBSTONE {
-                tombstone.get_or_insert(i);
-            } else {
-                break tombstone.unwrap_or(i);
-            }
-        }
-        i = (i + 1) & mask;
-    };
-    if tombstone.is_none() {
-        tr.write_u64(0, count(tr) as u64 + 1);
-    }
-    tr.store(2 * bucket, Some(kr));
-    set_value_at(tr, bucket, v, r.map(|r| s.get(r)));
-    Ok((t, true))
+    Ok(t)
 }
 
 /// Copies the live entries of `old` into a new table of `new_capacity` buckets.
@@ -177,17 +167,16 @@ fn grow<'s>(
     let (o, n) = (s.get(old), s.get(new));
     let mask = new_capacity - 1;
     let mut live = 0u64;
-    let mut entry = [0u8; ENTRY_BYTES];
     for i in 0..capacity(o) {
         let Some(k) = o.load(2 * i) else { continue };
-        o.read_bytes(entry_offset(i), &mut entry);
+        let raw = o.read_u64(entry_offset(i));
         let mut j = string_hash(k) as usize & mask;
         while n.load(2 * j).is_some() {
             j = (j + 1) & mask;
         }
         n.store(2 * j, Some(k));
         n.store(2 * j + 1, o.load(2 * i + 1));
-        n.write_bytes(entry_offset(j), &entry);
+        n.write_u64(entry_offset(j), raw);
         live += 1;
     }
     n.write_u64(0, live);
@@ -198,6 +187,7 @@ fn grow<'s>(
 mod tests {
     use super::*;
     use crate::interner::Interner;
+    use crate::value::Value;
     use gc_runtime::{Heap, HeapConfig, Mode};
 
     fn heap(mode: Mode) -> Heap {
@@ -216,8 +206,8 @@ mod tests {
                 for i in 0..n {
                     s.scope(|_| ());
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
-                    let (t, new) = set(s, table, key, Value::Number(i as f64), None).unwrap();
-                    assert!(new);
+                    let t = set(s, table, key, Value::Number(i as f64).to_raw(), None).unwrap();
+                    assert_eq!(count(s.get(t)), i + 1);
                     table = Some(t);
                     if i % 100 == 0 {
                         s.collect("table test");
@@ -230,20 +220,19 @@ mod tests {
                 for i in 0..n {
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
                     let val = interner.intern(s, format!("value{i}").as_bytes()).unwrap();
-                    let (t2, new) = set(s, Some(t), key, Value::Obj, Some(val)).unwrap();
-                    assert!(!new && s.same_object(t, t2));
+                    let t2 = set(s, Some(t), key, RAW_OBJ, Some(val)).unwrap();
+                    assert!(s.same_object(t, t2));
                 }
                 s.collect("table test");
                 s.collect("table test");
                 for i in 0..n {
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
                     let (v, r) = get(s.get(t), s.get(key)).expect("present");
-                    assert_eq!(v, Value::Obj);
+                    assert_eq!(v, RAW_OBJ);
                     assert_eq!(crate::object::string_text(r.unwrap()), format!("value{i}"));
                 }
                 let missing = interner.intern(s, b"nope").unwrap();
                 assert!(get(s.get(t), s.get(missing)).is_none());
-                assert!(!set_existing(s.get(t), s.get(missing), Value::Nil, None));
             });
         }
     }

@@ -7,7 +7,8 @@
 //! - the **reference half**: a reference slot (an object slot, or a slot of a root region),
 //!   null unless the value is an object;
 //! - the **raw half**: a tag word and a payload word (the bits of an `f64`, or 0/1 for a
-//!   boolean) in the object's raw bytes — or, on the VM's value stack, a Rust-side [`Value`].
+//!   boolean) in the object's raw bytes (upvalues, value arrays) — or, on the VM's value stack
+//!   and in tables, one NaN-boxed word ([`Value::to_raw`]).
 //!
 //! [`Value`] is the raw half as a Rust enum: [`Value::Obj`] says "the object is in the
 //! reference slot next to me".
@@ -23,8 +24,6 @@ pub const TAG_NUMBER: u64 = 2;
 pub const TAG_OBJ: u64 = 3;
 /// Tag word of an *open* upvalue (upvalue objects only); the payload is the stack slot.
 pub const TAG_OPEN: u64 = 4;
-/// Tag word of a deleted table entry (a tombstone: null key, this tag).
-pub const TAG_TOMBSTONE: u64 = 5;
 
 /// Bytes of the raw half of a stored value: tag word and payload word.
 pub const VALUE_BYTES: usize = 16;

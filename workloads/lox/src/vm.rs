@@ -5,8 +5,8 @@
 //! - **The value stack** is a [`RootRegion`] of [`STACK_MAX`] reference slots (the object half
 //!   of each value) plus a Rust array of NaN-boxed words (the tag and number half,
 //!   [`Value::to_raw`]). Slots above the stack top are kept null, so the collector sees exactly
-//!   the live stack.
-//! - **Call frames** are Rust structs (`ip`, slot base). A frame's closure is in a second root
+//!   the live stack. The dispatch loop opens both halves as a [`crate::stack::StackView`].
+//! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure is in a second root
 //!   region, `frame_closures`, at the frame's index — clox keeps it as a C pointer in the frame,
 //!   and the stack slot at the frame base does not always hold it (a method's slot 0 is the
 //!   receiver). The same region's last slot heads the list of open upvalues.
@@ -20,54 +20,54 @@
 //!
 //! # The interpreter loop
 //!
-//! [`Vm::run`] alternates between two halves. `run_fast` borrows the scope immutably, caches
-//! the current closure, function and constants as `ObjRef`s and executes every instruction
-//! that cannot allocate — locals, globals, upvalues, arithmetic, field reads and writes of
-//! existing fields, jumps, calls and returns — until one of them needs the mutable scope:
+//! [`Vm::run`] alternates between two halves. `run_fast` (in `vm/fast.rs`) borrows the scope
+//! immutably, keeps the current closure and constants as `ObjRef`s and executes every
+//! instruction that cannot allocate — locals, globals, upvalues, arithmetic, field reads and
+//! writes of fields that fit, jumps, calls and returns — until one of them needs the mutable
+//! scope:
 //!
 //! - a backward jump (`LOOP`) or a call while a pause is requested ([`Scope::poll_requested`]):
 //!   `run` polls for a safepoint ([`Scope::poll`]), so a long loop never holds up a pause, then
-//!   re-enters `run_fast`, which reloads its cache (a call or a return without a pause request
-//!   only reloads the cache for the new frame);
+//!   re-enters `run_fast` (a call or a return without a pause request switches frames inside
+//!   the loop);
 //! - an instruction that allocates (string concatenation, closures, classes, bound methods,
-//!   instances, a new field, a method): `run` executes it in `slow_op` with
+//!   instances, a field that does not fit, a method): `run` executes it in `slow_op` with
 //!   handles in a nested scope; allocation polls too.
 //!
-//! Each entry to `run_fast` is a nested scope, and it creates no handles (globals are read
-//! with [`Global::get`]), so none accumulate however long it runs.
+//! `run_fast` creates no handles (globals are read with [`Global::get`]), so it runs in `run`'s
+//! scope and none accumulate however long it runs.
 //!
 //! Heap exhaustion ([`OutOfMemory`]) is the runtime error "Out of memory."; more than
 //! [`FRAMES_MAX`] frames is "Stack overflow.".
+
+mod fast;
 
 use crate::chunk::OpCode;
 use crate::compiler::compile;
 use crate::error::CompileErrors;
 use crate::function::{Constant, FunctionProto};
 use crate::interner::Interner;
-use crate::number::format_number;
 use crate::object::{
-    display_object, function_arity, function_line, function_raw_size, function_trace_name,
-    function_upvalues, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
-    CLASS, CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE, FN_CONSTANTS, FN_NAME,
-    FUNCTION, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE,
-    UPVALUE_NEXT, UPVALUE_VALUE, VALUE_ARRAY,
+    function_arity, function_line, function_raw_size, function_trace_name, function_upvalues,
+    string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
+    CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE, FN_CONSTANTS, FN_NAME, FUNCTION,
+    INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE, UPVALUE_NEXT,
+    VALUE_ARRAY,
 };
+use crate::stack::StackWords;
 use crate::table;
-use crate::value::{
-    raw_is_falsey, raw_number, Value, RAW_NIL, RAW_OBJ, TAG_OBJ, TAG_OPEN, VALUE_BYTES,
-};
+use crate::value::{Value, RAW_NIL, RAW_OBJ, TAG_OPEN, VALUE_BYTES};
 use gc_runtime::{
     Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
 };
 use std::collections::HashMap;
 use std::io::Write;
-use std::rc::Rc;
 use std::time::Instant;
 
 /// Maximum call depth (clox's `FRAMES_MAX`); deeper is "Stack overflow.".
 pub const FRAMES_MAX: usize = 64;
-/// Value stack slots (clox's `STACK_MAX`).
-pub const STACK_MAX: usize = FRAMES_MAX * 256;
+pub use crate::stack::STACK_MAX;
+const _: () = assert!(STACK_MAX == FRAMES_MAX * 256);
 /// Slot of `frame_closures` that heads the open-upvalue list.
 const OPEN_UPVALUES: usize = FRAMES_MAX;
 /// Raw offset of a function's index into [`Vm::codes`] (the `u32` after the code length).
@@ -88,6 +88,8 @@ struct Code {
     /// function is loaded; `GET_GLOBAL`, `SET_GLOBAL` and `DEFINE_GLOBAL` name one by its
     /// constant); `u32::MAX` for other constants.
     globals: Box<[u32]>,
+    /// The function's arity (as its heap object has it too).
+    arity: usize,
 }
 
 /// Raw half of a global slot whose variable is not defined (never a value: not a number, and
@@ -103,6 +105,8 @@ struct Frame {
     ip: usize,
     /// Stack index of the frame's slot 0.
     base: usize,
+    /// The id of the function's Rust-side code (see [`Code`]).
+    code: u32,
 }
 
 /// A runtime error on its way to being reported (the message; the trace is printed from the
@@ -120,8 +124,6 @@ impl RuntimeError {
 enum Exit {
     /// A call or a backward jump: poll for a safepoint, then continue.
     Poll,
-    /// The frame changed: continue.
-    Reload,
     /// The instruction at the frame's `ip` allocates: run it in `slow_op`.
     Slow,
     /// Call the class at `sp - 1 - argc` (allocates the instance).
@@ -144,7 +146,7 @@ pub struct Vm {
     /// Object halves of the value stack.
     stack: RootRegion,
     /// Tag/number halves of the value stack, NaN-boxed ([`Value::to_raw`]).
-    values: Box<[u64]>,
+    values: Box<StackWords>,
     /// Stack top: index of the first free slot.
     sp: usize,
     frames: Vec<Frame>,
@@ -162,7 +164,7 @@ pub struct Vm {
     init_string: Global,
     interner: Interner,
     /// The code of every loaded function, by id (see [`Code`]).
-    codes: Vec<Rc<Code>>,
+    codes: Vec<Code>,
     out: Box<dyn Write>,
     err: Box<dyn Write>,
     start: Instant,
@@ -184,7 +186,7 @@ impl Vm {
         })?;
         let mut vm = Vm {
             stack: heap.root_region(STACK_MAX),
-            values: vec![RAW_NIL; STACK_MAX].into_boxed_slice(),
+            values: Box::new([RAW_NIL; STACK_MAX]),
             sp: 0,
             frames: Vec::with_capacity(FRAMES_MAX),
             frame_closures: heap.root_region(FRAMES_MAX + 1),
@@ -252,7 +254,12 @@ impl Vm {
         self.stack.set_local(s, 0, Some(closure));
         self.sp = 1;
         self.frame_closures.set_local(s, 0, Some(closure));
-        self.frames.push(Frame { ip: 0, base: 0 });
+        let function = s.get(closure).load(CLOSURE_FUNCTION).expect("a function");
+        self.frames.push(Frame {
+            ip: 0,
+            base: 0,
+            code: fast::code_id(function),
+        });
     }
 
     // ----- loading -------------------------------------------------------------------------
@@ -315,11 +322,12 @@ impl Vm {
                 _ => u32::MAX,
             });
         }
-        self.codes.push(Rc::new(Code {
+        self.codes.push(Code {
             code: padded.into_boxed_slice(),
             constants: raw_constants,
             globals: globals.into_boxed_slice(),
-        }));
+            arity: proto.arity as usize,
+        });
         let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;
         let o = s.get(function);
         let mut header = [0u8; FN_CODE];
@@ -465,34 +473,6 @@ impl Vm {
 
     // ----- upvalues ----------------------------------------------------------------------------
 
-    #[inline(always)]
-    fn upvalue_get<'a>(&self, s: &'a Scope<'_>, up: ObjRef<'a>) -> (Value, Option<ObjRef<'a>>) {
-        let mut raw = [0u8; VALUE_BYTES];
-        up.read_bytes(0, &mut raw);
-        let tag = u64::from_le_bytes(raw[..8].try_into().expect("8 bytes"));
-        let bits = u64::from_le_bytes(raw[8..].try_into().expect("8 bytes"));
-        if tag == TAG_OPEN {
-            self.slot(s, bits as usize)
-        } else {
-            let r = if tag == TAG_OBJ {
-                up.load(UPVALUE_VALUE)
-            } else {
-                None
-            };
-            (Value::decode(tag, bits), r)
-        }
-    }
-
-    #[inline(always)]
-    fn upvalue_set(&mut self, s: &Scope<'_>, up: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) {
-        if up.read_u64(0) == TAG_OPEN {
-            let slot = up.read_u64(8) as usize;
-            self.set_slot(s, slot, v, r);
-        } else {
-            write_value(up, UPVALUE_VALUE, 0, v, r);
-        }
-    }
-
     /// The open upvalue for stack slot `slot`, created if there is none (clox's
     /// `captureUpvalue`; the list is sorted by slot, highest first).
     fn capture_upvalue<'s>(
@@ -532,21 +512,6 @@ impl Vm {
         Ok(created)
     }
 
-    /// Closes every open upvalue at stack slot `last` or above: the value moves into it.
-    fn close_upvalues(&mut self, s: &Scope<'_>, last: usize) {
-        while let Some(up) = self.frame_closures.get(s, OPEN_UPVALUES) {
-            let slot = up.read_u64(8) as usize;
-            if slot < last {
-                break;
-            }
-            let (v, r) = self.slot(s, slot);
-            let next = up.load(UPVALUE_NEXT);
-            write_value(up, UPVALUE_VALUE, 0, v, r);
-            up.store(UPVALUE_NEXT, None);
-            self.frame_closures.set(s, OPEN_UPVALUES, next);
-        }
-    }
-
     // ----- calls -------------------------------------------------------------------------------
 
     /// Pushes a frame for `closure` whose arguments are the top `argc` values.
@@ -572,84 +537,11 @@ impl Vm {
         self.frames.push(Frame {
             ip: 0,
             base: self.sp - argc - 1,
+            code: fast::code_id(function),
         });
         self.frame_closures
             .set(s, self.frames.len() - 1, Some(closure));
         Ok(())
-    }
-
-    /// Calls the value at `sp - 1 - argc` (the caller's `ip` is already past the call).
-    fn call_value(&mut self, s: &Scope<'_>, argc: usize) -> Result<Exit, RuntimeError> {
-        let callee_slot = self.sp - 1 - argc;
-        if let (Value::Obj, Some(callee)) = self.slot(s, callee_slot) {
-            match callee.shape() {
-                CLOSURE => {
-                    self.call_closure(s, callee, argc)?;
-                    return Ok(Exit::Poll);
-                }
-                BOUND_METHOD => {
-                    let receiver = callee.load(BOUND_RECEIVER);
-                    let method = callee.load(BOUND_METHOD_SLOT).expect("a method");
-                    self.set_slot(s, callee_slot, Value::Obj, receiver);
-                    self.call_closure(s, method, argc)?;
-                    return Ok(Exit::Poll);
-                }
-                CLASS => return Ok(Exit::CallClass(argc)),
-                NATIVE => {
-                    let result = match callee.read_u64(0) {
-                        NATIVE_CLOCK => Value::Number(self.start.elapsed().as_secs_f64()),
-                        _ => Value::Nil,
-                    };
-                    self.drop_n(s, argc + 1);
-                    self.push(s, result, None)?;
-                    return Ok(Exit::Reload);
-                }
-                _ => {}
-            }
-        }
-        Err(RuntimeError(
-            "Can only call functions and classes.".to_string(),
-        ))
-    }
-
-    /// Calls method `name` of `class` on the receiver at `sp - 1 - argc`.
-    fn invoke_from_class(
-        &mut self,
-        s: &Scope<'_>,
-        class: ObjRef<'_>,
-        name: ObjRef<'_>,
-        argc: usize,
-    ) -> Result<Exit, RuntimeError> {
-        let methods = class.load(CLASS_METHODS).expect("a class has methods");
-        match table::get(methods, name) {
-            Some((_, Some(method))) => {
-                self.call_closure(s, method, argc)?;
-                Ok(Exit::Poll)
-            }
-            _ => Err(undefined_property(name)),
-        }
-    }
-
-    /// `receiver.name(args)` without creating a bound method (clox's `invoke`).
-    fn invoke(
-        &mut self,
-        s: &Scope<'_>,
-        name: ObjRef<'_>,
-        argc: usize,
-    ) -> Result<Exit, RuntimeError> {
-        let Some(instance) = self.peek_shape(s, argc, INSTANCE) else {
-            return Err(RuntimeError("Only instances have methods.".to_string()));
-        };
-        if let Some(fields) = instance.load(INSTANCE_FIELDS) {
-            if let Some((v, r)) = table::get(fields, name) {
-                self.set_slot(s, self.sp - 1 - argc, v, r);
-                return self.call_value(s, argc);
-            }
-        }
-        let class = instance
-            .load(INSTANCE_CLASS)
-            .expect("an instance has a class");
-        self.invoke_from_class(s, class, name, argc)
     }
 
     // ----- the interpreter loop -------------------------------------------------------------
@@ -657,324 +549,11 @@ impl Vm {
     /// Runs until the script returns. See the module documentation.
     fn run(&mut self, s: &mut Scope<'_>) -> Result<(), RuntimeError> {
         loop {
-            match s.scope(|s| self.run_fast(s))? {
+            match self.run_fast(s)? {
                 Exit::Poll => s.poll(),
-                Exit::Reload => {}
                 Exit::Slow => self.slow_op(s)?,
                 Exit::CallClass(argc) => self.call_class(s, argc)?,
                 Exit::Done => return Ok(()),
-            }
-        }
-    }
-
-    /// Executes instructions that cannot allocate, with the current function cached, until
-    /// one needs the mutable scope. See the module documentation.
-    fn run_fast(&mut self, s: &Scope<'_>) -> Result<Exit, RuntimeError> {
-        // Each iteration runs the top frame until it changes (a call or a return).
-        loop {
-            match self.run_frame(s)? {
-                Exit::Reload => {}
-                Exit::Poll if !s.poll_requested() => {}
-                exit => return Ok(exit),
-            }
-        }
-    }
-
-    /// Runs the top frame until it changes (`Exit::Reload`; `Exit::Poll` after a call, which
-    /// `run_fast` turns into a real poll only if a pause is requested) or an instruction needs
-    /// the mutable scope.
-    #[inline(always)]
-    fn run_frame(&mut self, s: &Scope<'_>) -> Result<Exit, RuntimeError> {
-        let fi = self.frames.len() - 1;
-        let Frame { mut ip, base } = self.frames[fi];
-        let closure = self
-            .frame_closures
-            .get(s, fi)
-            .expect("a frame has a closure");
-        let function = closure
-            .load(CLOSURE_FUNCTION)
-            .expect("a closure has a function");
-        let constants = function
-            .load(FN_CONSTANTS)
-            .expect("a function has constants");
-
-        // A runtime error in this frame, reported at the instruction starting at `at`.
-        macro_rules! fail {
-            ($at:expr, $($message:tt)*) => {{
-                self.frames[fi].ip = $at + 1;
-                return Err(RuntimeError(format!($($message)*)));
-            }};
-        }
-        // Pushes a value; a full stack is "Stack overflow." at the instruction at `at`.
-        macro_rules! push {
-            ($at:expr, $v:expr, $r:expr) => {{
-                if self.push(s, $v, $r).is_err() {
-                    fail!($at, "Stack overflow.");
-                }
-            }};
-        }
-        macro_rules! binary_number_op {
-            ($at:expr, $a:ident, $b:ident, $result:expr) => {{
-                match (
-                    raw_number(self.values[self.sp - 2]),
-                    raw_number(self.values[self.sp - 1]),
-                ) {
-                    (Some($a), Some($b)) => {
-                        self.sp -= 1;
-                        self.values[self.sp - 1] = $result;
-                    }
-                    _ => fail!($at, "Operands must be numbers."),
-                }
-                ip += 1;
-            }};
-        }
-
-        // The Rust-side copy of the code and constants.
-        let code = self.codes[(function.read_u64(8) >> 32) as usize].clone();
-        loop {
-            let at = ip;
-            let ins: [u8; 4] = code.code[at..at + 4].try_into().expect("4 bytes");
-            let Some(op) = OpCode::from_byte(ins[0]) else {
-                fail!(at, "Unknown opcode {}.", ins[0]);
-            };
-            let arg = ins[1] as usize;
-            match op {
-                OpCode::Constant => {
-                    let raw = code.constants[arg];
-                    let r = if raw == RAW_OBJ {
-                        constants.load(arg)
-                    } else {
-                        None
-                    };
-                    push!(at, Value::from_raw(raw), r);
-                    ip += 2;
-                }
-                OpCode::Nil => {
-                    push!(at, Value::Nil, None);
-                    ip += 1;
-                }
-                OpCode::True => {
-                    push!(at, Value::Bool(true), None);
-                    ip += 1;
-                }
-                OpCode::False => {
-                    push!(at, Value::Bool(false), None);
-                    ip += 1;
-                }
-                OpCode::Pop => {
-                    self.drop_n(s, 1);
-                    ip += 1;
-                }
-                OpCode::GetLocal => {
-                    let (v, r) = self.slot(s, base + arg);
-                    push!(at, v, r);
-                    ip += 2;
-                }
-                OpCode::SetLocal => {
-                    let (v, r) = self.peek(s, 0);
-                    self.set_slot(s, base + arg, v, r);
-                    ip += 2;
-                }
-                OpCode::GetGlobal => {
-                    let slot = code.globals[arg] as usize;
-                    let raw = self.global_values[slot];
-                    if raw == RAW_UNDEFINED {
-                        let name = constants.load(arg).expect("a name");
-                        fail!(at, "Undefined variable '{}'.", string_text(name));
-                    }
-                    let r = if raw == RAW_OBJ {
-                        self.globals.get(s).load(slot)
-                    } else {
-                        None
-                    };
-                    push!(at, Value::from_raw(raw), r);
-                    ip += 2;
-                }
-                OpCode::DefineGlobal => {
-                    let slot = code.globals[arg] as usize;
-                    let (v, r) = self.peek(s, 0);
-                    self.set_global(s, slot, v, r);
-                    self.drop_n(s, 1);
-                    ip += 2;
-                }
-                OpCode::SetGlobal => {
-                    let slot = code.globals[arg] as usize;
-                    if self.global_values[slot] == RAW_UNDEFINED {
-                        let name = constants.load(arg).expect("a name");
-                        fail!(at, "Undefined variable '{}'.", string_text(name));
-                    }
-                    let (v, r) = self.peek(s, 0);
-                    self.set_global(s, slot, v, r);
-                    ip += 2;
-                }
-                OpCode::GetUpvalue => {
-                    let up = closure.load(1 + arg).expect("an upvalue");
-                    let (v, r) = self.upvalue_get(s, up);
-                    push!(at, v, r);
-                    ip += 2;
-                }
-                OpCode::SetUpvalue => {
-                    let up = closure.load(1 + arg).expect("an upvalue");
-                    let (v, r) = self.peek(s, 0);
-                    self.upvalue_set(s, up, v, r);
-                    ip += 2;
-                }
-                OpCode::GetProperty => {
-                    let Some(instance) = self.peek_shape(s, 0, INSTANCE) else {
-                        fail!(at, "Only instances have properties.");
-                    };
-                    let name = constants.load(arg).expect("a name");
-                    if let Some(fields) = instance.load(INSTANCE_FIELDS) {
-                        if let Some((v, r)) = table::get(fields, name) {
-                            self.set_slot(s, self.sp - 1, v, r);
-                            ip += 2;
-                            continue;
-                        }
-                    }
-                    let class = instance.load(INSTANCE_CLASS).expect("a class");
-                    let methods = class.load(CLASS_METHODS).expect("methods");
-                    if table::get(methods, name).is_none() {
-                        fail!(at, "Undefined property '{}'.", string_text(name));
-                    }
-                    // A bound method: allocates.
-                    self.frames[fi].ip = at;
-                    return Ok(Exit::Slow);
-                }
-                OpCode::SetProperty => {
-                    let Some(instance) = self.peek_shape(s, 1, INSTANCE) else {
-                        fail!(at, "Only instances have fields.");
-                    };
-                    let name = constants.load(arg).expect("a name");
-                    let (v, r) = self.peek(s, 0);
-                    match instance.load(INSTANCE_FIELDS) {
-                        Some(fields) if table::set_existing(fields, name, v, r) => {
-                            self.set_slot(s, self.sp - 2, v, r);
-                            self.drop_n(s, 1);
-                            ip += 2;
-                        }
-                        _ => {
-                            // A new field: allocates.
-                            self.frames[fi].ip = at;
-                            return Ok(Exit::Slow);
-                        }
-                    }
-                }
-                OpCode::GetSuper => {
-                    self.frames[fi].ip = at;
-                    return Ok(Exit::Slow);
-                }
-                OpCode::Equal => {
-                    let (a, ar) = self.peek(s, 1);
-                    let (b, br) = self.peek(s, 0);
-                    let equal = match (a, b) {
-                        (Value::Obj, Value::Obj) => match (ar, br) {
-                            (Some(x), Some(y)) => x.same(&y),
-                            _ => false,
-                        },
-                        _ => a == b,
-                    };
-                    self.drop_n(s, 2);
-                    push!(at, Value::Bool(equal), None);
-                    ip += 1;
-                }
-                OpCode::Greater => binary_number_op!(at, a, b, Value::Bool(a > b).to_raw()),
-                OpCode::Less => binary_number_op!(at, a, b, Value::Bool(a < b).to_raw()),
-                OpCode::Add => match (
-                    raw_number(self.values[self.sp - 2]),
-                    raw_number(self.values[self.sp - 1]),
-                ) {
-                    (Some(a), Some(b)) => {
-                        self.sp -= 1;
-                        self.values[self.sp - 1] = (a + b).to_bits();
-                        ip += 1;
-                    }
-                    _ => {
-                        let strings = self.peek_shape(s, 0, STRING).is_some()
-                            && self.peek_shape(s, 1, STRING).is_some();
-                        if !strings {
-                            fail!(at, "Operands must be two numbers or two strings.");
-                        }
-                        self.frames[fi].ip = at;
-                        return Ok(Exit::Slow);
-                    }
-                },
-                OpCode::Subtract => binary_number_op!(at, a, b, (a - b).to_bits()),
-                OpCode::Multiply => binary_number_op!(at, a, b, (a * b).to_bits()),
-                OpCode::Divide => binary_number_op!(at, a, b, (a / b).to_bits()),
-                OpCode::Not => {
-                    let falsey = raw_is_falsey(self.values[self.sp - 1]);
-                    self.set_slot(s, self.sp - 1, Value::Bool(falsey), None);
-                    ip += 1;
-                }
-                OpCode::Negate => match raw_number(self.values[self.sp - 1]) {
-                    Some(n) => {
-                        self.values[self.sp - 1] = (-n).to_bits();
-                        ip += 1;
-                    }
-                    _ => fail!(at, "Operand must be a number."),
-                },
-                OpCode::Print => {
-                    let (v, r) = self.peek(s, 0);
-                    let text = display(v, r);
-                    let _ = writeln!(self.out, "{text}");
-                    self.drop_n(s, 1);
-                    ip += 1;
-                }
-                OpCode::Jump => {
-                    ip = at + 3 + u16::from_be_bytes([ins[1], ins[2]]) as usize;
-                }
-                OpCode::JumpIfFalse => {
-                    ip = at + 3;
-                    if raw_is_falsey(self.values[self.sp - 1]) {
-                        ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
-                    }
-                }
-                OpCode::Loop => {
-                    ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
-                    if s.poll_requested() {
-                        self.frames[fi].ip = ip;
-                        return Ok(Exit::Poll);
-                    }
-                }
-                OpCode::Call => {
-                    self.frames[fi].ip = at + 2;
-                    return self.call_value(s, arg);
-                }
-                OpCode::Invoke => {
-                    self.frames[fi].ip = at + 3;
-                    let name = constants.load(arg).expect("a name");
-                    return self.invoke(s, name, ins[2] as usize);
-                }
-                OpCode::SuperInvoke => {
-                    self.frames[fi].ip = at + 3;
-                    let name = constants.load(arg).expect("a name");
-                    let (_, superclass) = self.peek(s, 0);
-                    let superclass = superclass.expect("a superclass");
-                    self.drop_n(s, 1);
-                    return self.invoke_from_class(s, superclass, name, ins[2] as usize);
-                }
-                OpCode::Closure | OpCode::Class | OpCode::Inherit | OpCode::Method => {
-                    self.frames[fi].ip = at;
-                    return Ok(Exit::Slow);
-                }
-                OpCode::CloseUpvalue => {
-                    self.close_upvalues(s, self.sp - 1);
-                    self.drop_n(s, 1);
-                    ip += 1;
-                }
-                OpCode::Return => {
-                    let (v, r) = self.peek(s, 0);
-                    self.close_upvalues(s, base);
-                    self.frames.pop();
-                    self.frame_closures.set(s, fi, None);
-                    let n = self.sp - base;
-                    self.drop_n(s, n);
-                    if self.frames.is_empty() {
-                        return Ok(Exit::Done);
-                    }
-                    self.push(s, v, r)?;
-                    return Ok(Exit::Reload);
-                }
             }
         }
     }
@@ -1039,7 +618,7 @@ impl Vm {
                 let (v, r) = self.peek(s, 0);
                 let r = r.map(|r| s.root(r));
                 let fields = s.load(instance, INSTANCE_FIELDS);
-                let (fields, _) = table::set(s, fields, name, v, r).map_err(oom)?;
+                let fields = table::set(s, fields, name, v.to_raw(), r).map_err(oom)?;
                 s.store(instance, INSTANCE_FIELDS, Some(fields));
                 let r = r.map(|r| s.get(r));
                 self.set_slot(s, self.sp - 2, v, r);
@@ -1106,7 +685,7 @@ impl Vm {
                         let (v, r) = table::value_at(from, i);
                         let (key, r) = (s.root(key), r.map(|r| s.root(r)));
                         let methods = s.load(subclass, CLASS_METHODS);
-                        let (methods, _) = table::set(s, methods, key, v, r)?;
+                        let methods = table::set(s, methods, key, v, r)?;
                         s.store(subclass, CLASS_METHODS, Some(methods));
                         Ok(())
                     })
@@ -1120,8 +699,7 @@ impl Vm {
                 let method = s.root(self.peek(s, 0).1.expect("a closure"));
                 let class = s.root(self.peek(s, 1).1.expect("a class"));
                 let methods = s.load(class, CLASS_METHODS);
-                let (methods, _) =
-                    table::set(s, methods, name, Value::Obj, Some(method)).map_err(oom)?;
+                let methods = table::set(s, methods, name, RAW_OBJ, Some(method)).map_err(oom)?;
                 s.store(class, CLASS_METHODS, Some(methods));
                 self.drop_n(s, 1);
                 self.frames[fi].ip = at + 2;
@@ -1167,10 +745,18 @@ impl Vm {
             s.store(instance, INSTANCE_CLASS, Some(class));
             let i = s.get(instance);
             self.set_slot(s, slot, Value::Obj, Some(i));
-            let init = s.get(s.from_global(&self.init_string));
             let methods = s.get(class).load(CLASS_METHODS).expect("methods");
-            match table::get(methods, init) {
-                Some((_, Some(initializer))) => self.call_closure(s, initializer, argc),
+            match table::get(methods, self.init_string.get(s)) {
+                Some((_, Some(initializer))) => {
+                    // An initializer sets fields: their table comes with the instance, so
+                    // that setting them needs no allocation.
+                    let initializer = s.root(initializer);
+                    let fields = table::alloc(s, table::MIN_CAPACITY)
+                        .map_err(RuntimeError::out_of_memory)?;
+                    s.store(instance, INSTANCE_FIELDS, Some(fields));
+                    let initializer = s.get(initializer);
+                    self.call_closure(s, initializer, argc)
+                }
                 _ if argc != 0 => Err(RuntimeError(format!(
                     "Expected 0 arguments but got {argc}."
                 ))),
@@ -1197,16 +783,6 @@ impl Vm {
         let _ = self.err.write_all(text.as_bytes());
         let _ = self.err.flush();
         self.reset_stack();
-    }
-}
-
-/// How `print` shows a value.
-fn display(v: Value, r: Option<ObjRef<'_>>) -> String {
-    match v {
-        Value::Nil => "nil".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => format_number(n),
-        Value::Obj => r.map_or_else(|| "nil".to_string(), display_object),
     }
 }
 

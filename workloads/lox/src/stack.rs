@@ -1,0 +1,141 @@
+//! The value stack as the interpreter's dispatch loop holds it: the two halves of every value
+//! (see [`crate::value`]) opened for one safepoint-free stretch, with the stack top in a local.
+//!
+//! The VM keeps the stack as a root region of reference slots (the object halves) and a Rust
+//! array of NaN-boxed words (the other halves, [`crate::value::Value::to_raw`]). While its
+//! dispatch loop runs, it reads and writes them through a [`StackView`]: the region as a
+//! [`RegionView`] (its heap checked once, the bad mask read once), the words as a fixed-size
+//! array (whose index checks compare against a constant), and the stack pointer as a plain
+//! field, which the compiler keeps in a register. The view writes the stack pointer back to
+//! the VM when the loop leaves.
+//!
+//! Invariant (what makes the rooting precise): a slot of the region is non-null only below the
+//! stack top, and only where the word is [`RAW_OBJ`]. So pushing a number stores no reference,
+//! and dropping one clears none.
+
+use crate::value::RAW_OBJ;
+use gc_runtime::{ObjRef, RegionView};
+
+/// Value stack slots (clox's `STACK_MAX`: 64 frames of 256 slots).
+pub const STACK_MAX: usize = 64 * 256;
+
+/// The raw halves of the value stack.
+pub type StackWords = [u64; STACK_MAX];
+
+/// The value stack opened for one safepoint-free stretch. See the module documentation.
+pub struct StackView<'a> {
+    words: &'a mut StackWords,
+    refs: RegionView<'a, STACK_MAX>,
+    /// Index of the first free slot.
+    pub sp: usize,
+}
+
+impl<'a> StackView<'a> {
+    /// The stack of `words` and `refs` with top `sp`.
+    #[inline(always)]
+    pub fn new(words: &'a mut StackWords, refs: RegionView<'a, STACK_MAX>, sp: usize) -> Self {
+        StackView { words, refs, sp }
+    }
+
+    /// Pushes a value (its object if `raw` is [`RAW_OBJ`]); false if the stack is full.
+    #[inline(always)]
+    pub fn push(&mut self, raw: u64, r: Option<ObjRef<'_>>) -> bool {
+        let Some(word) = self.words.get_mut(self.sp) else {
+            return false;
+        };
+        *word = raw;
+        if raw == RAW_OBJ {
+            self.refs.set(self.sp, r);
+        }
+        self.sp += 1;
+        true
+    }
+
+    /// Pushes a value that is not an object; false if the stack is full.
+    #[inline(always)]
+    pub fn push_raw(&mut self, raw: u64) -> bool {
+        debug_assert_ne!(raw, RAW_OBJ);
+        let Some(word) = self.words.get_mut(self.sp) else {
+            return false;
+        };
+        *word = raw;
+        self.sp += 1;
+        true
+    }
+
+    /// The word of slot `i`.
+    #[inline(always)]
+    pub fn word(&self, i: usize) -> u64 {
+        self.words[i]
+    }
+
+    /// The word `distance` below the top.
+    #[inline(always)]
+    pub fn peek_word(&self, distance: usize) -> u64 {
+        self.words[self.sp - 1 - distance]
+    }
+
+    /// Overwrites the top value with a value that is not an object.
+    #[inline(always)]
+    pub fn set_top_raw(&mut self, raw: u64) {
+        self.set(self.sp - 1, raw, None);
+    }
+
+    /// Replaces the top two values by one that is not an object (a binary operator's result).
+    #[inline(always)]
+    pub fn replace_two_raw(&mut self, raw: u64) {
+        self.drop_n(1);
+        self.set_top_raw(raw);
+    }
+
+    /// The value in slot `i`: its word, and its object if it is one.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> (u64, Option<ObjRef<'a>>) {
+        let raw = self.words[i];
+        let r = if raw == RAW_OBJ {
+            self.refs.get(i)
+        } else {
+            None
+        };
+        (raw, r)
+    }
+
+    /// The object in slot `i`, if the value there is one.
+    #[inline(always)]
+    pub fn obj(&self, i: usize) -> Option<ObjRef<'a>> {
+        if self.words[i] == RAW_OBJ {
+            self.refs.get(i)
+        } else {
+            None
+        }
+    }
+
+    /// Stores a value into slot `i`.
+    #[inline(always)]
+    pub fn set(&mut self, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
+        let was_obj = self.words[i] == RAW_OBJ;
+        self.words[i] = raw;
+        if raw == RAW_OBJ {
+            self.refs.set(i, r);
+        } else if was_obj {
+            self.refs.set(i, None);
+        }
+    }
+
+    /// Drops the top `n` values.
+    #[inline(always)]
+    pub fn drop_n(&mut self, n: usize) {
+        self.truncate(self.sp - n);
+    }
+
+    /// Drops every value from slot `to` up.
+    #[inline(always)]
+    pub fn truncate(&mut self, to: usize) {
+        while self.sp > to {
+            self.sp -= 1;
+            if self.words[self.sp] == RAW_OBJ {
+                self.refs.set(self.sp, None);
+            }
+        }
+    }
+}

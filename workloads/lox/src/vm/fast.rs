@@ -1,0 +1,579 @@
+//! The VM's fast half: the dispatch loop that runs every instruction that cannot allocate.
+//!
+//! [`Vm::run_fast`] borrows the scope immutably for its whole run, so no safepoint can happen
+//! in it and every [`ObjRef`] it holds stays valid. It opens the value stack and the frame
+//! closures as views ([`StackView`], [`gc_runtime::RegionView`]: heap checked once, stack top
+//! in a local), reads the globals' array once, and keeps the current frame's closure,
+//! constants and Rust-side code in locals. Calls and returns switch frames inside the loop;
+//! it gives control back to [`Vm::run`] only to poll (a backward jump or a call while a pause
+//! is requested), to run an allocating instruction, to call a class, at the end of the script
+//! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
+
+use super::{Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX, OPEN_UPVALUES, RAW_UNDEFINED};
+use crate::chunk::OpCode;
+use crate::number::format_number;
+use crate::object::{
+    display_object, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
+    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_FUNCTION, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS,
+    INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
+};
+use crate::stack::StackView;
+use crate::table;
+use crate::value::{raw_is_falsey, raw_number, Value, RAW_FALSE, RAW_NIL, RAW_OBJ, RAW_TRUE};
+use crate::value::{TAG_OBJ, TAG_OPEN};
+use gc_runtime::{ObjRef, RegionView, Scope};
+use std::io::Write;
+
+/// Every opcode's byte, for matching the code bytes directly (one jump table).
+mod op {
+    use crate::chunk::OpCode;
+    macro_rules! bytes {
+        ($($name:ident = $op:ident),* $(,)?) => {
+            $(pub const $name: u8 = OpCode::$op as u8;)*
+        };
+    }
+    bytes! {
+        CONSTANT = Constant, NIL = Nil, TRUE = True, FALSE = False, POP = Pop,
+        GET_LOCAL = GetLocal, SET_LOCAL = SetLocal, GET_GLOBAL = GetGlobal,
+        DEFINE_GLOBAL = DefineGlobal, SET_GLOBAL = SetGlobal, GET_UPVALUE = GetUpvalue,
+        SET_UPVALUE = SetUpvalue, GET_PROPERTY = GetProperty, SET_PROPERTY = SetProperty,
+        GET_SUPER = GetSuper, EQUAL = Equal, GREATER = Greater, LESS = Less, ADD = Add,
+        SUBTRACT = Subtract, MULTIPLY = Multiply, DIVIDE = Divide, NOT = Not, NEGATE = Negate,
+        PRINT = Print, JUMP = Jump, JUMP_IF_FALSE = JumpIfFalse, LOOP = Loop, CALL = Call,
+        INVOKE = Invoke, SUPER_INVOKE = SuperInvoke, CLOSURE = Closure,
+        CLOSE_UPVALUE = CloseUpvalue, RETURN = Return, CLASS = Class, INHERIT = Inherit,
+        METHOD = Method,
+    }
+}
+
+/// The id of a function object's Rust-side code (see [`Code`]).
+#[inline(always)]
+pub(super) fn code_id(function: ObjRef<'_>) -> u32 {
+    (function.read_u64(8) >> 32) as u32
+}
+
+/// The word of a boolean.
+#[inline(always)]
+fn raw_bool(b: bool) -> u64 {
+    if b {
+        RAW_TRUE
+    } else {
+        RAW_FALSE
+    }
+}
+
+/// The value of upvalue `up`: from the stack while it is open.
+#[inline(always)]
+fn upvalue_get<'a>(st: &StackView<'a>, up: ObjRef<'a>) -> (u64, Option<ObjRef<'a>>) {
+    let tag = up.read_u64(0);
+    let bits = up.read_u64(8);
+    if tag == TAG_OPEN {
+        st.get(bits as usize)
+    } else if tag == TAG_OBJ {
+        (RAW_OBJ, up.load(UPVALUE_VALUE))
+    } else {
+        (Value::decode(tag, bits).to_raw(), None)
+    }
+}
+
+/// Stores into upvalue `up`: into the stack while it is open.
+#[inline(always)]
+fn upvalue_set(st: &mut StackView<'_>, up: ObjRef<'_>, raw: u64, r: Option<ObjRef<'_>>) {
+    if up.read_u64(0) == TAG_OPEN {
+        st.set(up.read_u64(8) as usize, raw, r);
+    } else {
+        write_value(up, UPVALUE_VALUE, 0, Value::from_raw(raw), r);
+    }
+}
+
+/// Closes every open upvalue at stack slot `last` or above: the value moves into it.
+fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
+    while let Some(up) = closures.get(OPEN_UPVALUES) {
+        let slot = up.read_u64(8) as usize;
+        if slot < last {
+            break;
+        }
+        let (raw, r) = st.get(slot);
+        let next = up.load(UPVALUE_NEXT);
+        write_value(up, UPVALUE_VALUE, 0, Value::from_raw(raw), r);
+        up.store(UPVALUE_NEXT, None);
+        closures.set(OPEN_UPVALUES, next);
+    }
+}
+
+/// The frame closures' region, opened (the open-upvalue list head in its last slot).
+type Closures<'a> = RegionView<'a, { FRAMES_MAX + 1 }>;
+
+/// A runtime error (cold: the dispatch loop's error paths stay out of its way).
+#[cold]
+#[inline(never)]
+fn error(message: std::fmt::Arguments<'_>) -> RuntimeError {
+    RuntimeError(message.to_string())
+}
+
+/// `print`: writes the value and a newline.
+#[inline(never)]
+fn print(out: &mut dyn Write, raw: u64, r: Option<ObjRef<'_>>) {
+    let text = display(raw, r);
+    let _ = writeln!(out, "{text}");
+}
+
+/// How `print` shows a value.
+fn display(raw: u64, r: Option<ObjRef<'_>>) -> String {
+    match Value::from_raw(raw) {
+        Value::Nil => "nil".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => format_number(n),
+        Value::Obj => r.map_or_else(|| "nil".to_string(), display_object),
+    }
+}
+
+impl Vm {
+    /// Executes instructions that cannot allocate until one needs the mutable scope. See the
+    /// module documentation.
+    pub(super) fn run_fast(&mut self, s: &Scope<'_>) -> Result<Exit, RuntimeError> {
+        let Vm {
+            stack,
+            values,
+            sp,
+            frames,
+            frame_closures,
+            globals,
+            global_values,
+            codes,
+            out,
+            start,
+            ..
+        } = self;
+        let mut st = StackView::new(values, stack.view(s), *sp);
+        let closures: Closures<'_> = frame_closures.view(s);
+        let globals = globals.get(s);
+        let global_values: &mut [u64] = global_values;
+        let codes: &[Code] = codes;
+
+        // The current frame: its index, `ip`, slot base, closure, constants and code.
+        let mut fi;
+        let mut ip;
+        let mut base;
+        let mut closure: ObjRef<'_>;
+        let mut constants: ObjRef<'_>;
+        let mut code: &[u8];
+        let mut raw_constants: &[u64];
+        let mut global_slots: &[u32];
+
+        // Makes the frame on top of `frames` (whose closure is `$closure`) current.
+        macro_rules! enter {
+            ($closure:expr) => {{
+                fi = frames.len() - 1;
+                let frame = frames[fi];
+                ip = frame.ip;
+                base = frame.base;
+                closure = $closure;
+                constants = closure
+                    .load(CLOSURE_FUNCTION)
+                    .expect("a closure has a function")
+                    .load(FN_CONSTANTS)
+                    .expect("a function has constants");
+                let c = &codes[frame.code as usize];
+                code = &c.code;
+                raw_constants = &c.constants;
+                global_slots = &c.globals;
+            }};
+        }
+        enter!(closures
+            .get(frames.len() - 1)
+            .expect("a frame has a closure"));
+
+        let result = 'run: loop {
+            // A runtime error at the instruction starting at `at`.
+            macro_rules! fail {
+                ($at:expr, $($message:tt)*) => {{
+                    frames[fi].ip = $at + 1;
+                    break 'run Err(error(format_args!($($message)*)));
+                }};
+            }
+            // Leaves the loop to run the instruction at `at` in `slow_op`.
+            macro_rules! slow {
+                ($at:expr) => {{
+                    frames[fi].ip = $at;
+                    break 'run Ok(Exit::Slow);
+                }};
+            }
+            // Pushes a value; a full stack is "Stack overflow." at the instruction at `at`.
+            macro_rules! push {
+                ($at:expr, $raw:expr, $r:expr) => {{
+                    if !st.push($raw, $r) {
+                        fail!($at, "Stack overflow.");
+                    }
+                }};
+            }
+            macro_rules! push_raw {
+                ($at:expr, $raw:expr) => {{
+                    if !st.push_raw($raw) {
+                        fail!($at, "Stack overflow.");
+                    }
+                }};
+            }
+            macro_rules! binary_number_op {
+                ($at:expr, $a:ident, $b:ident, $result:expr) => {{
+                    match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
+                        (Some($a), Some($b)) => st.replace_two_raw($result),
+                        _ => fail!($at, "Operands must be numbers."),
+                    }
+                    ip += 1;
+                }};
+            }
+            // Calls closure `$callee` with the top `$argc` values as arguments (the caller's
+            // `ip` is already past the call): pushes its frame and makes it current.
+            macro_rules! call_closure {
+                ($at:expr, $callee:expr, $argc:expr) => {{
+                    let callee: ObjRef<'_> = $callee;
+                    let argc: usize = $argc;
+                    let function = callee
+                        .load(CLOSURE_FUNCTION)
+                        .expect("a closure has a function");
+                    let id = code_id(function);
+                    let arity = codes[id as usize].arity;
+                    if argc != arity {
+                        fail!($at, "Expected {arity} arguments but got {argc}.");
+                    }
+                    if frames.len() == FRAMES_MAX {
+                        fail!($at, "Stack overflow.");
+                    }
+                    base = st.sp - argc - 1;
+                    frames.push(Frame {
+                        ip: 0,
+                        base,
+                        code: id,
+                    });
+                    fi = frames.len() - 1;
+                    closures.set(fi, Some(callee));
+                    if s.poll_requested() {
+                        break 'run Ok(Exit::Poll);
+                    }
+                    ip = 0;
+                    closure = callee;
+                    constants = function
+                        .load(FN_CONSTANTS)
+                        .expect("a function has constants");
+                    let c = &codes[id as usize];
+                    code = &c.code;
+                    raw_constants = &c.constants;
+                    global_slots = &c.globals;
+                    continue;
+                }};
+            }
+            // Calls the value `$argc` below the top (the caller's `ip` is already past the
+            // call).
+            macro_rules! call_value {
+                ($at:expr, $argc:expr) => {{
+                    let argc: usize = $argc;
+                    let callee_slot = st.sp - 1 - argc;
+                    let Some(callee) = st.obj(callee_slot) else {
+                        fail!($at, "Can only call functions and classes.");
+                    };
+                    let shape = callee.shape();
+                    // The common case first, as a plain test (not through a jump table).
+                    if shape == CLOSURE {
+                        call_closure!($at, callee, argc);
+                    }
+                    match shape {
+                        BOUND_METHOD => {
+                            let receiver = callee.load(BOUND_RECEIVER);
+                            let method = callee.load(BOUND_METHOD_SLOT).expect("a method");
+                            st.set(callee_slot, RAW_OBJ, receiver);
+                            call_closure!($at, method, argc);
+                        }
+                        CLASS => break 'run Ok(Exit::CallClass(argc)),
+                        NATIVE => {
+                            let result = match callee.read_u64(0) {
+                                NATIVE_CLOCK => Value::Number(start.elapsed().as_secs_f64()),
+                                _ => Value::Nil,
+                            };
+                            st.truncate(callee_slot);
+                            push_raw!($at, result.to_raw());
+                            ip = frames[fi].ip;
+                            continue;
+                        }
+                        _ => fail!($at, "Can only call functions and classes."),
+                    }
+                }};
+            }
+            // Calls method `$name` of `$class` on the receiver `$argc` below the top.
+            macro_rules! invoke_from_class {
+                ($at:expr, $class:expr, $name:expr, $argc:expr) => {{
+                    let name: ObjRef<'_> = $name;
+                    let methods = $class.load(CLASS_METHODS).expect("a class has methods");
+                    match table::get(methods, name) {
+                        Some((_, Some(method))) => call_closure!($at, method, $argc),
+                        _ => fail!($at, "Undefined property '{}'.", string_text(name)),
+                    }
+                }};
+            }
+
+            // The instructions that touch only the stack, the constants, the globals and `ip`
+            // run in an inner loop of their own, whose few live values stay in registers;
+            // the others leave it for the outer match, with the instruction.
+            let (at, ins) = loop {
+                let at = ip;
+                let Some(window) = code.get(at..at + 4) else {
+                    fail!(at, "Code ends without a return.");
+                };
+                let ins = [window[0], window[1], window[2], window[3]];
+                let arg = ins[1] as usize;
+                match ins[0] {
+                    op::CONSTANT => {
+                        let raw = raw_constants[arg];
+                        if raw == RAW_OBJ {
+                            push!(at, raw, constants.load(arg));
+                        } else {
+                            push_raw!(at, raw);
+                        }
+                        ip += 2;
+                    }
+                    op::NIL => {
+                        push_raw!(at, RAW_NIL);
+                        ip += 1;
+                    }
+                    op::TRUE => {
+                        push_raw!(at, RAW_TRUE);
+                        ip += 1;
+                    }
+                    op::FALSE => {
+                        push_raw!(at, RAW_FALSE);
+                        ip += 1;
+                    }
+                    op::POP => {
+                        st.drop_n(1);
+                        ip += 1;
+                    }
+                    op::GET_LOCAL => {
+                        let (raw, r) = st.get(base + arg);
+                        push!(at, raw, r);
+                        ip += 2;
+                    }
+                    op::SET_LOCAL => {
+                        let (raw, r) = st.get(st.sp - 1);
+                        st.set(base + arg, raw, r);
+                        ip += 2;
+                    }
+                    op::GET_GLOBAL => {
+                        let slot = global_slots[arg] as usize;
+                        let raw = global_values[slot];
+                        if raw == RAW_OBJ {
+                            push!(at, raw, globals.load(slot));
+                        } else if raw == RAW_UNDEFINED {
+                            let name = constants.load(arg).expect("a name");
+                            fail!(at, "Undefined variable '{}'.", string_text(name));
+                        } else {
+                            push_raw!(at, raw);
+                        }
+                        ip += 2;
+                    }
+                    op::DEFINE_GLOBAL | op::SET_GLOBAL => {
+                        let slot = global_slots[arg] as usize;
+                        let old = global_values[slot];
+                        if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
+                            let name = constants.load(arg).expect("a name");
+                            fail!(at, "Undefined variable '{}'.", string_text(name));
+                        }
+                        let (raw, r) = st.get(st.sp - 1);
+                        if raw == RAW_OBJ {
+                            globals.store(slot, r);
+                        } else if old == RAW_OBJ {
+                            globals.store(slot, None);
+                        }
+                        global_values[slot] = raw;
+                        if ins[0] == op::DEFINE_GLOBAL {
+                            st.drop_n(1);
+                        }
+                        ip += 2;
+                    }
+                    op::EQUAL => {
+                        let (a, b) = (st.peek_word(1), st.peek_word(0));
+                        let equal = match (raw_number(a), raw_number(b)) {
+                            (Some(x), Some(y)) => x == y,
+                            _ if a == RAW_OBJ && b == RAW_OBJ => {
+                                match (st.obj(st.sp - 2), st.obj(st.sp - 1)) {
+                                    (Some(x), Some(y)) => x.same(&y),
+                                    _ => false,
+                                }
+                            }
+                            _ => a == b,
+                        };
+                        st.drop_n(2);
+                        push_raw!(at, raw_bool(equal));
+                        ip += 1;
+                    }
+                    op::GREATER => binary_number_op!(at, a, b, raw_bool(a > b)),
+                    op::LESS => binary_number_op!(at, a, b, raw_bool(a < b)),
+                    op::SUBTRACT => binary_number_op!(at, a, b, (a - b).to_bits()),
+                    op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
+                    op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
+                    op::NOT => {
+                        let falsey = raw_is_falsey(st.peek_word(0));
+                        st.set_top_raw(raw_bool(falsey));
+                        ip += 1;
+                    }
+                    op::NEGATE => match raw_number(st.peek_word(0)) {
+                        Some(n) => {
+                            st.set_top_raw((-n).to_bits());
+                            ip += 1;
+                        }
+                        _ => fail!(at, "Operand must be a number."),
+                    },
+                    op::JUMP => {
+                        ip = at + 3 + u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                    }
+                    op::JUMP_IF_FALSE => {
+                        ip = at + 3;
+                        if raw_is_falsey(st.peek_word(0)) {
+                            ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                        }
+                    }
+                    op::LOOP => {
+                        ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                        if s.poll_requested() {
+                            frames[fi].ip = ip;
+                            break 'run Ok(Exit::Poll);
+                        }
+                    }
+                    op::ADD => match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
+                        (Some(a), Some(b)) => {
+                            st.replace_two_raw((a + b).to_bits());
+                            ip += 1;
+                        }
+                        // Strings, or an error: the outer match.
+                        _ => break (at, ins),
+                    },
+                    _ => break (at, ins),
+                }
+            };
+            let arg = ins[1] as usize;
+            match ins[0] {
+                op::ADD => {
+                    let is_string = |i: usize| st.obj(i).is_some_and(|o| o.shape() == STRING);
+                    if !(is_string(st.sp - 1) && is_string(st.sp - 2)) {
+                        fail!(at, "Operands must be two numbers or two strings.");
+                    }
+                    slow!(at);
+                }
+                op::GET_UPVALUE => {
+                    let up = closure.load(1 + arg).expect("an upvalue");
+                    let (raw, r) = upvalue_get(&st, up);
+                    push!(at, raw, r);
+                    ip += 2;
+                }
+                op::SET_UPVALUE => {
+                    let up = closure.load(1 + arg).expect("an upvalue");
+                    let (raw, r) = st.get(st.sp - 1);
+                    upvalue_set(&mut st, up, raw, r);
+                    ip += 2;
+                }
+                op::GET_PROPERTY => {
+                    let Some(instance) = st.obj(st.sp - 1).filter(|o| o.shape() == INSTANCE) else {
+                        fail!(at, "Only instances have properties.");
+                    };
+                    let name = constants.load(arg).expect("a name");
+                    if let Some(fields) = instance.load(INSTANCE_FIELDS) {
+                        if let Some((raw, r)) = table::get(fields, name) {
+                            st.set(st.sp - 1, raw, r);
+                            ip += 2;
+                            continue;
+                        }
+                    }
+                    let class = instance.load(INSTANCE_CLASS).expect("a class");
+                    let methods = class.load(CLASS_METHODS).expect("methods");
+                    if table::get(methods, name).is_none() {
+                        fail!(at, "Undefined property '{}'.", string_text(name));
+                    }
+                    // A bound method: allocates.
+                    slow!(at);
+                }
+                op::SET_PROPERTY => {
+                    let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
+                        fail!(at, "Only instances have fields.");
+                    };
+                    let name = constants.load(arg).expect("a name");
+                    let (raw, r) = st.get(st.sp - 1);
+                    match instance.load(INSTANCE_FIELDS) {
+                        Some(fields) if table::set_in_place(fields, name, raw, r) => {
+                            st.set(st.sp - 2, raw, r);
+                            st.drop_n(1);
+                            ip += 2;
+                        }
+                        // No field table yet, or a full one: allocates.
+                        _ => slow!(at),
+                    }
+                }
+                op::GET_SUPER => slow!(at),
+                op::PRINT => {
+                    let (raw, r) = st.get(st.sp - 1);
+                    print(out, raw, r);
+                    st.drop_n(1);
+                    ip += 1;
+                }
+                op::CALL => {
+                    frames[fi].ip = at + 2;
+                    call_value!(at, arg);
+                }
+                op::INVOKE => {
+                    frames[fi].ip = at + 3;
+                    let argc = ins[2] as usize;
+                    let name = constants.load(arg).expect("a name");
+                    let receiver = st.sp - 1 - argc;
+                    let Some(instance) = st.obj(receiver).filter(|o| o.shape() == INSTANCE) else {
+                        fail!(at, "Only instances have methods.");
+                    };
+                    if let Some(fields) = instance.load(INSTANCE_FIELDS) {
+                        if let Some((raw, r)) = table::get(fields, name) {
+                            st.set(receiver, raw, r);
+                            call_value!(at, argc);
+                        }
+                    }
+                    let class = instance
+                        .load(INSTANCE_CLASS)
+                        .expect("an instance has a class");
+                    invoke_from_class!(at, class, name, argc);
+                }
+                op::SUPER_INVOKE => {
+                    frames[fi].ip = at + 3;
+                    let name = constants.load(arg).expect("a name");
+                    let superclass = st.obj(st.sp - 1).expect("a superclass");
+                    st.drop_n(1);
+                    invoke_from_class!(at, superclass, name, ins[2] as usize);
+                }
+                op::CLOSURE | op::CLASS | op::INHERIT | op::METHOD => slow!(at),
+                op::CLOSE_UPVALUE => {
+                    close_upvalues(&st, &closures, st.sp - 1);
+                    st.drop_n(1);
+                    ip += 1;
+                }
+                op::RETURN => {
+                    let (raw, r) = st.get(st.sp - 1);
+                    if !closures.is_null(OPEN_UPVALUES) {
+                        close_upvalues(&st, &closures, base);
+                    }
+                    frames.pop();
+                    closures.set(fi, None);
+                    st.truncate(base);
+                    if frames.is_empty() {
+                        break 'run Ok(Exit::Done);
+                    }
+                    // The callee's slots are free, so this push cannot overflow.
+                    let pushed = st.push(raw, r);
+                    debug_assert!(pushed);
+                    enter!(closures
+                        .get(frames.len() - 1)
+                        .expect("a frame has a closure"));
+                }
+                other => {
+                    debug_assert!(OpCode::from_byte(other).is_none());
+                    fail!(at, "Unknown opcode {other}.");
+                }
+            }
+        };
+        *sp = st.sp;
+        result
+    }
+}
