@@ -1,9 +1,15 @@
 //! Memory over time: the runner's own thread (never a mutator) samples, every
 //! [`SAMPLE_INTERVAL_MS`] of the measured phase, the heap's committed and used bytes, the
-//! direct buffers' native bytes (unpooled and pooled, from `Heap::direct_stats`) and the
-//! process's RSS and Pss (`/proc/self/smaps_rollup`, which costs the kernel a walk of every
-//! mapping: a few ms, hence the modest rate and the thread). A run keeps the samples in
-//! `RunResult::memory`; `report::plot_memory` draws them.
+//! direct buffers' native bytes (unpooled and pooled, from `Heap::direct_stats`), the
+//! process's RSS (`/proc/self/statm`, a counter the kernel keeps) and its Pss.
+//!
+//! Pss comes from `/proc/self/smaps_rollup`, which costs the kernel a walk of every page
+//! table of the process — tens of milliseconds for a heap of gigabytes mapped three times —
+//! and holds up the mutators' page faults meanwhile: read every 100 ms it once halved the
+//! throughput of a 4 GiB run. So Pss is read at most [`PSS_DUTY`] of the time: after a read
+//! that took `d`, the next one waits at least `d / PSS_DUTY`; the samples in between carry the
+//! last value read. A run keeps the samples in `RunResult::memory`; `report::plot_memory`
+//! draws them.
 
 use gc_runtime::Heap;
 use serde::{Deserialize, Serialize};
@@ -11,6 +17,9 @@ use std::time::{Duration, Instant};
 
 /// Time between samples.
 pub const SAMPLE_INTERVAL_MS: u64 = 100;
+
+/// The most of its time the sampler spends reading Pss (see the module documentation).
+pub const PSS_DUTY: f64 = 0.01;
 
 /// Memory at one moment of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,11 +43,11 @@ pub struct MemorySample {
 }
 
 impl MemorySample {
-    /// Sample `heap` and the process now, `at_ns` into the measured phase.
-    pub fn take(heap: &Heap, at_ns: u64) -> Self {
+    /// Sample `heap` and the process now, `at_ns` into the measured phase, with `pss` as the
+    /// Pss (read by the caller, at its own pace).
+    pub fn take(heap: &Heap, at_ns: u64, pss: u64) -> Self {
         let u = heap.usage();
         let d = heap.direct_stats();
-        let pm = gc_core::proc_info::process_memory();
         MemorySample {
             at_ns,
             committed_heap_bytes: u.committed,
@@ -46,8 +55,8 @@ impl MemorySample {
             direct_bytes: d.direct_bytes,
             pooled_bytes: d.pooled_bytes,
             direct_owners: d.owners,
-            rss_bytes: pm.rss,
-            pss_bytes: pm.pss,
+            rss_bytes: gc_core::proc_info::resident_bytes(),
+            pss_bytes: pss,
         }
     }
 
@@ -62,6 +71,9 @@ pub struct MemorySampler {
     start: Instant,
     next: Instant,
     interval: Duration,
+    /// The last Pss read, and when the next read is due.
+    pss: u64,
+    next_pss: Instant,
     samples: Vec<MemorySample>,
 }
 
@@ -72,6 +84,8 @@ impl MemorySampler {
             start,
             next: start,
             interval: Duration::from_millis(SAMPLE_INTERVAL_MS),
+            pss: 0,
+            next_pss: start,
             samples: Vec::new(),
         }
     }
@@ -94,13 +108,28 @@ impl MemorySampler {
     }
 
     fn take(&mut self, heap: &Heap, now: Instant) {
+        self.refresh_pss(now, false);
         let at = now.saturating_duration_since(self.start).as_nanos() as u64;
-        self.samples.push(MemorySample::take(heap, at));
+        self.samples.push(MemorySample::take(heap, at, self.pss));
     }
 
-    /// One last sample now, and every sample.
+    /// Read Pss if a read is due (or `force`), keeping the reads under [`PSS_DUTY`].
+    fn refresh_pss(&mut self, now: Instant, force: bool) {
+        if !force && now < self.next_pss {
+            return;
+        }
+        let t = Instant::now();
+        self.pss = gc_core::proc_info::process_memory().pss;
+        let took = t.elapsed();
+        self.next_pss = now + self.interval.max(took.div_f64(PSS_DUTY));
+    }
+
+    /// One last sample now (with Pss read afresh), and every sample.
     pub fn finish(mut self, heap: &Heap) -> Vec<MemorySample> {
-        self.take(heap, Instant::now());
+        let now = Instant::now();
+        self.refresh_pss(now, true);
+        let at = now.saturating_duration_since(self.start).as_nanos() as u64;
+        self.samples.push(MemorySample::take(heap, at, self.pss));
         self.samples
     }
 }
