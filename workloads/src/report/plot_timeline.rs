@@ -2,7 +2,8 @@
 //! measured phase, y = wait duration on a log axis shared by all panels (so a 200 µs pause sits
 //! at the same height everywhere): every mutator wait as its own mark, a dot per pause in its
 //! kind's colour, red crosses for allocation stalls and brown hollow triangles for pacing
-//! delays. Shows whether waits are steady, grow over the run, or cluster.
+//! delays (the longest of each 10 ms: a paced run has tens of thousands). Shows whether waits
+//! are steady, grow over the run, or cluster.
 
 use super::format;
 use super::style::{kind_color, plot_err, FONT, PACING_COLOR, STALL_COLOR};
@@ -20,6 +21,25 @@ const KINDS: [PauseKind; 4] = [
     PauseKind::RelocateStart,
     PauseKind::Full,
 ];
+
+/// Width of the time bins pacing delays are thinned to (see [`thin_pacing`]).
+const PACING_BIN_S: f64 = 0.01;
+
+/// The pacing marks to draw of `delays` (seconds since the start, wait in µs): a paced run
+/// can have tens of thousands of delays, one a few hundred microseconds apart, which would
+/// draw as a solid band and make a file of megabytes. Per 10 ms of time only the longest
+/// delay is drawn: the upper edge of the band, what the plot is for, stays exact.
+fn thin_pacing(delays: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    let mut bins: std::collections::BTreeMap<i64, (f64, f64)> = Default::default();
+    for (x, y) in delays {
+        let bin = (x / PACING_BIN_S).floor() as i64;
+        let e = bins.entry(bin).or_insert((x, y));
+        if y > e.1 {
+            *e = (x, y);
+        }
+    }
+    bins.into_values().collect()
+}
 
 /// One legend for all panels, under the title: a mark and the name of each pause kind (and of
 /// allocation stalls and pacing delays) that occurs in any run.
@@ -179,14 +199,13 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                     )
                     .map_err(plot_err)?;
             }
+            let marks = thin_pacing(pacing.iter().map(|d| (t(d.start_at_ns), us(d.duration_ns))));
             chart
-                .draw_series(pacing.iter().map(|d| {
-                    TriangleMarker::new(
-                        (t(d.start_at_ns), us(d.duration_ns)),
-                        5,
-                        PACING_COLOR.stroke_width(2),
-                    )
-                }))
+                .draw_series(
+                    marks
+                        .iter()
+                        .map(|&p| TriangleMarker::new(p, 5, PACING_COLOR.stroke_width(2))),
+                )
                 .map_err(plot_err)?;
         }
         root.present().map_err(plot_err)?;
@@ -200,6 +219,15 @@ mod tests {
     use crate::report::test_support::sample_result;
     use crate::run_result::Mode;
     use gc_runtime::stats::{PacingRecord, StallRecord};
+
+    #[test]
+    fn pacing_delays_are_thinned_to_the_longest_per_bin() {
+        let delays = [(0.001, 50.0), (0.004, 900.0), (0.009, 10.0), (0.015, 20.0)];
+        assert_eq!(
+            thin_pacing(delays.into_iter()),
+            vec![(0.004, 900.0), (0.015, 20.0)]
+        );
+    }
 
     #[test]
     fn one_panel_per_run_with_kinds_and_stalls() {
