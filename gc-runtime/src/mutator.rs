@@ -477,19 +477,23 @@ impl Mutator {
     }
 
     /// The pacing delay for `bytes` allocated, if the pacer asks for one: slept as a blocked
-    /// thread (pauses do not wait for it), recorded and logged.
+    /// thread (pauses do not wait for it), recorded (the time held, and the delay imposed)
+    /// and logged.
     fn pace(&self, bytes: u64) {
         let heap = &self.heap;
         let Some(delay) = heap.pacer.delay_for(&heap.cx, bytes) else {
             return;
         };
         let start_ns = heap.now_ns();
+        let t = Instant::now();
         self.blocking(|| std::thread::sleep(delay));
-        heap.log.pacing(heap.start, &self.shared.name, delay);
+        let held = t.elapsed();
+        heap.log.pacing(heap.start, &self.shared.name, held);
         heap.stats.lock().pacing.push(PacingRecord {
             thread: self.shared.name.clone(),
             start_at_ns: start_ns,
-            duration_ns: delay.as_nanos() as u64,
+            duration_ns: held.as_nanos() as u64,
+            imposed_ns: delay.as_nanos() as u64,
         });
     }
 

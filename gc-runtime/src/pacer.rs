@@ -40,9 +40,9 @@
 //! A delay is taken as a *blocked* thread, like a stall: pauses never wait for a paced
 //! mutator, and the sleeping mutator leaves its core to the GC workers (while mutators are
 //! paced the driver runs one per core: [`Pacer::paced_within`]). Each delay is
-//! recorded as a [`crate::PacingRecord`] (the delay imposed; the OS may wake the thread a
-//! little later, and a pause in progress holds it until the pause ends) and logged at level
-//! `debug`.
+//! recorded as a [`crate::PacingRecord`] — the time the mutator was held (the OS wakes a
+//! sleeper a little late, and a pause in progress holds it until the pause ends), which the
+//! wait reports use, and the delay imposed — and logged at level `debug`.
 //!
 //! # Why delays and not assists
 //!

@@ -129,13 +129,20 @@ pub struct StallRecord {
     pub failed: bool,
 }
 
-/// A mutator the collector slowed down so it would not outrun the cycle (a pacing delay at a
-/// page-allocation point).
+/// A mutator the collector slowed down so it would not outrun the cycle (a pacing delay,
+/// see `pacer`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PacingRecord {
     pub thread: String,
     pub start_at_ns: u64,
+    /// How long the mutator was held: from going to sleep until it ran again (the OS wakes
+    /// a sleeper a little late, and a pause in progress holds it until the pause ends). The
+    /// figure the wait reports use.
     pub duration_ns: u64,
+    /// The delay the pacer imposed (never more than `PacingConfig::max_delay`); 0 in records
+    /// written before it was kept.
+    #[serde(default)]
+    pub imposed_ns: u64,
 }
 
 /// Everything the runtime recorded.

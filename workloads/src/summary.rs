@@ -319,6 +319,7 @@ mod tests {
             thread: "mutator-0".into(),
             start_at_ns: at(800),
             duration_ns: 2_500_000,
+            imposed_ns: 0,
         }];
         let s = RunSummary::of(&r);
         let w = s.longest_wait.clone().unwrap();

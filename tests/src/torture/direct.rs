@@ -640,16 +640,9 @@ impl<'h> Program<'h> {
             self.own_buffer_op(s, cur, o, id, BufOp::Any);
             return;
         }
-        let slots: Vec<(usize, u64)> = self.objs[&id]
-            .edges
-            .iter()
-            .enumerate()
-            .filter_map(|(i, e)| e.filter(|e| self.objs[e].buf.is_some()).map(|e| (i, e)))
-            .collect();
-        if slots.is_empty() {
+        let Some((i, bid)) = pick_buffer_slot(&self.objs, id, &mut self.rng) else {
             return;
-        }
-        let (i, bid) = slots[self.rng.index(slots.len())];
+        };
         let b = o.load(i).unwrap_or_else(|| {
             self.fail(format!(
                 "slot {i} of {id:#x} is null, model says buffer {bid:#x}"
@@ -889,4 +882,20 @@ pub(super) fn check_end(
             bad.join("; ")
         ))
     }
+}
+
+/// A random slot of model object `id` (in `objs`) that points at a buffer's owner, and that
+/// owner's id; `None` if no slot does.
+pub(super) fn pick_buffer_slot(
+    objs: &std::collections::HashMap<u64, ObjModel>,
+    id: u64,
+    rng: &mut Rng,
+) -> Option<(usize, u64)> {
+    let slots: Vec<(usize, u64)> = objs[&id]
+        .edges
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| e.filter(|e| objs[e].buf.is_some()).map(|e| (i, e)))
+        .collect();
+    (!slots.is_empty()).then(|| slots[rng.index(slots.len())])
 }

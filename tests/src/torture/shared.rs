@@ -379,16 +379,10 @@ impl<'h> Program<'h> {
                 self.shared_buffer_at(ss, &mut pool, o, id, BufOp::Any);
                 return;
             }
-            let slots: Vec<(usize, u64)> = pool.objs[&id]
-                .edges
-                .iter()
-                .enumerate()
-                .filter_map(|(i, e)| e.filter(|e| pool.objs[e].buf.is_some()).map(|e| (i, e)))
-                .collect();
-            if slots.is_empty() {
+            let Some((i, bid)) = super::direct::pick_buffer_slot(&pool.objs, id, &mut self.rng)
+            else {
                 return;
-            }
-            let (i, bid) = slots[self.rng.index(slots.len())];
+            };
             let b = o.load(i).unwrap_or_else(|| {
                 self.fail(format!(
                     "slot {i} of shared {id:#x} is null, model says buffer {bid:#x}"

@@ -243,6 +243,7 @@ mod tests {
                 thread: "mutator-0".into(),
                 start_at_ns: stw.measure_start_at_ns + at,
                 duration_ns: 250_000,
+                imposed_ns: 0,
             });
         }
         let results = [

@@ -586,6 +586,7 @@ mod tests {
             thread: "mutator-0".into(),
             start_at_ns: r.measure_start_at_ns + at_ms * 1_000_000,
             duration_ns: dur_ns,
+            imposed_ns: 0,
         }
     }
 

@@ -208,6 +208,7 @@ mod tests {
             thread: "mutator-0".into(),
             start_at_ns: 2_345_678,
             duration_ns: 12_345,
+            imposed_ns: 0,
         });
         let stw = sample_result(Mode::Stw, 256 << 20, &[40_000_000]);
         let results = [conc.clone(), stw.clone()];
