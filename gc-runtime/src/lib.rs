@@ -78,6 +78,7 @@ mod table_handle;
 mod uncommitter;
 mod verifier;
 mod weak_processor;
+mod worker_priority;
 
 pub use config::{
     DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV, PACING_ENV,

@@ -334,6 +334,7 @@ impl Mark {
                 std::thread::Builder::new()
                     .name(format!("gc-mark-{}", i + 1))
                     .spawn_scoped(s, move || {
+                        crate::worker_priority::lower_current_thread();
                         let _abandon = AbandonOnUnwind(abandoned);
                         if panics.take(InjectedPanic::MarkWorker) {
                             panic!("GC worker panic injected for a test");

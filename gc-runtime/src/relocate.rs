@@ -438,6 +438,7 @@ impl Relocate {
                 std::thread::Builder::new()
                     .name(format!("gc-relocate-{i}"))
                     .spawn_scoped(s, || {
+                        crate::worker_priority::lower_current_thread();
                         let c0 = thread_cpu_ns();
                         work();
                         cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
