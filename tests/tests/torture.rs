@@ -273,8 +273,9 @@ fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
 /// themselves (checked over the whole soak, for those that ran).
 const IN_PLACE_CONFIGS: [&str; 2] = ["soak-concurrent-full", "soak-stw-full"];
 
-/// The soak configuration that must reach pacing (checked over the whole soak, if it ran).
-const PACED_CONFIG: &str = "soak-concurrent-small";
+/// The soak configuration that must reach pacing (checked over the whole soak, if it ran):
+/// a nearly full concurrent heap (the small ones run with pacing off, to reach stalls).
+const PACED_CONFIG: &str = "soak-concurrent-full";
 
 /// The soak configurations with a small direct-memory limit, which must run cycles at it
 /// (checked over the whole soak, for those that ran).
