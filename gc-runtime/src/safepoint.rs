@@ -4,10 +4,13 @@
 //! Each mutator has a state: *running* (inside a scope: may touch the heap), *blocked* (outside
 //! every scope, inside a `blocking` region, detaching, or waiting for an allocation stall:
 //! counts as stopped, like a HotSpot thread "in native") or *stopped* (parked at a safepoint).
-//! The collector sets `requested`, then waits on a condvar until no mutator is running. Running
-//! mutators notice at their next poll (allocation or `poll()`) and park on the resume condvar —
-//! never spinning, since on 2 cores a spinning waiter costs a 4 ms scheduler tick. A thread
-//! leaving the blocked state during a pause parks too. Both sides store, then issue a `SeqCst`
+//! The collector sets `requested`, then waits until no mutator is running. Running mutators
+//! notice at their next poll (allocation or `poll()`) and park until the pause ends. Both
+//! waits first spin for a bounded time ([`Primitives::spin_until`], 50 µs) and then sleep on a
+//! condvar: the other side usually arrives within microseconds, while a condvar wake-up costs
+//! tens (more when the sleeper's core went idle); an unbounded spin could cost a 4 ms
+//! scheduler tick on 2 cores, when the thread waited for is off its core. A thread leaving the
+//! blocked state during a pause parks too. Both sides store, then issue a `SeqCst`
 //! fence, then load (a Dekker handshake: the mutator stores its state and loads `requested`,
 //! the collector stores `requested` and loads the states), so a thread either is seen running
 //! by the collector or sees the request.
@@ -244,9 +247,16 @@ impl<P: Primitives> Safepoint<P> {
         // Outside this safepoint's lock: a thread parking at the other heap takes the locks
         // in the other order.
         mark_waiting(ticket, others);
-        let mut g = self.lock.lock();
+        let g = self.lock.lock();
         t.state.store(STOPPED, Ordering::SeqCst);
         self.lock.notify_all(STOPPED_CV);
+        drop(g);
+        // Most pauses end within microseconds: watch for the end before sleeping on the
+        // condvar (whose wake-up takes longer than the pause). Whatever the spin saw, the
+        // request is tested again under the lock, where `stop` publishes it: a new pause
+        // requested right after this one ended keeps the thread parked.
+        P::spin_until(|| !self.requested.load(Ordering::SeqCst));
+        let mut g = self.lock.lock();
         while self.requested.load(Ordering::SeqCst) {
             g = self.lock.wait(RESUME_CV, g);
         }
@@ -326,6 +336,7 @@ impl<P: Primitives> Safepoint<P> {
             self.requested.store(true, Ordering::SeqCst);
             P::fence(Ordering::SeqCst);
             let threads = snapshot();
+            let mut spun = false;
             let (i, w) = loop {
                 let mut running = false;
                 let mut give_way = None;
@@ -346,6 +357,20 @@ impl<P: Primitives> Safepoint<P> {
                     None if !running => {
                         drop(g);
                         return (start, threads);
+                    }
+                    // A running mutator reaches its next poll within microseconds: watch
+                    // for it, without the lock (a parking thread takes it), before sleeping
+                    // on the condvar; then look again under the lock.
+                    None if !spun => {
+                        spun = true;
+                        drop(g);
+                        P::spin_until(|| {
+                            threads.iter().all(|th| {
+                                let t = th.thread_state();
+                                t.get() != RUNNING || t.elsewhere.load(Ordering::SeqCst) != 0
+                            })
+                        });
+                        g = self.lock.lock();
                     }
                     None => g = self.lock.wait(STOPPED_CV, g),
                 }

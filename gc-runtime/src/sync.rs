@@ -55,6 +55,12 @@ pub trait Primitives: Send + Sync + Sized + 'static {
     type Monitor<T: Send>: Monitor<T>;
     /// One round of a wait loop that has nothing to block on (a model checker yields here).
     fn backoff();
+    /// Before blocking on a condition variable for something that usually happens within
+    /// microseconds: poll `done` for a short bounded time and return whether it became true.
+    /// The caller blocks as before if not (and must check its condition again under its lock
+    /// either way). A model checker evaluates `done` once: it explores the interleavings, a
+    /// spin adds none.
+    fn spin_until(done: impl FnMut() -> bool) -> bool;
     /// A memory fence (`std::sync::atomic::fence`). The safepoint's Dekker handshake uses
     /// `SeqCst` fences between its store and its load: loom models `SeqCst` *fences*
     /// exactly but treats `SeqCst` loads and stores as acquire/release only.
@@ -63,6 +69,9 @@ pub trait Primitives: Send + Sync + Sized + 'static {
 
 /// The primitives the collector runs with.
 pub struct Std;
+
+/// How long [`Primitives::spin_until`] polls before the caller blocks.
+const SPIN_LIMIT: Duration = Duration::from_micros(50);
 
 /// `Atomic<T>` for an atomic type with the std atomics' methods (std's and loom's).
 macro_rules! impl_atomic {
@@ -151,6 +160,24 @@ impl Primitives for Std {
         // briefly rather than spin, which on 2 cores would cost a scheduler tick.
         std::thread::sleep(Duration::from_micros(20));
     }
+    fn spin_until(mut done: impl FnMut() -> bool) -> bool {
+        // A thread blocked on a futex is woken by the OS tens of microseconds after the
+        // notify (longer when its core had gone idle, as a virtual machine's does); a pause
+        // that does no per-root work lasts a few. Bounded, so that a spinner whose partner
+        // is off its core gives the core back soon.
+        let start = std::time::Instant::now();
+        loop {
+            for _ in 0..64 {
+                if done() {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            if start.elapsed() >= SPIN_LIMIT {
+                return done();
+            }
+        }
+    }
     #[inline(always)]
     fn fence(order: Ordering) {
         std::sync::atomic::fence(order)
@@ -221,6 +248,9 @@ pub mod loom {
         type Monitor<T: Send> = LoomMonitor<T>;
         fn backoff() {
             loom::thread::yield_now();
+        }
+        fn spin_until(mut done: impl FnMut() -> bool) -> bool {
+            done()
         }
         fn fence(order: Ordering) {
             loom::sync::atomic::fence(order)
