@@ -17,7 +17,7 @@
 use crate::gc_state::Phase;
 use crate::heap_inner::HeapInner;
 use crate::mark;
-use crate::mutator_shared::{MutatorShared, MARK_BUFFER_FLUSH};
+use crate::mutator_shared::MutatorShared;
 use gc_core::{ColoredPtr, GoodColor, Offset, SlowPath};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -54,11 +54,7 @@ impl SlowPath for MutatorSlowPath<'_> {
 
 impl MutatorSlowPath<'_> {
     fn mark_push(&self, off: Offset) {
-        let mut b = self.shared.mark_buffer.lock();
-        b.push(off);
-        if b.len() >= MARK_BUFFER_FLUSH {
-            self.heap.mark.push_all(b.drain(..));
-        }
+        self.shared.mark_buffer.push(off, &self.heap.mark);
     }
 }
 

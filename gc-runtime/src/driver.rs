@@ -10,9 +10,10 @@
 //!    `WeakProcessor::remap_stale` remaps the weak handles the last relocation left behind;
 //! 3. Concurrent Mark — `Mark::drain`: GC workers trace; mutators' barriers mark what they
 //!    load;
-//! 4. Pause Mark End — `Mark::flush_mutator_buffers`; if the buffers held work, back to 2
-//!    ("Concurrent Mark Continue"); the buffers are drained concurrently first, so the pause
-//!    usually succeeds;
+//! 4. Pause Mark End — `Mark::is_complete`: the queue is empty and no mutator's mark buffer
+//!    holds work (one counter, not a walk over the mutators; see `mark_buffer`); if not, back
+//!    to 3 ("Concurrent Mark Continue"), which flushes the buffers; the buffers are drained
+//!    concurrently first, so the pause usually succeeds;
 //! 5. Concurrent Process Non-Strong References — `WeakProcessor::process` clears dead weak
 //!    handles and finds dead direct-buffer owners, whose cleaners
 //!    (`DirectBuffers::run_cleaners`) free their native memory right away;
@@ -27,8 +28,8 @@
 //!    freeing each page when done.
 //!
 //! So no pause of the `concurrent` mode visits a root or copies an object: Pause Mark Start
-//! and Pause Relocate Start are a color flip, Pause Mark End hands over the mutators' mark
-//! buffers (each pause's work is recorded as `PauseRecord::work_items`).
+//! and Pause Relocate Start are a color flip, Pause Mark End reads two words (each pause's work
+//! is recorded as `PauseRecord::work_items`: 0 for all three).
 //!
 //! In `stw` mode the same calls run inside one pause ("Pause Full"), roots included (marked,
 //! then relocated by `Relocate::relocate_roots`), followed by a full remap of the heap
@@ -294,9 +295,12 @@ impl<'h> Cycle<'h> {
         let mut phase = GcPhase::ConcurrentMark;
         loop {
             self.phase(phase, |c| c.mark());
+            // Two words read, whatever the number of mutators: if a mutator's barrier marked
+            // an object since the drain ended, its buffer holds it and the pause ends at once
+            // (Concurrent Mark Continue flushes it). Each failed try found an object newly
+            // marked, so the tries end.
             let done = self.pause(PauseKind::MarkEnd, |c, muts| {
-                c.pause_work += h.mark.flush_mutator_buffers(&h.roots);
-                if !h.mark.is_empty() {
+                if !h.mark.is_complete() {
                     return false;
                 }
                 h.cx.state.set_mark_complete();

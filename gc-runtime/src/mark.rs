@@ -18,6 +18,7 @@
 use crate::cpu_time::thread_cpu_ns;
 use crate::gc_context::GcContext;
 use crate::injected_panic::{InjectedPanic, InjectedPanics};
+use crate::mark_buffer::{BufferedWork, MarkSink};
 use crate::mutator_shared::MutatorShared;
 use crate::roots::Roots;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -33,6 +34,8 @@ pub(crate) struct Mark {
     queue: Injector<Offset>,
     /// Objects GC workers traced since [`Mark::take_traced`] last ran.
     traced: AtomicU64,
+    /// How many mutators' mark buffers hold entries.
+    buffered: BufferedWork,
 }
 
 /// Marks the marking abandoned if the worker holding it unwinds (see the module
@@ -177,22 +180,35 @@ pub(crate) fn is_live(cx: &GcContext, off: Offset) -> bool {
     }
 }
 
+impl MarkSink for Mark {
+    /// Queue offsets a mutator's barriers marked.
+    fn push_all(&self, offs: &mut dyn Iterator<Item = Offset>) {
+        for o in offs {
+            self.queue.push(o);
+        }
+    }
+    /// The count of mutators' mark buffers that hold entries (see [`crate::mark_buffer`]).
+    fn buffered(&self) -> &BufferedWork {
+        &self.buffered
+    }
+}
+
 impl Mark {
     /// Objects traced by GC workers since the last call (one cycle's, when called at its end).
     pub(crate) fn take_traced(&self) -> u64 {
         self.traced.swap(0, Ordering::Relaxed)
     }
 
-    /// Queue offsets a mutator's barriers marked.
-    pub(crate) fn push_all(&self, offs: impl Iterator<Item = Offset>) {
-        for o in offs {
-            self.queue.push(o);
-        }
-    }
-
     /// True if the global queue holds no work.
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.is_empty()
+    }
+
+    /// Pause Mark End's test: true if the queue is empty and no mutator's buffer holds work.
+    /// Reads two words, whatever the number of mutators: the buffers are counted as they fill
+    /// and empty (at a safepoint the count is exact).
+    pub(crate) fn is_complete(&self) -> bool {
+        !self.buffered.any() && self.is_empty()
     }
 
     /// Bytes of mark work held now: the global queue's entries and the mutators' mark
@@ -203,9 +219,9 @@ impl Mark {
         let buffered: u64 = roots
             .mutators()
             .iter()
-            .map(|m| m.mark_buffer.lock().capacity() as u64)
+            .map(|m| m.mark_buffer.capacity_bytes())
             .sum();
-        (self.queue.len() as u64 + buffered) * entry
+        self.queue.len() as u64 * entry + buffered
     }
 
     /// Mark the roots: make every strong root good (mark color), mark its object, queue it.
@@ -306,13 +322,12 @@ impl Mark {
     }
 
     /// Move every mutator's mark buffer into the global queue; returns the number of entries
-    /// moved (0: the buffers held no work).
-    pub(crate) fn flush_mutator_buffers(&self, roots: &Roots) -> u64 {
+    /// moved (0: the buffers held no work). Concurrent Mark's, never a pause's: Pause Mark End
+    /// only tests [`Mark::is_complete`].
+    fn flush_mutator_buffers(&self, roots: &Roots) -> u64 {
         let mut moved = 0;
         for m in roots.mutators() {
-            let mut b = m.mark_buffer.lock();
-            moved += b.len() as u64;
-            self.push_all(b.drain(..));
+            moved += m.mark_buffer.flush(self);
         }
         moved
     }

@@ -486,7 +486,7 @@ impl Mutator {
         };
         let start_ns = heap.now_ns();
         let t = Instant::now();
-        self.blocking(|| std::thread::sleep(delay));
+        self.blocking(|| crate::precise_sleep::sleep_precisely(delay));
         let held = t.elapsed();
         heap.log.pacing(heap.start, &self.shared.name, held);
         heap.stats.lock().pacing.push(PacingRecord {
@@ -535,10 +535,7 @@ impl Drop for Mutator {
             &shared.thread,
             || {
                 shared.handles.truncate(0);
-                let mut b = shared.mark_buffer.lock();
-                if !b.is_empty() {
-                    heap.mark.push_all(b.drain(..));
-                }
+                shared.mark_buffer.flush(&heap.mark);
             },
             || heap.roots.remove_mutator(shared),
         );

@@ -5,19 +5,15 @@
 //! with the heap's root set through an `Arc`.
 
 use crate::handle_stack::HandleStack;
+use crate::mark_buffer::MarkBuffer;
 use crate::safepoint::{HasThreadState, ThreadState};
-use gc_core::Offset;
-use parking_lot::Mutex;
 use std::sync::atomic::AtomicU32;
-
-/// Mark-buffer entries a mutator collects before handing them to the GC workers.
-pub(crate) const MARK_BUFFER_FLUSH: usize = 256;
 
 pub(crate) struct MutatorShared {
     pub(crate) name: String,
     pub(crate) thread: ThreadState,
     pub(crate) handles: HandleStack,
-    pub(crate) mark_buffer: Mutex<Vec<Offset>>,
+    pub(crate) mark_buffer: MarkBuffer,
     /// Scopes open on the mutator (touched only by its own thread).
     pub(crate) scope_depth: AtomicU32,
 }
@@ -28,7 +24,7 @@ impl MutatorShared {
             name: name.to_string(),
             thread: ThreadState::new_blocked(),
             handles,
-            mark_buffer: Mutex::new(Vec::new()),
+            mark_buffer: MarkBuffer::default(),
             scope_depth: AtomicU32::new(0),
         }
     }

@@ -47,8 +47,8 @@ pub struct PauseRecord {
     pub total_ns: u64,
     /// Work items done inside the pause: root slots visited, mark-buffer entries handed
     /// over, objects relocated (the heap verifier's walk, a debugging aid, is not counted).
-    /// The `concurrent` mode's pauses do no per-root work, so this stays small however many
-    /// roots there are; the `stw` pause's grows with the roots.
+    /// The `concurrent` mode's pauses do none of these (0 however many roots and threads
+    /// there are); the `stw` pause's grows with the roots.
     #[serde(default)]
     pub work_items: u64,
 }

@@ -1,16 +1,27 @@
-//! The scheduling priority of GC worker threads. The driver thread works as the first GC
-//! worker at normal priority; the workers it spawns for a parallel phase run at a lower one
-//! (nice +10), so that when a mutator wakes (from a pacing delay, a stall, I/O) and every core
-//! is busy with GC work, the scheduler gives it a core at once instead of after a worker's
-//! time slice. (HotSpot sets no such priority by default; it has `ThreadPriorityPolicy` for
-//! the same end.) The extra workers thus use what mutators leave idle.
+//! The scheduling class of GC worker threads. The driver thread works as the first GC worker
+//! at normal priority; the workers it spawns for a parallel phase run in Linux's `SCHED_IDLE`
+//! class, so they use only what mutators leave idle: when a mutator wakes (from a pacing delay,
+//! a stall, I/O) and every core is busy with GC work, the scheduler preempts an idle-class
+//! worker at once instead of letting it finish its time slice. (With nice +10, the previous
+//! choice, a waking mutator still waited up to a few milliseconds for a core now and then.)
+//! Where `SCHED_IDLE` is refused the worker falls back to nice +10. HotSpot sets no such
+//! priority by default; it has `ThreadPriorityPolicy` for the same end.
 
-/// The nice value of spawned GC workers.
+/// The nice value of spawned GC workers where `SCHED_IDLE` is refused.
 const WORKER_NICE: libc::c_int = 10;
 
-/// Lower the calling thread's priority to the spawned GC workers' (best effort: an error,
-/// which only a sandbox forbidding `setpriority` could cause, leaves it as it was).
+/// Move the calling thread to the spawned GC workers' scheduling class (best effort: where
+/// both `sched_setscheduler` and `setpriority` are refused, which only a sandbox could cause,
+/// it stays as it was). A thread cannot leave `SCHED_IDLE` again without privilege: call this
+/// only on threads that are GC workers for the rest of their life.
 pub(crate) fn lower_current_thread() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is the calling
+    // thread, so only its own scheduling class changes.
+    let idle = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } == 0;
+    if idle {
+        return;
+    }
     // SAFETY: gettid has no preconditions and returns the calling thread's id.
     let tid = unsafe { libc::gettid() };
     // SAFETY: setpriority with PRIO_PROCESS and a thread id changes only that thread's nice

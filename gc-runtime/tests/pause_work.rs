@@ -1,7 +1,8 @@
-//! The `concurrent` mode's pauses do no per-root work: with a million roots, Pause Mark Start
-//! and Pause Relocate Start visit no root and copy no object, and Pause Mark End only hands
-//! over the mutators' mark buffers, exactly as with a handful of roots. The roots are marked
-//! by Concurrent Mark Roots instead, while the mutators run.
+//! The `concurrent` mode's pauses do no per-root and no per-thread work: with a million roots
+//! and 64 more mutator threads attached, Pause Mark Start and Pause Relocate Start visit no
+//! root and copy no object, and Pause Mark End hands over no mark-buffer entry (it tests one
+//! counter of the buffers that hold work), exactly as with a handful of roots and no extra
+//! threads. The roots are marked by Concurrent Mark Roots instead, while the mutators run.
 //!
 //! Work is counted, not timed: each pause records its work items (root slots visited,
 //! mark-buffer entries handed over, objects relocated). The same run in `stw` mode shows the
@@ -16,11 +17,13 @@ const MIB: u64 = 1 << 20;
 const MANY: usize = 1_000_000;
 const FEW: usize = 10;
 const CYCLES: usize = 4;
+/// Extra mutator threads attached (blocked, outside every scope) in the "many" run.
+const MANY_THREADS: usize = 64;
 
 /// Fill a root region of `roots` slots with 1,000 distinct objects (each tagged with its
 /// number), run `CYCLES` cycles while a second mutator reads, checks and rewrites roots and
 /// allocates garbage, check the objects after each cycle, and return the stats.
-fn run(mode: Mode, roots: usize) -> GcStats {
+fn run(mode: Mode, roots: usize, idle_threads: usize) -> GcStats {
     let heap = Heap::new(HeapConfig::new(256 * MIB).mode(mode)).unwrap();
     let region = heap.root_region(roots);
     let mut m = heap.attach("main").unwrap();
@@ -38,6 +41,19 @@ fn run(mode: Mode, roots: usize) -> GcStats {
     });
     let done = AtomicBool::new(false);
     std::thread::scope(|sc| {
+        for t in 0..idle_threads {
+            let (heap, done) = (&heap, &done);
+            sc.spawn(move || {
+                let mut m = heap.attach(&format!("idle-{t}")).unwrap();
+                // One scope that allocates, then attached and blocked until the end.
+                m.scope(|s| {
+                    s.alloc(1, 0, 8).unwrap();
+                });
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            });
+        }
         sc.spawn(|| {
             let mut m = heap.attach("churn").unwrap();
             let mut i = 0usize;
@@ -78,9 +94,12 @@ fn pause_work(stats: &GcStats, kind: PauseKind) -> Vec<u64> {
 
 #[test]
 fn concurrent_pauses_do_not_grow_with_the_roots() {
-    let many = run(Mode::Concurrent, MANY);
-    let few = run(Mode::Concurrent, FEW);
-    for (name, stats, roots) in [("1M roots", &many, MANY), ("10 roots", &few, FEW)] {
+    let many = run(Mode::Concurrent, MANY, MANY_THREADS);
+    let few = run(Mode::Concurrent, FEW, 0);
+    for (name, stats, roots) in [
+        ("1M roots, 66 mutators", &many, MANY),
+        ("10 roots, 2 mutators", &few, FEW),
+    ] {
         let start = pause_work(stats, PauseKind::MarkStart);
         let end = pause_work(stats, PauseKind::MarkEnd);
         let reloc = pause_work(stats, PauseKind::RelocateStart);
@@ -102,11 +121,11 @@ fn concurrent_pauses_do_not_grow_with_the_roots() {
             reloc.iter().all(|&w| w == 0),
             "{name}: Relocate Start did work"
         );
-        // Mark End hands over what the mutators' barriers marked since their last flush: at
-        // most one batch per mutator (a buffer is flushed when it reaches 256 entries).
+        // Mark End only tests whether some mutator's buffer holds work; if one does, the
+        // pause ends and Concurrent Mark Continue flushes it.
         assert!(
-            end.iter().all(|&w| w <= 2 * 256),
-            "{name}: Mark End handed over more than one mark buffer per mutator"
+            end.iter().all(|&w| w == 0),
+            "{name}: Mark End handed mark-buffer entries over"
         );
         // The roots were marked after all, concurrently: every cycle saw every root.
         assert!(
@@ -118,7 +137,7 @@ fn concurrent_pauses_do_not_grow_with_the_roots() {
 
 #[test]
 fn the_stw_pause_visits_every_root() {
-    let stats = run(Mode::Stw, MANY);
+    let stats = run(Mode::Stw, MANY, 0);
     let full = pause_work(&stats, PauseKind::Full);
     eprintln!("stw, 1M roots: work items per pause {full:?}");
     assert!(full.len() >= CYCLES);
