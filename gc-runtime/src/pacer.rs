@@ -1,6 +1,6 @@
 //! Mutator pacing (what Shenandoah's `ShenandoahPacer` does; ZGC itself only stalls): while a
 //! cycle runs, a mutator is delayed a little every *quantum* of bytes it allocates (default
-//! 256 KiB), so that the mutators together take free memory no faster than it lasts until the
+//! 64 KiB), so that the mutators together take free memory no faster than it lasts until the
 //! cycle ends. A mutator that outruns the collector is slowed gradually, by many short bounded
 //! delays, instead of running at full speed into a full heap and stalling until the cycle
 //! frees memory. The allocation stall (in `mutator`) stays the last resort when the heap runs
@@ -31,8 +31,8 @@
 //! needs: nothing while the mutators' own pace fits the budget, then some microseconds per
 //! quantum, up to `max_delay` on every quantum as the budget nears zero. With the cap on every
 //! quantum a mutator is held to at most one quantum per `max_delay` on top of its own time to
-//! allocate it: 256 KiB per 1 ms plus that time, under 256 MB/s, and a mutator at 500 MB/s to
-//! about 170 MB/s. A collector slower than that still ends in a stall. The short quantum is
+//! allocate it: 64 KiB per 1 ms plus that time, under 64 MB/s (a mutator at 500 MB/s to about
+//! 58 MB/s). A collector slower than that still ends in a stall. The short quantum is
 //! what keeps each delay short: deciding once per 2 MiB page, a cap of 1 ms would hold a
 //! 500 MB/s mutator only to 400 MB/s. Between cycles nobody is paced: the director starts a
 //! cycle (its allocation-rate rule) before the heap fills.
