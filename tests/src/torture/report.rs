@@ -79,6 +79,8 @@ pub struct Report {
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
     pub roots_marked_concurrently: u64,
     pub weak_handles_remapped: u64,
+    /// Pause Mark End tries that found work left (a mutator's buffer or the queue).
+    pub mark_end_retries: u64,
     /// Cycles that compacted at least one page in place.
     pub cycles_with_in_place: u64,
     /// Largest live share of the heap a cycle's marking found, per mille.
@@ -154,6 +156,7 @@ impl Report {
         self.relocation_waits += o.relocation_waits;
         self.roots_marked_concurrently += o.roots_marked_concurrently;
         self.weak_handles_remapped += o.weak_handles_remapped;
+        self.mark_end_retries += o.mark_end_retries;
         self.cycles_with_in_place += o.cycles_with_in_place;
         self.max_live_permille = self.max_live_permille.max(o.max_live_permille);
         self.live_permille_sum += o.live_permille_sum;
@@ -235,6 +238,7 @@ impl Report {
         self.relocation_waits = sum(|c| c.relocation_waits);
         self.roots_marked_concurrently = sum(|c| c.roots_marked_concurrently);
         self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
+        self.mark_end_retries = sum(|c| c.mark_end_retries);
         self.cycles_with_in_place = stats
             .cycles
             .iter()
@@ -332,8 +336,8 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
-             handles remapped",
-            self.roots_marked_concurrently, self.weak_handles_remapped,
+             handles remapped; {} Pause Mark End tries found work left",
+            self.roots_marked_concurrently, self.weak_handles_remapped, self.mark_end_retries,
         )?;
         writeln!(
             f,
