@@ -88,8 +88,12 @@ impl RelocationCounters {
     }
 
     fn copied(&self, size: u64) {
-        self.bytes_relocated.fetch_add(size, Ordering::Relaxed);
-        self.objects_relocated.fetch_add(1, Ordering::Relaxed);
+        self.copied_many(1, size);
+    }
+
+    fn copied_many(&self, objects: u64, bytes: u64) {
+        self.bytes_relocated.fetch_add(bytes, Ordering::Relaxed);
+        self.objects_relocated.fetch_add(objects, Ordering::Relaxed);
     }
 
     fn compacted(&self, r: &InPlace) {
@@ -112,11 +116,33 @@ pub(crate) struct Relocate {
     counters: RelocationCounters,
 }
 
-/// A GC worker's private target pages (bump allocation without atomics or locks).
+/// A GC worker's private target pages (bump allocation without atomics or locks), and the
+/// objects and bytes it copied since it last added them to the cycle's counters (once per
+/// page evacuated, not per object: a shared counter per copy costs as much as a small copy).
 #[derive(Default)]
 struct WorkerTargets {
     small: Option<Arc<Page>>,
     medium: Option<Arc<Page>>,
+    copied_objects: u64,
+    copied_bytes: u64,
+}
+
+impl WorkerTargets {
+    fn slot(&mut self, kind: PageKind) -> &mut Option<Arc<Page>> {
+        match kind {
+            PageKind::Small => &mut self.small,
+            PageKind::Medium => &mut self.medium,
+            PageKind::Large => unreachable!("large objects are never relocated"),
+        }
+    }
+
+    /// Add the copies counted so far to the cycle's counters.
+    fn flush_counts(&mut self, counters: &RelocationCounters) {
+        if self.copied_objects != 0 {
+            counters.copied_many(self.copied_objects, self.copied_bytes);
+        }
+        (self.copied_objects, self.copied_bytes) = (0, 0);
+    }
 }
 
 impl Relocate {
@@ -130,32 +156,27 @@ impl Relocate {
         self.counters.totals()
     }
 
-    /// Target memory for a worker's copy of `size` bytes; `None` if the heap has none left.
+    /// Target memory for a worker's copy of `size` bytes, on the worker's target page of
+    /// `kind` (the page `t.slot(kind)` holds afterwards); `None` if the heap has none left.
     fn alloc_for_worker(
         &self,
         cx: &GcContext,
         t: &mut WorkerTargets,
+        kind: PageKind,
         size: u64,
-    ) -> Option<(Offset, Arc<Page>)> {
+    ) -> Option<Offset> {
         let sizes = *cx.pages.sizes();
-        let kind = sizes.kind_for(size);
-        let slot = match kind {
-            PageKind::Small => &mut t.small,
-            PageKind::Medium => &mut t.medium,
-            PageKind::Large => unreachable!("large objects are never relocated"),
-        };
-        if let Some(p) = slot.as_ref() {
-            if let Some(off) = p.alloc_private(size) {
-                return Some((off, p.clone()));
-            }
+        let slot = t.slot(kind);
+        if let Some(off) = slot.as_ref().and_then(|p| p.alloc_private(size)) {
+            return Some(off);
         }
         let page = cx
             .pages
             .new_relocation_page(kind, sizes.page_size(kind, size), cx.state.seqnum())
             .ok()?;
         let off = page.alloc_private(size)?;
-        *slot = Some(page.clone());
-        Some((off, page))
+        *slot = Some(page);
+        Some(off)
     }
 
     /// A GC worker relocates the object at `from` (it holds the page's reference, so no
@@ -175,15 +196,21 @@ impl Relocate {
         // SAFETY: the worker's reference keeps the from-page mapped; `from` is marked live.
         let obj = unsafe { Object::at(layout, from) };
         let size = obj.size();
-        match self.alloc_for_worker(cx, t, size) {
-            Some((to, page)) => {
+        let kind = cx.pages.sizes().kind_for(size);
+        match self.alloc_for_worker(cx, t, kind, size) {
+            Some(to) => {
                 // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
                 // cycle; from-space objects are never written during relocation (a mutator
                 // writes an object only after its barrier relocated it).
                 unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
                 match f.forward(idx, to) {
-                    Ok(_) => self.counters.copied(size),
+                    Ok(_) => {
+                        t.copied_objects += 1;
+                        t.copied_bytes += size;
+                    }
                     Err(_) => {
+                        // A mutator's copy won: give back ours (the top of our own page).
+                        let page = t.slot(kind).as_ref().expect("the page `to` is on");
                         page.undo_alloc(to, size);
                     }
                 }
@@ -426,6 +453,7 @@ impl Relocate {
                 page.live_map().for_each_marked(seq, |idx| {
                     self.relocate_object_worker(cx, f, page.offset_of(idx), &mut targets);
                 });
+                targets.flush_counts(&self.counters);
                 f.release_and_wait();
                 if !f.is_compacted_in_place() {
                     cx.free_page(page);
