@@ -32,6 +32,7 @@ pub mod page_allocator;
 pub mod page_cache;
 pub mod page_table;
 pub mod physical;
+mod prefault;
 pub mod proc_info;
 pub mod reservation;
 pub mod sync;
