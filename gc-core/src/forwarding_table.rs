@@ -50,17 +50,19 @@ impl<W: AtomicWord> ForwardingTable<W> {
     /// A table for a page with `live_objects` live objects.
     pub fn new(live_objects: u64) -> Self {
         let n = ((live_objects as usize) * 2).next_power_of_two().max(16);
-        let entries: Box<[W]> = (0..n).map(|_| W::new_word(0)).collect();
-        // Fault the whole table in now, in one call, rather than twice per page (a read, then
-        // a write) while objects are relocated (see `prefault`).
-        crate::prefault::prefault_writable(
-            entries.as_ptr() as *const u8,
-            std::mem::size_of_val(&*entries),
-        );
         ForwardingTable {
-            entries,
+            entries: (0..n).map(|_| W::new_word(0)).collect(),
             mask: n - 1,
         }
+    }
+
+    /// Fault the whole table in, in one call, rather than twice per memory page (a read, then
+    /// a write) as objects are relocated (see `prefault`). Its contents do not change.
+    pub fn prefault(&self) {
+        crate::prefault::prefault_writable(
+            self.entries.as_ptr() as *const u8,
+            std::mem::size_of_val(&*self.entries),
+        );
     }
 
     /// Number of entry slots (for memory accounting).

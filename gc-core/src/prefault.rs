@@ -5,10 +5,13 @@
 //! Relocate those faults land on the relocating GC workers and, worse, on mutators whose
 //! barrier relocates an object: a profile of heap-churn at 1G put about a tenth of all CPU
 //! time in the kernel clearing such pages one fault at a time. [`prefault_writable`] asks the
-//! kernel for all of a table's pages at once (`MADV_POPULATE_WRITE`, Linux 5.14) when the
-//! table is made, in Concurrent Select Relocation Set, off every mutator's path. (ZGC's
-//! forwarding tables face the same; HotSpot allocates them with `os::malloc` and takes the
-//! faults.)
+//! kernel for all of a table's pages at once (`MADV_POPULATE_WRITE`, Linux 5.14).
+//! Concurrent Select Relocation Set does so for the new tables, for at most 50 ms, and the GC
+//! worker that evacuates a page does it for that page's table first (a no-op if already
+//! done). Without the bound, the whole cost sat in selection, before any page is freed:
+//! seconds at 8G the first time, in a virtual machine whose fresh memory is slow to touch,
+//! and the mutator stalled. ZGC's forwarding tables face the same; HotSpot allocates them
+//! with `os::malloc` and takes the faults.
 
 /// Tables smaller than this are left to fault (one syscall is not worth a page or two).
 pub(crate) const PREFAULT_MIN_BYTES: usize = 64 << 10;

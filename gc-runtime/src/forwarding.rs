@@ -234,6 +234,11 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
         self.table.find(idx)
     }
 
+    /// Fault the forwarding table's memory in (see `ForwardingTable::prefault`).
+    pub fn prefault_table(&self) {
+        self.table.prefault();
+    }
+
     /// Bytes the forwarding table occupies off-heap.
     pub fn footprint(&self) -> usize {
         self.table.footprint()

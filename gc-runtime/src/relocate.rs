@@ -449,6 +449,10 @@ impl Relocate {
                     break;
                 };
                 let page = f.page();
+                // Fault in what is left of the page's table (selection does it for a bounded
+                // time, see `relocation_set_selector`): left to fault, each of its memory
+                // pages would take two faults (a read, then a write) while copying.
+                f.prefault_table();
                 let _guard = crossbeam_epoch::pin();
                 page.live_map().for_each_marked(seq, |idx| {
                     self.relocate_object_worker(cx, f, page.offset_of(idx), &mut targets);

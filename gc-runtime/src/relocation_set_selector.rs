@@ -7,9 +7,12 @@ use crate::forwarding::Forwarding;
 use crate::gc_context::GcContext;
 use gc_core::PageKind;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Garbage share above which a page is evacuated (percent of the page size).
 pub(crate) const FRAGMENTATION_LIMIT_PERCENT: u64 = 25;
+/// How long selection spends faulting in the new forwarding tables.
+const PREFAULT_BUDGET: Duration = Duration::from_millis(50);
 
 /// What selection found.
 #[derive(Default, Debug, Clone, Copy)]
@@ -48,7 +51,7 @@ pub(crate) fn select(cx: &GcContext) -> (Selection, Vec<Arc<Forwarding>>) {
         }
     }
     candidates.sort_by_key(|(p, live)| (p.kind() != PageKind::Medium, *live));
-    let forwardings = candidates
+    let forwardings: Vec<Arc<Forwarding>> = candidates
         .into_iter()
         .map(|(p, live)| {
             sel.pages_selected += 1;
@@ -57,5 +60,17 @@ pub(crate) fn select(cx: &GcContext) -> (Selection, Vec<Arc<Forwarding>>) {
             Arc::new(Forwarding::new(p, n))
         })
         .collect();
+    // Fault the tables in now, so that mutators relocating through their barrier take no
+    // fault on them, but for a bounded time: fresh memory can be slow to touch (seconds for
+    // a big heap's first relocation set, in a virtual machine), and no page is freed before
+    // relocation starts. The GC worker that evacuates a page faults in what is left of its
+    // table first.
+    let start = Instant::now();
+    for f in &forwardings {
+        if start.elapsed() > PREFAULT_BUDGET {
+            break;
+        }
+        f.prefault_table();
+    }
     (sel, forwardings)
 }
