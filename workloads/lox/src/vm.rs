@@ -40,6 +40,7 @@
 //! Heap exhaustion ([`OutOfMemory`]) is the runtime error "Out of memory."; more than
 //! [`FRAMES_MAX`] frames is "Stack overflow.".
 
+mod code_window;
 mod fast;
 
 use crate::chunk::OpCode;
@@ -78,19 +79,24 @@ const FN_CODE_ID: usize = 12;
 /// the function object stores at [`FN_CODE_ID`]. Never freed: a function's code lives as long
 /// as the VM, like the source it came from (only the REPL keeps loading functions).
 struct Code {
-    /// The bytecode, followed by 4 zero bytes so that every instruction's 4-byte window is in
-    /// range.
+    /// The bytecode, followed by [`code_window::PADDING`] zero bytes so that every
+    /// instruction's 4-byte window is in range (read through a [`code_window::CodeWindow`]).
     code: Box<[u8]>,
     /// Each constant's raw half, boxed ([`Value::to_raw`]): the number, or [`RAW_OBJ`] for an
-    /// object constant, which is in the function's constant array.
-    constants: Box<[u64]>,
+    /// object constant, which is in the function's constant array. One entry per possible
+    /// constant index (an instruction's `u8` operand), so that indexing needs no check; the
+    /// entries past the chunk's constants are never read.
+    constants: Box<[u64; CONSTANTS_MAX]>,
     /// For each string constant, the global slot of that name (globals are resolved when a
     /// function is loaded; `GET_GLOBAL`, `SET_GLOBAL` and `DEFINE_GLOBAL` name one by its
-    /// constant); `u32::MAX` for other constants.
-    globals: Box<[u32]>,
+    /// constant); `u32::MAX` for other constants (and past the chunk's constants).
+    globals: Box<[u32; CONSTANTS_MAX]>,
     /// The function's arity (as its heap object has it too).
     arity: usize,
 }
+
+/// Constant indices an instruction can name (its operand is a byte).
+const CONSTANTS_MAX: usize = 256;
 
 /// Raw half of a global slot whose variable is not defined (never a value: not a number, and
 /// not one of the boxed words of [`crate::value`]).
@@ -307,25 +313,26 @@ impl Vm {
         let code = &proto.chunk.code;
         let id = u32::try_from(self.codes.len()).expect("fewer than 2^32 functions");
         let mut padded = code.clone();
-        padded.extend_from_slice(&[0; 4]);
-        let raw_constants = constants
-            .iter()
-            .map(|c| match c {
+        padded.extend_from_slice(&[0; code_window::PADDING]);
+        assert!(
+            n <= CONSTANTS_MAX,
+            "a chunk has at most {CONSTANTS_MAX} constants"
+        );
+        let mut raw_constants = Box::new([RAW_NIL; CONSTANTS_MAX]);
+        let mut globals = Box::new([u32::MAX; CONSTANTS_MAX]);
+        for (i, c) in constants.iter().enumerate() {
+            raw_constants[i] = match c {
                 Constant::Number(x) => Value::Number(*x).to_raw(),
                 _ => RAW_OBJ,
-            })
-            .collect();
-        let mut globals = Vec::with_capacity(n);
-        for c in constants {
-            globals.push(match c {
-                Constant::String(name) => self.global_slot(s, name)?,
-                _ => u32::MAX,
-            });
+            };
+            if let Constant::String(name) = c {
+                globals[i] = self.global_slot(s, name)?;
+            }
         }
         self.codes.push(Code {
             code: padded.into_boxed_slice(),
             constants: raw_constants,
-            globals: globals.into_boxed_slice(),
+            globals,
             arity: proto.arity as usize,
         });
         let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;

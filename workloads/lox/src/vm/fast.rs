@@ -9,6 +9,7 @@
 //! is requested), to run an allocating instruction, to call a class, at the end of the script
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
 
+use super::code_window::CodeWindow;
 use super::{Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX, OPEN_UPVALUES, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
@@ -86,7 +87,10 @@ fn upvalue_set(st: &mut StackView<'_>, up: ObjRef<'_>, raw: u64, r: Option<ObjRe
     }
 }
 
-/// Closes every open upvalue at stack slot `last` or above: the value moves into it.
+/// Closes every open upvalue at stack slot `last` or above: the value moves into it. (Inlined,
+/// so that the dispatch loop never takes the stack view's address and keeps its top in a
+/// register.)
+#[inline(always)]
 fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
     while let Some(up) = closures.get(OPEN_UPVALUES) {
         let slot = up.read_u64(8) as usize;
@@ -157,9 +161,8 @@ impl Vm {
         let mut base;
         let mut closure: ObjRef<'_>;
         let mut constants: ObjRef<'_>;
-        let mut code: &[u8];
-        let mut raw_constants: &[u64];
-        let mut global_slots: &[u32];
+        let mut code: CodeWindow<'_>;
+        let mut cur: &Code;
 
         // Makes the frame on top of `frames` (whose closure is `$closure`) current.
         macro_rules! enter {
@@ -174,10 +177,8 @@ impl Vm {
                     .expect("a closure has a function")
                     .load(FN_CONSTANTS)
                     .expect("a function has constants");
-                let c = &codes[frame.code as usize];
-                code = &c.code;
-                raw_constants = &c.constants;
-                global_slots = &c.globals;
+                cur = &codes[frame.code as usize];
+                code = CodeWindow::new(&cur.code);
             }};
         }
         enter!(closures
@@ -256,10 +257,8 @@ impl Vm {
                     constants = function
                         .load(FN_CONSTANTS)
                         .expect("a function has constants");
-                    let c = &codes[id as usize];
-                    code = &c.code;
-                    raw_constants = &c.constants;
-                    global_slots = &c.globals;
+                    cur = &codes[id as usize];
+                    code = CodeWindow::new(&cur.code);
                     continue;
                 }};
             }
@@ -316,14 +315,13 @@ impl Vm {
             // the others leave it for the outer match, with the instruction.
             let (at, ins) = loop {
                 let at = ip;
-                let Some(window) = code.get(at..at + 4) else {
+                let Some(ins) = code.fetch(at) else {
                     fail!(at, "Code ends without a return.");
                 };
-                let ins = [window[0], window[1], window[2], window[3]];
                 let arg = ins[1] as usize;
                 match ins[0] {
                     op::CONSTANT => {
-                        let raw = raw_constants[arg];
+                        let raw = cur.constants[arg];
                         if raw == RAW_OBJ {
                             push!(at, raw, constants.load(arg));
                         } else {
@@ -358,7 +356,7 @@ impl Vm {
                         ip += 2;
                     }
                     op::GET_GLOBAL => {
-                        let slot = global_slots[arg] as usize;
+                        let slot = cur.globals[arg] as usize;
                         let raw = global_values[slot];
                         if raw == RAW_OBJ {
                             push!(at, raw, globals.load(slot));
@@ -371,7 +369,7 @@ impl Vm {
                         ip += 2;
                     }
                     op::DEFINE_GLOBAL | op::SET_GLOBAL => {
-                        let slot = global_slots[arg] as usize;
+                        let slot = cur.globals[arg] as usize;
                         let old = global_values[slot];
                         if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
                             let name = constants.load(arg).expect("a name");
