@@ -6,10 +6,13 @@
 //!   of each value) plus a Rust array of NaN-boxed words (the tag and number half,
 //!   [`Value::to_raw`]). Slots above the stack top are kept null, so the collector sees exactly
 //!   the live stack. The dispatch loop opens both halves as a [`crate::stack::StackView`].
-//! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure is in a second root
-//!   region, `frame_closures`, at the frame's index — clox keeps it as a C pointer in the frame,
-//!   and the stack slot at the frame base does not always hold it (a method's slot 0 is the
-//!   receiver). The same region's last slot heads the list of open upvalues.
+//! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure and its
+//!   function's constant array are in a second root region, `frame_roots`, in the frame's two
+//!   slots ([`closure_slot`], [`constants_slot`]) — clox keeps the closure as a C pointer in
+//!   the frame, and the stack slot at the frame base does not always hold it (a method's slot 0
+//!   is the receiver); the constants are there so that returning to a frame reads them with
+//!   one load instead of two through the closure. Both slots are null above the top frame.
+//!   The same region's last slot heads the list of open upvalues.
 //! - **Globals** are slots, resolved by name when a function is loaded (`Code::globals`): the
 //!   raw halves in a Rust vector, the objects in a heap value array held through a [`Global`]
 //!   handle (replaced by a bigger array when the slots run out). The string `"init"` is a
@@ -69,8 +72,22 @@ use std::time::Instant;
 pub const FRAMES_MAX: usize = 64;
 pub use crate::stack::STACK_MAX;
 const _: () = assert!(STACK_MAX == FRAMES_MAX * 256);
-/// Slot of `frame_closures` that heads the open-upvalue list.
-const OPEN_UPVALUES: usize = FRAMES_MAX;
+/// Slot of `frame_roots` that heads the open-upvalue list (after the frames' slots).
+const OPEN_UPVALUES: usize = 2 * FRAMES_MAX;
+/// Slots of `frame_roots`.
+const FRAME_ROOTS: usize = OPEN_UPVALUES + 1;
+
+/// Slot of `frame_roots` holding frame `fi`'s closure.
+#[inline(always)]
+const fn closure_slot(fi: usize) -> usize {
+    2 * fi
+}
+
+/// Slot of `frame_roots` holding frame `fi`'s constants (its function's [`FN_CONSTANTS`]).
+#[inline(always)]
+const fn constants_slot(fi: usize) -> usize {
+    2 * fi + 1
+}
 /// Raw offset of a function's index into [`Vm::codes`] (the `u32` after the code length).
 const FN_CODE_ID: usize = 12;
 
@@ -104,7 +121,7 @@ const RAW_UNDEFINED: u64 = 0x7ffc_0000_0000_00ff;
 /// Global slots of a new VM (the array doubles when a program names more globals).
 const GLOBALS_MIN: usize = 64;
 
-/// A call frame. Its closure is in `frame_closures` at the frame's index.
+/// A call frame. Its closure and constants are in `frame_roots` (see [`closure_slot`]).
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     /// Offset of the next instruction in the function's code.
@@ -156,8 +173,9 @@ pub struct Vm {
     /// Stack top: index of the first free slot.
     sp: usize,
     frames: Vec<Frame>,
-    /// The closure of frame `i` in slot `i`; the open-upvalue list head in [`OPEN_UPVALUES`].
-    frame_closures: RootRegion,
+    /// Frame `i`'s closure and constants in slots [`closure_slot`]`(i)` and
+    /// [`constants_slot`]`(i)`; the open-upvalue list head in [`OPEN_UPVALUES`].
+    frame_roots: RootRegion,
     /// The object halves of the global variables, by slot: a value array (reference slots
     /// only; its raw halves are `global_values`), replaced by a bigger one when it fills up.
     globals: Global,
@@ -195,7 +213,7 @@ impl Vm {
             values: Box::new([RAW_NIL; STACK_MAX]),
             sp: 0,
             frames: Vec::with_capacity(FRAMES_MAX),
-            frame_closures: heap.root_region(FRAMES_MAX + 1),
+            frame_roots: heap.root_region(FRAME_ROOTS),
             globals,
             global_values: Vec::new(),
             global_slots: HashMap::new(),
@@ -259,8 +277,11 @@ impl Vm {
         self.values[0] = RAW_OBJ;
         self.stack.set_local(s, 0, Some(closure));
         self.sp = 1;
-        self.frame_closures.set_local(s, 0, Some(closure));
+        self.frame_roots
+            .set_local(s, closure_slot(0), Some(closure));
         let function = s.get(closure).load(CLOSURE_FUNCTION).expect("a function");
+        let constants = function.load(FN_CONSTANTS).expect("constants");
+        self.frame_roots.set(s, constants_slot(0), Some(constants));
         self.frames.push(Frame {
             ip: 0,
             base: 0,
@@ -473,7 +494,7 @@ impl Vm {
 
     fn reset_stack(&mut self) {
         self.stack.clear_from(0);
-        self.frame_closures.clear_from(0);
+        self.frame_roots.clear_from(0);
         self.sp = 0;
         self.frames.clear();
     }
@@ -487,7 +508,7 @@ impl Vm {
         s: &mut Scope<'s>,
         slot: usize,
     ) -> Result<Local<'s>, OutOfMemory> {
-        let mut current = self.frame_closures.get(s, OPEN_UPVALUES);
+        let mut current = self.frame_roots.get(s, OPEN_UPVALUES);
         while let Some(up) = current {
             let at = up.read_u64(8) as usize;
             if at == slot {
@@ -503,7 +524,7 @@ impl Vm {
         new.write_u64(0, TAG_OPEN);
         new.write_u64(8, slot as u64);
         let mut previous = None;
-        let mut current = self.frame_closures.get(s, OPEN_UPVALUES);
+        let mut current = self.frame_roots.get(s, OPEN_UPVALUES);
         while let Some(up) = current {
             if (up.read_u64(8) as usize) < slot {
                 break;
@@ -513,7 +534,7 @@ impl Vm {
         }
         new.store(UPVALUE_NEXT, current);
         match previous {
-            None => self.frame_closures.set(s, OPEN_UPVALUES, Some(new)),
+            None => self.frame_roots.set(s, OPEN_UPVALUES, Some(new)),
             Some(p) => p.store(UPVALUE_NEXT, Some(new)),
         }
         Ok(created)
@@ -546,8 +567,10 @@ impl Vm {
             base: self.sp - argc - 1,
             code: fast::code_id(function),
         });
-        self.frame_closures
-            .set(s, self.frames.len() - 1, Some(closure));
+        let fi = self.frames.len() - 1;
+        self.frame_roots.set(s, closure_slot(fi), Some(closure));
+        let constants = function.load(FN_CONSTANTS).expect("constants");
+        self.frame_roots.set(s, constants_slot(fi), Some(constants));
         Ok(())
     }
 
@@ -572,7 +595,10 @@ impl Vm {
         let at = self.frames[fi].ip;
         let mut ins = [0u8; 4];
         {
-            let closure = self.frame_closures.get(s, fi).expect("a closure");
+            let closure = self
+                .frame_roots
+                .get(s, closure_slot(fi))
+                .expect("a closure");
             let function = closure.load(CLOSURE_FUNCTION).expect("a function");
             function.read_bytes(FN_CODE + at, &mut ins);
         }
@@ -586,10 +612,13 @@ impl Vm {
 
     /// Constant `index` of frame `fi`'s function (an object: a name or a function), rooted.
     fn constant<'s>(&self, s: &Scope<'s>, fi: usize, index: usize) -> Local<'s> {
-        let closure = self.frame_closures.get(s, fi).expect("a closure");
-        let function = closure.load(CLOSURE_FUNCTION).expect("a function");
-        let constants = function.load(FN_CONSTANTS).expect("constants");
-        s.root(constants.load(index).expect("an object constant"))
+        let constants = self.frame_roots.get(s, constants_slot(fi));
+        s.root(
+            constants
+                .expect("constants")
+                .load(index)
+                .expect("an object constant"),
+        )
     }
 
     fn slow_op_here(
@@ -644,8 +673,11 @@ impl Vm {
                 let n = function_upvalues(s.get(function));
                 let mut captures = vec![0u8; 2 * n];
                 {
-                    let closure = self.frame_closures.get(s, fi).expect("a closure");
-                    let code = closure.load(CLOSURE_FUNCTION).expect("a function");
+                    let closure = self.frame_roots.get(s, closure_slot(fi));
+                    let code = closure
+                        .expect("a closure")
+                        .load(CLOSURE_FUNCTION)
+                        .expect("a function");
                     code.read_bytes(FN_CODE + at + 2, &mut captures);
                 }
                 let closure = s.alloc(CLOSURE, 1 + n as u32, 0).map_err(oom)?;
@@ -657,7 +689,10 @@ impl Vm {
                         let up = self.capture_upvalue(s, base + index).map_err(oom)?;
                         s.store(closure, 1 + i, Some(up));
                     } else {
-                        let enclosing = self.frame_closures.get(s, fi).expect("a closure");
+                        let enclosing = self
+                            .frame_roots
+                            .get(s, closure_slot(fi))
+                            .expect("a closure");
                         s.get(closure).store(1 + i, enclosing.load(1 + index));
                     }
                 }
@@ -777,7 +812,7 @@ impl Vm {
         let _ = self.out.flush();
         let mut text = format!("{}\n", error.0);
         for (i, frame) in self.frames.iter().enumerate().rev() {
-            let Some(closure) = self.frame_closures.get(s, i) else {
+            let Some(closure) = self.frame_roots.get(s, closure_slot(i)) else {
                 continue;
             };
             let function = closure.load(CLOSURE_FUNCTION).expect("a function");

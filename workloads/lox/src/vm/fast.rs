@@ -10,7 +10,8 @@
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
 
 use super::code_window::CodeWindow;
-use super::{Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX, OPEN_UPVALUES, RAW_UNDEFINED};
+use super::{closure_slot, constants_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX};
+use super::{FRAME_ROOTS, OPEN_UPVALUES, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
@@ -105,8 +106,9 @@ fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
     }
 }
 
-/// The frame closures' region, opened (the open-upvalue list head in its last slot).
-type Closures<'a> = RegionView<'a, { FRAMES_MAX + 1 }>;
+/// The frames' region, opened: closures and constants (the open-upvalue list head in its
+/// last slot).
+type Closures<'a> = RegionView<'a, FRAME_ROOTS>;
 
 /// A runtime error (cold: the dispatch loop's error paths stay out of its way).
 #[cold]
@@ -141,7 +143,7 @@ impl Vm {
             values,
             sp,
             frames,
-            frame_closures,
+            frame_roots,
             globals,
             global_values,
             codes,
@@ -150,40 +152,61 @@ impl Vm {
             ..
         } = self;
         let mut st = StackView::new(values, stack.view(s), *sp);
-        let closures: Closures<'_> = frame_closures.view(s);
+        let closures: Closures<'_> = frame_roots.view(s);
         let globals = globals.get(s);
         let global_values: &mut [u64] = global_values;
         let codes: &[Code] = codes;
 
-        // The current frame: its index, `ip`, slot base, closure, constants and code.
+        // The current frame: its index, `ip`, slot base, code, and its constants once an
+        // instruction needed them (they are read from `frame_roots` on first use: `fib`'s
+        // frames never need them). The closure is read from `frame_roots` by the upvalue
+        // instructions only.
         let mut fi;
         let mut ip;
         let mut base;
-        let mut closure: ObjRef<'_>;
-        let mut constants: ObjRef<'_>;
+        let mut constants: Option<ObjRef<'_>>;
         let mut code: CodeWindow<'_>;
         let mut cur: &Code;
 
-        // Makes the frame on top of `frames` (whose closure is `$closure`) current.
+        // Makes the frame on top of `frames` current.
         macro_rules! enter {
-            ($closure:expr) => {{
+            () => {{
                 fi = frames.len() - 1;
                 let frame = frames[fi];
                 ip = frame.ip;
                 base = frame.base;
-                closure = $closure;
-                constants = closure
-                    .load(CLOSURE_FUNCTION)
-                    .expect("a closure has a function")
-                    .load(FN_CONSTANTS)
-                    .expect("a function has constants");
+                constants = None;
                 cur = &codes[frame.code as usize];
                 code = CodeWindow::new(&cur.code);
             }};
         }
-        enter!(closures
-            .get(frames.len() - 1)
-            .expect("a frame has a closure"));
+        enter!();
+        // The current frame's constants, not kept (for an instruction that leaves the frame).
+        macro_rules! frame_constants {
+            () => {
+                match constants {
+                    Some(c) => c,
+                    None => closures
+                        .get(constants_slot(fi))
+                        .expect("a frame has constants"),
+                }
+            };
+        }
+        // The current frame's constants, kept for the frame's next instructions.
+        macro_rules! constants {
+            () => {
+                match constants {
+                    Some(c) => c,
+                    None => {
+                        let c = closures
+                            .get(constants_slot(fi))
+                            .expect("a frame has constants");
+                        constants = Some(c);
+                        c
+                    }
+                }
+            };
+        }
 
         let result = 'run: loop {
             // A runtime error at the instruction starting at `at`.
@@ -248,15 +271,16 @@ impl Vm {
                         code: id,
                     });
                     fi = frames.len() - 1;
-                    closures.set(fi, Some(callee));
+                    let callee_constants = function
+                        .load(FN_CONSTANTS)
+                        .expect("a function has constants");
+                    closures.set(closure_slot(fi), Some(callee));
+                    closures.set(constants_slot(fi), Some(callee_constants));
                     if s.poll_requested() {
                         break 'run Ok(Exit::Poll);
                     }
                     ip = 0;
-                    closure = callee;
-                    constants = function
-                        .load(FN_CONSTANTS)
-                        .expect("a function has constants");
+                    constants = Some(callee_constants);
                     cur = &codes[id as usize];
                     code = CodeWindow::new(&cur.code);
                     continue;
@@ -323,7 +347,7 @@ impl Vm {
                     op::CONSTANT => {
                         let raw = cur.constants[arg];
                         if raw == RAW_OBJ {
-                            push!(at, raw, constants.load(arg));
+                            push!(at, raw, constants!().load(arg));
                         } else {
                             push_raw!(at, raw);
                         }
@@ -361,7 +385,7 @@ impl Vm {
                         if raw == RAW_OBJ {
                             push!(at, raw, globals.load(slot));
                         } else if raw == RAW_UNDEFINED {
-                            let name = constants.load(arg).expect("a name");
+                            let name = frame_constants!().load(arg).expect("a name");
                             fail!(at, "Undefined variable '{}'.", string_text(name));
                         } else {
                             push_raw!(at, raw);
@@ -372,7 +396,7 @@ impl Vm {
                         let slot = cur.globals[arg] as usize;
                         let old = global_values[slot];
                         if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
-                            let name = constants.load(arg).expect("a name");
+                            let name = frame_constants!().load(arg).expect("a name");
                             fail!(at, "Undefined variable '{}'.", string_text(name));
                         }
                         let (raw, r) = st.get(st.sp - 1);
@@ -457,12 +481,14 @@ impl Vm {
                     slow!(at);
                 }
                 op::GET_UPVALUE => {
+                    let closure = closures.get(closure_slot(fi)).expect("a closure");
                     let up = closure.load(1 + arg).expect("an upvalue");
                     let (raw, r) = upvalue_get(&st, up);
                     push!(at, raw, r);
                     ip += 2;
                 }
                 op::SET_UPVALUE => {
+                    let closure = closures.get(closure_slot(fi)).expect("a closure");
                     let up = closure.load(1 + arg).expect("an upvalue");
                     let (raw, r) = st.get(st.sp - 1);
                     upvalue_set(&mut st, up, raw, r);
@@ -472,7 +498,7 @@ impl Vm {
                     let Some(instance) = st.obj(st.sp - 1).filter(|o| o.shape() == INSTANCE) else {
                         fail!(at, "Only instances have properties.");
                     };
-                    let name = constants.load(arg).expect("a name");
+                    let name = constants!().load(arg).expect("a name");
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
                         if let Some((raw, r)) = table::get(fields, name) {
                             st.set(st.sp - 1, raw, r);
@@ -492,7 +518,7 @@ impl Vm {
                     let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
                         fail!(at, "Only instances have fields.");
                     };
-                    let name = constants.load(arg).expect("a name");
+                    let name = constants!().load(arg).expect("a name");
                     let (raw, r) = st.get(st.sp - 1);
                     match instance.load(INSTANCE_FIELDS) {
                         Some(fields) if table::set_in_place(fields, name, raw, r) => {
@@ -518,7 +544,7 @@ impl Vm {
                 op::INVOKE => {
                     frames[fi].ip = at + 3;
                     let argc = ins[2] as usize;
-                    let name = constants.load(arg).expect("a name");
+                    let name = constants!().load(arg).expect("a name");
                     let receiver = st.sp - 1 - argc;
                     let Some(instance) = st.obj(receiver).filter(|o| o.shape() == INSTANCE) else {
                         fail!(at, "Only instances have methods.");
@@ -536,7 +562,7 @@ impl Vm {
                 }
                 op::SUPER_INVOKE => {
                     frames[fi].ip = at + 3;
-                    let name = constants.load(arg).expect("a name");
+                    let name = frame_constants!().load(arg).expect("a name");
                     let superclass = st.obj(st.sp - 1).expect("a superclass");
                     st.drop_n(1);
                     invoke_from_class!(at, superclass, name, ins[2] as usize);
@@ -553,7 +579,8 @@ impl Vm {
                         close_upvalues(&st, &closures, base);
                     }
                     frames.pop();
-                    closures.set(fi, None);
+                    closures.set(closure_slot(fi), None);
+                    closures.set(constants_slot(fi), None);
                     st.truncate(base);
                     if frames.is_empty() {
                         break 'run Ok(Exit::Done);
@@ -561,9 +588,7 @@ impl Vm {
                     // The callee's slots are free, so this push cannot overflow.
                     let pushed = st.push(raw, r);
                     debug_assert!(pushed);
-                    enter!(closures
-                        .get(frames.len() - 1)
-                        .expect("a frame has a closure"));
+                    enter!();
                 }
                 other => {
                     debug_assert!(OpCode::from_byte(other).is_none());
