@@ -219,6 +219,25 @@ impl Object {
         }
     }
 
+    /// The raw word at 8-aligned byte `offset` (panics if out of range): one range check, where
+    /// indexing [`Self::raw_words`] after [`Self::check_range`] would make two.
+    #[inline(always)]
+    fn raw_word(&self, offset: usize) -> &AtomicU64 {
+        debug_assert!(offset.is_multiple_of(8));
+        self.check_range(offset, 8);
+        // SAFETY: `check_range` gave `offset + 8 <= n_bytes`, and the raw area, which starts
+        // 8-byte aligned right after the `n_refs` slots and holds `n_bytes` rounded up to whole
+        // words, lies inside the object (see `raw_words`); `offset` is 8-aligned, so the word
+        // is one of the area's words; AtomicU64 has the layout of u64.
+        unsafe {
+            &*(self
+                .addr
+                .as_ptr()
+                .add(HEADER_SIZE as usize + 8 * self.n_refs() + offset)
+                as *const AtomicU64)
+        }
+    }
+
     #[inline(always)]
     fn check_range(self, offset: usize, len: usize) {
         let end = offset.checked_add(len).expect("range overflow");
@@ -292,8 +311,7 @@ impl Object {
     #[inline]
     pub fn read_u64(self, offset: usize) -> u64 {
         if offset.is_multiple_of(8) {
-            self.check_range(offset, 8);
-            return u64::from_le(self.raw_words()[offset / 8].load(Ordering::Relaxed));
+            return u64::from_le(self.raw_word(offset).load(Ordering::Relaxed));
         }
         let mut b = [0u8; 8];
         self.read_bytes(offset, &mut b);
@@ -304,8 +322,7 @@ impl Object {
     #[inline]
     pub fn write_u64(self, offset: usize, v: u64) {
         if offset.is_multiple_of(8) {
-            self.check_range(offset, 8);
-            self.raw_words()[offset / 8].store(v.to_le(), Ordering::Relaxed);
+            self.raw_word(offset).store(v.to_le(), Ordering::Relaxed);
             return;
         }
         self.write_bytes(offset, &v.to_le_bytes())
