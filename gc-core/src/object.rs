@@ -181,11 +181,10 @@ impl Object {
     /// Reference slot `i` (panics if out of range).
     #[inline]
     pub fn slot(&self, i: usize) -> &AtomicU64 {
-        assert!(
-            i < self.n_refs(),
-            "slot {i} out of range ({} slots)",
-            self.n_refs()
-        );
+        let n_refs = self.n_refs();
+        if i >= n_refs {
+            slot_out_of_range(i, n_refs);
+        }
         // SAFETY: `i` is in range, slots are 8-byte aligned words inside the object, and
         // AtomicU64 has the layout of u64.
         unsafe { &*(self.addr.as_ptr().add(HEADER_SIZE as usize + 8 * i) as *const AtomicU64) }
@@ -240,12 +239,11 @@ impl Object {
 
     #[inline(always)]
     fn check_range(self, offset: usize, len: usize) {
-        let end = offset.checked_add(len).expect("range overflow");
-        assert!(
-            end <= self.n_bytes(),
-            "raw bytes {offset}..{end} out of range ({})",
-            self.n_bytes()
-        );
+        let n_bytes = self.n_bytes();
+        match offset.checked_add(len) {
+            Some(end) if end <= n_bytes => {}
+            _ => bytes_out_of_range(offset, len, n_bytes),
+        }
     }
 
     /// Copy raw bytes `[offset, offset + out.len())` into `out` (panics if out of range).
@@ -363,6 +361,24 @@ fn merge(word: &AtomicU64, at: usize, bytes: &[u8]) {
             Ok(_) => return,
             Err(now) => cur = now,
         }
+    }
+}
+
+/// The panic of an out-of-range slot index (cold and out of line: an accessor's check is a
+/// compare and a branch, with nothing spilled for the message).
+#[cold]
+#[inline(never)]
+fn slot_out_of_range(i: usize, n_refs: usize) -> ! {
+    panic!("slot {i} out of range ({n_refs} slots)")
+}
+
+/// The panic of an out-of-range raw byte range (see [`slot_out_of_range`]).
+#[cold]
+#[inline(never)]
+fn bytes_out_of_range(offset: usize, len: usize, n_bytes: usize) -> ! {
+    match offset.checked_add(len) {
+        Some(end) => panic!("raw bytes {offset}..{end} out of range ({n_bytes})"),
+        None => panic!("range overflow"),
     }
 }
 
