@@ -128,6 +128,21 @@ impl<'a> StackView<'a> {
         self.truncate(self.sp - n);
     }
 
+    /// Drops every value from slot `to` up, as one pass over the slots (for dropping a whole
+    /// frame; [`Self::truncate`] suits a few values).
+    #[inline(always)]
+    pub fn truncate_frame(&mut self, to: usize) {
+        if to >= self.sp {
+            return;
+        }
+        for (i, &word) in self.words[to..self.sp].iter().enumerate() {
+            if word == RAW_OBJ {
+                self.refs.set(to + i, None);
+            }
+        }
+        self.sp = to;
+    }
+
     /// Drops every value from slot `to` up.
     #[inline(always)]
     pub fn truncate(&mut self, to: usize) {

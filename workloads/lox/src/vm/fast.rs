@@ -581,7 +581,7 @@ impl Vm {
                     frames.pop();
                     closures.set(closure_slot(fi), None);
                     closures.set(constants_slot(fi), None);
-                    st.truncate(base);
+                    st.truncate_frame(base);
                     if frames.is_empty() {
                         break 'run Ok(Exit::Done);
                     }
