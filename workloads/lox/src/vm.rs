@@ -53,10 +53,10 @@ use crate::function::{Constant, FunctionProto};
 use crate::interner::Interner;
 use crate::object::{
     function_arity, function_line, function_raw_size, function_trace_name, function_upvalues,
-    string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
+    hash_bytes, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
     CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE, FN_CONSTANTS, FN_NAME, FUNCTION,
-    INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE, UPVALUE_NEXT,
-    VALUE_ARRAY,
+    HASH_SEED, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE,
+    UPVALUE_NEXT, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
@@ -108,6 +108,10 @@ struct Code {
     /// function is loaded; `GET_GLOBAL`, `SET_GLOBAL` and `DEFINE_GLOBAL` name one by its
     /// constant); `u32::MAX` for other constants (and past the chunk's constants).
     globals: Box<[u32; CONSTANTS_MAX]>,
+    /// For each string constant, its content hash (as its string object has it,
+    /// [`crate::object::string_hash`]), for the table lookups of property and method names; 0
+    /// for other constants.
+    hashes: Box<[u64; CONSTANTS_MAX]>,
     /// The function's arity (as its heap object has it too).
     arity: usize,
 }
@@ -341,6 +345,7 @@ impl Vm {
         );
         let mut raw_constants = Box::new([RAW_NIL; CONSTANTS_MAX]);
         let mut globals = Box::new([u32::MAX; CONSTANTS_MAX]);
+        let mut hashes = Box::new([0; CONSTANTS_MAX]);
         for (i, c) in constants.iter().enumerate() {
             raw_constants[i] = match c {
                 Constant::Number(x) => Value::Number(*x).to_raw(),
@@ -348,12 +353,14 @@ impl Vm {
             };
             if let Constant::String(name) = c {
                 globals[i] = self.global_slot(s, name)?;
+                hashes[i] = hash_bytes(HASH_SEED, name.as_bytes());
             }
         }
         self.codes.push(Code {
             code: padded.into_boxed_slice(),
             constants: raw_constants,
             globals,
+            hashes,
             arity: proto.arity as usize,
         });
         let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;

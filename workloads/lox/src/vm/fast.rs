@@ -324,10 +324,10 @@ impl Vm {
             }
             // Calls method `$name` of `$class` on the receiver `$argc` below the top.
             macro_rules! invoke_from_class {
-                ($at:expr, $class:expr, $name:expr, $argc:expr) => {{
+                ($at:expr, $class:expr, $name:expr, $arg:expr, $argc:expr) => {{
                     let name: ObjRef<'_> = $name;
                     let methods = $class.load(CLASS_METHODS).expect("a class has methods");
-                    match table::get(methods, name) {
+                    match table::get_hashed(methods, name, cur.hashes[$arg]) {
                         Some((_, Some(method))) => call_closure!($at, method, $argc),
                         _ => fail!($at, "Undefined property '{}'.", string_text(name)),
                     }
@@ -500,7 +500,7 @@ impl Vm {
                     };
                     let name = constants!().load(arg).expect("a name");
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
-                        if let Some((raw, r)) = table::get(fields, name) {
+                        if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
                             st.set(st.sp - 1, raw, r);
                             ip += 2;
                             continue;
@@ -508,7 +508,7 @@ impl Vm {
                     }
                     let class = instance.load(INSTANCE_CLASS).expect("a class");
                     let methods = class.load(CLASS_METHODS).expect("methods");
-                    if table::get(methods, name).is_none() {
+                    if table::get_hashed(methods, name, cur.hashes[arg]).is_none() {
                         fail!(at, "Undefined property '{}'.", string_text(name));
                     }
                     // A bound method: allocates.
@@ -521,7 +521,15 @@ impl Vm {
                     let name = constants!().load(arg).expect("a name");
                     let (raw, r) = st.get(st.sp - 1);
                     match instance.load(INSTANCE_FIELDS) {
-                        Some(fields) if table::set_in_place(fields, name, raw, r) => {
+                        Some(fields)
+                            if table::set_in_place_hashed(
+                                fields,
+                                name,
+                                cur.hashes[arg],
+                                raw,
+                                r,
+                            ) =>
+                        {
                             st.set(st.sp - 2, raw, r);
                             st.drop_n(1);
                             ip += 2;
@@ -550,7 +558,7 @@ impl Vm {
                         fail!(at, "Only instances have methods.");
                     };
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
-                        if let Some((raw, r)) = table::get(fields, name) {
+                        if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
                             st.set(receiver, raw, r);
                             call_value!(at, argc);
                         }
@@ -558,14 +566,14 @@ impl Vm {
                     let class = instance
                         .load(INSTANCE_CLASS)
                         .expect("an instance has a class");
-                    invoke_from_class!(at, class, name, argc);
+                    invoke_from_class!(at, class, name, arg, argc);
                 }
                 op::SUPER_INVOKE => {
                     frames[fi].ip = at + 3;
                     let name = frame_constants!().load(arg).expect("a name");
                     let superclass = st.obj(st.sp - 1).expect("a superclass");
                     st.drop_n(1);
-                    invoke_from_class!(at, superclass, name, ins[2] as usize);
+                    invoke_from_class!(at, superclass, name, arg, ins[2] as usize);
                 }
                 op::CLOSURE | op::CLASS | op::INHERIT | op::METHOD => slow!(at),
                 op::CLOSE_UPVALUE => {
