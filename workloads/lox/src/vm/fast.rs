@@ -10,7 +10,7 @@
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
 
 use super::code_window::CodeWindow;
-use super::{closure_slot, constants_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX};
+use super::{closure_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX};
 use super::{FRAME_ROOTS, OPEN_UPVALUES, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
@@ -162,6 +162,9 @@ impl Vm {
         // frames never need them). The closure is read from `frame_roots` by the upvalue
         // instructions only.
         let mut fi;
+        // `closure_slot(fi)`: the frame's first slot in `frame_roots` (its constants are in
+        // the next), kept beside `fi` rather than recomputed where it is used.
+        let mut roots;
         let mut ip;
         let mut base;
         let mut constants: Option<ObjRef<'_>>;
@@ -172,6 +175,7 @@ impl Vm {
         macro_rules! enter {
             () => {{
                 fi = frames.len() - 1;
+                roots = closure_slot(fi);
                 let frame = frames[fi];
                 ip = frame.ip;
                 base = frame.base;
@@ -186,9 +190,7 @@ impl Vm {
             () => {
                 match constants {
                     Some(c) => c,
-                    None => closures
-                        .get(constants_slot(fi))
-                        .expect("a frame has constants"),
+                    None => closures.get(roots + 1).expect("a frame has constants"),
                 }
             };
         }
@@ -198,9 +200,7 @@ impl Vm {
                 match constants {
                     Some(c) => c,
                     None => {
-                        let c = closures
-                            .get(constants_slot(fi))
-                            .expect("a frame has constants");
+                        let c = closures.get(roots + 1).expect("a frame has constants");
                         constants = Some(c);
                         c
                     }
@@ -271,11 +271,12 @@ impl Vm {
                         code: id,
                     });
                     fi = frames.len() - 1;
+                    roots = closure_slot(fi);
                     let callee_constants = function
                         .load(FN_CONSTANTS)
                         .expect("a function has constants");
-                    closures.set(closure_slot(fi), Some(callee));
-                    closures.set(constants_slot(fi), Some(callee_constants));
+                    closures.set(roots, Some(callee));
+                    closures.set(roots + 1, Some(callee_constants));
                     if s.poll_requested() {
                         break 'run Ok(Exit::Poll);
                     }
@@ -481,14 +482,14 @@ impl Vm {
                     slow!(at);
                 }
                 op::GET_UPVALUE => {
-                    let closure = closures.get(closure_slot(fi)).expect("a closure");
+                    let closure = closures.get(roots).expect("a closure");
                     let up = closure.load(1 + arg).expect("an upvalue");
                     let (raw, r) = upvalue_get(&st, up);
                     push!(at, raw, r);
                     ip += 2;
                 }
                 op::SET_UPVALUE => {
-                    let closure = closures.get(closure_slot(fi)).expect("a closure");
+                    let closure = closures.get(roots).expect("a closure");
                     let up = closure.load(1 + arg).expect("an upvalue");
                     let (raw, r) = st.get(st.sp - 1);
                     upvalue_set(&mut st, up, raw, r);
@@ -587,8 +588,8 @@ impl Vm {
                         close_upvalues(&st, &closures, base);
                     }
                     frames.pop();
-                    closures.set(closure_slot(fi), None);
-                    closures.set(constants_slot(fi), None);
+                    closures.set(roots, None);
+                    closures.set(roots + 1, None);
                     st.truncate_frame(base);
                     if frames.is_empty() {
                         break 'run Ok(Exit::Done);
