@@ -337,33 +337,66 @@ impl Vm {
 
             // The instructions that touch only the stack, the constants, the globals and `ip`
             // run in an inner loop of their own, whose few live values stay in registers;
-            // the others leave it for the outer match, with the instruction.
-            let (at, ins) = loop {
+            // the others leave it for the outer match, with the instruction. So do the inner
+            // instructions' rare cases (an object constant, a full stack, an error, a pause
+            // request at a `LOOP`): the outer match runs them again in full. The inner loop
+            // touches neither the frames nor the frame's constants.
+            let (at, fetched) = loop {
                 let at = ip;
                 let Some(ins) = code.fetch(at) else {
-                    fail!(at, "Code ends without a return.");
+                    break (at, None);
                 };
+                // Leaves for the outer match, which runs the instruction again in full.
+                macro_rules! out {
+                    () => {
+                        break (at, Some(ins))
+                    };
+                }
+                // Pushes a value; a full stack leaves for the outer match.
+                macro_rules! push_or_out {
+                    ($raw:expr, $r:expr) => {{
+                        if !st.push($raw, $r) {
+                            out!();
+                        }
+                    }};
+                }
+                macro_rules! push_raw_or_out {
+                    ($raw:expr) => {{
+                        if !st.push_raw($raw) {
+                            out!();
+                        }
+                    }};
+                }
+                macro_rules! number_op_or_out {
+                    ($a:ident, $b:ident, $result:expr) => {{
+                        match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
+                            (Some($a), Some($b)) => st.replace_two_raw($result),
+                            _ => out!(),
+                        }
+                        ip += 1;
+                    }};
+                }
                 let arg = ins[1] as usize;
                 match ins[0] {
                     op::CONSTANT => {
                         let raw = cur.constants[arg];
                         if raw == RAW_OBJ {
-                            push!(at, raw, constants!().load(arg));
-                        } else {
-                            push_raw!(at, raw);
+                            // The object is in the frame's constants: the outer match.
+                            out!();
                         }
+                        push_raw_or_out!(raw);
                         ip += 2;
                     }
                     op::NIL => {
-                        push_raw!(at, RAW_NIL);
+                        push_raw_or_out!(RAW_NIL);
                         ip += 1;
                     }
                     op::TRUE => {
-                        push_raw!(at, RAW_TRUE);
+                        push_raw_or_out!(RAW_TRUE);
                         ip += 1;
                     }
                     op::FALSE => {
-                        push_raw!(at, RAW_FALSE);
+                        push_raw_or_out!(RAW_FALSE);
                         ip += 1;
                     }
                     op::POP => {
@@ -372,7 +405,7 @@ impl Vm {
                     }
                     op::GET_LOCAL => {
                         let (raw, r) = st.get(base + arg);
-                        push!(at, raw, r);
+                        push_or_out!(raw, r);
                         ip += 2;
                     }
                     op::SET_LOCAL => {
@@ -384,12 +417,11 @@ impl Vm {
                         let slot = cur.globals[arg] as usize;
                         let raw = global_values[slot];
                         if raw == RAW_OBJ {
-                            push!(at, raw, globals.load(slot));
+                            push_or_out!(raw, globals.load(slot));
                         } else if raw == RAW_UNDEFINED {
-                            let name = frame_constants!().load(arg).expect("a name");
-                            fail!(at, "Undefined variable '{}'.", string_text(name));
+                            out!();
                         } else {
-                            push_raw!(at, raw);
+                            push_raw_or_out!(raw);
                         }
                         ip += 2;
                     }
@@ -397,8 +429,7 @@ impl Vm {
                         let slot = cur.globals[arg] as usize;
                         let old = global_values[slot];
                         if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
-                            let name = frame_constants!().load(arg).expect("a name");
-                            fail!(at, "Undefined variable '{}'.", string_text(name));
+                            out!();
                         }
                         let (raw, r) = st.get(st.sp - 1);
                         if raw == RAW_OBJ {
@@ -424,15 +455,14 @@ impl Vm {
                             }
                             _ => a == b,
                         };
-                        st.drop_n(2);
-                        push_raw!(at, raw_bool(equal));
+                        st.replace_two_raw(raw_bool(equal));
                         ip += 1;
                     }
-                    op::GREATER => binary_number_op!(at, a, b, raw_bool(a > b)),
-                    op::LESS => binary_number_op!(at, a, b, raw_bool(a < b)),
-                    op::SUBTRACT => binary_number_op!(at, a, b, (a - b).to_bits()),
-                    op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
-                    op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
+                    op::GREATER => number_op_or_out!(a, b, raw_bool(a > b)),
+                    op::LESS => number_op_or_out!(a, b, raw_bool(a < b)),
+                    op::SUBTRACT => number_op_or_out!(a, b, (a - b).to_bits()),
+                    op::MULTIPLY => number_op_or_out!(a, b, (a * b).to_bits()),
+                    op::DIVIDE => number_op_or_out!(a, b, (a / b).to_bits()),
                     op::NOT => {
                         let falsey = raw_is_falsey(st.peek_word(0));
                         st.set_top_raw(raw_bool(falsey));
@@ -443,7 +473,7 @@ impl Vm {
                             st.set_top_raw((-n).to_bits());
                             ip += 1;
                         }
-                        _ => fail!(at, "Operand must be a number."),
+                        _ => out!(),
                     },
                     op::JUMP => {
                         ip = at + 3 + u16::from_be_bytes([ins[1], ins[2]]) as usize;
@@ -455,11 +485,10 @@ impl Vm {
                         }
                     }
                     op::LOOP => {
-                        ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
                         if s.poll_requested() {
-                            frames[fi].ip = ip;
-                            break 'run Ok(Exit::Poll);
+                            out!();
                         }
+                        ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
                     }
                     op::ADD => match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
                         (Some(a), Some(b)) => {
@@ -467,13 +496,93 @@ impl Vm {
                             ip += 1;
                         }
                         // Strings, or an error: the outer match.
-                        _ => break (at, ins),
+                        _ => out!(),
                     },
-                    _ => break (at, ins),
+                    _ => out!(),
                 }
+            };
+            let Some(ins) = fetched else {
+                fail!(at, "Code ends without a return.");
             };
             let arg = ins[1] as usize;
             match ins[0] {
+                op::CONSTANT => {
+                    let raw = cur.constants[arg];
+                    if raw == RAW_OBJ {
+                        push!(at, raw, constants!().load(arg));
+                    } else {
+                        push_raw!(at, raw);
+                    }
+                    ip += 2;
+                }
+                op::NIL => {
+                    push_raw!(at, RAW_NIL);
+                    ip += 1;
+                }
+                op::TRUE => {
+                    push_raw!(at, RAW_TRUE);
+                    ip += 1;
+                }
+                op::FALSE => {
+                    push_raw!(at, RAW_FALSE);
+                    ip += 1;
+                }
+                op::GET_LOCAL => {
+                    let (raw, r) = st.get(base + arg);
+                    push!(at, raw, r);
+                    ip += 2;
+                }
+                op::GET_GLOBAL => {
+                    let slot = cur.globals[arg] as usize;
+                    let raw = global_values[slot];
+                    if raw == RAW_OBJ {
+                        push!(at, raw, globals.load(slot));
+                    } else if raw == RAW_UNDEFINED {
+                        let name = frame_constants!().load(arg).expect("a name");
+                        fail!(at, "Undefined variable '{}'.", string_text(name));
+                    } else {
+                        push_raw!(at, raw);
+                    }
+                    ip += 2;
+                }
+                op::DEFINE_GLOBAL | op::SET_GLOBAL => {
+                    let slot = cur.globals[arg] as usize;
+                    let old = global_values[slot];
+                    if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
+                        let name = frame_constants!().load(arg).expect("a name");
+                        fail!(at, "Undefined variable '{}'.", string_text(name));
+                    }
+                    let (raw, r) = st.get(st.sp - 1);
+                    if raw == RAW_OBJ {
+                        globals.store(slot, r);
+                    } else if old == RAW_OBJ {
+                        globals.store(slot, None);
+                    }
+                    global_values[slot] = raw;
+                    if ins[0] == op::DEFINE_GLOBAL {
+                        st.drop_n(1);
+                    }
+                    ip += 2;
+                }
+                op::NEGATE => match raw_number(st.peek_word(0)) {
+                    Some(n) => {
+                        st.set_top_raw((-n).to_bits());
+                        ip += 1;
+                    }
+                    _ => fail!(at, "Operand must be a number."),
+                },
+                op::LOOP => {
+                    ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                    if s.poll_requested() {
+                        frames[fi].ip = ip;
+                        break 'run Ok(Exit::Poll);
+                    }
+                }
+                op::GREATER => binary_number_op!(at, a, b, raw_bool(a > b)),
+                op::LESS => binary_number_op!(at, a, b, raw_bool(a < b)),
+                op::SUBTRACT => binary_number_op!(at, a, b, (a - b).to_bits()),
+                op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
+                op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
                 op::ADD => {
                     let is_string = |i: usize| st.obj(i).is_some_and(|o| o.shape() == STRING);
                     if !(is_string(st.sp - 1) && is_string(st.sp - 2)) {
