@@ -24,7 +24,7 @@
 //! # The interpreter loop
 //!
 //! [`Vm::run`] alternates between two halves. `run_fast` (in `vm/fast.rs`) borrows the scope
-//! immutably, keeps the current closure and constants as `ObjRef`s and executes every
+//! immutably, keeps the current frame's constants as an `ObjRef` and executes every
 //! instruction that cannot allocate — locals, globals, upvalues, arithmetic, field reads and
 //! writes of fields that fit, jumps, calls and returns — until one of them needs the mutable
 //! scope:

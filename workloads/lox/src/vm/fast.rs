@@ -2,9 +2,11 @@
 //!
 //! [`Vm::run_fast`] borrows the scope immutably for its whole run, so no safepoint can happen
 //! in it and every [`ObjRef`] it holds stays valid. It opens the value stack and the frame
-//! closures as views ([`StackView`], [`gc_runtime::RegionView`]: heap checked once, stack top
-//! in a local), reads the globals' array once, and keeps the current frame's closure,
-//! constants and Rust-side code in locals. Calls and returns switch frames inside the loop;
+//! roots as views ([`StackView`], [`gc_runtime::RegionView`]: heap checked once, stack top
+//! in a local), reads the globals' array once, and keeps the current frame's Rust-side code in
+//! a local, and its constant array once an instruction needed it (read from the frame roots,
+//! where the call stored it; the closure is read from there by the upvalue instructions
+//! only). Calls and returns switch frames inside the loop;
 //! it gives control back to [`Vm::run`] only to poll (a backward jump or a call while a pause
 //! is requested), to run an allocating instruction, to call a class, at the end of the script
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
