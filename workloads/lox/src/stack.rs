@@ -13,7 +13,7 @@
 //! stack top, and only where the word is [`RAW_OBJ`]. So pushing a number stores no reference,
 //! and dropping one clears none.
 
-use crate::value::RAW_OBJ;
+use crate::value::{raw_number, RAW_OBJ};
 use gc_runtime::{ObjRef, RegionView};
 
 /// Value stack slots (clox's `STACK_MAX`: 64 frames of 256 slots).
@@ -86,6 +86,24 @@ impl<'a> StackView<'a> {
     pub fn replace_two_raw(&mut self, raw: u64) {
         self.drop_n(1);
         self.set_top_raw(raw);
+    }
+
+    /// The top two values as numbers (the one below the top first), if both are numbers.
+    #[inline(always)]
+    pub fn top_two_numbers(&self) -> Option<(f64, f64)> {
+        let [a, b] = *self.words[..self.sp].last_chunk::<2>()?;
+        Some((raw_number(a)?, raw_number(b)?))
+    }
+
+    /// Replaces the top two values, both numbers, by one that is not an object (an arithmetic
+    /// or comparison result). Numbers have null region slots (the invariant), so nothing is
+    /// cleared.
+    #[inline(always)]
+    pub fn replace_two_numbers(&mut self, raw: u64) {
+        debug_assert!(self.words[self.sp - 2] != RAW_OBJ && self.words[self.sp - 1] != RAW_OBJ);
+        debug_assert_ne!(raw, RAW_OBJ);
+        self.sp -= 1;
+        self.words[self.sp - 1] = raw;
     }
 
     /// The value in slot `i`: its word, and its object if it is one.

@@ -371,8 +371,8 @@ impl Vm {
                 }
                 macro_rules! number_op_or_out {
                     ($a:ident, $b:ident, $result:expr) => {{
-                        match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
-                            (Some($a), Some($b)) => st.replace_two_raw($result),
+                        match st.top_two_numbers() {
+                            Some(($a, $b)) => st.replace_two_numbers($result),
                             _ => out!(),
                         }
                         ip += 1;
@@ -492,9 +492,9 @@ impl Vm {
                         }
                         ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
                     }
-                    op::ADD => match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
-                        (Some(a), Some(b)) => {
-                            st.replace_two_raw((a + b).to_bits());
+                    op::ADD => match st.top_two_numbers() {
+                        Some((a, b)) => {
+                            st.replace_two_numbers((a + b).to_bits());
                             ip += 1;
                         }
                         // Strings, or an error: the outer match.
