@@ -446,16 +446,21 @@ impl Vm {
                         ip += 2;
                     }
                     op::EQUAL => {
+                        if let Some((x, y)) = st.top_two_numbers() {
+                            st.replace_two_numbers(raw_bool(x == y));
+                            ip += 1;
+                            continue;
+                        }
                         let (a, b) = (st.peek_word(1), st.peek_word(0));
-                        let equal = match (raw_number(a), raw_number(b)) {
-                            (Some(x), Some(y)) => x == y,
-                            _ if a == RAW_OBJ && b == RAW_OBJ => {
-                                match (st.obj(st.sp - 2), st.obj(st.sp - 1)) {
-                                    (Some(x), Some(y)) => x.same(&y),
-                                    _ => false,
-                                }
+                        // Not two numbers: a number's word is never a boxed one, so equal
+                        // words are equal values, and two objects are equal if identical.
+                        let equal = if a == RAW_OBJ && b == RAW_OBJ {
+                            match (st.obj(st.sp - 2), st.obj(st.sp - 1)) {
+                                (Some(x), Some(y)) => x.same(&y),
+                                _ => false,
                             }
-                            _ => a == b,
+                        } else {
+                            a == b
                         };
                         st.replace_two_raw(raw_bool(equal));
                         ip += 1;
