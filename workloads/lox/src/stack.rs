@@ -146,6 +146,29 @@ impl<'a> StackView<'a> {
         self.truncate(self.sp - n);
     }
 
+    /// Replaces the values from slot `base` up by the top one (a function's result replacing
+    /// its frame): one pass over the slots, the result moved to `base`.
+    #[inline(always)]
+    pub fn return_to(&mut self, base: usize) {
+        let top = self.sp - 1;
+        let raw = self.words[top];
+        let r = if raw == RAW_OBJ {
+            self.refs.get(top)
+        } else {
+            None
+        };
+        for (i, &word) in self.words[base..self.sp].iter().enumerate() {
+            if word == RAW_OBJ {
+                self.refs.set(base + i, None);
+            }
+        }
+        self.words[base] = raw;
+        if raw == RAW_OBJ {
+            self.refs.set(base, r);
+        }
+        self.sp = base + 1;
+    }
+
     /// Drops every value from slot `to` up, as one pass over the slots (for dropping a whole
     /// frame; [`Self::truncate`] suits a few values).
     #[inline(always)]

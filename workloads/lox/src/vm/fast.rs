@@ -699,20 +699,17 @@ impl Vm {
                     ip += 1;
                 }
                 op::RETURN => {
-                    let (raw, r) = st.get(st.sp - 1);
                     if !closures.is_null(OPEN_UPVALUES) {
                         close_upvalues(&st, &closures, base);
                     }
                     frames.pop();
                     closures.set(roots, None);
                     closures.set(roots + 1, None);
-                    st.truncate_frame(base);
                     if frames.is_empty() {
+                        st.truncate_frame(base);
                         break 'run Ok(Exit::Done);
                     }
-                    // The callee's slots are free, so this push cannot overflow.
-                    let pushed = st.push(raw, r);
-                    debug_assert!(pushed);
+                    st.return_to(base);
                     enter!();
                 }
                 other => {
