@@ -61,6 +61,7 @@ use crate::object::{
 use crate::stack::StackWords;
 use crate::table;
 use crate::value::{Value, RAW_NIL, RAW_OBJ, TAG_OPEN, VALUE_BYTES};
+use code_window::CodeBytes;
 use gc_runtime::{
     Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
 };
@@ -96,9 +97,8 @@ const FN_CODE_ID: usize = 12;
 /// the function object stores at [`FN_CODE_ID`]. Never freed: a function's code lives as long
 /// as the VM, like the source it came from (only the REPL keeps loading functions).
 struct Code {
-    /// The bytecode, followed by [`code_window::PADDING`] zero bytes so that every
-    /// instruction's 4-byte window is in range (read through a [`code_window::CodeWindow`]).
-    code: Box<[u8]>,
+    /// The bytecode, padded so that every instruction's 4-byte window is in range.
+    code: CodeBytes,
     /// Each constant's raw half, boxed ([`Value::to_raw`]): the number, or [`RAW_OBJ`] for an
     /// object constant, which is in the function's constant array. One entry per possible
     /// constant index (an instruction's `u8` operand), so that indexing needs no check; the
@@ -337,8 +337,6 @@ impl Vm {
         };
         let code = &proto.chunk.code;
         let id = u32::try_from(self.codes.len()).expect("fewer than 2^32 functions");
-        let mut padded = code.clone();
-        padded.extend_from_slice(&[0; code_window::PADDING]);
         assert!(
             n <= CONSTANTS_MAX,
             "a chunk has at most {CONSTANTS_MAX} constants"
@@ -357,7 +355,7 @@ impl Vm {
             }
         }
         self.codes.push(Code {
-            code: padded.into_boxed_slice(),
+            code: CodeBytes::new(code),
             constants: raw_constants,
             globals,
             hashes,

@@ -183,7 +183,7 @@ impl Vm {
                 base = frame.base;
                 constants = None;
                 cur = &codes[frame.code as usize];
-                code = CodeWindow::new(&cur.code);
+                code = cur.code.window();
             }};
         }
         enter!();
@@ -285,7 +285,7 @@ impl Vm {
                     ip = 0;
                     constants = Some(callee_constants);
                     cur = &codes[id as usize];
-                    code = CodeWindow::new(&cur.code);
+                    code = cur.code.window();
                     continue;
                 }};
             }
