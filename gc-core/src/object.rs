@@ -181,11 +181,10 @@ impl Object {
     /// Reference slot `i` (panics if out of range).
     #[inline]
     pub fn slot(&self, i: usize) -> &AtomicU64 {
-        assert!(
-            i < self.n_refs(),
-            "slot {i} out of range ({} slots)",
-            self.n_refs()
-        );
+        let n_refs = self.n_refs();
+        if i >= n_refs {
+            slot_out_of_range(i, n_refs);
+        }
         // SAFETY: `i` is in range, slots are 8-byte aligned words inside the object, and
         // AtomicU64 has the layout of u64.
         unsafe { &*(self.addr.as_ptr().add(HEADER_SIZE as usize + 8 * i) as *const AtomicU64) }
@@ -219,14 +218,32 @@ impl Object {
         }
     }
 
+    /// The raw word at 8-aligned byte `offset` (panics if out of range): one range check, where
+    /// indexing [`Self::raw_words`] after [`Self::check_range`] would make two.
+    #[inline(always)]
+    fn raw_word(&self, offset: usize) -> &AtomicU64 {
+        debug_assert!(offset.is_multiple_of(8));
+        self.check_range(offset, 8);
+        // SAFETY: `check_range` gave `offset + 8 <= n_bytes`, and the raw area, which starts
+        // 8-byte aligned right after the `n_refs` slots and holds `n_bytes` rounded up to whole
+        // words, lies inside the object (see `raw_words`); `offset` is 8-aligned, so the word
+        // is one of the area's words; AtomicU64 has the layout of u64.
+        unsafe {
+            &*(self
+                .addr
+                .as_ptr()
+                .add(HEADER_SIZE as usize + 8 * self.n_refs() + offset)
+                as *const AtomicU64)
+        }
+    }
+
     #[inline(always)]
     fn check_range(self, offset: usize, len: usize) {
-        let end = offset.checked_add(len).expect("range overflow");
-        assert!(
-            end <= self.n_bytes(),
-            "raw bytes {offset}..{end} out of range ({})",
-            self.n_bytes()
-        );
+        let n_bytes = self.n_bytes();
+        match offset.checked_add(len) {
+            Some(end) if end <= n_bytes => {}
+            _ => bytes_out_of_range(offset, len, n_bytes),
+        }
     }
 
     /// Copy raw bytes `[offset, offset + out.len())` into `out` (panics if out of range).
@@ -292,8 +309,7 @@ impl Object {
     #[inline]
     pub fn read_u64(self, offset: usize) -> u64 {
         if offset.is_multiple_of(8) {
-            self.check_range(offset, 8);
-            return u64::from_le(self.raw_words()[offset / 8].load(Ordering::Relaxed));
+            return u64::from_le(self.raw_word(offset).load(Ordering::Relaxed));
         }
         let mut b = [0u8; 8];
         self.read_bytes(offset, &mut b);
@@ -304,8 +320,7 @@ impl Object {
     #[inline]
     pub fn write_u64(self, offset: usize, v: u64) {
         if offset.is_multiple_of(8) {
-            self.check_range(offset, 8);
-            self.raw_words()[offset / 8].store(v.to_le(), Ordering::Relaxed);
+            self.raw_word(offset).store(v.to_le(), Ordering::Relaxed);
             return;
         }
         self.write_bytes(offset, &v.to_le_bytes())
@@ -346,6 +361,24 @@ fn merge(word: &AtomicU64, at: usize, bytes: &[u8]) {
             Ok(_) => return,
             Err(now) => cur = now,
         }
+    }
+}
+
+/// The panic of an out-of-range slot index (cold and out of line: an accessor's check is a
+/// compare and a branch, with nothing spilled for the message).
+#[cold]
+#[inline(never)]
+fn slot_out_of_range(i: usize, n_refs: usize) -> ! {
+    panic!("slot {i} out of range ({n_refs} slots)")
+}
+
+/// The panic of an out-of-range raw byte range (see [`slot_out_of_range`]).
+#[cold]
+#[inline(never)]
+fn bytes_out_of_range(offset: usize, len: usize, n_bytes: usize) -> ! {
+    match offset.checked_add(len) {
+        Some(end) => panic!("raw bytes {offset}..{end} out of range ({n_bytes})"),
+        None => panic!("range overflow"),
     }
 }
 

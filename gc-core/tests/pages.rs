@@ -433,6 +433,29 @@ fn raw_byte_range_is_checked() {
 }
 
 #[test]
+fn aligned_word_range_is_checked() {
+    let mut buf = vec![0u64; 8];
+    let header = ObjectHeader {
+        shape: 1,
+        n_refs: 2,
+        n_bytes: 12,
+    };
+    // SAFETY: 64 bytes of owned memory for a 48-byte object.
+    let o = unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), header) };
+    o.write_u64(0, 7);
+    assert_eq!(o.read_u64(0), 7);
+    assert_eq!(
+        buf[4], 7,
+        "the first raw word follows the header and the two slots"
+    );
+    // The word at 8 would end at 16, past the 12 raw bytes (though inside the padded area).
+    let read = std::panic::catch_unwind(|| o.read_u64(8));
+    let write = std::panic::catch_unwind(|| o.write_u64(8, 1));
+    assert!(read.is_err() && write.is_err());
+    assert!(std::panic::catch_unwind(|| o.read_u64(usize::MAX - 7)).is_err());
+}
+
+#[test]
 fn object_size_limits() {
     assert_eq!(object_size(0, 0), Ok(HEADER_SIZE));
     assert_eq!(object_size(2, 9), Ok(HEADER_SIZE + 16 + 16));

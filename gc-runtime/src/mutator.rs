@@ -131,16 +131,15 @@ impl Drop for CycleWait<'_> {
 /// Bytes a mutator allocates before it adds them to the heap's shared count.
 const COUNT_BATCH: u64 = 64 << 10;
 
-/// The slow path of a mutator's barrier, as one pointer: the fast path builds nothing (the
+/// The slow path of a mutator's barrier is the mutator itself, passed as the pointer the fast path
+/// already holds: the fast path builds nothing and stores nothing (the
 /// heap and the shared part are looked up only on a bad pointer).
-struct SlowPathOf<'a>(&'a Mutator);
-
-impl SlowPath for SlowPathOf<'_> {
+impl SlowPath for Mutator {
     #[inline]
     fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr {
         MutatorSlowPath {
-            heap: &self.0.heap,
-            shared: &self.0.shared,
+            heap: &self.heap,
+            shared: &self.shared,
         }
         .make_good(ptr)
     }
@@ -275,7 +274,7 @@ impl Mutator {
     /// mutator leaves the blocked state).
     #[inline(always)]
     pub(crate) fn load_slot_masked(&self, slot: &AtomicU64, bad_mask: u64) -> ColoredPtr {
-        gc_core::load_barrier(slot, bad_mask, &SlowPathOf(self))
+        gc_core::load_barrier(slot, bad_mask, self)
     }
 
     /// Adds the bytes this mutator allocated since the last flush to the heap's count.

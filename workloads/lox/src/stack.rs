@@ -13,7 +13,7 @@
 //! stack top, and only where the word is [`RAW_OBJ`]. So pushing a number stores no reference,
 //! and dropping one clears none.
 
-use crate::value::RAW_OBJ;
+use crate::value::{raw_number, RAW_OBJ};
 use gc_runtime::{ObjRef, RegionView};
 
 /// Value stack slots (clox's `STACK_MAX`: 64 frames of 256 slots).
@@ -88,6 +88,24 @@ impl<'a> StackView<'a> {
         self.set_top_raw(raw);
     }
 
+    /// The top two values as numbers (the one below the top first), if both are numbers.
+    #[inline(always)]
+    pub fn top_two_numbers(&self) -> Option<(f64, f64)> {
+        let [a, b] = *self.words[..self.sp].last_chunk::<2>()?;
+        Some((raw_number(a)?, raw_number(b)?))
+    }
+
+    /// Replaces the top two values, both numbers, by one that is not an object (an arithmetic
+    /// or comparison result). Numbers have null region slots (the invariant), so nothing is
+    /// cleared.
+    #[inline(always)]
+    pub fn replace_two_numbers(&mut self, raw: u64) {
+        debug_assert!(self.words[self.sp - 2] != RAW_OBJ && self.words[self.sp - 1] != RAW_OBJ);
+        debug_assert_ne!(raw, RAW_OBJ);
+        self.sp -= 1;
+        self.words[self.sp - 1] = raw;
+    }
+
     /// The value in slot `i`: its word, and its object if it is one.
     #[inline(always)]
     pub fn get(&self, i: usize) -> (u64, Option<ObjRef<'a>>) {
@@ -126,6 +144,44 @@ impl<'a> StackView<'a> {
     #[inline(always)]
     pub fn drop_n(&mut self, n: usize) {
         self.truncate(self.sp - n);
+    }
+
+    /// Replaces the values from slot `base` up by the top one (a function's result replacing
+    /// its frame): one pass over the slots, the result moved to `base`.
+    #[inline(always)]
+    pub fn return_to(&mut self, base: usize) {
+        let top = self.sp - 1;
+        let raw = self.words[top];
+        let r = if raw == RAW_OBJ {
+            self.refs.get(top)
+        } else {
+            None
+        };
+        for (i, &word) in self.words[base..self.sp].iter().enumerate() {
+            if word == RAW_OBJ {
+                self.refs.set(base + i, None);
+            }
+        }
+        self.words[base] = raw;
+        if raw == RAW_OBJ {
+            self.refs.set(base, r);
+        }
+        self.sp = base + 1;
+    }
+
+    /// Drops every value from slot `to` up, as one pass over the slots (for dropping a whole
+    /// frame; [`Self::truncate`] suits a few values).
+    #[inline(always)]
+    pub fn truncate_frame(&mut self, to: usize) {
+        if to >= self.sp {
+            return;
+        }
+        for (i, &word) in self.words[to..self.sp].iter().enumerate() {
+            if word == RAW_OBJ {
+                self.refs.set(to + i, None);
+            }
+        }
+        self.sp = to;
     }
 
     /// Drops every value from slot `to` up.

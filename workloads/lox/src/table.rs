@@ -75,7 +75,18 @@ pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
 /// is one.
 #[inline(always)]
 pub fn get<'a>(t: ObjRef<'a>, key: ObjRef<'_>) -> Option<(u64, Option<ObjRef<'a>>)> {
-    let i = find(t, key, string_hash(key))?;
+    get_hashed(t, key, string_hash(key))
+}
+
+/// As [`get`], with the key's content hash already known (the VM keeps the hash of every
+/// name its code uses), so that the key object's bytes are not read.
+#[inline(always)]
+pub fn get_hashed<'a>(
+    t: ObjRef<'a>,
+    key: ObjRef<'_>,
+    hash: u64,
+) -> Option<(u64, Option<ObjRef<'a>>)> {
+    let i = find(t, key, hash)?;
     Some(value_at(t, i))
 }
 
@@ -111,12 +122,24 @@ pub fn set_value_at(t: ObjRef<'_>, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
 /// allocating path, [`set`]).
 #[inline]
 pub fn set_in_place(t: ObjRef<'_>, key: ObjRef<'_>, raw: u64, r: Option<ObjRef<'_>>) -> bool {
+    set_in_place_hashed(t, key, string_hash(key), raw, r)
+}
+
+/// As [`set_in_place`], with the key's content hash already known (see [`get_hashed`]).
+#[inline(always)]
+pub fn set_in_place_hashed(
+    t: ObjRef<'_>,
+    key: ObjRef<'_>,
+    hash: u64,
+    raw: u64,
+    r: Option<ObjRef<'_>>,
+) -> bool {
     let cap = capacity(t);
     if cap == 0 {
         return false;
     }
     let mask = cap - 1;
-    let mut i = string_hash(key) as usize & mask;
+    let mut i = hash as usize & mask;
     while let Some(k) = t.load(2 * i) {
         if k.same(&key) {
             set_value_at(t, i, raw, r);

@@ -6,10 +6,13 @@
 //!   of each value) plus a Rust array of NaN-boxed words (the tag and number half,
 //!   [`Value::to_raw`]). Slots above the stack top are kept null, so the collector sees exactly
 //!   the live stack. The dispatch loop opens both halves as a [`crate::stack::StackView`].
-//! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure is in a second root
-//!   region, `frame_closures`, at the frame's index — clox keeps it as a C pointer in the frame,
-//!   and the stack slot at the frame base does not always hold it (a method's slot 0 is the
-//!   receiver). The same region's last slot heads the list of open upvalues.
+//! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure and its
+//!   function's constant array are in a second root region, `frame_roots`, in the frame's two
+//!   slots ([`closure_slot`], [`constants_slot`]) — clox keeps the closure as a C pointer in
+//!   the frame, and the stack slot at the frame base does not always hold it (a method's slot 0
+//!   is the receiver); the constants are there so that returning to a frame reads them with
+//!   one load instead of two through the closure. Both slots are null above the top frame.
+//!   The same region's last slot heads the list of open upvalues.
 //! - **Globals** are slots, resolved by name when a function is loaded (`Code::globals`): the
 //!   raw halves in a Rust vector, the objects in a heap value array held through a [`Global`]
 //!   handle (replaced by a bigger array when the slots run out). The string `"init"` is a
@@ -21,7 +24,7 @@
 //! # The interpreter loop
 //!
 //! [`Vm::run`] alternates between two halves. `run_fast` (in `vm/fast.rs`) borrows the scope
-//! immutably, keeps the current closure and constants as `ObjRef`s and executes every
+//! immutably, keeps the current frame's constants as an `ObjRef` and executes every
 //! instruction that cannot allocate — locals, globals, upvalues, arithmetic, field reads and
 //! writes of fields that fit, jumps, calls and returns — until one of them needs the mutable
 //! scope:
@@ -40,6 +43,7 @@
 //! Heap exhaustion ([`OutOfMemory`]) is the runtime error "Out of memory."; more than
 //! [`FRAMES_MAX`] frames is "Stack overflow.".
 
+mod code_window;
 mod fast;
 
 use crate::chunk::OpCode;
@@ -49,14 +53,15 @@ use crate::function::{Constant, FunctionProto};
 use crate::interner::Interner;
 use crate::object::{
     function_arity, function_line, function_raw_size, function_trace_name, function_upvalues,
-    string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
+    hash_bytes, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
     CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE, FN_CONSTANTS, FN_NAME, FUNCTION,
-    INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE, UPVALUE_NEXT,
-    VALUE_ARRAY,
+    HASH_SEED, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE,
+    UPVALUE_NEXT, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
 use crate::value::{Value, RAW_NIL, RAW_OBJ, TAG_OPEN, VALUE_BYTES};
+use code_window::CodeBytes;
 use gc_runtime::{
     Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
 };
@@ -68,8 +73,22 @@ use std::time::Instant;
 pub const FRAMES_MAX: usize = 64;
 pub use crate::stack::STACK_MAX;
 const _: () = assert!(STACK_MAX == FRAMES_MAX * 256);
-/// Slot of `frame_closures` that heads the open-upvalue list.
-const OPEN_UPVALUES: usize = FRAMES_MAX;
+/// Slot of `frame_roots` that heads the open-upvalue list (after the frames' slots).
+const OPEN_UPVALUES: usize = 2 * FRAMES_MAX;
+/// Slots of `frame_roots`.
+const FRAME_ROOTS: usize = OPEN_UPVALUES + 1;
+
+/// Slot of `frame_roots` holding frame `fi`'s closure.
+#[inline(always)]
+const fn closure_slot(fi: usize) -> usize {
+    2 * fi
+}
+
+/// Slot of `frame_roots` holding frame `fi`'s constants (its function's [`FN_CONSTANTS`]).
+#[inline(always)]
+const fn constants_slot(fi: usize) -> usize {
+    2 * fi + 1
+}
 /// Raw offset of a function's index into [`Vm::codes`] (the `u32` after the code length).
 const FN_CODE_ID: usize = 12;
 
@@ -78,19 +97,27 @@ const FN_CODE_ID: usize = 12;
 /// the function object stores at [`FN_CODE_ID`]. Never freed: a function's code lives as long
 /// as the VM, like the source it came from (only the REPL keeps loading functions).
 struct Code {
-    /// The bytecode, followed by 4 zero bytes so that every instruction's 4-byte window is in
-    /// range.
-    code: Box<[u8]>,
+    /// The bytecode, padded so that every instruction's 4-byte window is in range.
+    code: CodeBytes,
     /// Each constant's raw half, boxed ([`Value::to_raw`]): the number, or [`RAW_OBJ`] for an
-    /// object constant, which is in the function's constant array.
-    constants: Box<[u64]>,
+    /// object constant, which is in the function's constant array. One entry per possible
+    /// constant index (an instruction's `u8` operand), so that indexing needs no check; the
+    /// entries past the chunk's constants are never read.
+    constants: Box<[u64; CONSTANTS_MAX]>,
     /// For each string constant, the global slot of that name (globals are resolved when a
     /// function is loaded; `GET_GLOBAL`, `SET_GLOBAL` and `DEFINE_GLOBAL` name one by its
-    /// constant); `u32::MAX` for other constants.
-    globals: Box<[u32]>,
+    /// constant); `u32::MAX` for other constants (and past the chunk's constants).
+    globals: Box<[u32; CONSTANTS_MAX]>,
+    /// For each string constant, its content hash (as its string object has it,
+    /// [`crate::object::string_hash`]), for the table lookups of property and method names; 0
+    /// for other constants.
+    hashes: Box<[u64; CONSTANTS_MAX]>,
     /// The function's arity (as its heap object has it too).
     arity: usize,
 }
+
+/// Constant indices an instruction can name (its operand is a byte).
+const CONSTANTS_MAX: usize = 256;
 
 /// Raw half of a global slot whose variable is not defined (never a value: not a number, and
 /// not one of the boxed words of [`crate::value`]).
@@ -98,7 +125,7 @@ const RAW_UNDEFINED: u64 = 0x7ffc_0000_0000_00ff;
 /// Global slots of a new VM (the array doubles when a program names more globals).
 const GLOBALS_MIN: usize = 64;
 
-/// A call frame. Its closure is in `frame_closures` at the frame's index.
+/// A call frame. Its closure and constants are in `frame_roots` (see [`closure_slot`]).
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     /// Offset of the next instruction in the function's code.
@@ -150,8 +177,9 @@ pub struct Vm {
     /// Stack top: index of the first free slot.
     sp: usize,
     frames: Vec<Frame>,
-    /// The closure of frame `i` in slot `i`; the open-upvalue list head in [`OPEN_UPVALUES`].
-    frame_closures: RootRegion,
+    /// Frame `i`'s closure and constants in slots [`closure_slot`]`(i)` and
+    /// [`constants_slot`]`(i)`; the open-upvalue list head in [`OPEN_UPVALUES`].
+    frame_roots: RootRegion,
     /// The object halves of the global variables, by slot: a value array (reference slots
     /// only; its raw halves are `global_values`), replaced by a bigger one when it fills up.
     globals: Global,
@@ -189,7 +217,7 @@ impl Vm {
             values: Box::new([RAW_NIL; STACK_MAX]),
             sp: 0,
             frames: Vec::with_capacity(FRAMES_MAX),
-            frame_closures: heap.root_region(FRAMES_MAX + 1),
+            frame_roots: heap.root_region(FRAME_ROOTS),
             globals,
             global_values: Vec::new(),
             global_slots: HashMap::new(),
@@ -253,8 +281,11 @@ impl Vm {
         self.values[0] = RAW_OBJ;
         self.stack.set_local(s, 0, Some(closure));
         self.sp = 1;
-        self.frame_closures.set_local(s, 0, Some(closure));
+        self.frame_roots
+            .set_local(s, closure_slot(0), Some(closure));
         let function = s.get(closure).load(CLOSURE_FUNCTION).expect("a function");
+        let constants = function.load(FN_CONSTANTS).expect("constants");
+        self.frame_roots.set(s, constants_slot(0), Some(constants));
         self.frames.push(Frame {
             ip: 0,
             base: 0,
@@ -306,26 +337,28 @@ impl Vm {
         };
         let code = &proto.chunk.code;
         let id = u32::try_from(self.codes.len()).expect("fewer than 2^32 functions");
-        let mut padded = code.clone();
-        padded.extend_from_slice(&[0; 4]);
-        let raw_constants = constants
-            .iter()
-            .map(|c| match c {
+        assert!(
+            n <= CONSTANTS_MAX,
+            "a chunk has at most {CONSTANTS_MAX} constants"
+        );
+        let mut raw_constants = Box::new([RAW_NIL; CONSTANTS_MAX]);
+        let mut globals = Box::new([u32::MAX; CONSTANTS_MAX]);
+        let mut hashes = Box::new([0; CONSTANTS_MAX]);
+        for (i, c) in constants.iter().enumerate() {
+            raw_constants[i] = match c {
                 Constant::Number(x) => Value::Number(*x).to_raw(),
                 _ => RAW_OBJ,
-            })
-            .collect();
-        let mut globals = Vec::with_capacity(n);
-        for c in constants {
-            globals.push(match c {
-                Constant::String(name) => self.global_slot(s, name)?,
-                _ => u32::MAX,
-            });
+            };
+            if let Constant::String(name) = c {
+                globals[i] = self.global_slot(s, name)?;
+                hashes[i] = hash_bytes(HASH_SEED, name.as_bytes());
+            }
         }
         self.codes.push(Code {
-            code: padded.into_boxed_slice(),
+            code: CodeBytes::new(code),
             constants: raw_constants,
-            globals: globals.into_boxed_slice(),
+            globals,
+            hashes,
             arity: proto.arity as usize,
         });
         let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;
@@ -466,7 +499,7 @@ impl Vm {
 
     fn reset_stack(&mut self) {
         self.stack.clear_from(0);
-        self.frame_closures.clear_from(0);
+        self.frame_roots.clear_from(0);
         self.sp = 0;
         self.frames.clear();
     }
@@ -480,7 +513,7 @@ impl Vm {
         s: &mut Scope<'s>,
         slot: usize,
     ) -> Result<Local<'s>, OutOfMemory> {
-        let mut current = self.frame_closures.get(s, OPEN_UPVALUES);
+        let mut current = self.frame_roots.get(s, OPEN_UPVALUES);
         while let Some(up) = current {
             let at = up.read_u64(8) as usize;
             if at == slot {
@@ -496,7 +529,7 @@ impl Vm {
         new.write_u64(0, TAG_OPEN);
         new.write_u64(8, slot as u64);
         let mut previous = None;
-        let mut current = self.frame_closures.get(s, OPEN_UPVALUES);
+        let mut current = self.frame_roots.get(s, OPEN_UPVALUES);
         while let Some(up) = current {
             if (up.read_u64(8) as usize) < slot {
                 break;
@@ -506,7 +539,7 @@ impl Vm {
         }
         new.store(UPVALUE_NEXT, current);
         match previous {
-            None => self.frame_closures.set(s, OPEN_UPVALUES, Some(new)),
+            None => self.frame_roots.set(s, OPEN_UPVALUES, Some(new)),
             Some(p) => p.store(UPVALUE_NEXT, Some(new)),
         }
         Ok(created)
@@ -539,8 +572,10 @@ impl Vm {
             base: self.sp - argc - 1,
             code: fast::code_id(function),
         });
-        self.frame_closures
-            .set(s, self.frames.len() - 1, Some(closure));
+        let fi = self.frames.len() - 1;
+        self.frame_roots.set(s, closure_slot(fi), Some(closure));
+        let constants = function.load(FN_CONSTANTS).expect("constants");
+        self.frame_roots.set(s, constants_slot(fi), Some(constants));
         Ok(())
     }
 
@@ -565,7 +600,10 @@ impl Vm {
         let at = self.frames[fi].ip;
         let mut ins = [0u8; 4];
         {
-            let closure = self.frame_closures.get(s, fi).expect("a closure");
+            let closure = self
+                .frame_roots
+                .get(s, closure_slot(fi))
+                .expect("a closure");
             let function = closure.load(CLOSURE_FUNCTION).expect("a function");
             function.read_bytes(FN_CODE + at, &mut ins);
         }
@@ -579,10 +617,13 @@ impl Vm {
 
     /// Constant `index` of frame `fi`'s function (an object: a name or a function), rooted.
     fn constant<'s>(&self, s: &Scope<'s>, fi: usize, index: usize) -> Local<'s> {
-        let closure = self.frame_closures.get(s, fi).expect("a closure");
-        let function = closure.load(CLOSURE_FUNCTION).expect("a function");
-        let constants = function.load(FN_CONSTANTS).expect("constants");
-        s.root(constants.load(index).expect("an object constant"))
+        let constants = self.frame_roots.get(s, constants_slot(fi));
+        s.root(
+            constants
+                .expect("constants")
+                .load(index)
+                .expect("an object constant"),
+        )
     }
 
     fn slow_op_here(
@@ -637,8 +678,11 @@ impl Vm {
                 let n = function_upvalues(s.get(function));
                 let mut captures = vec![0u8; 2 * n];
                 {
-                    let closure = self.frame_closures.get(s, fi).expect("a closure");
-                    let code = closure.load(CLOSURE_FUNCTION).expect("a function");
+                    let closure = self.frame_roots.get(s, closure_slot(fi));
+                    let code = closure
+                        .expect("a closure")
+                        .load(CLOSURE_FUNCTION)
+                        .expect("a function");
                     code.read_bytes(FN_CODE + at + 2, &mut captures);
                 }
                 let closure = s.alloc(CLOSURE, 1 + n as u32, 0).map_err(oom)?;
@@ -650,7 +694,10 @@ impl Vm {
                         let up = self.capture_upvalue(s, base + index).map_err(oom)?;
                         s.store(closure, 1 + i, Some(up));
                     } else {
-                        let enclosing = self.frame_closures.get(s, fi).expect("a closure");
+                        let enclosing = self
+                            .frame_roots
+                            .get(s, closure_slot(fi))
+                            .expect("a closure");
                         s.get(closure).store(1 + i, enclosing.load(1 + index));
                     }
                 }
@@ -770,7 +817,7 @@ impl Vm {
         let _ = self.out.flush();
         let mut text = format!("{}\n", error.0);
         for (i, frame) in self.frames.iter().enumerate().rev() {
-            let Some(closure) = self.frame_closures.get(s, i) else {
+            let Some(closure) = self.frame_roots.get(s, closure_slot(i)) else {
                 continue;
             };
             let function = closure.load(CLOSURE_FUNCTION).expect("a function");

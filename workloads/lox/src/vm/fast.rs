@@ -2,14 +2,18 @@
 //!
 //! [`Vm::run_fast`] borrows the scope immutably for its whole run, so no safepoint can happen
 //! in it and every [`ObjRef`] it holds stays valid. It opens the value stack and the frame
-//! closures as views ([`StackView`], [`gc_runtime::RegionView`]: heap checked once, stack top
-//! in a local), reads the globals' array once, and keeps the current frame's closure,
-//! constants and Rust-side code in locals. Calls and returns switch frames inside the loop;
+//! roots as views ([`StackView`], [`gc_runtime::RegionView`]: heap checked once, stack top
+//! in a local), reads the globals' array once, and keeps the current frame's Rust-side code in
+//! a local, and its constant array once an instruction needed it (read from the frame roots,
+//! where the call stored it; the closure is read from there by the upvalue instructions
+//! only). Calls and returns switch frames inside the loop;
 //! it gives control back to [`Vm::run`] only to poll (a backward jump or a call while a pause
 //! is requested), to run an allocating instruction, to call a class, at the end of the script
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
 
-use super::{Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX, OPEN_UPVALUES, RAW_UNDEFINED};
+use super::code_window::CodeWindow;
+use super::{closure_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX};
+use super::{FRAME_ROOTS, OPEN_UPVALUES, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
@@ -86,7 +90,10 @@ fn upvalue_set(st: &mut StackView<'_>, up: ObjRef<'_>, raw: u64, r: Option<ObjRe
     }
 }
 
-/// Closes every open upvalue at stack slot `last` or above: the value moves into it.
+/// Closes every open upvalue at stack slot `last` or above: the value moves into it. (Inlined,
+/// so that the dispatch loop never takes the stack view's address and keeps its top in a
+/// register.)
+#[inline(always)]
 fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
     while let Some(up) = closures.get(OPEN_UPVALUES) {
         let slot = up.read_u64(8) as usize;
@@ -101,8 +108,9 @@ fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
     }
 }
 
-/// The frame closures' region, opened (the open-upvalue list head in its last slot).
-type Closures<'a> = RegionView<'a, { FRAMES_MAX + 1 }>;
+/// The frames' region, opened: closures and constants (the open-upvalue list head in its
+/// last slot).
+type Closures<'a> = RegionView<'a, FRAME_ROOTS>;
 
 /// A runtime error (cold: the dispatch loop's error paths stay out of its way).
 #[cold]
@@ -137,7 +145,7 @@ impl Vm {
             values,
             sp,
             frames,
-            frame_closures,
+            frame_roots,
             globals,
             global_values,
             codes,
@@ -146,43 +154,61 @@ impl Vm {
             ..
         } = self;
         let mut st = StackView::new(values, stack.view(s), *sp);
-        let closures: Closures<'_> = frame_closures.view(s);
+        let closures: Closures<'_> = frame_roots.view(s);
         let globals = globals.get(s);
         let global_values: &mut [u64] = global_values;
         let codes: &[Code] = codes;
 
-        // The current frame: its index, `ip`, slot base, closure, constants and code.
+        // The current frame: its index, `ip`, slot base, code, and its constants once an
+        // instruction needed them (they are read from `frame_roots` on first use: `fib`'s
+        // frames never need them). The closure is read from `frame_roots` by the upvalue
+        // instructions only.
         let mut fi;
+        // `closure_slot(fi)`: the frame's first slot in `frame_roots` (its constants are in
+        // the next), kept beside `fi` rather than recomputed where it is used.
+        let mut roots;
         let mut ip;
         let mut base;
-        let mut closure: ObjRef<'_>;
-        let mut constants: ObjRef<'_>;
-        let mut code: &[u8];
-        let mut raw_constants: &[u64];
-        let mut global_slots: &[u32];
+        let mut constants: Option<ObjRef<'_>>;
+        let mut code: CodeWindow<'_>;
+        let mut cur: &Code;
 
-        // Makes the frame on top of `frames` (whose closure is `$closure`) current.
+        // Makes the frame on top of `frames` current.
         macro_rules! enter {
-            ($closure:expr) => {{
+            () => {{
                 fi = frames.len() - 1;
+                roots = closure_slot(fi);
                 let frame = frames[fi];
                 ip = frame.ip;
                 base = frame.base;
-                closure = $closure;
-                constants = closure
-                    .load(CLOSURE_FUNCTION)
-                    .expect("a closure has a function")
-                    .load(FN_CONSTANTS)
-                    .expect("a function has constants");
-                let c = &codes[frame.code as usize];
-                code = &c.code;
-                raw_constants = &c.constants;
-                global_slots = &c.globals;
+                constants = None;
+                cur = &codes[frame.code as usize];
+                code = cur.code.window();
             }};
         }
-        enter!(closures
-            .get(frames.len() - 1)
-            .expect("a frame has a closure"));
+        enter!();
+        // The current frame's constants, not kept (for an instruction that leaves the frame).
+        macro_rules! frame_constants {
+            () => {
+                match constants {
+                    Some(c) => c,
+                    None => closures.get(roots + 1).expect("a frame has constants"),
+                }
+            };
+        }
+        // The current frame's constants, kept for the frame's next instructions.
+        macro_rules! constants {
+            () => {
+                match constants {
+                    Some(c) => c,
+                    None => {
+                        let c = closures.get(roots + 1).expect("a frame has constants");
+                        constants = Some(c);
+                        c
+                    }
+                }
+            };
+        }
 
         let result = 'run: loop {
             // A runtime error at the instruction starting at `at`.
@@ -247,19 +273,19 @@ impl Vm {
                         code: id,
                     });
                     fi = frames.len() - 1;
-                    closures.set(fi, Some(callee));
+                    roots = closure_slot(fi);
+                    let callee_constants = function
+                        .load(FN_CONSTANTS)
+                        .expect("a function has constants");
+                    closures.set(roots, Some(callee));
+                    closures.set(roots + 1, Some(callee_constants));
                     if s.poll_requested() {
                         break 'run Ok(Exit::Poll);
                     }
                     ip = 0;
-                    closure = callee;
-                    constants = function
-                        .load(FN_CONSTANTS)
-                        .expect("a function has constants");
-                    let c = &codes[id as usize];
-                    code = &c.code;
-                    raw_constants = &c.constants;
-                    global_slots = &c.globals;
+                    constants = Some(callee_constants);
+                    cur = &codes[id as usize];
+                    code = cur.code.window();
                     continue;
                 }};
             }
@@ -301,10 +327,10 @@ impl Vm {
             }
             // Calls method `$name` of `$class` on the receiver `$argc` below the top.
             macro_rules! invoke_from_class {
-                ($at:expr, $class:expr, $name:expr, $argc:expr) => {{
+                ($at:expr, $class:expr, $name:expr, $arg:expr, $argc:expr) => {{
                     let name: ObjRef<'_> = $name;
                     let methods = $class.load(CLASS_METHODS).expect("a class has methods");
-                    match table::get(methods, name) {
+                    match table::get_hashed(methods, name, cur.hashes[$arg]) {
                         Some((_, Some(method))) => call_closure!($at, method, $argc),
                         _ => fail!($at, "Undefined property '{}'.", string_text(name)),
                     }
@@ -313,34 +339,66 @@ impl Vm {
 
             // The instructions that touch only the stack, the constants, the globals and `ip`
             // run in an inner loop of their own, whose few live values stay in registers;
-            // the others leave it for the outer match, with the instruction.
-            let (at, ins) = loop {
+            // the others leave it for the outer match, with the instruction. So do the inner
+            // instructions' rare cases (an object constant, a full stack, an error, a pause
+            // request at a `LOOP`): the outer match runs them again in full. The inner loop
+            // touches neither the frames nor the frame's constants.
+            let (at, fetched) = loop {
                 let at = ip;
-                let Some(window) = code.get(at..at + 4) else {
-                    fail!(at, "Code ends without a return.");
+                let Some(ins) = code.fetch(at) else {
+                    break (at, None);
                 };
-                let ins = [window[0], window[1], window[2], window[3]];
+                // Leaves for the outer match, which runs the instruction again in full.
+                macro_rules! out {
+                    () => {
+                        break (at, Some(ins))
+                    };
+                }
+                // Pushes a value; a full stack leaves for the outer match.
+                macro_rules! push_or_out {
+                    ($raw:expr, $r:expr) => {{
+                        if !st.push($raw, $r) {
+                            out!();
+                        }
+                    }};
+                }
+                macro_rules! push_raw_or_out {
+                    ($raw:expr) => {{
+                        if !st.push_raw($raw) {
+                            out!();
+                        }
+                    }};
+                }
+                macro_rules! number_op_or_out {
+                    ($a:ident, $b:ident, $result:expr) => {{
+                        match st.top_two_numbers() {
+                            Some(($a, $b)) => st.replace_two_numbers($result),
+                            _ => out!(),
+                        }
+                        ip += 1;
+                    }};
+                }
                 let arg = ins[1] as usize;
                 match ins[0] {
                     op::CONSTANT => {
-                        let raw = raw_constants[arg];
+                        let raw = cur.constants[arg];
                         if raw == RAW_OBJ {
-                            push!(at, raw, constants.load(arg));
-                        } else {
-                            push_raw!(at, raw);
+                            // The object is in the frame's constants: the outer match.
+                            out!();
                         }
+                        push_raw_or_out!(raw);
                         ip += 2;
                     }
                     op::NIL => {
-                        push_raw!(at, RAW_NIL);
+                        push_raw_or_out!(RAW_NIL);
                         ip += 1;
                     }
                     op::TRUE => {
-                        push_raw!(at, RAW_TRUE);
+                        push_raw_or_out!(RAW_TRUE);
                         ip += 1;
                     }
                     op::FALSE => {
-                        push_raw!(at, RAW_FALSE);
+                        push_raw_or_out!(RAW_FALSE);
                         ip += 1;
                     }
                     op::POP => {
@@ -349,7 +407,7 @@ impl Vm {
                     }
                     op::GET_LOCAL => {
                         let (raw, r) = st.get(base + arg);
-                        push!(at, raw, r);
+                        push_or_out!(raw, r);
                         ip += 2;
                     }
                     op::SET_LOCAL => {
@@ -358,24 +416,22 @@ impl Vm {
                         ip += 2;
                     }
                     op::GET_GLOBAL => {
-                        let slot = global_slots[arg] as usize;
+                        let slot = cur.globals[arg] as usize;
                         let raw = global_values[slot];
                         if raw == RAW_OBJ {
-                            push!(at, raw, globals.load(slot));
+                            push_or_out!(raw, globals.load(slot));
                         } else if raw == RAW_UNDEFINED {
-                            let name = constants.load(arg).expect("a name");
-                            fail!(at, "Undefined variable '{}'.", string_text(name));
+                            out!();
                         } else {
-                            push_raw!(at, raw);
+                            push_raw_or_out!(raw);
                         }
                         ip += 2;
                     }
                     op::DEFINE_GLOBAL | op::SET_GLOBAL => {
-                        let slot = global_slots[arg] as usize;
+                        let slot = cur.globals[arg] as usize;
                         let old = global_values[slot];
                         if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
-                            let name = constants.load(arg).expect("a name");
-                            fail!(at, "Undefined variable '{}'.", string_text(name));
+                            out!();
                         }
                         let (raw, r) = st.get(st.sp - 1);
                         if raw == RAW_OBJ {
@@ -390,26 +446,30 @@ impl Vm {
                         ip += 2;
                     }
                     op::EQUAL => {
+                        if let Some((x, y)) = st.top_two_numbers() {
+                            st.replace_two_numbers(raw_bool(x == y));
+                            ip += 1;
+                            continue;
+                        }
                         let (a, b) = (st.peek_word(1), st.peek_word(0));
-                        let equal = match (raw_number(a), raw_number(b)) {
-                            (Some(x), Some(y)) => x == y,
-                            _ if a == RAW_OBJ && b == RAW_OBJ => {
-                                match (st.obj(st.sp - 2), st.obj(st.sp - 1)) {
-                                    (Some(x), Some(y)) => x.same(&y),
-                                    _ => false,
-                                }
+                        // Not two numbers: a number's word is never a boxed one, so equal
+                        // words are equal values, and two objects are equal if identical.
+                        let equal = if a == RAW_OBJ && b == RAW_OBJ {
+                            match (st.obj(st.sp - 2), st.obj(st.sp - 1)) {
+                                (Some(x), Some(y)) => x.same(&y),
+                                _ => false,
                             }
-                            _ => a == b,
+                        } else {
+                            a == b
                         };
-                        st.drop_n(2);
-                        push_raw!(at, raw_bool(equal));
+                        st.replace_two_raw(raw_bool(equal));
                         ip += 1;
                     }
-                    op::GREATER => binary_number_op!(at, a, b, raw_bool(a > b)),
-                    op::LESS => binary_number_op!(at, a, b, raw_bool(a < b)),
-                    op::SUBTRACT => binary_number_op!(at, a, b, (a - b).to_bits()),
-                    op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
-                    op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
+                    op::GREATER => number_op_or_out!(a, b, raw_bool(a > b)),
+                    op::LESS => number_op_or_out!(a, b, raw_bool(a < b)),
+                    op::SUBTRACT => number_op_or_out!(a, b, (a - b).to_bits()),
+                    op::MULTIPLY => number_op_or_out!(a, b, (a * b).to_bits()),
+                    op::DIVIDE => number_op_or_out!(a, b, (a / b).to_bits()),
                     op::NOT => {
                         let falsey = raw_is_falsey(st.peek_word(0));
                         st.set_top_raw(raw_bool(falsey));
@@ -420,7 +480,7 @@ impl Vm {
                             st.set_top_raw((-n).to_bits());
                             ip += 1;
                         }
-                        _ => fail!(at, "Operand must be a number."),
+                        _ => out!(),
                     },
                     op::JUMP => {
                         ip = at + 3 + u16::from_be_bytes([ins[1], ins[2]]) as usize;
@@ -432,25 +492,104 @@ impl Vm {
                         }
                     }
                     op::LOOP => {
-                        ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
                         if s.poll_requested() {
-                            frames[fi].ip = ip;
-                            break 'run Ok(Exit::Poll);
+                            out!();
                         }
+                        ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
                     }
-                    op::ADD => match (raw_number(st.peek_word(1)), raw_number(st.peek_word(0))) {
-                        (Some(a), Some(b)) => {
-                            st.replace_two_raw((a + b).to_bits());
+                    op::ADD => match st.top_two_numbers() {
+                        Some((a, b)) => {
+                            st.replace_two_numbers((a + b).to_bits());
                             ip += 1;
                         }
                         // Strings, or an error: the outer match.
-                        _ => break (at, ins),
+                        _ => out!(),
                     },
-                    _ => break (at, ins),
+                    _ => out!(),
                 }
+            };
+            let Some(ins) = fetched else {
+                fail!(at, "Code ends without a return.");
             };
             let arg = ins[1] as usize;
             match ins[0] {
+                op::CONSTANT => {
+                    let raw = cur.constants[arg];
+                    if raw == RAW_OBJ {
+                        push!(at, raw, constants!().load(arg));
+                    } else {
+                        push_raw!(at, raw);
+                    }
+                    ip += 2;
+                }
+                op::NIL => {
+                    push_raw!(at, RAW_NIL);
+                    ip += 1;
+                }
+                op::TRUE => {
+                    push_raw!(at, RAW_TRUE);
+                    ip += 1;
+                }
+                op::FALSE => {
+                    push_raw!(at, RAW_FALSE);
+                    ip += 1;
+                }
+                op::GET_LOCAL => {
+                    let (raw, r) = st.get(base + arg);
+                    push!(at, raw, r);
+                    ip += 2;
+                }
+                op::GET_GLOBAL => {
+                    let slot = cur.globals[arg] as usize;
+                    let raw = global_values[slot];
+                    if raw == RAW_OBJ {
+                        push!(at, raw, globals.load(slot));
+                    } else if raw == RAW_UNDEFINED {
+                        let name = frame_constants!().load(arg).expect("a name");
+                        fail!(at, "Undefined variable '{}'.", string_text(name));
+                    } else {
+                        push_raw!(at, raw);
+                    }
+                    ip += 2;
+                }
+                op::DEFINE_GLOBAL | op::SET_GLOBAL => {
+                    let slot = cur.globals[arg] as usize;
+                    let old = global_values[slot];
+                    if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
+                        let name = frame_constants!().load(arg).expect("a name");
+                        fail!(at, "Undefined variable '{}'.", string_text(name));
+                    }
+                    let (raw, r) = st.get(st.sp - 1);
+                    if raw == RAW_OBJ {
+                        globals.store(slot, r);
+                    } else if old == RAW_OBJ {
+                        globals.store(slot, None);
+                    }
+                    global_values[slot] = raw;
+                    if ins[0] == op::DEFINE_GLOBAL {
+                        st.drop_n(1);
+                    }
+                    ip += 2;
+                }
+                op::NEGATE => match raw_number(st.peek_word(0)) {
+                    Some(n) => {
+                        st.set_top_raw((-n).to_bits());
+                        ip += 1;
+                    }
+                    _ => fail!(at, "Operand must be a number."),
+                },
+                op::LOOP => {
+                    ip = at + 3 - u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                    if s.poll_requested() {
+                        frames[fi].ip = ip;
+                        break 'run Ok(Exit::Poll);
+                    }
+                }
+                op::GREATER => binary_number_op!(at, a, b, raw_bool(a > b)),
+                op::LESS => binary_number_op!(at, a, b, raw_bool(a < b)),
+                op::SUBTRACT => binary_number_op!(at, a, b, (a - b).to_bits()),
+                op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
+                op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
                 op::ADD => {
                     let is_string = |i: usize| st.obj(i).is_some_and(|o| o.shape() == STRING);
                     if !(is_string(st.sp - 1) && is_string(st.sp - 2)) {
@@ -459,12 +598,14 @@ impl Vm {
                     slow!(at);
                 }
                 op::GET_UPVALUE => {
+                    let closure = closures.get(roots).expect("a closure");
                     let up = closure.load(1 + arg).expect("an upvalue");
                     let (raw, r) = upvalue_get(&st, up);
                     push!(at, raw, r);
                     ip += 2;
                 }
                 op::SET_UPVALUE => {
+                    let closure = closures.get(roots).expect("a closure");
                     let up = closure.load(1 + arg).expect("an upvalue");
                     let (raw, r) = st.get(st.sp - 1);
                     upvalue_set(&mut st, up, raw, r);
@@ -474,9 +615,9 @@ impl Vm {
                     let Some(instance) = st.obj(st.sp - 1).filter(|o| o.shape() == INSTANCE) else {
                         fail!(at, "Only instances have properties.");
                     };
-                    let name = constants.load(arg).expect("a name");
+                    let name = constants!().load(arg).expect("a name");
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
-                        if let Some((raw, r)) = table::get(fields, name) {
+                        if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
                             st.set(st.sp - 1, raw, r);
                             ip += 2;
                             continue;
@@ -484,7 +625,7 @@ impl Vm {
                     }
                     let class = instance.load(INSTANCE_CLASS).expect("a class");
                     let methods = class.load(CLASS_METHODS).expect("methods");
-                    if table::get(methods, name).is_none() {
+                    if table::get_hashed(methods, name, cur.hashes[arg]).is_none() {
                         fail!(at, "Undefined property '{}'.", string_text(name));
                     }
                     // A bound method: allocates.
@@ -494,10 +635,18 @@ impl Vm {
                     let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
                         fail!(at, "Only instances have fields.");
                     };
-                    let name = constants.load(arg).expect("a name");
+                    let name = constants!().load(arg).expect("a name");
                     let (raw, r) = st.get(st.sp - 1);
                     match instance.load(INSTANCE_FIELDS) {
-                        Some(fields) if table::set_in_place(fields, name, raw, r) => {
+                        Some(fields)
+                            if table::set_in_place_hashed(
+                                fields,
+                                name,
+                                cur.hashes[arg],
+                                raw,
+                                r,
+                            ) =>
+                        {
                             st.set(st.sp - 2, raw, r);
                             st.drop_n(1);
                             ip += 2;
@@ -520,13 +669,13 @@ impl Vm {
                 op::INVOKE => {
                     frames[fi].ip = at + 3;
                     let argc = ins[2] as usize;
-                    let name = constants.load(arg).expect("a name");
+                    let name = constants!().load(arg).expect("a name");
                     let receiver = st.sp - 1 - argc;
                     let Some(instance) = st.obj(receiver).filter(|o| o.shape() == INSTANCE) else {
                         fail!(at, "Only instances have methods.");
                     };
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
-                        if let Some((raw, r)) = table::get(fields, name) {
+                        if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
                             st.set(receiver, raw, r);
                             call_value!(at, argc);
                         }
@@ -534,14 +683,14 @@ impl Vm {
                     let class = instance
                         .load(INSTANCE_CLASS)
                         .expect("an instance has a class");
-                    invoke_from_class!(at, class, name, argc);
+                    invoke_from_class!(at, class, name, arg, argc);
                 }
                 op::SUPER_INVOKE => {
                     frames[fi].ip = at + 3;
-                    let name = constants.load(arg).expect("a name");
+                    let name = frame_constants!().load(arg).expect("a name");
                     let superclass = st.obj(st.sp - 1).expect("a superclass");
                     st.drop_n(1);
-                    invoke_from_class!(at, superclass, name, ins[2] as usize);
+                    invoke_from_class!(at, superclass, name, arg, ins[2] as usize);
                 }
                 op::CLOSURE | op::CLASS | op::INHERIT | op::METHOD => slow!(at),
                 op::CLOSE_UPVALUE => {
@@ -550,22 +699,18 @@ impl Vm {
                     ip += 1;
                 }
                 op::RETURN => {
-                    let (raw, r) = st.get(st.sp - 1);
                     if !closures.is_null(OPEN_UPVALUES) {
                         close_upvalues(&st, &closures, base);
                     }
                     frames.pop();
-                    closures.set(fi, None);
-                    st.truncate(base);
+                    closures.set(roots, None);
+                    closures.set(roots + 1, None);
                     if frames.is_empty() {
+                        st.truncate_frame(base);
                         break 'run Ok(Exit::Done);
                     }
-                    // The callee's slots are free, so this push cannot overflow.
-                    let pushed = st.push(raw, r);
-                    debug_assert!(pushed);
-                    enter!(closures
-                        .get(frames.len() - 1)
-                        .expect("a frame has a closure"));
+                    st.return_to(base);
+                    enter!();
                 }
                 other => {
                     debug_assert!(OpCode::from_byte(other).is_none());
