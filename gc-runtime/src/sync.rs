@@ -165,8 +165,8 @@ impl Primitives for Std {
         // notify (longer when its core had gone idle, as a virtual machine's does); a pause
         // that does no per-root work lasts a few. Bounded, so that a spinner whose partner
         // is off its core gives the core back soon; and it yields between rounds, because
-        // the partner may be waiting for this very core (a woken driver is often placed on
-        // the core of the mutator that woke it): a yield lets it run at once, and costs a
+        // the partner may be waiting for this very core (the scheduler can leave the driver
+        // and a mutator on one core for a while): a yield lets it run at once, and costs a
         // system call when nobody else is runnable here.
         let start = std::time::Instant::now();
         loop {
