@@ -210,6 +210,31 @@ impl Vm {
             };
         }
 
+        // DEFINE_GLOBAL or SET_GLOBAL (`$op`) of global slot operand `$arg`, the stack top its
+        // value; `$undefined` runs for a SET_GLOBAL of a global never defined (and leaves).
+        // One text for the inner loop, which leaves for the outer match on an error, and for
+        // that match, which reports it.
+        macro_rules! define_or_set_global {
+            ($op:expr, $arg:expr, $undefined:block) => {{
+                let slot = cur.globals[$arg] as usize;
+                let old = global_values[slot];
+                if $op == op::SET_GLOBAL && old == RAW_UNDEFINED {
+                    $undefined
+                }
+                let (raw, r) = st.get(st.sp - 1);
+                if raw == RAW_OBJ {
+                    globals.store(slot, r);
+                } else if old == RAW_OBJ {
+                    globals.store(slot, None);
+                }
+                global_values[slot] = raw;
+                if $op == op::DEFINE_GLOBAL {
+                    st.drop_n(1);
+                }
+                ip += 2;
+            }};
+        }
+
         let result = 'run: loop {
             // A runtime error at the instruction starting at `at`.
             macro_rules! fail {
@@ -428,22 +453,7 @@ impl Vm {
                         ip += 2;
                     }
                     op::DEFINE_GLOBAL | op::SET_GLOBAL => {
-                        let slot = cur.globals[arg] as usize;
-                        let old = global_values[slot];
-                        if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
-                            out!();
-                        }
-                        let (raw, r) = st.get(st.sp - 1);
-                        if raw == RAW_OBJ {
-                            globals.store(slot, r);
-                        } else if old == RAW_OBJ {
-                            globals.store(slot, None);
-                        }
-                        global_values[slot] = raw;
-                        if ins[0] == op::DEFINE_GLOBAL {
-                            st.drop_n(1);
-                        }
-                        ip += 2;
+                        define_or_set_global!(ins[0], arg, { out!() });
                     }
                     op::EQUAL => {
                         if let Some((x, y)) = st.top_two_numbers() {
@@ -553,23 +563,10 @@ impl Vm {
                     ip += 2;
                 }
                 op::DEFINE_GLOBAL | op::SET_GLOBAL => {
-                    let slot = cur.globals[arg] as usize;
-                    let old = global_values[slot];
-                    if ins[0] == op::SET_GLOBAL && old == RAW_UNDEFINED {
+                    define_or_set_global!(ins[0], arg, {
                         let name = frame_constants!().load(arg).expect("a name");
                         fail!(at, "Undefined variable '{}'.", string_text(name));
-                    }
-                    let (raw, r) = st.get(st.sp - 1);
-                    if raw == RAW_OBJ {
-                        globals.store(slot, r);
-                    } else if old == RAW_OBJ {
-                        globals.store(slot, None);
-                    }
-                    global_values[slot] = raw;
-                    if ins[0] == op::DEFINE_GLOBAL {
-                        st.drop_n(1);
-                    }
-                    ip += 2;
+                    });
                 }
                 op::NEGATE => match raw_number(st.peek_word(0)) {
                     Some(n) => {
