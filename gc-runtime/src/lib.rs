@@ -52,6 +52,7 @@ mod gc_context;
 mod gc_log;
 mod gc_phase;
 mod gc_state;
+mod gc_workers;
 mod handle_stack;
 mod handle_table;
 pub mod heap;
@@ -80,7 +81,7 @@ mod table_handle;
 mod uncommitter;
 mod verifier;
 mod weak_processor;
-mod worker_priority;
+pub mod worker_priority;
 
 pub use config::{
     DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV, PACING_ENV,

@@ -13,8 +13,10 @@ const WORKER_NICE: libc::c_int = 10;
 /// Move the calling thread to the spawned GC workers' scheduling class (best effort: where
 /// both `sched_setscheduler` and `setpriority` are refused, which only a sandbox could cause,
 /// it stays as it was). A thread cannot leave `SCHED_IDLE` again without privilege: call this
-/// only on threads that are GC workers for the rest of their life.
-pub(crate) fn lower_current_thread() {
+/// only on threads that stay background threads for the rest of their life. Public for an
+/// embedder's (or a benchmark harness's) own background threads, which should no more keep a
+/// waking mutator off its core than GC workers do.
+pub fn lower_current_thread() {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is the calling
     // thread, so only its own scheduling class changes.

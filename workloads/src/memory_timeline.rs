@@ -4,15 +4,23 @@
 //! process's RSS (`/proc/self/statm`, a counter the kernel keeps) and its Pss.
 //!
 //! Pss comes from `/proc/self/smaps_rollup`, which costs the kernel a walk of every page
-//! table of the process — tens of milliseconds for a heap of gigabytes mapped three times —
-//! and holds up the mutators' page faults meanwhile: read every 100 ms it once halved the
-//! throughput of a 4 GiB run. So Pss is read at most [`PSS_DUTY`] of the time: after a read
-//! that took `d`, the next one waits at least `d / PSS_DUTY`; the samples in between carry the
-//! last value read. A run keeps the samples in `RunResult::memory`; `report::plot_memory`
-//! draws them.
-
+//! table of the process — milliseconds at 256 MiB, tens of milliseconds for a heap of
+//! gigabytes mapped three times — and holds up the mutators' page faults meanwhile: read every
+//! 100 ms it once halved the throughput of a 4 GiB run. So Pss is read at most [`PSS_DUTY`]
+//! of the time: after a read that took `d`, the next one waits at least `d / PSS_DUTY`; the
+//! samples in between carry the last value read.
+//!
+//! The reads run on a thread of their own, `pss-reader`, in the GC workers' idle scheduling
+//! class (`gc_runtime::worker_priority`). At normal priority the walk kept a mutator waking
+//! from a pacing delay off its core for as long as it lasted: a `perf sched` trace of a
+//! 256 MiB run showed a mutator runnable for 5.2 ms behind it, the longest wait of that run.
+//! A run keeps the samples in `RunResult::memory`; `report::plot_memory` draws them.
 use gc_runtime::Heap;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Time between samples.
@@ -71,21 +79,20 @@ pub struct MemorySampler {
     start: Instant,
     next: Instant,
     interval: Duration,
-    /// The last Pss read, and when the next read is due.
-    pss: u64,
-    next_pss: Instant,
+    pss: PssReader,
     samples: Vec<MemorySample>,
 }
 
 impl MemorySampler {
-    /// A sampler whose clock starts at `start` (the start of the measured phase).
+    /// A sampler whose clock starts at `start` (the start of the measured phase). Starts the
+    /// `pss-reader` thread and waits for its first read; [`Self::finish`] stops it.
     pub fn new(start: Instant) -> Self {
+        let interval = Duration::from_millis(SAMPLE_INTERVAL_MS);
         MemorySampler {
             start,
             next: start,
-            interval: Duration::from_millis(SAMPLE_INTERVAL_MS),
-            pss: 0,
-            next_pss: start,
+            interval,
+            pss: PssReader::start(interval),
             samples: Vec::new(),
         }
     }
@@ -108,29 +115,88 @@ impl MemorySampler {
     }
 
     fn take(&mut self, heap: &Heap, now: Instant) {
-        self.refresh_pss(now, false);
         let at = now.saturating_duration_since(self.start).as_nanos() as u64;
-        self.samples.push(MemorySample::take(heap, at, self.pss));
-    }
-
-    /// Read Pss if a read is due (or `force`), keeping the reads under [`PSS_DUTY`].
-    fn refresh_pss(&mut self, now: Instant, force: bool) {
-        if !force && now < self.next_pss {
-            return;
-        }
-        let t = Instant::now();
-        self.pss = gc_core::proc_info::process_memory().pss;
-        let took = t.elapsed();
-        self.next_pss = now + self.interval.max(took.div_f64(PSS_DUTY));
-    }
-
-    /// One last sample now (with Pss read afresh), and every sample.
-    pub fn finish(mut self, heap: &Heap) -> Vec<MemorySample> {
-        let now = Instant::now();
-        self.refresh_pss(now, true);
-        let at = now.saturating_duration_since(self.start).as_nanos() as u64;
-        self.samples.push(MemorySample::take(heap, at, self.pss));
         self.samples
+            .push(MemorySample::take(heap, at, self.pss.last()));
+    }
+
+    /// One last sample now, with Pss read afresh, and every sample. Stops the `pss-reader`.
+    pub fn finish(mut self, heap: &Heap) -> Vec<MemorySample> {
+        self.pss.stop();
+        let now = Instant::now();
+        self.take(heap, now);
+        self.samples
+    }
+}
+
+/// The `pss-reader` thread (see the module documentation): reads Pss at once, then whenever
+/// the duty allows, and once more when stopped.
+struct PssReader {
+    pss: Arc<AtomicU64>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl PssReader {
+    /// Start the thread and wait for its first read, so every sample has a Pss.
+    fn start(interval: Duration) -> Self {
+        let pss = Arc::new(AtomicU64::new(0));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let (first_tx, first_rx) = mpsc::channel::<()>();
+        let shared = pss.clone();
+        let read =
+            move || shared.store(gc_core::proc_info::process_memory().pss, Ordering::Relaxed);
+        let thread = std::thread::Builder::new()
+            .name("pss-reader".into())
+            .spawn(move || {
+                gc_runtime::worker_priority::lower_current_thread();
+                let t = Instant::now();
+                read();
+                let _ = first_tx.send(());
+                let mut took = t.elapsed();
+                loop {
+                    match stopped.recv_timeout(interval.max(took.div_f64(PSS_DUTY))) {
+                        Err(RecvTimeoutError::Timeout) => {
+                            let t = Instant::now();
+                            read();
+                            took = t.elapsed();
+                        }
+                        // The last sample's Pss, read afresh.
+                        Ok(()) | Err(RecvTimeoutError::Disconnected) => return read(),
+                    }
+                }
+            });
+        let thread = match thread {
+            Ok(t) => {
+                let _ = first_rx.recv();
+                Some(t)
+            }
+            // Without the thread the samples carry Pss 0 ("not read"); the run goes on.
+            Err(_) => None,
+        };
+        PssReader {
+            pss,
+            stop: Some(stop),
+            thread,
+        }
+    }
+
+    fn last(&self) -> u64 {
+        self.pss.load(Ordering::Relaxed)
+    }
+
+    /// Stop the thread, after one last read, and wait for it.
+    fn stop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for PssReader {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
