@@ -64,8 +64,8 @@ const PACED_RECENTLY: Duration = Duration::from_millis(50);
 /// without, such as room in a forwarding table): the heap can no longer be trusted, and inside
 /// a pause every mutator is parked with the safepoint requested, so anything but ending the
 /// process would be a silent hang. GC worker threads are scoped threads of the driver: a
-/// worker's panic reaches the driver when its `std::thread::scope` ends, and aborts the same
-/// way.
+/// worker's panic reaches the driver when the phase's workers have exited (`gc_workers`), and
+/// aborts the same way.
 pub(crate) fn run_or_abort(heap: &Arc<HeapInner>) {
     // Unwind safety does not matter: nothing observes the heap after the unwind.
     let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(heap))) else {
@@ -76,13 +76,6 @@ pub(crate) fn run_or_abort(heap: &Arc<HeapInner>) {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".into());
-    // What `std::thread::scope` panics with when one of its threads panicked.
-    let msg = if msg == "a scoped thread panicked" {
-        "a GC worker thread panicked (its own message is printed above, by the panic hook)"
-            .to_string()
-    } else {
-        msg
-    };
     // Writing to stderr can fail; the abort must happen anyway.
     let _ = writeln!(
         std::io::stderr(),

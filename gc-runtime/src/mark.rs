@@ -15,7 +15,6 @@
 //! barrier's slow path does while marking) — are functions of the [`GcContext`], since they
 //! touch only the pages' live maps and the forwarding index.
 
-use crate::cpu_time::thread_cpu_ns;
 use crate::gc_context::GcContext;
 use crate::injected_panic::{InjectedPanic, InjectedPanics};
 use crate::mark_buffer::{BufferedWork, MarkSink};
@@ -340,32 +339,15 @@ impl Mark {
         let stealers: Vec<Stealer<Offset>> = workers.iter().map(|w| w.stealer()).collect();
         let idle = AtomicUsize::new(0);
         let abandoned = AtomicBool::new(false);
-        let cpu = AtomicU64::new(0);
-        std::thread::scope(|s| {
-            let mut workers = workers.into_iter();
-            let first = workers.next().expect("at least one worker");
-            for (i, w) in workers.enumerate() {
-                let (stealers, idle, abandoned, cpu) = (&stealers, &idle, &abandoned, &cpu);
-                std::thread::Builder::new()
-                    .name(format!("gc-mark-{}", i + 1))
-                    .spawn_scoped(s, move || {
-                        crate::worker_priority::lower_current_thread();
-                        let _abandon = AbandonOnUnwind(abandoned);
-                        if panics.take(InjectedPanic::MarkWorker) {
-                            panic!("GC worker panic injected for a test");
-                        }
-                        let c0 = thread_cpu_ns();
-                        self.mark_worker(cx, w, stealers, idle, abandoned, threads);
-                        cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
-                    })
-                    .expect("spawning a GC mark worker");
+        let (stealers, idle, abandoned) = (&stealers, &idle, &abandoned);
+        crate::gc_workers::run("gc-mark", workers, |i, w| {
+            // A worker that unwinds tells the others to stop waiting for it.
+            let _abandon = AbandonOnUnwind(abandoned);
+            if i > 0 && panics.take(InjectedPanic::MarkWorker) {
+                panic!("GC worker panic injected for a test");
             }
-            // The calling thread's own CPU time is counted by its caller. If it panics, the
-            // scope still waits for the other workers: they must stop waiting for it too.
-            let _abandon = AbandonOnUnwind(&abandoned);
-            self.mark_worker(cx, first, &stealers, &idle, &abandoned, threads);
-        });
-        cpu.load(Ordering::Relaxed)
+            self.mark_worker(cx, w, stealers, idle, abandoned, threads);
+        })
     }
 
     fn find_work(&self, local: &Worker<Offset>, stealers: &[Stealer<Offset>]) -> Option<Offset> {

@@ -22,7 +22,6 @@
 //! Concurrent Reset Relocation Set. Inside the `stw` pause, [`Relocate::relocate_roots`]
 //! relocates every root, weak handles included.
 
-use crate::cpu_time::thread_cpu_ns;
 use crate::forwarding::{Forwarding, InPlace, Relocation};
 use crate::gc_context::GcContext;
 use crate::mutator_shared::MutatorShared;
@@ -439,7 +438,6 @@ impl Relocate {
     ) -> (u64, u64) {
         let next = AtomicUsize::new(0);
         let freed = AtomicU64::new(0);
-        let cpu = AtomicU64::new(0);
         let seq = cx.state.seqnum();
         let work = || {
             let mut targets = WorkerTargets::default();
@@ -465,21 +463,7 @@ impl Relocate {
                 }
             }
         };
-        std::thread::scope(|s| {
-            for i in 1..threads.max(1) {
-                std::thread::Builder::new()
-                    .name(format!("gc-relocate-{i}"))
-                    .spawn_scoped(s, || {
-                        crate::worker_priority::lower_current_thread();
-                        let c0 = thread_cpu_ns();
-                        work();
-                        cpu.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
-                    })
-                    .expect("spawning a GC relocation worker");
-            }
-            // The calling thread's own CPU time is counted by its caller.
-            work();
-        });
-        (freed.load(Ordering::Relaxed), cpu.load(Ordering::Relaxed))
+        let cpu = crate::gc_workers::run("gc-relocate", vec![(); threads.max(1)], |_, ()| work());
+        (freed.load(Ordering::Relaxed), cpu)
     }
 }
