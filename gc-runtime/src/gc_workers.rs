@@ -1,7 +1,8 @@
 //! The GC worker threads of one parallel phase (ZGC's `ZWorkers` runs a task on its worker
-//! threads the same way): the calling thread, the driver, is worker 0; workers 1.. are
-//! spawned for the phase, moved to the spawned workers' scheduling class
-//! (`worker_priority`), and each is given its own state.
+//! threads the same way): the calling thread is worker 0; workers 1.. are spawned for the
+//! phase, moved to the spawned workers' scheduling class (`worker_priority`), and each is
+//! given its own state. The calling thread is the driver, or, while mutators wait for the
+//! collector, a thread the driver [`offload`]ed the whole phase to, in that same class.
 //!
 //! The phase ends when every spawned thread has *exited*, not only finished its work. A
 //! thread still runs after its work is done: thread-local destructors (crossbeam-epoch's
@@ -63,6 +64,28 @@ pub(crate) fn run<T: Send>(name: &str, states: Vec<T>, work: impl Fn(usize, T) +
     cpu.load(Ordering::Relaxed)
 }
 
+/// Run `f` on one spawned GC worker thread, named `name`, in the spawned workers'
+/// scheduling class, while the caller sleeps until that thread has exited. Returns what `f`
+/// returned and the CPU time the thread spent in it. A panic in `f` goes on in the caller,
+/// with its own payload.
+pub(crate) fn offload<R: Send>(name: &str, f: impl FnOnce() -> R + Send) -> (R, u64) {
+    std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn_scoped(s, move || {
+                crate::worker_priority::lower_current_thread();
+                let c0 = thread_cpu_ns();
+                let r = f();
+                (r, thread_cpu_ns() - c0)
+            })
+            .expect("spawning a GC worker thread");
+        match h.join() {
+            Ok(x) => x,
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +121,15 @@ mod tests {
             Some(WORKER_PANICKED)
         );
         assert_eq!(finished.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn offload_runs_elsewhere_and_passes_on_the_result_and_the_panic() {
+        let caller = std::thread::current().id();
+        let (elsewhere, _cpu) = offload("test-offload", || std::thread::current().id() != caller);
+        assert!(elsewhere);
+        let r = std::panic::catch_unwind(|| offload("test-offload", || panic!("its own message")));
+        let msg = r.expect_err("the panic reaches the caller");
+        assert_eq!(msg.downcast_ref::<&str>(), Some(&"its own message"));
     }
 }

@@ -111,6 +111,11 @@ pub struct CycleRecord {
     pub gc_cpu_ns: u64,
     /// How many times Pause Mark End had to go back to Concurrent Mark.
     pub mark_end_retries: u64,
+    /// Concurrent phases that ran on a GC worker thread in the idle scheduling class, the
+    /// driver sleeping meanwhile, because mutators were waiting for the collector (paced or
+    /// stalled); the others ran on the driver.
+    #[serde(default)]
+    pub phases_on_idle_workers: u64,
     /// Dead direct-buffer owners found this cycle (one cleaner run each).
     #[serde(default)]
     pub cleaners_run: u64,

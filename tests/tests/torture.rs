@@ -112,14 +112,19 @@ fn assert_stalls_often_and_ooms_rarely(r: &Report) {
 }
 
 /// Pacing (on by default) was reached: a concurrent nearly full heap, where the threads
-/// outrun the collector, had its mutators delayed. (The model check covers what
-/// the threads did around the delays: a paced allocation is an allocation like any other.)
+/// outrun the collector, had its mutators delayed, and the collector then ran concurrent
+/// phases on idle-class workers. (The model check covers what the threads did around the
+/// delays: a paced allocation is an allocation like any other.)
 fn assert_paced(r: &Report) {
     // (A debug build allocates too slowly to outrun the collector.)
     if cfg!(not(debug_assertions)) {
         assert!(
             r.pacing_delays > 0,
             "no pacing delay in a nearly full concurrent heap: {r}"
+        );
+        assert!(
+            r.phases_on_idle_workers > 0,
+            "no concurrent phase on an idle-class worker in a paced heap: {r}"
         );
     }
 }
@@ -479,6 +484,10 @@ fn soak() {
         )),
         Some((_, r)) if r.pacing_delays == 0 => unmet.push(format!(
             "{PACED_CONFIG}: no pacing delay in {} runs",
+            r.runs
+        )),
+        Some((_, r)) if r.phases_on_idle_workers == 0 => unmet.push(format!(
+            "{PACED_CONFIG}: no concurrent phase on an idle-class worker in {} runs",
             r.runs
         )),
         Some(_) => {}

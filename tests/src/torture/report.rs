@@ -81,6 +81,8 @@ pub struct Report {
     pub weak_handles_remapped: u64,
     /// Pause Mark End tries that found work left (a mutator's buffer or the queue).
     pub mark_end_retries: u64,
+    /// Concurrent phases run on an idle-class GC worker while mutators waited.
+    pub phases_on_idle_workers: u64,
     /// Cycles that compacted at least one page in place.
     pub cycles_with_in_place: u64,
     /// Largest live share of the heap a cycle's marking found, per mille.
@@ -157,6 +159,7 @@ impl Report {
         self.roots_marked_concurrently += o.roots_marked_concurrently;
         self.weak_handles_remapped += o.weak_handles_remapped;
         self.mark_end_retries += o.mark_end_retries;
+        self.phases_on_idle_workers += o.phases_on_idle_workers;
         self.cycles_with_in_place += o.cycles_with_in_place;
         self.max_live_permille = self.max_live_permille.max(o.max_live_permille);
         self.live_permille_sum += o.live_permille_sum;
@@ -239,6 +242,7 @@ impl Report {
         self.roots_marked_concurrently = sum(|c| c.roots_marked_concurrently);
         self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
         self.mark_end_retries = sum(|c| c.mark_end_retries);
+        self.phases_on_idle_workers = sum(|c| c.phases_on_idle_workers);
         self.cycles_with_in_place = stats
             .cycles
             .iter()
@@ -336,8 +340,12 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
-             handles remapped; {} Pause Mark End tries found work left",
-            self.roots_marked_concurrently, self.weak_handles_remapped, self.mark_end_retries,
+             handles remapped; {} Pause Mark End tries found work left; {} concurrent phases \
+             ran on idle-class workers while mutators waited",
+            self.roots_marked_concurrently,
+            self.weak_handles_remapped,
+            self.mark_end_retries,
+            self.phases_on_idle_workers,
         )?;
         writeln!(
             f,

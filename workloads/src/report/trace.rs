@@ -114,6 +114,7 @@ pub fn chrome_trace(results: &[RunResult]) -> Value {
                     "pages_freed_empty": c.pages_freed_empty,
                     "gc_cpu_ms": c.gc_cpu_ns as f64 / 1e6,
                     "mark_end_retries": c.mark_end_retries,
+                    "phases_on_idle_workers": c.phases_on_idle_workers,
                 }),
             ));
             for ph in &c.phases {
