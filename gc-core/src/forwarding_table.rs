@@ -14,7 +14,7 @@
 
 use crate::sync::AtomicWord;
 use crate::word::Offset;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 const POPULATED: u64 = 1 << 63;
 const INDEX_BITS: u32 = 22;
@@ -44,6 +44,8 @@ fn entry_to(e: u64) -> Offset {
 pub struct ForwardingTable<W: AtomicWord = AtomicU64> {
     entries: Box<[W]>,
     mask: usize,
+    /// Set once [`Self::prefault`] has populated every page of `entries`, writable.
+    prefaulted: AtomicBool,
 }
 
 impl<W: AtomicWord> ForwardingTable<W> {
@@ -53,16 +55,23 @@ impl<W: AtomicWord> ForwardingTable<W> {
         ForwardingTable {
             entries: (0..n).map(|_| W::new_word(0)).collect(),
             mask: n - 1,
+            prefaulted: AtomicBool::new(false),
         }
     }
 
     /// Fault the whole table in, in one call, rather than twice per memory page (a read, then
     /// a write) as objects are relocated (see `prefault`). Its contents do not change.
     pub fn prefault(&self) {
-        crate::prefault::prefault_writable(
+        if self.prefaulted.load(Ordering::Acquire) {
+            return;
+        }
+        // A table too small to prefault (or a kernel that refuses) stays "not prefaulted".
+        if crate::prefault::prefault_writable(
             self.entries.as_ptr() as *const u8,
             std::mem::size_of_val(&*self.entries),
-        );
+        ) {
+            self.prefaulted.store(true, Ordering::Release);
+        }
     }
 
     /// Number of entry slots (for memory accounting).
@@ -95,6 +104,34 @@ impl<W: AtomicWord> ForwardingTable<W> {
             if e == 0 {
                 return None;
             }
+            if entry_index(e) == from_index {
+                return Some(entry_to(e));
+            }
+            i = (i + 1) & self.mask;
+        }
+        None
+    }
+
+    /// [`Self::find`] for a caller that inserts next if the entry is missing (a relocating
+    /// mutator). Until the table is prefaulted, each probe is a write access (a CAS of an
+    /// empty entry by itself, which changes nothing): a plain load of an untouched memory
+    /// page maps the kernel's shared zero page, and the insert that follows then takes a
+    /// copy-on-write fault, whose flush of the old mapping interrupts every other core of the
+    /// process. Profiled at 8G, those faults were a fifth of the mutator's time; written
+    /// first, the page faults in once, writable.
+    #[inline]
+    pub fn find_to_insert(&self, from_index: u64) -> Option<Offset> {
+        if self.prefaulted.load(Ordering::Relaxed) {
+            return self.find(from_index);
+        }
+        let mut i = self.first(from_index);
+        for _ in 0..self.entries.len() {
+            // Acquire as in `find`; an empty entry stays empty (it is replaced by 0).
+            let e =
+                match self.entries[i].compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(_) => return None,
+                    Err(e) => e,
+                };
             if entry_index(e) == from_index {
                 return Some(entry_to(e));
             }
@@ -151,6 +188,69 @@ impl<W: AtomicWord> ForwardingTable<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_to_insert_answers_as_find_and_changes_nothing() {
+        let o = Offset::from_raw;
+        for prefault in [false, true] {
+            // 40,000 live objects: a 1 MiB table, large enough to be prefaulted.
+            let t: ForwardingTable = ForwardingTable::new(40_000);
+            if prefault {
+                t.prefault();
+            }
+            for i in (0..40_000).step_by(3) {
+                assert_eq!(t.insert(i, o(0x1000 + i * 16)), Ok(o(0x1000 + i * 16)));
+            }
+            for i in 0..40_000 {
+                assert_eq!(t.find_to_insert(i), t.find(i), "index {i}");
+            }
+            // The probes of missing entries left them empty: inserting them still wins.
+            assert_eq!(t.len(), 13_334);
+            assert_eq!(t.insert(1, o(0x8000)), Ok(o(0x8000)));
+            assert_eq!(t.find_to_insert(1), Some(o(0x8000)));
+        }
+    }
+
+    /// Minor page faults the calling thread has taken so far.
+    fn thread_minor_faults() -> i64 {
+        // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `u` is a valid, writable `rusage` that outlives the call.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+        assert_eq!(rc, 0, "getrusage");
+        u.ru_minflt
+    }
+
+    /// Faults taken by looking up, then inserting, one entry on each of `pages` memory pages
+    /// of a fresh table that was not prefaulted.
+    fn faults_per_page(
+        pages: u64,
+        lookup: impl Fn(&ForwardingTable, u64) -> Option<Offset>,
+    ) -> f64 {
+        // 2^21 entries of 8 bytes: 16 MiB of untouched memory from the allocator.
+        let t: ForwardingTable = ForwardingTable::new(1 << 20);
+        let per_page = 4096 / 8;
+        let before = thread_minor_faults();
+        for p in 0..pages {
+            let idx = p * per_page;
+            assert_eq!(lookup(&t, idx), None);
+            assert!(t.insert(idx, Offset::from_raw(0x1000 + idx * 16)).is_ok());
+        }
+        (thread_minor_faults() - before) as f64 / pages as f64
+    }
+
+    #[test]
+    fn a_relocating_lookup_faults_a_fresh_page_in_once() {
+        let written_first = faults_per_page(1000, |t, i| t.find_to_insert(i));
+        let read_first = faults_per_page(1000, |t, i| t.find(i));
+        // A read maps the shared zero page and the insert then copies it: two faults per
+        // page. Written first: one (or fewer, where the kernel gives huge pages).
+        assert!(written_first <= 1.05, "{written_first} faults per page");
+        assert!(
+            read_first > written_first + 0.5,
+            "read first {read_first}, written first {written_first} faults per page"
+        );
+    }
 
     #[test]
     fn insert_find_and_single_winner() {

@@ -18,16 +18,16 @@ pub(crate) const PREFAULT_MIN_BYTES: usize = 64 << 10;
 
 /// Populate the page tables of `[ptr, ptr + len)` writable, without touching its contents;
 /// only the whole pages inside the range. Best effort: an older kernel refuses and the memory
-/// faults on first use as before.
-pub(crate) fn prefault_writable(ptr: *const u8, len: usize) {
+/// faults on first use as before. True if the pages were populated.
+pub(crate) fn prefault_writable(ptr: *const u8, len: usize) -> bool {
     if len < PREFAULT_MIN_BYTES {
-        return;
+        return false;
     }
     const PAGE: usize = 4096;
     let start = (ptr as usize).next_multiple_of(PAGE);
     let end = (ptr as usize + len) & !(PAGE - 1);
     if end <= start {
-        return;
+        return false;
     }
     // SAFETY: `[start, end)` lies inside an allocation the caller owns (the range it passed,
     // shrunk to whole pages); MADV_POPULATE_WRITE only faults the pages in, as a write would,
@@ -37,6 +37,6 @@ pub(crate) fn prefault_writable(ptr: *const u8, len: usize) {
             start as *mut libc::c_void,
             end - start,
             libc::MADV_POPULATE_WRITE,
-        );
+        ) == 0
     }
 }

@@ -264,7 +264,7 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
         copy: impl FnOnce() -> Option<Offset>,
         undo: impl FnOnce(Offset),
     ) -> Relocation {
-        if let Some(to) = self.find(idx) {
+        if let Some(to) = self.table.find_to_insert(idx) {
             return Relocation::Found(to);
         }
         let Some(_retained) = self.refcount.retain() else {
