@@ -140,17 +140,21 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
             ready.wait();
             let meter = {
                 let (heap, meter_stop) = (&heap, &meter_stop);
-                sc.spawn(move || -> Result<HiccupSamples, String> {
-                    let mut m = heap.attach("hiccup-meter").map_err(|e| e.to_string())?;
-                    Ok(m.scope(|s| {
-                        let mut meter = RealMeter { s };
-                        hiccup::meter_loop(
-                            &mut meter,
-                            meter_stop,
-                            Duration::from_nanos(HICCUP_INTERVAL_NS),
-                        )
-                    }))
-                })
+                // Named, as the mutators are, so scheduler traces show which thread it is.
+                std::thread::Builder::new()
+                    .name("hiccup-meter".into())
+                    .spawn_scoped(sc, move || -> Result<HiccupSamples, String> {
+                        let mut m = heap.attach("hiccup-meter").map_err(|e| e.to_string())?;
+                        Ok(m.scope(|s| {
+                            let mut meter = RealMeter { s };
+                            hiccup::meter_loop(
+                                &mut meter,
+                                meter_stop,
+                                Duration::from_nanos(HICCUP_INTERVAL_NS),
+                            )
+                        }))
+                    })
+                    .map_err(|e| format!("spawning the hiccup meter: {e}"))
             };
             let measure_start_at_ns = heap.uptime_ns();
             let t0 = Instant::now();
@@ -197,9 +201,10 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                 .collect();
             let wall_ns = t0.elapsed().as_nanos() as u64;
             meter_stop.store(true, Ordering::Relaxed);
-            let hiccups = meter
-                .join()
-                .unwrap_or_else(|_| Err("hiccup meter panicked".into()));
+            let hiccups = meter.and_then(|m| {
+                m.join()
+                    .unwrap_or_else(|_| Err("hiccup meter panicked".into()))
+            });
             (
                 outcomes,
                 hiccups,
