@@ -180,22 +180,21 @@ impl<'h> Cycle<'h> {
         self.rec.cycle
     }
 
-    /// A concurrent phase (or a phase inside the stw pause). While mutators wait for the
-    /// collector (see [`Self::mutators_wait`]), a concurrent phase runs on a spawned GC worker
-    /// thread, in the idle scheduling class, and the driver sleeps until it is done: a
-    /// mutator waking from a pacing delay then finds no collector thread of normal priority
-    /// on any core, and the scheduler places it on the core the collector uses and preempts
-    /// the collector at once. With the driver working at normal priority on one core, a
-    /// mutator woken behind another thread on the other core (a kernel thread, the VM's own
-    /// agent) waited for it for up to several milliseconds: `perf sched` traces of 256 MiB
-    /// and 8 GiB runs found the driver on the other core in 44 of 45 and 162 of 164 such
-    /// waits over 1 ms. The phase keeps its progress when the mutators run flat out: they
-    /// are then paced, and sleep.
+    /// A concurrent phase (or a phase inside the stw pause). While mutators are paced (see
+    /// [`Self::offload_phases`]), a concurrent phase runs on a spawned GC worker thread, in
+    /// the idle scheduling class, and the driver sleeps until it is done: a mutator waking
+    /// from a pacing delay then finds no collector thread of normal priority on any core, and
+    /// the scheduler places it on the core the collector uses and preempts the collector at
+    /// once. With the driver working at normal priority on one core, a mutator woken behind
+    /// another thread on the other core (a kernel thread, the VM's own agent) waited for it
+    /// for up to several milliseconds: `perf sched` traces found the driver on the other core
+    /// in 44 of the 45 such waits over 1 ms of a 256 MiB and a 1 GiB run. The phase keeps its
+    /// progress while the mutators run flat out: they are paced, and sleep.
     fn phase<R: Send>(&mut self, phase: GcPhase, f: impl FnOnce(&mut Self) -> R + Send) -> R {
         let name = phase.name();
         let start_at_ns = self.heap.now_ns();
         let t = Instant::now();
-        let r = if self.heap.config.mode == Mode::Concurrent && self.mutators_wait() {
+        let r = if self.offload_phases() {
             let (r, cpu) = crate::gc_workers::offload("gc-phase", || f(self));
             self.worker_cpu += cpu;
             self.rec.phases_on_idle_workers += 1;
@@ -279,8 +278,22 @@ impl<'h> Cycle<'h> {
     /// True while a mutator is stalled on allocation or was paced in the last
     /// [`PACED_RECENTLY`]: it waits for the collector.
     fn mutators_wait(&self) -> bool {
-        let h = self.heap;
-        h.cx.control.has_stalled_mutators() || h.pacer.paced_within(PACED_RECENTLY)
+        self.heap.cx.control.has_stalled_mutators() || self.paced_recently()
+    }
+
+    fn paced_recently(&self) -> bool {
+        self.heap.pacer.paced_within(PACED_RECENTLY)
+    }
+
+    /// Run concurrent phases on idle-class workers (see [`Self::phase`]): in `concurrent`
+    /// mode, while mutators are paced and none is stalled. Paced mutators sleep and wake
+    /// every millisecond or so and want a core at once; a stalled one waits for the whole
+    /// cycle, which must then not depend on what other processes leave idle (idle-class
+    /// threads get almost nothing of a core something else wants).
+    fn offload_phases(&self) -> bool {
+        self.heap.config.mode == Mode::Concurrent
+            && self.paced_recently()
+            && !self.heap.cx.control.has_stalled_mutators()
     }
 
     /// Concurrent Mark (or Mark inside the `stw` pause): drain marking until the queue and the

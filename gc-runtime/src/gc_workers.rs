@@ -1,8 +1,8 @@
 //! The GC worker threads of one parallel phase (ZGC's `ZWorkers` runs a task on its worker
 //! threads the same way): the calling thread is worker 0; workers 1.. are spawned for the
 //! phase, moved to the spawned workers' scheduling class (`worker_priority`), and each is
-//! given its own state. The calling thread is the driver, or, while mutators wait for the
-//! collector, a thread the driver [`offload`]ed the whole phase to, in that same class.
+//! given its own state. The calling thread is the driver, or, while mutators are paced, a
+//! thread the driver [`offload`]ed the whole phase to, in that same class.
 //!
 //! The phase ends when every spawned thread has *exited*, not only finished its work. A
 //! thread still runs after its work is done: thread-local destructors (crossbeam-epoch's

@@ -112,8 +112,8 @@ pub struct CycleRecord {
     /// How many times Pause Mark End had to go back to Concurrent Mark.
     pub mark_end_retries: u64,
     /// Concurrent phases that ran on a GC worker thread in the idle scheduling class, the
-    /// driver sleeping meanwhile, because mutators were waiting for the collector (paced or
-    /// stalled); the others ran on the driver.
+    /// driver sleeping meanwhile, because mutators were paced (and none stalled); the others
+    /// ran on the driver.
     #[serde(default)]
     pub phases_on_idle_workers: u64,
     /// Dead direct-buffer owners found this cycle (one cleaner run each).

@@ -81,7 +81,7 @@ pub struct Report {
     pub weak_handles_remapped: u64,
     /// Pause Mark End tries that found work left (a mutator's buffer or the queue).
     pub mark_end_retries: u64,
-    /// Concurrent phases run on an idle-class GC worker while mutators waited.
+    /// Concurrent phases run on an idle-class GC worker while mutators were paced.
     pub phases_on_idle_workers: u64,
     /// Cycles that compacted at least one page in place.
     pub cycles_with_in_place: u64,
@@ -341,7 +341,7 @@ impl std::fmt::Display for Report {
             f,
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
              handles remapped; {} Pause Mark End tries found work left; {} concurrent phases \
-             ran on idle-class workers while mutators waited",
+             ran on idle-class workers while mutators were paced",
             self.roots_marked_concurrently,
             self.weak_handles_remapped,
             self.mark_end_retries,
