@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
 
-/// Fill ~150 MiB of a 256 MiB heap with garbage, collect it away, then wait up to `wait` for
-/// committed memory to drop below `below`; returns (peak committed, committed at the end,
-/// bytes the stats say were uncommitted).
+/// Fill most of a 256 MiB heap with objects kept alive together (80 of 1 MiB, each on a
+/// 2 MiB large page: 160 MiB, so the memory must be
+/// committed whenever the collector runs), drop them and collect them away, then wait up to
+/// `wait` for committed memory to drop below `below`; returns (peak committed, committed at
+/// the end, bytes the stats say were uncommitted).
 fn churn_then_wait(delay: Option<Duration>, below: u64, wait: Duration) -> (u64, u64, u64) {
     let heap = Heap::new(
         HeapConfig::new(256 * MIB)
@@ -24,11 +26,13 @@ fn churn_then_wait(delay: Option<Duration>, below: u64, wait: Duration) -> (u64,
     let mut m = heap.attach("main").unwrap();
     m.scope(|s| {
         let keep = s.alloc(1, 0, 1 << 20).unwrap();
-        for _ in 0..150 {
-            s.scope(|s| {
+        // Garbage allocated and dropped one object at a time could be collected (and its
+        // memory reused) while the loop runs, and the heap would never commit much.
+        s.scope(|s| {
+            for _ in 0..80 {
                 s.alloc(1, 0, 1 << 20).unwrap();
-            });
-        }
+            }
+        });
         s.collect("drop the garbage");
         s.collect("drop the garbage");
         assert_eq!(s.get(keep).n_bytes(), 1 << 20);
