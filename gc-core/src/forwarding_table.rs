@@ -96,20 +96,8 @@ impl<W: AtomicWord> ForwardingTable<W> {
     /// Where the object at `from_index` went, if it has been relocated.
     #[inline]
     pub fn find(&self, from_index: u64) -> Option<Offset> {
-        let mut i = self.first(from_index);
-        // At most one pass over the table: a full table has no empty entry to stop at.
-        for _ in 0..self.entries.len() {
-            // Acquire: the winner copied the object before publishing the entry (Release).
-            let e = self.entries[i].load(Ordering::Acquire);
-            if e == 0 {
-                return None;
-            }
-            if entry_index(e) == from_index {
-                return Some(entry_to(e));
-            }
-            i = (i + 1) & self.mask;
-        }
-        None
+        // Acquire: the winner copied the object before publishing the entry (Release).
+        self.probe(from_index, |e| e.load(Ordering::Acquire))
     }
 
     /// [`Self::find`] for a caller that inserts next if the entry is missing (a relocating
@@ -124,14 +112,24 @@ impl<W: AtomicWord> ForwardingTable<W> {
         if self.prefaulted.load(Ordering::Relaxed) {
             return self.find(from_index);
         }
+        // Acquire as in `find`; an empty entry stays empty (it is replaced by 0).
+        self.probe(from_index, |e| {
+            e.compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+                .unwrap_or_else(|current| current)
+        })
+    }
+
+    /// Linear probing from `from_index`'s first slot, reading each entry with `read`: the
+    /// entry's offset, or `None` at the first empty entry. At most one pass over the table:
+    /// a full table has no empty entry to stop at.
+    #[inline(always)]
+    fn probe(&self, from_index: u64, read: impl Fn(&W) -> u64) -> Option<Offset> {
         let mut i = self.first(from_index);
         for _ in 0..self.entries.len() {
-            // Acquire as in `find`; an empty entry stays empty (it is replaced by 0).
-            let e =
-                match self.entries[i].compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire) {
-                    Ok(_) => return None,
-                    Err(e) => e,
-                };
+            let e = read(&self.entries[i]);
+            if e == 0 {
+                return None;
+            }
             if entry_index(e) == from_index {
                 return Some(entry_to(e));
             }

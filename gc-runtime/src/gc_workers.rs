@@ -15,7 +15,6 @@
 //! kernel to report the thread gone, while the driver sleeps in the concurrent phase.
 
 use crate::cpu_time::thread_cpu_ns;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What the driver panics with when a spawned worker panicked (the worker's own message is
 /// printed by the panic hook when it happens).
@@ -28,40 +27,31 @@ pub(crate) const WORKER_PANICKED: &str =
 /// CPU time is its caller's to count). Panics if a worker panicked, after every other worker
 /// has exited (a worker that can wait for others must stop waiting when one unwinds).
 pub(crate) fn run<T: Send>(name: &str, states: Vec<T>, work: impl Fn(usize, T) + Sync) -> u64 {
-    let cpu = AtomicU64::new(0);
-    let (work, cpu_ref) = (&work, &cpu);
+    let work = &work;
     let mut states = states.into_iter();
     let first = states.next();
-    let panicked = std::thread::scope(|s| {
+    let joined = std::thread::scope(|s| {
         let handles: Vec<_> = states
             .enumerate()
             .map(|(k, state)| {
                 let i = k + 1;
-                std::thread::Builder::new()
-                    .name(format!("{name}-{i}"))
-                    .spawn_scoped(s, move || {
-                        crate::worker_priority::lower_current_thread();
-                        let c0 = thread_cpu_ns();
-                        work(i, state);
-                        cpu_ref.fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
-                    })
-                    .expect("spawning a GC worker thread")
+                spawn(s, format!("{name}-{i}"), move || work(i, state))
             })
             .collect();
         // If worker 0 panics, the scope still joins the others before the panic goes on.
         if let Some(state) = first {
             work(0, state);
         }
-        let mut panicked = false;
-        for h in handles {
-            panicked |= h.join().is_err();
-        }
-        panicked
+        handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
     });
-    if panicked {
-        panic!("{WORKER_PANICKED}");
+    let mut cpu = 0;
+    for j in joined {
+        match j {
+            Ok(((), c)) => cpu += c,
+            Err(_) => panic!("{WORKER_PANICKED}"),
+        }
     }
-    cpu.load(Ordering::Relaxed)
+    cpu
 }
 
 /// Run `f` on one spawned GC worker thread, named `name`, in the spawned workers'
@@ -69,26 +59,34 @@ pub(crate) fn run<T: Send>(name: &str, states: Vec<T>, work: impl Fn(usize, T) +
 /// returned and the CPU time the thread spent in it. A panic in `f` goes on in the caller,
 /// with its own payload.
 pub(crate) fn offload<R: Send>(name: &str, f: impl FnOnce() -> R + Send) -> (R, u64) {
-    std::thread::scope(|s| {
-        let h = std::thread::Builder::new()
-            .name(name.to_string())
-            .spawn_scoped(s, move || {
-                crate::worker_priority::lower_current_thread();
-                let c0 = thread_cpu_ns();
-                let r = f();
-                (r, thread_cpu_ns() - c0)
-            })
-            .expect("spawning a GC worker thread");
-        match h.join() {
-            Ok(x) => x,
-            Err(payload) => std::panic::resume_unwind(payload),
-        }
+    std::thread::scope(|s| match spawn(s, name.to_string(), f).join() {
+        Ok(x) => x,
+        Err(payload) => std::panic::resume_unwind(payload),
     })
+}
+
+/// Spawn a GC worker thread in scope `s`: named `name`, moved to the spawned workers'
+/// scheduling class, running `f`; joining it gives `f`'s result and the CPU time `f` took.
+fn spawn<'scope, R: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    name: String,
+    f: impl FnOnce() -> R + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, (R, u64)> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn_scoped(s, move || {
+            crate::worker_priority::lower_current_thread();
+            let c0 = thread_cpu_ns();
+            let r = f();
+            (r, thread_cpu_ns() - c0)
+        })
+        .expect("spawning a GC worker thread")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Mutex;
 
     #[test]
