@@ -58,6 +58,7 @@ mod handle_table;
 pub mod heap;
 mod heap_inner;
 mod injected_panic;
+mod live_cache;
 mod mark;
 mod mark_buffer;
 pub mod memory_report;

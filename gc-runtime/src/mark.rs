@@ -17,6 +17,7 @@
 
 use crate::gc_context::GcContext;
 use crate::injected_panic::{InjectedPanic, InjectedPanics};
+use crate::live_cache::LiveCache;
 use crate::mark_buffer::{BufferedWork, MarkSink};
 use crate::mutator_shared::MutatorShared;
 use crate::roots::Roots;
@@ -35,6 +36,15 @@ pub(crate) struct Mark {
     traced: AtomicU64,
     /// How many mutators' mark buffers hold entries.
     buffered: BufferedWork,
+}
+
+/// Adds `bytes` to the live bytes of the page holding `at` (a sum of a [`LiveCache`]).
+fn add_live_bytes(cx: &GcContext, at: Offset, bytes: u64, guard: &Guard) {
+    // The objects summed were traced in this cycle, so their page is not freed before
+    // marking ends: the lookup finds it.
+    if let Some(page) = cx.page_table().get(at, guard) {
+        page.live_map().add_live_bytes(cx.state.seqnum(), bytes);
+    }
 }
 
 /// Marks the marking abandoned if the worker holding it unwinds (see the module
@@ -268,6 +278,7 @@ impl Mark {
         off: Offset,
         guard: &Guard,
         ring: &mut MarkRing,
+        live: &mut LiveCache,
         push: &mut dyn FnMut(Offset),
     ) {
         let layout = cx.layout();
@@ -276,11 +287,10 @@ impl Mark {
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
         let obj = unsafe { Object::at(layout, off) };
         // Account the object's bytes now that its header is at hand (marking counted it with
-        // size 0).
-        if let Some(page) = cx.page_table().get(off, guard) {
-            page.live_map()
-                .add_live_bytes(cx.state.seqnum(), obj.size());
-        }
+        // size 0), summed per page in the worker's cache.
+        live.add(off, obj.size(), |at, bytes| {
+            add_live_bytes(cx, at, bytes, guard)
+        });
         for slot in obj.slots() {
             let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
             if p.is_null() {
@@ -401,6 +411,7 @@ impl Mark {
         let mut fifo = [Offset::ZERO; PREFETCH_DEPTH];
         let (mut head, mut len) = (0usize, 0usize);
         let mut ring = MarkRing::new();
+        let mut live = LiveCache::new();
         let push = &mut |o| local.push(o);
         loop {
             loop {
@@ -420,12 +431,12 @@ impl Mark {
                     }
                     let oldest = std::mem::replace(&mut fifo[head], off);
                     head = (head + 1) % PREFETCH_DEPTH;
-                    self.trace_object(cx, oldest, &guard, &mut ring, push);
+                    self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else if len > 0 {
                     let oldest = fifo[head];
                     head = (head + 1) % PREFETCH_DEPTH;
                     len -= 1;
-                    self.trace_object(cx, oldest, &guard, &mut ring, push);
+                    self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else {
                     break;
                 }
@@ -449,6 +460,10 @@ impl Mark {
                     break;
                 }
                 if idle.load(Ordering::SeqCst) == n || abandoned.load(Ordering::SeqCst) {
+                    // The pages' live bytes are complete once every worker has flushed (a
+                    // page left at 0 would be freed as empty). A worker that unwinds does
+                    // not get here, and its panic aborts the process before any selection.
+                    live.flush(|at, bytes| add_live_bytes(cx, at, bytes, &guard));
                     return;
                 }
                 guard.repin();
