@@ -95,7 +95,11 @@ impl<W: AtomicWord> LiveMap<W> {
         let newly_strong = strong && old & (0b10 << bit) == 0;
         if newly_marked {
             self.live_objects.fetch_add(1, Ordering::Relaxed);
-            self.live_bytes.fetch_add(size, Ordering::Relaxed);
+            // The collector's tracers mark with size 0 and add the bytes when they trace the
+            // object: no atomic add of nothing on the marking path.
+            if size != 0 {
+                self.live_bytes.fetch_add(size, Ordering::Relaxed);
+            }
         }
         MarkResult {
             newly_marked,
