@@ -22,12 +22,23 @@ pub trait AtomicWord: Send + Sync {
     ) -> Result<u64, u64>;
     fn fetch_or(&self, v: u64, order: Ordering) -> u64;
     fn fetch_add(&self, v: u64, order: Ordering) -> u64;
+
+    /// `n` cells holding 0. The default writes each; std's atomics override it with memory
+    /// the allocator hands out zeroed, which for a large array is fresh pages nobody has
+    /// touched: making one costs no page fault (see `ForwardingTable::new`).
+    fn zeroed_words(n: usize) -> Box<[Self]>
+    where
+        Self: Sized,
+    {
+        (0..n).map(|_| Self::new_word(0)).collect()
+    }
 }
 
 /// `AtomicWord` for a 64-bit atomic with the std atomics' methods (std's and loom's).
 macro_rules! impl_atomic_word {
-    ($a:ty) => {
+    ($a:ty $(, $extra:item)*) => {
         impl AtomicWord for $a {
+            $($extra)*
             #[inline(always)]
             fn new_word(v: u64) -> Self {
                 <$a>::new(v)
@@ -62,7 +73,21 @@ macro_rules! impl_atomic_word {
     };
 }
 
-impl_atomic_word!(AtomicU64);
+impl_atomic_word!(
+    AtomicU64,
+    fn zeroed_words(n: usize) -> Box<[AtomicU64]> {
+        // `vec![0; n]` of an integer asks the allocator for zeroed memory (`calloc`: for a
+        // large array, fresh untouched pages) instead of writing the zeros.
+        let zeroed: Box<[u64]> = vec![0u64; n].into_boxed_slice();
+        // SAFETY: `AtomicU64` has the same size and bit validity as `u64` (std documents it),
+        // and the same alignment on the targets this crate builds for (asserted below), so the
+        // allocation of `[u64]` is a valid `[AtomicU64]` of the same length, each cell holding
+        // 0, and freeing it through the new box uses the layout it was allocated with. The
+        // `u64` box is consumed: no other reference to the memory exists.
+        unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU64]) }
+    }
+);
+const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
 
 /// loom's atomics as an [`AtomicWord`], for model-checking the code written against it (the
 /// `loom` feature, which this crate's and the runtime's tests turn on).
