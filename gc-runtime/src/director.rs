@@ -11,7 +11,13 @@
 //! 5. **Allocation Rate** — at the recent allocation rate (+20%) the memory mutators may
 //!    still take would run out before a cycle could finish: its expected duration is the
 //!    larger of twice the recent mean and the mean plus 3.3 standard deviations (ZGC's
-//!    "one in a thousand" margin), plus one check interval;
+//!    "one in a thousand" margin), plus one check interval. Each recent duration is first
+//!    scaled to the heap as it is now: a cycle's work grows with the data it marks and
+//!    moves, so a cycle that left `u` bytes in use counts as `used / u` times as long (at
+//!    least 1, at most `MAX_SCALE`) when `used` bytes are in use now. Without it the first
+//!    cycles after a program built its live set were predicted from the warmup cycles, which
+//!    ran on a fraction of it, and started late (a 4G heap-churn run went 10 s without a
+//!    cycle, then paced its mutator through a 6 s one);
 //! 6. **Direct Memory** — direct and pooled buffers hold 75% of `max_direct_memory` or more,
 //!    and buffers of a quarter of it were allocated since the last cycle started: dead owners
 //!    may hold memory only a cycle's cleaners can free, and a cycle now saves an allocation
@@ -33,13 +39,17 @@ use crate::object_allocator::ObjectAllocator;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+/// The most a recent cycle's duration is scaled up by the heap's growth since it ended (a
+/// cycle of a nearly empty heap is mostly fixed costs, which do not grow with the heap).
+const MAX_SCALE: f64 = 8.0;
+
 pub(crate) struct Director {
     /// (time, bytes allocated so far), newest last, covering about one second.
     samples: VecDeque<(Instant, u64)>,
     last_cycle_end: Instant,
     used_after_last: u64,
-    /// Recent cycle durations in seconds.
-    durations: VecDeque<f64>,
+    /// Recent cycles: duration in seconds, and the bytes in use when each ended.
+    durations: VecDeque<(f64, u64)>,
     /// Bytes of direct buffers allocated before the last cycle started.
     direct_at_last_start: u64,
 }
@@ -64,7 +74,8 @@ impl Director {
     pub(crate) fn cycle_done(&mut self, duration: Duration, used_after: u64) {
         self.last_cycle_end = Instant::now();
         self.used_after_last = used_after;
-        self.durations.push_back(duration.as_secs_f64());
+        self.durations
+            .push_back((duration.as_secs_f64(), used_after));
         if self.durations.len() > 10 {
             self.durations.pop_front();
         }
@@ -107,25 +118,28 @@ impl Director {
         if self.durations.is_empty() {
             0.1
         } else {
-            self.durations.iter().sum::<f64>() / self.durations.len() as f64
+            self.durations.iter().map(|d| d.0).sum::<f64>() / self.durations.len() as f64
         }
     }
 
-    /// How long the next cycle may take, with margin: the larger of twice the mean and the
-    /// mean plus 3.3 standard deviations of the recent durations.
-    fn max_duration(&self) -> f64 {
-        let avg = self.avg_duration();
-        let n = self.durations.len() as f64;
+    /// How long the next cycle may take with `used` bytes in use now, with margin: the larger
+    /// of twice the mean and the mean plus 3.3 standard deviations of the recent durations,
+    /// each scaled to `used` (see the module documentation).
+    fn max_duration(&self, used: u64) -> f64 {
+        if self.durations.is_empty() {
+            return 2.0 * self.avg_duration();
+        }
+        let scaled: Vec<f64> = self
+            .durations
+            .iter()
+            .map(|&(d, after)| d * (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE))
+            .collect();
+        let n = scaled.len() as f64;
+        let avg = scaled.iter().sum::<f64>() / n;
         let sd = if n < 2.0 {
             0.0
         } else {
-            (self
-                .durations
-                .iter()
-                .map(|d| (d - avg).powi(2))
-                .sum::<f64>()
-                / (n - 1.0))
-                .sqrt()
+            (scaled.iter().map(|d| (d - avg).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
         };
         (avg * 2.0).max(avg + 3.3 * sd)
     }
@@ -170,7 +184,7 @@ impl Director {
         let rate = self.alloc_rate() * 1.2;
         if rate > 0.0 {
             let time_to_full = free / rate;
-            let needed = self.max_duration() + cfg.interval.as_secs_f64();
+            let needed = self.max_duration(used as u64) + cfg.interval.as_secs_f64();
             if time_to_full <= needed {
                 return Some(GcCause::AllocationRate);
             }
@@ -193,5 +207,38 @@ impl Director {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+
+    /// Durations of cycles that ended with less in use count as longer when more is in use
+    /// now (never shorter, at most `MAX_SCALE` times); a steady heap is predicted as before.
+    #[test]
+    fn predicted_duration_scales_with_the_heap_in_use() {
+        let mut d = Director::new();
+        for _ in 0..3 {
+            d.cycle_done(Duration::from_millis(400), 400 * MB);
+        }
+        // As much in use as the cycles left: twice the mean (no spread).
+        assert!((d.max_duration(400 * MB) - 0.8).abs() < 1e-9);
+        // Less in use: never predicted shorter.
+        assert!((d.max_duration(100 * MB) - 0.8).abs() < 1e-9);
+        // Five times as much: five times as long.
+        assert!((d.max_duration(2000 * MB) - 4.0).abs() < 1e-9);
+        // A hundred times as much: capped.
+        assert!((d.max_duration(40_000 * MB) - 0.8 * MAX_SCALE).abs() < 1e-9);
+        // Mixed history: each cycle is scaled by its own end state, then the margin applies.
+        let mut m = Director::new();
+        m.cycle_done(Duration::from_millis(100), 100 * MB);
+        m.cycle_done(Duration::from_millis(400), 400 * MB);
+        let same = m.max_duration(400 * MB);
+        assert!((same - 0.8).abs() < 1e-9, "both scale to 0.4 s: {same}");
+        let unscaled = Director::new().max_duration(400 * MB);
+        assert!((unscaled - 0.2).abs() < 1e-9, "no history: twice 0.1 s");
     }
 }
