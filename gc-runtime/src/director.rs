@@ -17,7 +17,9 @@
 //!    least 1, at most `MAX_SCALE`) when `used` bytes are in use now. Without it the first
 //!    cycles after a program built its live set were predicted from the warmup cycles, which
 //!    ran on a fraction of it, and started late (a 4G heap-churn run went 10 s without a
-//!    cycle, then paced its mutator through a 6 s one);
+//!    cycle, then paced its mutator through a 6 s one). Only concurrent cycles are scaled:
+//!    mutators allocate nothing during a stop-the-world cycle, so a longer one needs no more
+//!    free memory when it starts, and the `stw` baseline keeps the rule it was measured with;
 //! 6. **Direct Memory** — direct and pooled buffers hold 75% of `max_direct_memory` or more,
 //!    and buffers of a quarter of it were allocated since the last cycle started: dead owners
 //!    may hold memory only a cycle's cleaners can free, and a cycle now saves an allocation
@@ -52,11 +54,16 @@ pub(crate) struct Director {
     durations: VecDeque<(f64, u64)>,
     /// Bytes of direct buffers allocated before the last cycle started.
     direct_at_last_start: u64,
+    /// Whether recent durations are scaled to the heap in use (concurrent cycles only).
+    scale_durations: bool,
 }
 
 impl Director {
-    pub(crate) fn new() -> Self {
+    /// A director for cycles that run concurrently (`concurrent`, whose predicted durations
+    /// are scaled to the heap in use) or in one pause (`!concurrent`).
+    pub(crate) fn new(concurrent: bool) -> Self {
         Director {
+            scale_durations: concurrent,
             samples: VecDeque::new(),
             last_cycle_end: Instant::now(),
             used_after_last: 0,
@@ -132,7 +139,13 @@ impl Director {
         let scaled: Vec<f64> = self
             .durations
             .iter()
-            .map(|&(d, after)| d * (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE))
+            .map(|&(d, after)| {
+                if self.scale_durations {
+                    d * (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE)
+                } else {
+                    d
+                }
+            })
             .collect();
         let n = scaled.len() as f64;
         let avg = scaled.iter().sum::<f64>() / n;
@@ -220,7 +233,7 @@ mod tests {
     /// now (never shorter, at most `MAX_SCALE` times); a steady heap is predicted as before.
     #[test]
     fn predicted_duration_scales_with_the_heap_in_use() {
-        let mut d = Director::new();
+        let mut d = Director::new(true);
         for _ in 0..3 {
             d.cycle_done(Duration::from_millis(400), 400 * MB);
         }
@@ -233,12 +246,18 @@ mod tests {
         // A hundred times as much: capped.
         assert!((d.max_duration(40_000 * MB) - 0.8 * MAX_SCALE).abs() < 1e-9);
         // Mixed history: each cycle is scaled by its own end state, then the margin applies.
-        let mut m = Director::new();
+        let mut m = Director::new(true);
         m.cycle_done(Duration::from_millis(100), 100 * MB);
         m.cycle_done(Duration::from_millis(400), 400 * MB);
         let same = m.max_duration(400 * MB);
         assert!((same - 0.8).abs() < 1e-9, "both scale to 0.4 s: {same}");
-        let unscaled = Director::new().max_duration(400 * MB);
+        let unscaled = Director::new(true).max_duration(400 * MB);
         assert!((unscaled - 0.2).abs() < 1e-9, "no history: twice 0.1 s");
+        // Stop-the-world cycles are not scaled.
+        let mut stw = Director::new(false);
+        for _ in 0..3 {
+            stw.cycle_done(Duration::from_millis(400), 400 * MB);
+        }
+        assert!((stw.max_duration(2000 * MB) - 0.8).abs() < 1e-9);
     }
 }
