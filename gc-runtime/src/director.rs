@@ -136,23 +136,20 @@ impl Director {
         if self.durations.is_empty() {
             return 2.0 * self.avg_duration();
         }
-        let scaled: Vec<f64> = self
-            .durations
-            .iter()
-            .map(|&(d, after)| {
-                if self.scale_durations {
-                    d * (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE)
-                } else {
-                    d
-                }
-            })
-            .collect();
-        let n = scaled.len() as f64;
-        let avg = scaled.iter().sum::<f64>() / n;
+        let scale = |after: u64| {
+            if self.scale_durations {
+                (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE)
+            } else {
+                1.0
+            }
+        };
+        let scaled = || self.durations.iter().map(|&(d, after)| d * scale(after));
+        let n = self.durations.len() as f64;
+        let avg = scaled().sum::<f64>() / n;
         let sd = if n < 2.0 {
             0.0
         } else {
-            (scaled.iter().map(|d| (d - avg).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+            (scaled().map(|d| (d - avg).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
         };
         (avg * 2.0).max(avg + 3.3 * sd)
     }
