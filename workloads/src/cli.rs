@@ -58,8 +58,9 @@ Without a subcommand, runs the sweep: one workload (default heap-churn) at every
 seconds after its live set is built. Runs of one heap size follow each other (concurrent, then \
 stw), so machine noise hits both alike. Every run records each pause (time to safepoint \
 included), allocation stalls and pacing delays (the mutator waits), a 1 ms hiccup meter with \
-coordinated-omission correction, MMU, throughput and GC cycles. A row with fewer than 3 \
-complete GC cycles in its measured window is flagged; --min-cycles extends such runs.
+coordinated-omission correction, MMU, throughput and GC cycles. A sweep's run goes on past \
+--duration until its measured window holds 3 complete GC cycles (--min-cycles, at most 4× \
+--duration); a row that still has fewer is flagged.
 
 The defaults (heap-churn at 256M, 1G and 4G, concurrent and stw, live set 50%, one mutator \
 thread, 20 s per run) finish in a few minutes on a 2-core machine.
@@ -150,6 +151,10 @@ pub struct SweepArgs {
     pub common: CommonArgs,
 }
 
+/// The sweep's default `--min-cycles`: a run of the sweep goes on until its window holds as
+/// many complete cycles as a row needs not to be flagged (within the extension's limit).
+pub const SWEEP_MIN_CYCLES: u32 = crate::min_cycles::WARN_BELOW_CYCLES as u32;
+
 /// Options of every run, for the sweep and for each workload alone.
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
@@ -161,11 +166,12 @@ pub struct CommonArgs {
     /// inside it): when --duration is up and cycles are missing, the run goes on in steps of a
     /// quarter of --duration, to at most 4× --duration in all, and stops as soon as it has N.
     /// The table and results.json say how far each run was extended. epsilon runs are never
-    /// extended. 0: never extend. Without it a row with fewer than 3 complete cycles is
-    /// only flagged (†) as measuring too little.
-    #[arg(long, value_name = "N", default_value_t = 0, allow_negative_numbers = true,
+    /// extended. 0: never extend; a row with fewer than 3 complete cycles is then only
+    /// flagged (†) as measuring too little. [default: 3 for the sweep, so that every row of
+    /// its table measures something; 0 for a workload run alone, which runs --duration]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(0..=1000))]
-    pub min_cycles: u32,
+    pub min_cycles: Option<u32>,
     /// Mutator threads of the workload. Keep it below the number of cores: the hiccup meter
     /// and the GC threads need CPU too.
     #[arg(long, value_name = "N", default_value_t = 1,
@@ -200,11 +206,12 @@ pub struct CommonArgs {
 }
 
 impl CommonArgs {
-    /// Copy the options every run takes into `c`.
-    fn apply(&self, c: &mut RunConfig) {
+    /// Copy the options every run takes into `c`; `min_cycles` is the command's default of
+    /// `--min-cycles`.
+    fn apply(&self, c: &mut RunConfig, min_cycles: u32) {
         c.threads = self.threads;
         c.seed = self.seed;
-        c.min_cycles = self.min_cycles;
+        c.min_cycles = self.min_cycles.unwrap_or(min_cycles);
         c.pacing = self.pacing;
         c.memory_report = self.memory_report;
     }
@@ -227,7 +234,7 @@ impl SweepArgs {
                     let o = &self.common;
                     let live = live_bytes(heap, o.live_fraction);
                     let mut c = RunConfig::new(self.workload, mode, heap, live, o.duration_ms);
-                    o.apply(&mut c);
+                    o.apply(&mut c, SWEEP_MIN_CYCLES);
                     if let Some(k) = kind {
                         c.params.set_buffers(k)?;
                     }
@@ -272,7 +279,7 @@ impl RunArgs {
         };
         let o = &self.common;
         let mut c = RunConfig::new(workload, self.mode, self.heap, live, o.duration_ms);
-        o.apply(&mut c);
+        o.apply(&mut c, 0);
         Ok(c)
     }
 }
@@ -551,10 +558,12 @@ mod tests {
             (1, 42, 0.5)
         );
         assert_eq!(s.common.duration_ms, 20_000);
-        assert_eq!(s.common.min_cycles, 0);
+        assert_eq!(s.common.min_cycles, None);
         assert!(s.common.pacing);
         let configs = s.configs().unwrap();
         assert!(configs.iter().all(|c| c.pacing));
+        assert!(configs.iter().all(|c| c.min_cycles == SWEEP_MIN_CYCLES));
+        assert_eq!(SWEEP_MIN_CYCLES, 3);
         let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
         assert_eq!(
             labels,
@@ -725,6 +734,7 @@ mod tests {
         let cfg = |args: &[&str]| parse(args).unwrap().command.unwrap().run_config().unwrap();
         let c = cfg(&["binary-trees", "--depth", "18", "--threads", "2"]).unwrap();
         assert_eq!((c.workload, c.threads), (Workload::BinaryTrees, 2));
+        assert_eq!(c.min_cycles, 0, "a workload run alone runs its --duration");
         assert_eq!(param(&c, "depth"), json!(18));
         assert_eq!(
             param(&cfg(&["binary-trees"]).unwrap(), "depth"),
