@@ -9,9 +9,11 @@
 //! of the whole map whenever it has doubled since the last one. An interned string that nothing
 //! else references is therefore collected like any other garbage.
 //!
-//! Concatenation results can be large (a program that doubles a string until the heap is full),
-//! so contents are hashed, compared and copied in bounded chunks straight from the operand
-//! strings, without building the result on the Rust side.
+//! The contents of a concatenation up to [`CHUNK`] bytes long are gathered in one reused buffer
+//! (each operand read once), then hashed, compared and written from it. Longer results can be
+//! very large (a program that doubles a string until the heap is full), so their contents are
+//! hashed, compared and copied in bounded chunks straight from the operand strings, without
+//! building the result on the Rust side.
 
 use crate::object::{hash_bytes, string_len, HASH_SEED, STRING, STRING_BYTES};
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope, WeakRef};
@@ -60,6 +62,9 @@ pub struct Interner {
     entries: usize,
     /// Sweep when `entries` reaches this.
     sweep_at: usize,
+    /// The contents of a short string being interned.
+    gathered: Vec<u8>,
+    /// Chunks of a long string being interned; chunks of a string it is compared with.
     scratch: Vec<u8>,
     scratch2: Vec<u8>,
 }
@@ -133,29 +138,79 @@ impl Interner {
         s: &mut Scope<'s>,
         src: Source<'_, '_>,
     ) -> Result<Local<'s>, OutOfMemory> {
-        let (hash, len) = {
-            let mut hash = HASH_SEED;
-            let mut len = 0;
-            for_each_chunk(s, src, &mut self.scratch, |chunk| {
-                hash = hash_bytes(hash, chunk);
-                len += chunk.len();
-                true
-            });
-            (hash, len)
+        let len = match src {
+            Source::Bytes(bytes) => bytes.len(),
+            Source::Concat(a, b) => string_len(s.get(a)) + string_len(s.get(b)),
         };
+        if len > CHUNK {
+            return self.intern_chunked(s, src, len);
+        }
+        // Short enough to gather in one buffer: each operand is read once, and the result is
+        // hashed, compared and written from the buffer.
+        let mut gathered = std::mem::take(&mut self.gathered);
+        let bytes = match src {
+            Source::Bytes(bytes) => bytes,
+            Source::Concat(a, b) => {
+                let (a, b) = (s.get(a), s.get(b));
+                let buf = buffer(&mut gathered, len);
+                let (ours, theirs) = buf.split_at_mut(string_len(a));
+                a.read_bytes(STRING_BYTES, ours);
+                b.read_bytes(STRING_BYTES, theirs);
+                &gathered[..len]
+            }
+        };
+        let hash = hash_bytes(HASH_SEED, bytes);
+        let result = match self.find(s, hash, len, Source::Bytes(bytes)) {
+            Some(found) => Ok(found),
+            None => self.insert(s, hash, len, |_, o| o.write_bytes(STRING_BYTES, bytes)),
+        };
+        self.gathered = gathered;
+        result
+    }
+
+    /// [`Interner::intern_source`] for contents longer than [`CHUNK`] bytes, which are hashed,
+    /// compared and copied a chunk at a time.
+    fn intern_chunked<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        src: Source<'_, '_>,
+        len: usize,
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let mut hash = HASH_SEED;
+        for_each_chunk(s, src, &mut self.scratch, |chunk| {
+            hash = hash_bytes(hash, chunk);
+            true
+        });
         if let Some(found) = self.find(s, hash, len, src) {
             return Ok(found);
         }
-        let string = s.alloc(STRING, 0, STRING_BYTES + len)?;
-        {
-            let o = s.get(string);
-            o.write_u64(0, hash);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let result = self.insert(s, hash, len, |s, o| {
             let mut at = STRING_BYTES;
-            for_each_chunk(s, src, &mut self.scratch, |chunk| {
+            for_each_chunk(s, src, &mut scratch, |chunk| {
                 o.write_bytes(at, chunk);
                 at += chunk.len();
                 true
             });
+        });
+        self.scratch = scratch;
+        result
+    }
+
+    /// Allocates a string of `len` bytes with content hash `hash`, has `fill` write its
+    /// contents (given the scope and the string), and enters it in the table.
+    fn insert<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        hash: u64,
+        len: usize,
+        fill: impl FnOnce(&Scope<'s>, ObjRef<'_>),
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let string = s.alloc(STRING, 0, STRING_BYTES + len)?;
+        {
+            let o = s.get(string);
+            o.write_u64(0, hash);
+            fill(s, o);
         }
         let weak = s.weak(string);
         match self.map.get(&hash) {
@@ -235,11 +290,20 @@ fn equal(
     }
     let mut at = STRING_BYTES;
     for_each_chunk(s, src, scratch, |chunk| {
-        theirs.resize(chunk.len(), 0);
+        let theirs = buffer(theirs, chunk.len());
         o.read_bytes(at, theirs);
         at += chunk.len();
-        theirs[..] == *chunk
+        *theirs == *chunk
     })
+}
+
+/// The first `n` bytes of `v`, which grows (zeroed) if it is shorter but never shrinks, so
+/// that reusing it for strings of varying lengths does not clear it again each time.
+fn buffer(v: &mut Vec<u8>, n: usize) -> &mut [u8] {
+    if v.len() < n {
+        v.resize(n, 0);
+    }
+    &mut v[..n]
 }
 
 /// Calls `f` on consecutive pieces of the contents of `src` while it returns true; returns
@@ -259,9 +323,9 @@ fn for_each_chunk(
                 let mut at = 0;
                 while at < len {
                     let n = (len - at).min(CHUNK);
-                    scratch.resize(n, 0);
-                    o.read_bytes(STRING_BYTES + at, scratch);
-                    if !f(scratch) {
+                    let buf = buffer(scratch, n);
+                    o.read_bytes(STRING_BYTES + at, buf);
+                    if !f(buf) {
                         return false;
                     }
                     at += n;
