@@ -15,7 +15,7 @@
 //! hashed, compared and copied in bounded chunks straight from the operand strings, without
 //! building the result on the Rust side.
 
-use crate::object::{hash_bytes, string_len, HASH_SEED, STRING, STRING_BYTES};
+use crate::object::{hash_bytes, string_len, ContentHash, STRING, STRING_BYTES};
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope, WeakRef};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -34,7 +34,7 @@ impl Hasher for IdentityHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        self.0 = hash_bytes(self.0, bytes);
+        self.0 ^= hash_bytes(bytes);
     }
     fn write_u64(&mut self, n: u64) {
         self.0 = n;
@@ -101,7 +101,7 @@ impl Interner {
 
     /// The interned string with contents `bytes`, if one is alive (never allocates).
     pub fn lookup<'s>(&mut self, s: &Scope<'s>, bytes: &[u8]) -> Option<Local<'s>> {
-        let hash = hash_bytes(HASH_SEED, bytes);
+        let hash = hash_bytes(bytes);
         self.find(s, hash, bytes.len(), Source::Bytes(bytes))
     }
 
@@ -159,7 +159,7 @@ impl Interner {
                 &gathered[..len]
             }
         };
-        let hash = hash_bytes(HASH_SEED, bytes);
+        let hash = hash_bytes(bytes);
         let result = match self.find(s, hash, len, Source::Bytes(bytes)) {
             Some(found) => Ok(found),
             None => self.insert(s, hash, len, |_, o| o.write_bytes(STRING_BYTES, bytes)),
@@ -176,11 +176,12 @@ impl Interner {
         src: Source<'_, '_>,
         len: usize,
     ) -> Result<Local<'s>, OutOfMemory> {
-        let mut hash = HASH_SEED;
+        let mut hasher = ContentHash::new(len);
         for_each_chunk(s, src, &mut self.scratch, |chunk| {
-            hash = hash_bytes(hash, chunk);
+            hasher.write(chunk);
             true
         });
+        let hash = hasher.finish();
         if let Some(found) = self.find(s, hash, len, src) {
             return Ok(found);
         }
@@ -307,7 +308,8 @@ fn buffer(v: &mut Vec<u8>, n: usize) -> &mut [u8] {
 }
 
 /// Calls `f` on consecutive pieces of the contents of `src` while it returns true; returns
-/// false if `f` stopped early.
+/// false if `f` stopped early. Every piece but the last is [`CHUNK`] bytes long (a multiple of
+/// 8, as [`ContentHash`] requires).
 fn for_each_chunk(
     s: &Scope<'_>,
     src: Source<'_, '_>,
@@ -317,21 +319,27 @@ fn for_each_chunk(
     match src {
         Source::Bytes(bytes) => f(bytes),
         Source::Concat(a, b) => {
+            let buf = buffer(scratch, CHUNK);
+            // Bytes gathered in `buf`.
+            let mut filled = 0;
             for part in [a, b] {
                 let o = s.get(part);
                 let len = string_len(o);
                 let mut at = 0;
                 while at < len {
-                    let n = (len - at).min(CHUNK);
-                    let buf = buffer(scratch, n);
-                    o.read_bytes(STRING_BYTES + at, buf);
-                    if !f(buf) {
-                        return false;
-                    }
+                    let n = (len - at).min(CHUNK - filled);
+                    o.read_bytes(STRING_BYTES + at, &mut buf[filled..filled + n]);
+                    filled += n;
                     at += n;
+                    if filled == CHUNK {
+                        if !f(buf) {
+                            return false;
+                        }
+                        filled = 0;
+                    }
                 }
             }
-            true
+            filled == 0 || f(&buf[..filled])
         }
     }
 }
@@ -358,7 +366,7 @@ mod tests {
             let d = interner.intern_concat(s, llo, he).unwrap();
             assert!(!s.same_object(a, d));
             assert_eq!(string_text(s.get(d)), "llohe");
-            assert_eq!(string_hash(s.get(a)), hash_bytes(HASH_SEED, b"hello"));
+            assert_eq!(string_hash(s.get(a)), hash_bytes(b"hello"));
             assert_eq!(interner.len(), 4);
             // Still the same object after it moved.
             s.collect("test");
@@ -419,6 +427,30 @@ mod tests {
         assert!(interner.len() < 3000, "{} entries", interner.len());
         interner.sweep();
         assert_eq!(interner.len(), 0);
+    }
+
+    #[test]
+    fn concatenations_hash_as_their_contents() {
+        let heap = Heap::new(HeapConfig::new(16 << 20).mode(Mode::Stw)).unwrap();
+        let mut m = heap.attach("interner-test").unwrap();
+        let mut interner = Interner::new();
+        m.scope(|s| {
+            let text: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+            // Short and long results (byte and word hashing), split anywhere.
+            for len in [0, 1, 7, 8, 9, 15, 16, 17, 24, 33, 40] {
+                for split in [0, 1.min(len), len / 2, len] {
+                    let (a, b) = text[..len].split_at(split);
+                    let (a, b) = (
+                        interner.intern(s, a).unwrap(),
+                        interner.intern(s, b).unwrap(),
+                    );
+                    let ab = interner.intern_concat(s, a, b).unwrap();
+                    let direct = interner.intern(s, &text[..len]).unwrap();
+                    assert!(s.same_object(ab, direct), "{len} split at {split}");
+                    assert_eq!(string_hash(s.get(ab)), hash_bytes(&text[..len]));
+                }
+            }
+        });
     }
 
     #[test]
