@@ -45,10 +45,10 @@ type IdentityMap<V> = HashMap<u64, V, BuildHasherDefault<IdentityHasher>>;
 
 /// The contents of a string to intern.
 #[derive(Clone, Copy)]
-enum Source<'a, 'l> {
+enum Source<'a, 'l, 'm> {
     Bytes(&'a [u8]),
     /// The concatenation of two string objects.
-    Concat(Local<'l>, Local<'l>),
+    Concat(Local<'l>, Local<'m>),
 }
 
 /// The weak string table. See the module documentation.
@@ -94,8 +94,6 @@ impl Interner {
         a: Local<'_>,
         b: Local<'_>,
     ) -> Result<Local<'s>, OutOfMemory> {
-        // Both handles outlive this call; give them one lifetime for `Source`.
-        let (a, b) = (s.root(s.get(a)), s.root(s.get(b)));
         self.intern_source(s, Source::Concat(a, b))
     }
 
@@ -136,7 +134,7 @@ impl Interner {
     fn intern_source<'s>(
         &mut self,
         s: &mut Scope<'s>,
-        src: Source<'_, '_>,
+        src: Source<'_, '_, '_>,
     ) -> Result<Local<'s>, OutOfMemory> {
         let len = match src {
             Source::Bytes(bytes) => bytes.len(),
@@ -173,7 +171,7 @@ impl Interner {
     fn intern_chunked<'s>(
         &mut self,
         s: &mut Scope<'s>,
-        src: Source<'_, '_>,
+        src: Source<'_, '_, '_>,
         len: usize,
     ) -> Result<Local<'s>, OutOfMemory> {
         let mut hasher = ContentHash::new(len);
@@ -240,7 +238,7 @@ impl Interner {
         s: &Scope<'s>,
         hash: u64,
         len: usize,
-        src: Source<'_, '_>,
+        src: Source<'_, '_, '_>,
     ) -> Option<Local<'s>> {
         let (scratch, scratch2) = (&mut self.scratch, &mut self.scratch2);
         if let Some(w) = self.map.get(&hash) {
@@ -282,7 +280,7 @@ fn equal(
     s: &Scope<'_>,
     o: ObjRef<'_>,
     len: usize,
-    src: Source<'_, '_>,
+    src: Source<'_, '_, '_>,
     scratch: &mut Vec<u8>,
     theirs: &mut Vec<u8>,
 ) -> bool {
@@ -312,7 +310,7 @@ fn buffer(v: &mut Vec<u8>, n: usize) -> &mut [u8] {
 /// 8, as [`ContentHash`] requires).
 fn for_each_chunk(
     s: &Scope<'_>,
-    src: Source<'_, '_>,
+    src: Source<'_, '_, '_>,
     scratch: &mut Vec<u8>,
     mut f: impl FnMut(&[u8]) -> bool,
 ) -> bool {

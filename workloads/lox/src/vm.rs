@@ -597,16 +597,12 @@ impl Vm {
     /// nested scope.
     fn slow_op(&mut self, s: &mut Scope<'_>) -> Result<(), RuntimeError> {
         let fi = self.frames.len() - 1;
-        let at = self.frames[fi].ip;
-        let mut ins = [0u8; 4];
-        {
-            let closure = self
-                .frame_roots
-                .get(s, closure_slot(fi))
-                .expect("a closure");
-            let function = closure.load(CLOSURE_FUNCTION).expect("a function");
-            function.read_bytes(FN_CODE + at, &mut ins);
-        }
+        let Frame { ip: at, code, .. } = self.frames[fi];
+        let ins = self.codes[code as usize]
+            .code
+            .window()
+            .fetch(at)
+            .expect("the instruction is in the code");
         let op = OpCode::from_byte(ins[0]).expect("a valid opcode");
         let result = s.scope(|s| self.slow_op_here(s, fi, at, op, ins));
         if result.is_err() {
