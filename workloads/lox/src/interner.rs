@@ -9,11 +9,13 @@
 //! of the whole map whenever it has doubled since the last one. An interned string that nothing
 //! else references is therefore collected like any other garbage.
 //!
-//! Concatenation results can be large (a program that doubles a string until the heap is full),
-//! so contents are hashed, compared and copied in bounded chunks straight from the operand
-//! strings, without building the result on the Rust side.
+//! The contents of a concatenation up to [`CHUNK`] bytes long are gathered in one reused buffer
+//! (each operand read once), then hashed, compared and written from it. Longer results can be
+//! very large (a program that doubles a string until the heap is full), so their contents are
+//! hashed, compared and copied in bounded chunks straight from the operand strings, without
+//! building the result on the Rust side.
 
-use crate::object::{hash_bytes, string_len, HASH_SEED, STRING, STRING_BYTES};
+use crate::object::{hash_bytes, string_len, ContentHash, STRING, STRING_BYTES};
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope, WeakRef};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -32,7 +34,7 @@ impl Hasher for IdentityHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        self.0 = hash_bytes(self.0, bytes);
+        self.0 ^= hash_bytes(bytes);
     }
     fn write_u64(&mut self, n: u64) {
         self.0 = n;
@@ -43,10 +45,10 @@ type IdentityMap<V> = HashMap<u64, V, BuildHasherDefault<IdentityHasher>>;
 
 /// The contents of a string to intern.
 #[derive(Clone, Copy)]
-enum Source<'a, 'l> {
+enum Source<'a, 'l, 'm> {
     Bytes(&'a [u8]),
     /// The concatenation of two string objects.
-    Concat(Local<'l>, Local<'l>),
+    Concat(Local<'l>, Local<'m>),
 }
 
 /// The weak string table. See the module documentation.
@@ -60,6 +62,9 @@ pub struct Interner {
     entries: usize,
     /// Sweep when `entries` reaches this.
     sweep_at: usize,
+    /// The contents of a short string being interned.
+    gathered: Vec<u8>,
+    /// Chunks of a long string being interned; chunks of a string it is compared with.
     scratch: Vec<u8>,
     scratch2: Vec<u8>,
 }
@@ -89,14 +94,12 @@ impl Interner {
         a: Local<'_>,
         b: Local<'_>,
     ) -> Result<Local<'s>, OutOfMemory> {
-        // Both handles outlive this call; give them one lifetime for `Source`.
-        let (a, b) = (s.root(s.get(a)), s.root(s.get(b)));
         self.intern_source(s, Source::Concat(a, b))
     }
 
     /// The interned string with contents `bytes`, if one is alive (never allocates).
     pub fn lookup<'s>(&mut self, s: &Scope<'s>, bytes: &[u8]) -> Option<Local<'s>> {
-        let hash = hash_bytes(HASH_SEED, bytes);
+        let hash = hash_bytes(bytes);
         self.find(s, hash, bytes.len(), Source::Bytes(bytes))
     }
 
@@ -131,31 +134,82 @@ impl Interner {
     fn intern_source<'s>(
         &mut self,
         s: &mut Scope<'s>,
-        src: Source<'_, '_>,
+        src: Source<'_, '_, '_>,
     ) -> Result<Local<'s>, OutOfMemory> {
-        let (hash, len) = {
-            let mut hash = HASH_SEED;
-            let mut len = 0;
-            for_each_chunk(s, src, &mut self.scratch, |chunk| {
-                hash = hash_bytes(hash, chunk);
-                len += chunk.len();
-                true
-            });
-            (hash, len)
+        let len = match src {
+            Source::Bytes(bytes) => bytes.len(),
+            Source::Concat(a, b) => string_len(s.get(a)) + string_len(s.get(b)),
         };
+        if len > CHUNK {
+            return self.intern_chunked(s, src, len);
+        }
+        // Short enough to gather in one buffer: each operand is read once, and the result is
+        // hashed, compared and written from the buffer.
+        let mut gathered = std::mem::take(&mut self.gathered);
+        let bytes = match src {
+            Source::Bytes(bytes) => bytes,
+            Source::Concat(a, b) => {
+                let (a, b) = (s.get(a), s.get(b));
+                let buf = buffer(&mut gathered, len);
+                let (ours, theirs) = buf.split_at_mut(string_len(a));
+                a.read_bytes(STRING_BYTES, ours);
+                b.read_bytes(STRING_BYTES, theirs);
+                &gathered[..len]
+            }
+        };
+        let hash = hash_bytes(bytes);
+        let result = match self.find(s, hash, len, Source::Bytes(bytes)) {
+            Some(found) => Ok(found),
+            None => self.insert(s, hash, len, |_, o| o.write_bytes(STRING_BYTES, bytes)),
+        };
+        self.gathered = gathered;
+        result
+    }
+
+    /// [`Interner::intern_source`] for contents longer than [`CHUNK`] bytes, which are hashed,
+    /// compared and copied a chunk at a time.
+    fn intern_chunked<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        src: Source<'_, '_, '_>,
+        len: usize,
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let mut hasher = ContentHash::new(len);
+        for_each_chunk(s, src, &mut self.scratch, |chunk| {
+            hasher.write(chunk);
+            true
+        });
+        let hash = hasher.finish();
         if let Some(found) = self.find(s, hash, len, src) {
             return Ok(found);
         }
-        let string = s.alloc(STRING, 0, STRING_BYTES + len)?;
-        {
-            let o = s.get(string);
-            o.write_u64(0, hash);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let result = self.insert(s, hash, len, |s, o| {
             let mut at = STRING_BYTES;
-            for_each_chunk(s, src, &mut self.scratch, |chunk| {
+            for_each_chunk(s, src, &mut scratch, |chunk| {
                 o.write_bytes(at, chunk);
                 at += chunk.len();
                 true
             });
+        });
+        self.scratch = scratch;
+        result
+    }
+
+    /// Allocates a string of `len` bytes with content hash `hash`, has `fill` write its
+    /// contents (given the scope and the string), and enters it in the table.
+    fn insert<'s>(
+        &mut self,
+        s: &mut Scope<'s>,
+        hash: u64,
+        len: usize,
+        fill: impl FnOnce(&Scope<'s>, ObjRef<'_>),
+    ) -> Result<Local<'s>, OutOfMemory> {
+        let string = s.alloc(STRING, 0, STRING_BYTES + len)?;
+        {
+            let o = s.get(string);
+            o.write_u64(0, hash);
+            fill(s, o);
         }
         let weak = s.weak(string);
         match self.map.get(&hash) {
@@ -184,7 +238,7 @@ impl Interner {
         s: &Scope<'s>,
         hash: u64,
         len: usize,
-        src: Source<'_, '_>,
+        src: Source<'_, '_, '_>,
     ) -> Option<Local<'s>> {
         let (scratch, scratch2) = (&mut self.scratch, &mut self.scratch2);
         if let Some(w) = self.map.get(&hash) {
@@ -226,7 +280,7 @@ fn equal(
     s: &Scope<'_>,
     o: ObjRef<'_>,
     len: usize,
-    src: Source<'_, '_>,
+    src: Source<'_, '_, '_>,
     scratch: &mut Vec<u8>,
     theirs: &mut Vec<u8>,
 ) -> bool {
@@ -235,39 +289,55 @@ fn equal(
     }
     let mut at = STRING_BYTES;
     for_each_chunk(s, src, scratch, |chunk| {
-        theirs.resize(chunk.len(), 0);
+        let theirs = buffer(theirs, chunk.len());
         o.read_bytes(at, theirs);
         at += chunk.len();
-        theirs[..] == *chunk
+        *theirs == *chunk
     })
 }
 
+/// The first `n` bytes of `v`, which grows (zeroed) if it is shorter but never shrinks, so
+/// that reusing it for strings of varying lengths does not clear it again each time.
+fn buffer(v: &mut Vec<u8>, n: usize) -> &mut [u8] {
+    if v.len() < n {
+        v.resize(n, 0);
+    }
+    &mut v[..n]
+}
+
 /// Calls `f` on consecutive pieces of the contents of `src` while it returns true; returns
-/// false if `f` stopped early.
+/// false if `f` stopped early. Every piece but the last is [`CHUNK`] bytes long (a multiple of
+/// 8, as [`ContentHash`] requires).
 fn for_each_chunk(
     s: &Scope<'_>,
-    src: Source<'_, '_>,
+    src: Source<'_, '_, '_>,
     scratch: &mut Vec<u8>,
     mut f: impl FnMut(&[u8]) -> bool,
 ) -> bool {
     match src {
         Source::Bytes(bytes) => f(bytes),
         Source::Concat(a, b) => {
+            let buf = buffer(scratch, CHUNK);
+            // Bytes gathered in `buf`.
+            let mut filled = 0;
             for part in [a, b] {
                 let o = s.get(part);
                 let len = string_len(o);
                 let mut at = 0;
                 while at < len {
-                    let n = (len - at).min(CHUNK);
-                    scratch.resize(n, 0);
-                    o.read_bytes(STRING_BYTES + at, scratch);
-                    if !f(scratch) {
-                        return false;
-                    }
+                    let n = (len - at).min(CHUNK - filled);
+                    o.read_bytes(STRING_BYTES + at, &mut buf[filled..filled + n]);
+                    filled += n;
                     at += n;
+                    if filled == CHUNK {
+                        if !f(buf) {
+                            return false;
+                        }
+                        filled = 0;
+                    }
                 }
             }
-            true
+            filled == 0 || f(&buf[..filled])
         }
     }
 }
@@ -294,7 +364,7 @@ mod tests {
             let d = interner.intern_concat(s, llo, he).unwrap();
             assert!(!s.same_object(a, d));
             assert_eq!(string_text(s.get(d)), "llohe");
-            assert_eq!(string_hash(s.get(a)), hash_bytes(HASH_SEED, b"hello"));
+            assert_eq!(string_hash(s.get(a)), hash_bytes(b"hello"));
             assert_eq!(interner.len(), 4);
             // Still the same object after it moved.
             s.collect("test");
@@ -355,6 +425,30 @@ mod tests {
         assert!(interner.len() < 3000, "{} entries", interner.len());
         interner.sweep();
         assert_eq!(interner.len(), 0);
+    }
+
+    #[test]
+    fn concatenations_hash_as_their_contents() {
+        let heap = Heap::new(HeapConfig::new(16 << 20).mode(Mode::Stw)).unwrap();
+        let mut m = heap.attach("interner-test").unwrap();
+        let mut interner = Interner::new();
+        m.scope(|s| {
+            let text: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+            // Short and long results (byte and word hashing), split anywhere.
+            for len in [0, 1, 7, 8, 9, 15, 16, 17, 24, 33, 40] {
+                for split in [0, 1.min(len), len / 2, len] {
+                    let (a, b) = text[..len].split_at(split);
+                    let (a, b) = (
+                        interner.intern(s, a).unwrap(),
+                        interner.intern(s, b).unwrap(),
+                    );
+                    let ab = interner.intern_concat(s, a, b).unwrap();
+                    let direct = interner.intern(s, &text[..len]).unwrap();
+                    assert!(s.same_object(ab, direct), "{len} split at {split}");
+                    assert_eq!(string_hash(s.get(ab)), hash_bytes(&text[..len]));
+                }
+            }
+        });
     }
 
     #[test]

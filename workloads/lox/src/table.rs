@@ -90,6 +90,15 @@ pub fn get_hashed<'a>(
     Some(value_at(t, i))
 }
 
+/// As [`get_hashed`], for a table whose values are all objects (a class's methods): the
+/// object of `key`'s value, read without its word.
+#[inline(always)]
+pub fn get_object_hashed<'a>(t: ObjRef<'a>, key: ObjRef<'_>, hash: u64) -> Option<ObjRef<'a>> {
+    let i = find(t, key, hash)?;
+    debug_assert_eq!(t.read_u64(entry_offset(i)), RAW_OBJ);
+    t.load(2 * i + 1)
+}
+
 /// The value in bucket `i`: its word, and its object if it is one.
 #[inline(always)]
 pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {

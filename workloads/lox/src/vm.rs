@@ -55,8 +55,8 @@ use crate::object::{
     function_arity, function_line, function_raw_size, function_trace_name, function_upvalues,
     hash_bytes, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
     CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE, FN_CONSTANTS, FN_NAME, FUNCTION,
-    HASH_SEED, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE,
-    UPVALUE_NEXT, VALUE_ARRAY,
+    INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE, UPVALUE_NEXT,
+    VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
@@ -351,7 +351,7 @@ impl Vm {
             };
             if let Constant::String(name) = c {
                 globals[i] = self.global_slot(s, name)?;
-                hashes[i] = hash_bytes(HASH_SEED, name.as_bytes());
+                hashes[i] = hash_bytes(name.as_bytes());
             }
         }
         self.codes.push(Code {
@@ -597,16 +597,12 @@ impl Vm {
     /// nested scope.
     fn slow_op(&mut self, s: &mut Scope<'_>) -> Result<(), RuntimeError> {
         let fi = self.frames.len() - 1;
-        let at = self.frames[fi].ip;
-        let mut ins = [0u8; 4];
-        {
-            let closure = self
-                .frame_roots
-                .get(s, closure_slot(fi))
-                .expect("a closure");
-            let function = closure.load(CLOSURE_FUNCTION).expect("a function");
-            function.read_bytes(FN_CODE + at, &mut ins);
-        }
+        let Frame { ip: at, code, .. } = self.frames[fi];
+        let ins = self.codes[code as usize]
+            .code
+            .window()
+            .fetch(at)
+            .expect("the instruction is in the code");
         let op = OpCode::from_byte(ins[0]).expect("a valid opcode");
         let result = s.scope(|s| self.slow_op_here(s, fi, at, op, ins));
         if result.is_err() {

@@ -355,8 +355,8 @@ impl Vm {
                 ($at:expr, $class:expr, $name:expr, $arg:expr, $argc:expr) => {{
                     let name: ObjRef<'_> = $name;
                     let methods = $class.load(CLASS_METHODS).expect("a class has methods");
-                    match table::get_hashed(methods, name, cur.hashes[$arg]) {
-                        Some((_, Some(method))) => call_closure!($at, method, $argc),
+                    match table::get_object_hashed(methods, name, cur.hashes[$arg]) {
+                        Some(method) => call_closure!($at, method, $argc),
                         _ => fail!($at, "Undefined property '{}'.", string_text(name)),
                     }
                 }};
