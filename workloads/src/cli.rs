@@ -63,7 +63,8 @@ coordinated-omission correction, MMU, throughput and GC cycles. A sweep's run go
 --duration); a row that still has fewer is flagged.
 
 The defaults (heap-churn at 256M, 1G and 4G, concurrent and stw, live set 50%, one mutator \
-thread, 20 s per run) finish in a few minutes on a 2-core machine.
+thread, 20 s per run, longer where a run needs it to hold 3 complete cycles) finish in a \
+few minutes on a 2-core machine.
 
 With a workload subcommand, runs that workload once with its own options and writes the same \
 outputs for that single run. `report` renders the outputs again from a results.json.
