@@ -97,6 +97,13 @@ impl<W: AtomicWord> ForwardingTable<W> {
         from_index as usize & self.mask
     }
 
+    /// The address of the entry [`Self::find`] reads first for `from_index`, for a caller
+    /// that prefetches it a while before the lookup (a marker with stale pointers in hand).
+    #[inline]
+    pub fn first_entry_addr(&self, from_index: u64) -> *const u8 {
+        std::ptr::from_ref(&self.entries[self.first(from_index)]).cast()
+    }
+
     /// Where the object at `from_index` went, if it has been relocated.
     #[inline]
     pub fn find(&self, from_index: u64) -> Option<Offset> {

@@ -463,6 +463,7 @@ impl<'h> Cycle<'h> {
         self.rec.duration_ns = self.started.elapsed().as_nanos() as u64;
         self.rec.heap_after = heap.cx.pages.used();
         self.rec.objects_marked = heap.mark.take_traced();
+        self.rec.stale_slots_remapped = heap.mark.take_stale_remapped();
         let r = heap.relocate.totals();
         self.rec.bytes_relocated = r.bytes_relocated;
         self.rec.pages_compacted_in_place = r.pages_in_place;

@@ -234,6 +234,13 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
         self.table.find(idx)
     }
 
+    /// The address [`Self::find`] reads first for `idx` (see
+    /// `ForwardingTable::first_entry_addr`).
+    #[inline]
+    pub fn first_entry_addr(&self, idx: u64) -> *const u8 {
+        self.table.first_entry_addr(idx)
+    }
+
     /// Fault the forwarding table's memory in (see `ForwardingTable::prefault`).
     pub fn prefault_table(&self) {
         self.table.prefault();

@@ -37,6 +37,20 @@ impl ForwardingIndex {
         self.0.get(offset, guard)
     }
 
+    /// The forwarding of the relocated page that holds `off`, if `off` lies in one, valid
+    /// while `guard` is pinned.
+    #[inline]
+    pub(crate) fn relocated<'g>(&self, off: Offset, guard: &'g Guard) -> Option<&'g Forwarding> {
+        self.get(off, guard).filter(|f| f.page().contains(off))
+    }
+
+    /// True if `ptr`, met during marking (`mark` is the cycle's mark color), has the previous
+    /// cycle's mark color and so may point into the previous relocation set.
+    #[inline]
+    pub(crate) fn may_be_stale(layout: AddressLayout, ptr: ColoredPtr, mark: GoodColor) -> bool {
+        layout.color(ptr).intersects(mark.other_mark().color())
+    }
+
     /// The current offset of the object that was at `off` (forwarded if its page was
     /// relocated, else unchanged).
     ///
@@ -49,8 +63,8 @@ impl ForwardingIndex {
     /// [`Self::remap`] inside the caller's pin.
     #[inline]
     pub(crate) fn remap_in(&self, off: Offset, guard: &Guard) -> Offset {
-        match self.get(off, guard) {
-            Some(f) if f.page().contains(off) => {
+        match self.relocated(off, guard) {
+            Some(f) => {
                 let idx = f.page().index_of(off) as u64;
                 f.find(idx).unwrap_or_else(|| {
                     panic!(
@@ -60,7 +74,7 @@ impl ForwardingIndex {
                     )
                 })
             }
-            _ => off,
+            None => off,
         }
     }
 
@@ -74,7 +88,7 @@ impl ForwardingIndex {
         mark: GoodColor,
     ) -> Offset {
         let off = layout.offset(ptr);
-        if !layout.color(ptr).intersects(mark.other_mark().color()) {
+        if !Self::may_be_stale(layout, ptr, mark) {
             return off;
         }
         self.remap(off)
@@ -90,7 +104,7 @@ impl ForwardingIndex {
         guard: &Guard,
     ) -> Offset {
         let off = layout.offset(ptr);
-        if !layout.color(ptr).intersects(mark.other_mark().color()) {
+        if !Self::may_be_stale(layout, ptr, mark) {
             return off;
         }
         self.remap_in(off, guard)

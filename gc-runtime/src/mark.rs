@@ -15,6 +15,7 @@
 //! barrier's slow path does while marking) — are functions of the [`GcContext`], since they
 //! touch only the pages' live maps and the forwarding index.
 
+use crate::forwarding_index::ForwardingIndex;
 use crate::gc_context::GcContext;
 use crate::injected_panic::{InjectedPanic, InjectedPanics};
 use crate::live_cache::LiveCache;
@@ -34,6 +35,8 @@ pub(crate) struct Mark {
     queue: Injector<Offset>,
     /// Objects GC workers traced since [`Mark::take_traced`] last ran.
     traced: AtomicU64,
+    /// Stale slots GC workers remapped since [`Mark::take_stale_remapped`] last ran.
+    stale_remapped: AtomicU64,
     /// How many mutators' mark buffers hold entries.
     buffered: BufferedWork,
 }
@@ -63,6 +66,9 @@ impl Drop for AbandonOnUnwind<'_> {
 const PREFETCH_DEPTH: usize = 8;
 /// Targets in flight between being found in a slot and being marked (see [`MarkRing`]).
 const MARK_RING_DEPTH: usize = 8;
+/// Stale pointers in flight between being found in a slot and being remapped (see
+/// [`MarkRing`]).
+const STALE_RING_DEPTH: usize = 8;
 
 #[inline(always)]
 fn prefetch(addr: Address) {
@@ -80,17 +86,42 @@ fn prefetch_ptr(p: *const u8) {
     let _ = p;
 }
 
-/// A GC worker's targets found but not yet marked. Marking an object is a read-modify-write
-/// of one word of its page's live map, a random word of a large bitmap: a cache miss per
-/// object. A target entering the ring has that word prefetched; it is marked when it leaves,
-/// `MARK_RING_DEPTH` targets later, so the miss overlaps with the work on the targets before
-/// it. The ring is local to its worker and emptied ([`MarkRing::drain`]) before the worker
-/// looks for more work, repins or goes idle, so marking ends with it empty: nothing can be
-/// left unmarked in it when the workers terminate.
+/// A slot of a traced object that held a stale pointer into a relocated page: the pointer
+/// still to be remapped, healed into the slot and marked.
+#[derive(Clone, Copy)]
+struct StaleSlot {
+    /// The traced object: marked in this cycle, so its page stays mapped until marking ends.
+    obj: Object,
+    /// Which of its slots.
+    slot: usize,
+    /// The stale pointer read from the slot.
+    ptr: ColoredPtr,
+}
+
+/// A GC worker's targets found but not yet marked, in two stages, each a small FIFO that
+/// overlaps a cache miss with the work on the entries ahead of it:
+///
+/// - **stale**: a pointer with the previous cycle's mark color into a page that was relocated
+///   must be remapped through the page's forwarding table, whose entry is a random word of a
+///   large table (profiled: the lookup waited on that load most of its time). Such a slot
+///   enters with that entry prefetched and is remapped, healed and passed to the mark stage
+///   `STALE_RING_DEPTH` stale slots later.
+/// - **mark**: marking an object is a read-modify-write of one word of its page's live map, a
+///   random word of a large bitmap: a cache miss per object. A target entering has that word
+///   prefetched; it is marked when it leaves, `MARK_RING_DEPTH` targets later.
+///
+/// The ring is local to its worker and emptied ([`MarkRing::drain`], stale stage first)
+/// before the worker looks for more work or goes idle, so marking ends with it empty: nothing
+/// can be left unmarked in it when the workers terminate.
 struct MarkRing {
     slots: [Offset; MARK_RING_DEPTH],
     head: usize,
     len: usize,
+    stale: [Option<StaleSlot>; STALE_RING_DEPTH],
+    stale_head: usize,
+    stale_len: usize,
+    /// Stale slots finished so far.
+    stale_remapped: u64,
 }
 
 impl MarkRing {
@@ -99,7 +130,56 @@ impl MarkRing {
             slots: [Offset::ZERO; MARK_RING_DEPTH],
             head: 0,
             len: 0,
+            stale: [None; STALE_RING_DEPTH],
+            stale_head: 0,
+            stale_len: 0,
+            stale_remapped: 0,
         }
+    }
+
+    /// Take a stale slot in (its forwarding entry prefetched by the caller); when the stale
+    /// stage is full, finish the oldest.
+    #[inline]
+    fn push_stale(
+        &mut self,
+        cx: &GcContext,
+        stale: StaleSlot,
+        guard: &Guard,
+        push: &mut dyn FnMut(Offset),
+    ) {
+        if self.stale_len < STALE_RING_DEPTH {
+            self.stale[(self.stale_head + self.stale_len) % STALE_RING_DEPTH] = Some(stale);
+            self.stale_len += 1;
+            return;
+        }
+        let oldest = self.stale[self.stale_head].replace(stale);
+        self.stale_head = (self.stale_head + 1) % STALE_RING_DEPTH;
+        self.finish_stale(cx, oldest.expect("a full stage holds entries"), guard, push);
+    }
+
+    /// Remap a stale slot's pointer (its forwarding entry now in the cache), heal the slot and
+    /// pass the target on to the mark stage.
+    #[inline]
+    fn finish_stale(
+        &mut self,
+        cx: &GcContext,
+        stale: StaleSlot,
+        guard: &Guard,
+        push: &mut dyn FnMut(Offset),
+    ) {
+        let layout = cx.layout();
+        let mark = cx.state.good();
+        let target = cx
+            .forwarding
+            .remap_if_stale_in(layout, stale.ptr, mark, guard);
+        gc_core::self_heal(
+            stale.obj.slot(stale.slot),
+            stale.ptr,
+            layout.good(target, mark),
+            cx.state.bad_mask(),
+        );
+        self.stale_remapped += 1;
+        self.push(cx, target, guard, push);
     }
 
     /// Take `off` in (prefetching its live-map word); when full, mark the oldest target.
@@ -118,8 +198,14 @@ impl MarkRing {
         mark_object_in(cx, oldest, guard, push);
     }
 
-    /// Mark every target still in the ring.
+    /// Remap and mark every target still in the ring.
     fn drain(&mut self, cx: &GcContext, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+        while self.stale_len > 0 {
+            let stale = self.stale[self.stale_head].take();
+            self.stale_head = (self.stale_head + 1) % STALE_RING_DEPTH;
+            self.stale_len -= 1;
+            self.finish_stale(cx, stale.expect("a queued stale slot"), guard, push);
+        }
         while self.len > 0 {
             let off = self.slots[self.head];
             self.head = (self.head + 1) % MARK_RING_DEPTH;
@@ -208,6 +294,11 @@ impl Mark {
         self.traced.swap(0, Ordering::Relaxed)
     }
 
+    /// Stale slots GC workers remapped through their rings' stale stage since the last call.
+    pub(crate) fn take_stale_remapped(&self) -> u64 {
+        self.stale_remapped.swap(0, Ordering::Relaxed)
+    }
+
     /// True if the global queue holds no work.
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.is_empty()
@@ -291,14 +382,28 @@ impl Mark {
         live.add(off, obj.size(), |at, bytes| {
             add_live_bytes(cx, at, bytes, guard)
         });
-        for slot in obj.slots() {
+        for (i, slot) in obj.slots().iter().enumerate() {
             let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
             if p.is_null() {
                 continue;
             }
             let target = if p.raw() & bad != 0 {
+                let t = layout.offset(p);
+                if ForwardingIndex::may_be_stale(layout, p, mark) {
+                    if let Some(f) = cx.forwarding.relocated(t, guard) {
+                        // Into a relocated page: remap it once its forwarding entry has had
+                        // time to arrive (see `MarkRing`).
+                        prefetch_ptr(f.first_entry_addr(f.page().index_of(t) as u64));
+                        let stale = StaleSlot {
+                            obj,
+                            slot: i,
+                            ptr: p,
+                        };
+                        ring.push_stale(cx, stale, guard, push);
+                        continue;
+                    }
+                }
                 // Heal now (the good pointer does not depend on the marking), mark later.
-                let t = cx.forwarding.remap_if_stale_in(layout, p, mark, guard);
                 gc_core::self_heal(slot, p, layout.good(t, mark), bad);
                 t
             } else {
@@ -442,13 +547,16 @@ impl Mark {
                 }
                 count.1 += 1;
                 if count.1.is_multiple_of(1024) {
-                    // The ring holds no page references, only offsets: repinning is safe
-                    // with targets in it (each is looked up again when marked).
+                    // The ring holds no page or forwarding references, only offsets and
+                    // objects this cycle marked (their pages stay until marking ends):
+                    // repinning is safe with entries in it (each target is looked up again
+                    // when remapped or marked).
                     guard.repin();
                 }
             }
             debug_assert_eq!(
-                ring.len, 0,
+                (ring.len, ring.stale_len),
+                (0, 0),
                 "the ring is empty whenever the worker finds no work"
             );
             // Idle: finish when everyone is idle and nothing is queued.
@@ -464,6 +572,8 @@ impl Mark {
                     // page left at 0 would be freed as empty). A worker that unwinds does
                     // not get here, and its panic aborts the process before any selection.
                     live.flush(|at, bytes| add_live_bytes(cx, at, bytes, &guard));
+                    self.stale_remapped
+                        .fetch_add(ring.stale_remapped, Ordering::Relaxed);
                     return;
                 }
                 guard.repin();

@@ -81,6 +81,11 @@ pub struct CycleRecord {
     /// never): with the marking phases' wall time, the cost of marking per object.
     #[serde(default)]
     pub objects_marked: u64,
+    /// Slots holding a stale pointer (the previous cycle's mark color, into its relocation
+    /// set) that GC workers remapped and healed while tracing, each after prefetching its
+    /// forwarding entry (the mark ring's stale stage).
+    #[serde(default)]
+    pub stale_slots_remapped: u64,
     /// Non-null strong roots marked by Concurrent Mark Roots (0 in `stw` mode, which marks
     /// them inside its pause).
     #[serde(default)]

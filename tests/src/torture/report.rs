@@ -76,6 +76,8 @@ pub struct Report {
     pub objects_compacted_in_place: u64,
     pub objects_self_forwarded: u64,
     pub relocation_waits: u64,
+    /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
+    pub stale_slots_remapped: u64,
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
     pub roots_marked_concurrently: u64,
     pub weak_handles_remapped: u64,
@@ -156,6 +158,7 @@ impl Report {
         self.objects_compacted_in_place += o.objects_compacted_in_place;
         self.objects_self_forwarded += o.objects_self_forwarded;
         self.relocation_waits += o.relocation_waits;
+        self.stale_slots_remapped += o.stale_slots_remapped;
         self.roots_marked_concurrently += o.roots_marked_concurrently;
         self.weak_handles_remapped += o.weak_handles_remapped;
         self.mark_end_retries += o.mark_end_retries;
@@ -239,6 +242,7 @@ impl Report {
         self.objects_compacted_in_place = sum(|c| c.objects_compacted_in_place);
         self.objects_self_forwarded = sum(|c| c.objects_self_forwarded);
         self.relocation_waits = sum(|c| c.relocation_waits);
+        self.stale_slots_remapped = sum(|c| c.stale_slots_remapped);
         self.roots_marked_concurrently = sum(|c| c.roots_marked_concurrently);
         self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
         self.mark_end_retries = sum(|c| c.mark_end_retries);
@@ -340,10 +344,12 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
-             handles remapped; {} Pause Mark End tries found work left; {} concurrent phases \
-             ran on idle-class workers while mutators were paced",
+             handles remapped; {} stale slots remapped by the markers; {} Pause Mark End tries \
+             found work left; {} concurrent phases ran on idle-class workers while mutators were \
+             paced",
             self.roots_marked_concurrently,
             self.weak_handles_remapped,
+            self.stale_slots_remapped,
             self.mark_end_retries,
             self.phases_on_idle_workers,
         )?;
