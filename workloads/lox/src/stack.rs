@@ -140,6 +140,15 @@ impl<'a> StackView<'a> {
         }
     }
 
+    /// Stores a value into slot `i`, which holds an object (its word is [`RAW_OBJ`]): as
+    /// [`Self::set`], without reading the slot's old word to learn that.
+    #[inline(always)]
+    pub fn replace_obj(&mut self, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
+        debug_assert_eq!(self.words[i], RAW_OBJ);
+        self.words[i] = raw;
+        self.refs.set(i, if raw == RAW_OBJ { r } else { None });
+    }
+
     /// Drops the top `n` values.
     #[inline(always)]
     pub fn drop_n(&mut self, n: usize) {

@@ -615,7 +615,7 @@ impl Vm {
                     let name = constants!().load(arg).expect("a name");
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
                         if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
-                            st.set(st.sp - 1, raw, r);
+                            st.replace_obj(st.sp - 1, raw, r);
                             ip += 2;
                             continue;
                         }
@@ -644,7 +644,7 @@ impl Vm {
                                 r,
                             ) =>
                         {
-                            st.set(st.sp - 2, raw, r);
+                            st.replace_obj(st.sp - 2, raw, r);
                             st.drop_n(1);
                             ip += 2;
                         }
