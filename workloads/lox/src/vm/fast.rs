@@ -288,7 +288,9 @@ impl Vm {
                     if argc != arity {
                         fail!($at, "Expected {arity} arguments but got {argc}.");
                     }
-                    if frames.len() == FRAMES_MAX {
+                    // `>=`, not `==`: the compiler then knows `fi < FRAMES_MAX` below, so the
+                    // frame-region stores need no index checks.
+                    if frames.len() >= FRAMES_MAX {
                         fail!($at, "Stack overflow.");
                     }
                     base = st.sp - argc - 1;
