@@ -15,7 +15,7 @@
 //! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — |
 //! | [`BOUND_METHOD`] | receiver, method (closure) | — |
 //! | [`NATIVE`] | name | native id `u64` |
-//! | [`TABLE`] | key and value of each bucket: `2 * capacity` | entry count `u64`, then per bucket the value's NaN-boxed word ([`Value::to_raw`]; the key's hash is in the key) |
+//! | [`TABLE`] | the buckets' keys, then their values' objects: `2 * capacity` | entry count `u64`, then per bucket the value's NaN-boxed word ([`Value::to_raw`]; the key's hash is in the key) |
 //! | [`VALUE_ARRAY`] | one per element | tag, payload per element |
 //!
 //! Nothing in a layout depends on an object's address: objects move.
