@@ -18,8 +18,8 @@ use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
     display_object, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
-    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_FUNCTION, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS,
-    INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
+    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_CODE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE,
+    INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -280,10 +280,9 @@ impl Vm {
                 ($at:expr, $callee:expr, $argc:expr) => {{
                     let callee: ObjRef<'_> = $callee;
                     let argc: usize = $argc;
-                    let function = callee
-                        .load(CLOSURE_FUNCTION)
-                        .expect("a closure has a function");
-                    let id = code_id(function);
+                    // The code id and the constants from the closure itself: the function
+                    // is not loaded.
+                    let id = callee.read_u64(CLOSURE_CODE) as u32;
                     let arity = codes[id as usize].arity;
                     if argc != arity {
                         fail!($at, "Expected {arity} arguments but got {argc}.");
@@ -301,9 +300,9 @@ impl Vm {
                     });
                     fi = frames.len() - 1;
                     roots = closure_slot(fi);
-                    let callee_constants = function
-                        .load(FN_CONSTANTS)
-                        .expect("a function has constants");
+                    let callee_constants = callee
+                        .load(CLOSURE_CONSTANTS)
+                        .expect("a closure has constants");
                     closures.set(roots, Some(callee));
                     closures.set(roots + 1, Some(callee_constants));
                     if s.poll_requested() {
@@ -598,14 +597,14 @@ impl Vm {
                 }
                 op::GET_UPVALUE => {
                     let closure = closures.get(roots).expect("a closure");
-                    let up = closure.load(1 + arg).expect("an upvalue");
+                    let up = closure.load(CLOSURE_UPVALUES + arg).expect("an upvalue");
                     let (raw, r) = upvalue_get(&st, up);
                     push!(at, raw, r);
                     ip += 2;
                 }
                 op::SET_UPVALUE => {
                     let closure = closures.get(roots).expect("a closure");
-                    let up = closure.load(1 + arg).expect("an upvalue");
+                    let up = closure.load(CLOSURE_UPVALUES + arg).expect("an upvalue");
                     let (raw, r) = st.get(st.sp - 1);
                     upvalue_set(&mut st, up, raw, r);
                     ip += 2;
