@@ -65,6 +65,13 @@ pub fn alloc<'s>(s: &mut Scope<'s>, capacity: usize) -> Result<Local<'s>, OutOfM
 /// The bucket holding `key` (whose content hash is `hash`), if any.
 #[inline(always)]
 pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
+    find_with_capacity(t, key, hash).map(|(i, _)| i)
+}
+
+/// As [`find`], with the table's capacity (read from the header before the probe's barrier
+/// loads, whose acquire ordering would make the compiler read it again).
+#[inline(always)]
+fn find_with_capacity(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<(usize, usize)> {
     let cap = capacity(t);
     if cap == 0 {
         return None;
@@ -74,7 +81,7 @@ pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
     loop {
         let k = t.load(i)?;
         if k.same(&key) {
-            return Some(i);
+            return Some((i, cap));
         }
         i = (i + 1) & mask;
     }
@@ -95,17 +102,23 @@ pub fn get_hashed<'a>(
     key: ObjRef<'_>,
     hash: u64,
 ) -> Option<(u64, Option<ObjRef<'a>>)> {
-    let i = find(t, key, hash)?;
-    Some(value_at(t, i))
+    let (i, cap) = find_with_capacity(t, key, hash)?;
+    let raw = t.read_u64(entry_offset(i));
+    let r = if raw == RAW_OBJ {
+        t.load(cap + i)
+    } else {
+        None
+    };
+    Some((raw, r))
 }
 
 /// As [`get_hashed`], for a table whose values are all objects (a class's methods): the
 /// object of `key`'s value, read without its word.
 #[inline(always)]
 pub fn get_object_hashed<'a>(t: ObjRef<'a>, key: ObjRef<'_>, hash: u64) -> Option<ObjRef<'a>> {
-    let i = find(t, key, hash)?;
+    let (i, cap) = find_with_capacity(t, key, hash)?;
     debug_assert_eq!(t.read_u64(entry_offset(i)), RAW_OBJ);
-    t.load(value_slot(t, i))
+    t.load(cap + i)
 }
 
 /// The value in bucket `i`: its word, and its object if it is one.
