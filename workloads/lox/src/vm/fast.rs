@@ -665,7 +665,6 @@ impl Vm {
                     call_value!(at, arg);
                 }
                 op::INVOKE => {
-                    frames[fi].ip = at + 3;
                     let argc = ins[2] as usize;
                     let name = constants!().load(arg).expect("a name");
                     let receiver = st.sp - 1 - argc;
@@ -675,12 +674,16 @@ impl Vm {
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
                         if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
                             st.set(receiver, raw, r);
+                            frames[fi].ip = at + 3;
                             call_value!(at, argc);
                         }
                     }
                     let class = instance
                         .load(INSTANCE_CLASS)
                         .expect("an instance has a class");
+                    // The caller's `ip` is stored late, where the lookups no longer need the
+                    // registers.
+                    frames[fi].ip = at + 3;
                     invoke_from_class!(at, class, name, arg, argc);
                 }
                 op::SUPER_INVOKE => {
