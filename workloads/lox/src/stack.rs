@@ -149,6 +149,16 @@ impl<'a> StackView<'a> {
         self.refs.set(i, if raw == RAW_OBJ { r } else { None });
     }
 
+    /// Drops the top value, whose word the caller read: `raw`.
+    #[inline(always)]
+    pub fn drop_top(&mut self, raw: u64) {
+        debug_assert_eq!(self.words[self.sp - 1], raw);
+        self.sp -= 1;
+        if raw == RAW_OBJ {
+            self.refs.set(self.sp, None);
+        }
+    }
+
     /// Drops the top `n` values.
     #[inline(always)]
     pub fn drop_n(&mut self, n: usize) {

@@ -646,7 +646,7 @@ impl Vm {
                             ) =>
                         {
                             st.replace_obj(st.sp - 2, raw, r);
-                            st.drop_n(1);
+                            st.drop_top(raw);
                             ip += 2;
                         }
                         // No field table yet, or a full one: allocates.
