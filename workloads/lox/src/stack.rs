@@ -88,6 +88,23 @@ impl<'a> StackView<'a> {
         self.set_top_raw(raw);
     }
 
+    /// Replaces the top two values, whose words the caller read (`below`, then `top`), by one
+    /// that is not an object: as [`Self::replace_two_raw`], without reading the words again.
+    #[inline(always)]
+    pub fn replace_two_words(&mut self, below: u64, top: u64, raw: u64) {
+        debug_assert_eq!(self.words[self.sp - 2], below);
+        debug_assert_eq!(self.words[self.sp - 1], top);
+        debug_assert_ne!(raw, RAW_OBJ);
+        self.sp -= 1;
+        if top == RAW_OBJ {
+            self.refs.set(self.sp, None);
+        }
+        self.words[self.sp - 1] = raw;
+        if below == RAW_OBJ {
+            self.refs.set(self.sp - 1, None);
+        }
+    }
+
     /// The top two values as numbers (the one below the top first), if both are numbers.
     #[inline(always)]
     pub fn top_two_numbers(&self) -> Option<(f64, f64)> {

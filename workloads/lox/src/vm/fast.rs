@@ -473,7 +473,7 @@ impl Vm {
                         } else {
                             a == b
                         };
-                        st.replace_two_raw(raw_bool(equal));
+                        st.replace_two_words(a, b, raw_bool(equal));
                         ip += 1;
                     }
                     op::GREATER => number_op_or_out!(a, b, raw_bool(a > b)),
