@@ -9,13 +9,13 @@
 //! |---|---|---|
 //! | [`STRING`] | — | content hash `u64`, then the UTF-8 bytes |
 //! | [`FUNCTION`] | name (string, null for the script), constants (value array) | arity `u32`, upvalue count `u32`, code length `u32`, the VM's code id `u32`, the code plus [`CODE_PADDING`] zero bytes, then one `u32` line per code byte |
-//! | [`CLOSURE`] | function, then one upvalue per captured variable | — |
+//! | [`CLOSURE`] | function, its constants (the function's, so that a call need not load the function), then one upvalue per captured variable | the function's code id `u64` |
 //! | [`UPVALUE`] | closed value's object, next open upvalue | tag, payload: the closed value, or [`TAG_OPEN`](crate::value::TAG_OPEN) and the stack slot |
 //! | [`CLASS`] | name, methods (table) | — |
 //! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — |
 //! | [`BOUND_METHOD`] | receiver, method (closure) | — |
 //! | [`NATIVE`] | name | native id `u64` |
-//! | [`TABLE`] | key and value of each bucket: `2 * capacity` | entry count `u64`, then per bucket the value's NaN-boxed word ([`Value::to_raw`]; the key's hash is in the key) |
+//! | [`TABLE`] | the buckets' keys, then their values' objects: `2 * capacity` | entry count `u64`, then per bucket the value's NaN-boxed word ([`Value::to_raw`]; the key's hash is in the key) |
 //! | [`VALUE_ARRAY`] | one per element | tag, payload per element |
 //!
 //! Nothing in a layout depends on an object's address: objects move.
@@ -57,8 +57,16 @@ pub const CODE_PADDING: usize = 32;
 pub const FN_NAME: usize = 0;
 /// Slot of a function's constants.
 pub const FN_CONSTANTS: usize = 1;
-/// Slot of a closure's function; its upvalues follow.
+/// Slot of a closure's function.
 pub const CLOSURE_FUNCTION: usize = 0;
+/// Slot of a closure's constants (its function's [`FN_CONSTANTS`]).
+pub const CLOSURE_CONSTANTS: usize = 1;
+/// Slot of a closure's first upvalue.
+pub const CLOSURE_UPVALUES: usize = 2;
+/// Raw offset of a closure's code id (its function's, as a `u64`).
+pub const CLOSURE_CODE: usize = 0;
+/// Raw bytes of a closure.
+pub const CLOSURE_BYTES: usize = 8;
 /// Slot of a class's name / an instance's class / a bound method's receiver.
 pub const CLASS_NAME: usize = 0;
 /// Slot of a class's method table.

@@ -88,6 +88,23 @@ impl<'a> StackView<'a> {
         self.set_top_raw(raw);
     }
 
+    /// Replaces the top two values, whose words the caller read (`below`, then `top`), by one
+    /// that is not an object: as [`Self::replace_two_raw`], without reading the words again.
+    #[inline(always)]
+    pub fn replace_two_words(&mut self, below: u64, top: u64, raw: u64) {
+        debug_assert_eq!(self.words[self.sp - 2], below);
+        debug_assert_eq!(self.words[self.sp - 1], top);
+        debug_assert_ne!(raw, RAW_OBJ);
+        self.sp -= 1;
+        if top == RAW_OBJ {
+            self.refs.set(self.sp, None);
+        }
+        self.words[self.sp - 1] = raw;
+        if below == RAW_OBJ {
+            self.refs.set(self.sp - 1, None);
+        }
+    }
+
     /// The top two values as numbers (the one below the top first), if both are numbers.
     #[inline(always)]
     pub fn top_two_numbers(&self) -> Option<(f64, f64)> {
@@ -137,6 +154,25 @@ impl<'a> StackView<'a> {
             self.refs.set(i, r);
         } else if was_obj {
             self.refs.set(i, None);
+        }
+    }
+
+    /// Stores a value into slot `i`, which holds an object (its word is [`RAW_OBJ`]): as
+    /// [`Self::set`], without reading the slot's old word to learn that.
+    #[inline(always)]
+    pub fn replace_obj(&mut self, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
+        debug_assert_eq!(self.words[i], RAW_OBJ);
+        self.words[i] = raw;
+        self.refs.set(i, if raw == RAW_OBJ { r } else { None });
+    }
+
+    /// Drops the top value, whose word the caller read: `raw`.
+    #[inline(always)]
+    pub fn drop_top(&mut self, raw: u64) {
+        debug_assert_eq!(self.words[self.sp - 1], raw);
+        self.sp -= 1;
+        if raw == RAW_OBJ {
+            self.refs.set(self.sp, None);
         }
     }
 

@@ -9,11 +9,13 @@
 //!
 //! Each entry is two reference slots (key, value object) and one raw word, the value NaN-boxed
 //! as on the VM's stack ([`crate::value::Value::to_raw`]; [`RAW_OBJ`] for an object, which is
-//! in the value slot), so an entry moves to and from the stack without conversion. An empty
-//! bucket has a null key and word 0. Lox cannot delete a field or a method, so there are no
-//! tombstones: a probe ends at the first empty bucket. A table never grows in place: [`set`] allocates a bigger table object, copies the entries, and
-//! returns it; the caller stores it into the owner (an instance's field slot, a class's
-//! method slot).
+//! in the value slot), so an entry moves to and from the stack without conversion. The keys
+//! fill the first `capacity` slots and the value objects the next `capacity` (bucket `i`'s key
+//! is slot `i`, its value slot `capacity + i`), so that a probe indexes the key slots by the
+//! bucket itself. An empty bucket has a null key and word 0. Lox cannot delete a field or a
+//! method, so there are no tombstones: a probe ends at the first empty bucket. A table never
+//! grows in place: [`set`] allocates a bigger table object, copies the entries, and returns
+//! it; the caller stores it into the owner (an instance's field slot, a class's method slot).
 
 use crate::object::{string_hash, TABLE};
 use crate::value::RAW_OBJ;
@@ -29,6 +31,13 @@ const HEADER_BYTES: usize = 8;
 #[inline]
 fn entry_offset(i: usize) -> usize {
     HEADER_BYTES + ENTRY_BYTES * i
+}
+
+/// The reference slot of bucket `i`'s value object (the keys fill the first `capacity`
+/// slots, the values the next `capacity`).
+#[inline(always)]
+fn value_slot(t: ObjRef<'_>, i: usize) -> usize {
+    capacity(t) + i
 }
 
 /// Number of buckets.
@@ -56,6 +65,13 @@ pub fn alloc<'s>(s: &mut Scope<'s>, capacity: usize) -> Result<Local<'s>, OutOfM
 /// The bucket holding `key` (whose content hash is `hash`), if any.
 #[inline(always)]
 pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
+    find_with_capacity(t, key, hash).map(|(i, _)| i)
+}
+
+/// As [`find`], with the table's capacity (read from the header before the probe's barrier
+/// loads, whose acquire ordering would make the compiler read it again).
+#[inline(always)]
+fn find_with_capacity(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<(usize, usize)> {
     let cap = capacity(t);
     if cap == 0 {
         return None;
@@ -63,9 +79,9 @@ pub fn find(t: ObjRef<'_>, key: ObjRef<'_>, hash: u64) -> Option<usize> {
     let mask = cap - 1;
     let mut i = hash as usize & mask;
     loop {
-        let k = t.load(2 * i)?;
+        let k = t.load(i)?;
         if k.same(&key) {
-            return Some(i);
+            return Some((i, cap));
         }
         i = (i + 1) & mask;
     }
@@ -86,17 +102,23 @@ pub fn get_hashed<'a>(
     key: ObjRef<'_>,
     hash: u64,
 ) -> Option<(u64, Option<ObjRef<'a>>)> {
-    let i = find(t, key, hash)?;
-    Some(value_at(t, i))
+    let (i, cap) = find_with_capacity(t, key, hash)?;
+    let raw = t.read_u64(entry_offset(i));
+    let r = if raw == RAW_OBJ {
+        t.load(cap + i)
+    } else {
+        None
+    };
+    Some((raw, r))
 }
 
 /// As [`get_hashed`], for a table whose values are all objects (a class's methods): the
 /// object of `key`'s value, read without its word.
 #[inline(always)]
 pub fn get_object_hashed<'a>(t: ObjRef<'a>, key: ObjRef<'_>, hash: u64) -> Option<ObjRef<'a>> {
-    let i = find(t, key, hash)?;
+    let (i, cap) = find_with_capacity(t, key, hash)?;
     debug_assert_eq!(t.read_u64(entry_offset(i)), RAW_OBJ);
-    t.load(2 * i + 1)
+    t.load(cap + i)
 }
 
 /// The value in bucket `i`: its word, and its object if it is one.
@@ -104,7 +126,7 @@ pub fn get_object_hashed<'a>(t: ObjRef<'a>, key: ObjRef<'_>, hash: u64) -> Optio
 pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {
     let raw = t.read_u64(entry_offset(i));
     let r = if raw == RAW_OBJ {
-        t.load(2 * i + 1)
+        t.load(value_slot(t, i))
     } else {
         None
     };
@@ -114,7 +136,7 @@ pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {
 /// The key in bucket `i` (`None` for an empty bucket).
 #[inline]
 pub fn key_at<'a>(t: ObjRef<'a>, i: usize) -> Option<ObjRef<'a>> {
-    t.load(2 * i)
+    t.load(i)
 }
 
 /// Overwrites the value in bucket `i` with word `raw` (and object `r` if `raw` is
@@ -122,7 +144,7 @@ pub fn key_at<'a>(t: ObjRef<'a>, i: usize) -> Option<ObjRef<'a>> {
 #[inline]
 pub fn set_value_at(t: ObjRef<'_>, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
     t.write_u64(entry_offset(i), raw);
-    t.store(2 * i + 1, if raw == RAW_OBJ { r } else { None });
+    t.store(value_slot(t, i), if raw == RAW_OBJ { r } else { None });
 }
 
 /// Sets `key` to the value of word `raw` (with object `r` if `raw` is [`RAW_OBJ`]) in `t` if
@@ -149,7 +171,7 @@ pub fn set_in_place_hashed(
     }
     let mask = cap - 1;
     let mut i = hash as usize & mask;
-    while let Some(k) = t.load(2 * i) {
+    while let Some(k) = t.load(i) {
         if k.same(&key) {
             set_value_at(t, i, raw, r);
             return true;
@@ -161,7 +183,7 @@ pub fn set_in_place_hashed(
         return false;
     }
     t.write_u64(0, used as u64 + 1);
-    t.store(2 * i, Some(key));
+    t.store(i, Some(key));
     set_value_at(t, i, raw, r);
     true
 }
@@ -200,14 +222,14 @@ fn grow<'s>(
     let mask = new_capacity - 1;
     let mut live = 0u64;
     for i in 0..capacity(o) {
-        let Some(k) = o.load(2 * i) else { continue };
+        let Some(k) = o.load(i) else { continue };
         let raw = o.read_u64(entry_offset(i));
         let mut j = string_hash(k) as usize & mask;
-        while n.load(2 * j).is_some() {
+        while n.load(j).is_some() {
             j = (j + 1) & mask;
         }
-        n.store(2 * j, Some(k));
-        n.store(2 * j + 1, o.load(2 * i + 1));
+        n.store(j, Some(k));
+        n.store(new_capacity + j, o.load(value_slot(o, i)));
         n.write_u64(entry_offset(j), raw);
         live += 1;
     }

@@ -54,9 +54,9 @@ use crate::interner::Interner;
 use crate::object::{
     function_arity, function_line, function_raw_size, function_trace_name, function_upvalues,
     hash_bytes, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
-    CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_FUNCTION, FN_CODE, FN_CONSTANTS, FN_NAME, FUNCTION,
-    INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE, UPVALUE_NEXT,
-    VALUE_ARRAY,
+    CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_BYTES, CLOSURE_CODE, CLOSURE_CONSTANTS,
+    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CODE, FN_CONSTANTS, FN_NAME, FUNCTION, INSTANCE,
+    INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE, UPVALUE_NEXT, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
@@ -246,8 +246,7 @@ impl Vm {
     ) -> Result<(), InterpretError> {
         let loaded = s.scope(|s| {
             let function = self.load_function(s, script)?;
-            let closure = s.alloc(CLOSURE, 1, 0)?;
-            s.store(closure, CLOSURE_FUNCTION, Some(function));
+            let closure = new_closure(s, function, 0)?;
             self.start_frame(s, closure);
             Ok::<_, OutOfMemory>(())
         });
@@ -681,20 +680,22 @@ impl Vm {
                         .expect("a function");
                     code.read_bytes(FN_CODE + at + 2, &mut captures);
                 }
-                let closure = s.alloc(CLOSURE, 1 + n as u32, 0).map_err(oom)?;
-                s.store(closure, CLOSURE_FUNCTION, Some(function));
+                let closure = new_closure(s, function, n).map_err(oom)?;
                 let base = self.frames[fi].base;
                 for (i, capture) in captures.chunks(2).enumerate() {
                     let (is_local, index) = (capture[0] != 0, capture[1] as usize);
                     if is_local {
                         let up = self.capture_upvalue(s, base + index).map_err(oom)?;
-                        s.store(closure, 1 + i, Some(up));
+                        s.store(closure, CLOSURE_UPVALUES + i, Some(up));
                     } else {
                         let enclosing = self
                             .frame_roots
                             .get(s, closure_slot(fi))
                             .expect("a closure");
-                        s.get(closure).store(1 + i, enclosing.load(1 + index));
+                        s.get(closure).store(
+                            CLOSURE_UPVALUES + i,
+                            enclosing.load(CLOSURE_UPVALUES + index),
+                        );
                     }
                 }
                 let r = s.get(closure);
@@ -827,6 +828,22 @@ impl Vm {
         let _ = self.err.flush();
         self.reset_stack();
     }
+}
+
+/// Allocates a closure of `function` with room for `upvalues` upvalues (null until stored):
+/// the function, its constants and its code id are set.
+fn new_closure<'s>(
+    s: &mut Scope<'s>,
+    function: Local<'_>,
+    upvalues: usize,
+) -> Result<Local<'s>, OutOfMemory> {
+    let closure = s.alloc(CLOSURE, (CLOSURE_UPVALUES + upvalues) as u32, CLOSURE_BYTES)?;
+    let f = s.get(function);
+    let c = s.get(closure);
+    c.store(CLOSURE_FUNCTION, Some(f));
+    c.store(CLOSURE_CONSTANTS, f.load(FN_CONSTANTS));
+    c.write_u64(CLOSURE_CODE, fast::code_id(f) as u64);
+    Ok(closure)
 }
 
 fn undefined_property(name: ObjRef<'_>) -> RuntimeError {

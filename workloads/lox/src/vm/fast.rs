@@ -18,8 +18,8 @@ use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
     display_object, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
-    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_FUNCTION, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS,
-    INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
+    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_CODE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE,
+    INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -280,15 +280,16 @@ impl Vm {
                 ($at:expr, $callee:expr, $argc:expr) => {{
                     let callee: ObjRef<'_> = $callee;
                     let argc: usize = $argc;
-                    let function = callee
-                        .load(CLOSURE_FUNCTION)
-                        .expect("a closure has a function");
-                    let id = code_id(function);
+                    // The code id and the constants from the closure itself: the function
+                    // is not loaded.
+                    let id = callee.read_u64(CLOSURE_CODE) as u32;
                     let arity = codes[id as usize].arity;
                     if argc != arity {
                         fail!($at, "Expected {arity} arguments but got {argc}.");
                     }
-                    if frames.len() == FRAMES_MAX {
+                    // `>=`, not `==`: the compiler then knows `fi < FRAMES_MAX` below, so the
+                    // frame-region stores need no index checks.
+                    if frames.len() >= FRAMES_MAX {
                         fail!($at, "Stack overflow.");
                     }
                     base = st.sp - argc - 1;
@@ -299,9 +300,9 @@ impl Vm {
                     });
                     fi = frames.len() - 1;
                     roots = closure_slot(fi);
-                    let callee_constants = function
-                        .load(FN_CONSTANTS)
-                        .expect("a function has constants");
+                    let callee_constants = callee
+                        .load(CLOSURE_CONSTANTS)
+                        .expect("a closure has constants");
                     closures.set(roots, Some(callee));
                     closures.set(roots + 1, Some(callee_constants));
                     if s.poll_requested() {
@@ -472,7 +473,7 @@ impl Vm {
                         } else {
                             a == b
                         };
-                        st.replace_two_raw(raw_bool(equal));
+                        st.replace_two_words(a, b, raw_bool(equal));
                         ip += 1;
                     }
                     op::GREATER => number_op_or_out!(a, b, raw_bool(a > b)),
@@ -596,14 +597,14 @@ impl Vm {
                 }
                 op::GET_UPVALUE => {
                     let closure = closures.get(roots).expect("a closure");
-                    let up = closure.load(1 + arg).expect("an upvalue");
+                    let up = closure.load(CLOSURE_UPVALUES + arg).expect("an upvalue");
                     let (raw, r) = upvalue_get(&st, up);
                     push!(at, raw, r);
                     ip += 2;
                 }
                 op::SET_UPVALUE => {
                     let closure = closures.get(roots).expect("a closure");
-                    let up = closure.load(1 + arg).expect("an upvalue");
+                    let up = closure.load(CLOSURE_UPVALUES + arg).expect("an upvalue");
                     let (raw, r) = st.get(st.sp - 1);
                     upvalue_set(&mut st, up, raw, r);
                     ip += 2;
@@ -615,7 +616,7 @@ impl Vm {
                     let name = constants!().load(arg).expect("a name");
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
                         if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
-                            st.set(st.sp - 1, raw, r);
+                            st.replace_obj(st.sp - 1, raw, r);
                             ip += 2;
                             continue;
                         }
@@ -644,8 +645,8 @@ impl Vm {
                                 r,
                             ) =>
                         {
-                            st.set(st.sp - 2, raw, r);
-                            st.drop_n(1);
+                            st.replace_obj(st.sp - 2, raw, r);
+                            st.drop_top(raw);
                             ip += 2;
                         }
                         // No field table yet, or a full one: allocates.
@@ -664,7 +665,6 @@ impl Vm {
                     call_value!(at, arg);
                 }
                 op::INVOKE => {
-                    frames[fi].ip = at + 3;
                     let argc = ins[2] as usize;
                     let name = constants!().load(arg).expect("a name");
                     let receiver = st.sp - 1 - argc;
@@ -674,12 +674,16 @@ impl Vm {
                     if let Some(fields) = instance.load(INSTANCE_FIELDS) {
                         if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
                             st.set(receiver, raw, r);
+                            frames[fi].ip = at + 3;
                             call_value!(at, argc);
                         }
                     }
                     let class = instance
                         .load(INSTANCE_CLASS)
                         .expect("an instance has a class");
+                    // The caller's `ip` is stored late, where the lookups no longer need the
+                    // registers.
+                    frames[fi].ip = at + 3;
                     invoke_from_class!(at, class, name, arg, argc);
                 }
                 op::SUPER_INVOKE => {
