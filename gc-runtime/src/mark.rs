@@ -63,7 +63,7 @@ impl Drop for AbandonOnUnwind<'_> {
 }
 
 /// Objects in flight between the mark stack and tracing.
-const PREFETCH_DEPTH: usize = 8;
+const PREFETCH_DEPTH: usize = 16;
 /// Targets in flight between being found in a slot and being marked (see [`MarkRing`]).
 const MARK_RING_DEPTH: usize = 8;
 /// Stale pointers in flight between being found in a slot and being remapped (see
