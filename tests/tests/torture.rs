@@ -460,6 +460,16 @@ fn soak() {
             ));
         }
     }
+    // Concurrent marking remapped pointers the previous relocation left stale, through the
+    // mark ring's stale stage (the `stw` pause remaps every pointer before it marks).
+    if let Some((name, r)) = by_config.iter().find(|(k, _)| k == "soak-concurrent") {
+        if r.stale_slots_remapped == 0 {
+            unmet.push(format!(
+                "{name}: no stale slot remapped by the markers in {} runs",
+                r.runs
+            ));
+        }
+    }
     for name in DIRECT_LIMIT_CONFIGS {
         match by_config.iter().find(|(k, _)| k == name) {
             None => notes.push_str(&format!(
