@@ -3,12 +3,13 @@
 //! pause and wait figures on one or two cycles, and a single cycle more or less changes them:
 //! [`cycles_warning`] says so, and the table and `results.json` carry the warning.
 //!
-//! `--min-cycles N` avoids such rows: when a run's `--duration` is up and it has fewer than N
-//! complete cycles, [`Extension`] extends it in steps of a quarter of the duration
-//! ([`STEPS_PER_DURATION`]) until it has N, but to no more than [`MAX_DURATION_FACTOR`] times
-//! the duration in all (so a workload that hardly collects cannot run forever). A run still
-//! short of N at that limit ends there, with the warning if it has fewer than 3. `epsilon`
-//! runs never collect: they are neither extended nor warned about.
+//! `--min-cycles N` avoids such rows (the sweep's default is N = 3, a workload run alone's
+//! 0): when a run's `--duration` is up and it has fewer than N complete cycles, [`Extension`]
+//! extends it in steps of a quarter of the duration ([`STEPS_PER_DURATION`]) until it has N,
+//! but to no more than [`MAX_DURATION_FACTOR`] times the duration in all (so a workload that
+//! hardly collects cannot run forever). A run still short of N at that limit ends there, with
+//! the warning if it has fewer than 3. `epsilon` runs never collect: they are neither extended
+//! nor warned about.
 
 use crate::run_result::{Mode, RunConfig};
 
