@@ -151,7 +151,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
         .mode(cfg.mode)
         .gc_threads(cfg.gc_threads)
         .verify(true)
-        .continuous(true);
+        .continuous(cfg.continuous);
     if let Some(m) = cfg.max_direct {
         hc = hc.max_direct_memory(m);
     }

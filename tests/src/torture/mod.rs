@@ -139,6 +139,9 @@ pub struct Config {
     /// `HeapConfig::pacing` (on by default): off, threads that outrun the collector stall
     /// rather than being slowed.
     pub pacing: bool,
+    /// `HeapConfig::continuous` (on by default): cycles back to back; off, the director
+    /// starts them (by allocation rate), so more garbage gathers between two cycles.
+    pub continuous: bool,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -164,6 +167,7 @@ impl Config {
             oom_ok: false,
             max_direct: None,
             pacing: true,
+            continuous: true,
             test_name: name.to_string(),
             replay: None,
         }
