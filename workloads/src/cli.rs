@@ -23,15 +23,17 @@ Outputs (in --out, default results/<UTC timestamp>/):
                       complete GC cycles, pause count and p50/p99/max, the longest mutator wait
                       of any kind (pause, allocation stall or pacing delay) and the total wait
                       of the most-delayed thread; stalls and pacing delays (count, total,
-                      longest) and throughput; MMU at 1/10/100 ms and hiccup p99/p99.9/max;
-                      then concurrent ÷ stw ratios per heap. † marks a row with fewer than 3
+                      longest) and throughput; MMU at 1/10/100 ms, hiccup p99/p99.9/max and
+                      the control meter's max (what a thread outside the heap felt); then concurrent ÷ stw
+                      ratios per heap. † marks a row with fewer than 3
                       complete GC cycles (see --min-cycles)
   results.json        every run: configuration, all pauses, cycles, stalls and pacing delays,
-                      hiccup and latency histograms (percentiles + HdrHistogram encoding),
+                      hiccup, control-meter and latency histograms (percentiles + HdrHistogram
+                      encoding),
                       memory, plus each run's derived summary (longest wait, total wait per
                       thread, MMU at 1/10/100 ms, the too-few-cycles warning, ...)
-  pause-vs-heap.svg   max pause, max mutator wait and p99 pause against heap size, log scales,
-                      per mode
+  pause-vs-heap.svg   max pause, max mutator wait, p99 pause and the control meter's max
+                      against heap size, log scales, per mode
   pause-timeline.svg  every pause, allocation stall and pacing delay of every run over time,
                       one panel per run
   memory-N-<run>.svg  per run N (1, 2, ... in results.json order): committed heap, direct
@@ -58,7 +60,8 @@ Without a subcommand, runs the sweep: one workload (default heap-churn) at every
 seconds after its live set is built. Runs of one heap size follow each other (concurrent, then \
 stw), so machine noise hits both alike. Every run records each pause (time to safepoint \
 included), allocation stalls and pacing delays (the mutator waits), a 1 ms hiccup meter with \
-coordinated-omission correction, MMU, throughput and GC cycles. A sweep's run goes on past \
+coordinated-omission correction, a control meter (the same 1 ms sleep on a thread outside the \
+heap: what any thread felt in that run, the machine's noise), MMU, throughput and GC cycles. A sweep's run goes on past \
 --duration until its measured window holds 3 complete GC cycles (--min-cycles, at most 4× \
 --duration); a row that still has fewer is flagged.
 
@@ -193,7 +196,7 @@ pub struct CommonArgs {
     /// No progress bar and no table on stdout; print only the output directory.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Mutator pacing in concurrent mode: on (short delays at page allocations slow a
+    /// Mutator pacing in concurrent mode: on (short delays, every 64 KiB allocated, slow a
     /// mutator that would fill the heap before the cycle ends) or off (it runs into a full
     /// heap and stalls). No effect in stw and epsilon mode.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,

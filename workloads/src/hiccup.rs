@@ -9,29 +9,20 @@
 //! for the ~20 rounds that an undisturbed meter would have run, most of which would have seen a
 //! long wait too.
 //!
+//! Beside it runs the *control meter* (jHiccup's control process): the same 1 ms sleep on a
+//! thread that never touches the heap — no barrier, no allocation, no safepoint. What it sees
+//! is the machine's own noise (a kernel thread holding a core, the VM's host descheduling a
+//! vCPU) plus the CPU time the process's other threads keep from a thread that wakes up (in
+//! `stw` mode, the GC workers of a pause run on every core). A mutator wait as long as the
+//! control meter's longest is within what any thread on the machine felt in that run; the
+//! collector cannot be expected to hold the program's waits below it.
+//!
 //! This module holds what does not need a heap: [`HiccupRecorder`] (turns round times into
-//! overshoots), [`corrected_histogram`] and [`HiccupSamples`] (what a run keeps), and
-//! [`meter_loop`], the meter's loop written against the small [`MeterMutator`] trait.
-//!
-//! # TODO(runtime): the meter thread
-//!
-//! The thread itself needs the collector runtime (`gc-runtime`), whose mutator API does not
-//! exist yet. The runner (`runner::run_workload`) should get it as:
-//!
-//! ```text
-//! /// Attach a mutator named "hiccup-meter" to `heap`, run `meter_loop` on it until `stop`
-//! /// is set, detach, and return the samples.
-//! pub fn spawn_hiccup_meter(
-//!     heap: &gc_runtime::Heap,          // (or whatever the runtime's heap handle is called)
-//!     stop: Arc<AtomicBool>,
-//! ) -> std::thread::JoinHandle<HiccupSamples>;
-//! ```
-//!
-//! with a `MeterMutator` implementation whose `sleep_blocking` is
-//! `mutator.blocking(|| thread::sleep(d))` (the runtime's blocking region / safepoint-safe
-//! state) and whose `allocate_probe` allocates one small object (e.g. 16 bytes of payload) and
-//! drops the reference. Start the meter before the measured phase begins, set `stop` when it
-//! ends, and put the samples in [`RunResult::hiccup`](crate::RunResult::hiccup).
+//! overshoots), [`corrected_histogram`] and [`HiccupSamples`] (what a run keeps), [`meter_loop`],
+//! the meter's loop written against the small [`MeterMutator`] trait, and [`control_loop`]. The
+//! runner (`runner::run_workload`) runs the meter on an attached mutator named `hiccup-meter`
+//! (sleeping in a blocking region, allocating a small object per round) and the control meter
+//! on a plain thread named `control-meter`, both for the measured phase.
 
 use crate::latency::LatencyHistogram;
 use serde::{Deserialize, Serialize};
@@ -139,6 +130,18 @@ pub fn meter_loop<M: MeterMutator>(
     recorder.finish()
 }
 
+/// The control meter's loop: rounds of a plain 1 ms sleep, on a thread that is not a mutator,
+/// until `stop` is set.
+pub fn control_loop(stop: &AtomicBool, interval: Duration) -> HiccupSamples {
+    let mut recorder = HiccupRecorder::new(interval);
+    while !stop.load(Ordering::Relaxed) {
+        let start = Instant::now();
+        std::thread::sleep(interval);
+        recorder.record_round(start.elapsed());
+    }
+    recorder.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +226,25 @@ mod tests {
             s.overshoot_ns
         );
         assert!(s.corrected.len() >= 20 + 4 * 4);
+    }
+
+    #[test]
+    fn control_loop_sleeps_rounds_until_stopped() {
+        let stopped = AtomicBool::new(true);
+        assert!(control_loop(&stopped, Duration::from_millis(1))
+            .overshoot_ns
+            .is_empty());
+        let stop = AtomicBool::new(false);
+        let s = std::thread::scope(|sc| {
+            let meter = sc.spawn(|| control_loop(&stop, Duration::from_millis(1)));
+            std::thread::sleep(Duration::from_millis(30));
+            stop.store(true, Ordering::Relaxed);
+            meter.join().expect("the control meter")
+        });
+        // 30 ms of 1 ms rounds: some rounds, and never more than the time allows.
+        let rounds = s.overshoot_ns.len();
+        assert!((1..=31).contains(&rounds), "{rounds} rounds");
+        assert_eq!(s.expected_interval_ns, MS);
+        assert!(s.corrected.len() >= rounds as u64);
     }
 }

@@ -121,6 +121,11 @@ pub struct RunResult {
     pub gc: GcStats,
     /// The hiccup meter's samples.
     pub hiccup: HiccupSamples,
+    /// The control meter's samples: the same 1 ms sleep on a thread that never touches the
+    /// heap: what any thread felt in this run (see [`crate::hiccup`]). Empty in results
+    /// written before it existed.
+    #[serde(default = "HiccupSamples::empty")]
+    pub control_hiccup: HiccupSamples,
     /// Request latency (lru-cache, message-engine), coordinated-omission corrected when the
     /// workload is throttled.
     pub request_latency: Option<LatencyHistogram>,
@@ -279,6 +284,7 @@ mod tests {
                 ..GcStats::default()
             },
             hiccup: HiccupSamples::empty(),
+            control_hiccup: HiccupSamples::empty(),
             request_latency: None,
             committed_heap_bytes: 0,
             pss_bytes: 0,

@@ -5,9 +5,11 @@
 //! 2. Attach `threads` mutators; each builds its share of the live set, then waits at a
 //!    barrier (as a blocked thread).
 //! 3. Start the hiccup meter (an extra mutator that sleeps 1 ms in a blocking region,
-//!    re-enters, allocates, and records how late it was), take `measure_start_at_ns`.
+//!    re-enters, allocates, and records how late it was) and the control meter (the same
+//!    sleep on a thread outside the heap: what any thread felt), take
+//!    `measure_start_at_ns`.
 //! 4. Let the workload run for the duration (with `min_cycles`, longer: see
-//!    [`crate::min_cycles`]), then stop it and the meter.
+//!    [`crate::min_cycles`]), then stop it and the meters.
 //!    Meanwhile this thread samples memory ([`crate::memory_timeline`]).
 //! 5. Read the statistics, the peak committed bytes and Pss/RSS (and, with
 //!    `--memory-report`, the memory report) before dropping the heap.
@@ -103,7 +105,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     };
     let mut memory = Vec::new();
 
-    let (outcomes, hiccups, measure_start_at_ns, wall_ns, extended_by_ms) =
+    let (outcomes, hiccups, control, measure_start_at_ns, wall_ns, extended_by_ms) =
         std::thread::scope(|sc| {
             let workers: Vec<_> = (0..threads)
                 .map(|t| {
@@ -156,6 +158,16 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                     })
                     .map_err(|e| format!("spawning the hiccup meter: {e}"))
             };
+            // The control meter: the same sleep on a thread outside the heap (see `hiccup`).
+            let control = {
+                let meter_stop = &meter_stop;
+                std::thread::Builder::new()
+                    .name("control-meter".into())
+                    .spawn_scoped(sc, move || {
+                        hiccup::control_loop(meter_stop, Duration::from_nanos(HICCUP_INTERVAL_NS))
+                    })
+                    .map_err(|e| format!("spawning the control meter: {e}"))
+            };
             let measure_start_at_ns = heap.uptime_ns();
             let t0 = Instant::now();
             let extension = Extension::of(config);
@@ -205,9 +217,12 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                 m.join()
                     .unwrap_or_else(|_| Err("hiccup meter panicked".into()))
             });
+            let control =
+                control.and_then(|c| c.join().map_err(|_| String::from("control meter panicked")));
             (
                 outcomes,
                 hiccups,
+                control,
                 measure_start_at_ns,
                 wall_ns,
                 extended_by_ms,
@@ -227,6 +242,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
         }
     }
     let hiccup = hiccups?;
+    let control_hiccup = control?;
     peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
     let pm = gc_core::proc_info::process_memory();
     let gc = heap.stats();
@@ -246,6 +262,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
         ops_per_sec: RunResult::throughput(operations, wall_ns),
         gc,
         hiccup,
+        control_hiccup,
         request_latency: latency,
         committed_heap_bytes: peak_committed.load(Ordering::Relaxed),
         pss_bytes: pm.pss,

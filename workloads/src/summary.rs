@@ -73,6 +73,10 @@ pub struct RunSummary {
     pub wait_by_thread: BTreeMap<String, u64>,
     /// The hiccup meter, coordinated-omission corrected.
     pub hiccup: PercentileSummary,
+    /// The control meter (a thread outside the heap: what any thread felt), corrected
+    /// the same way. All zero when the run had none.
+    #[serde(default)]
+    pub control_hiccup: PercentileSummary,
     /// MMU at 1, 10 and 100 ms.
     pub mmu: Vec<MmuPoint>,
     pub operations: u64,
@@ -162,6 +166,7 @@ impl RunSummary {
             total_wait_thread: most.map(|m| m.0),
             wait_by_thread,
             hiccup: r.hiccup.corrected.summary(),
+            control_hiccup: r.control_hiccup.corrected.summary(),
             mmu: STANDARD_WINDOWS_NS
                 .iter()
                 .map(|&w| MmuPoint {
@@ -250,6 +255,7 @@ mod tests {
                 ..GcStats::default()
             },
             hiccup: HiccupSamples::from_overshoots(vec![100_000; 10], 1_000_000),
+            control_hiccup: HiccupSamples::from_overshoots(vec![50_000; 10], 1_000_000),
             request_latency: None,
             committed_heap_bytes: 1 << 29,
             pss_bytes: 1 << 29,
@@ -273,6 +279,8 @@ mod tests {
         assert_eq!(s.causes["Allocation Rate"], 2);
         assert_eq!(s.gc_cpu_ns, 6_000_000);
         assert_eq!(s.hiccup.count, 10);
+        assert_eq!(s.control_hiccup.count, 10);
+        assert!(s.control_hiccup.max_ns.abs_diff(50_000) * 1000 <= 50_000);
         assert_eq!(s.stalls, 0);
         assert_eq!((s.longest_stall_ns, s.pacing.count), (0, 0));
         // The longest wait is the longest pause; the one thread waited for all three.

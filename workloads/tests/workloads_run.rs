@@ -29,6 +29,14 @@ fn runs_in_every_mode(workload: Workload) {
             r.gc.cycles.len()
         );
         assert!(r.gc.stalls.iter().all(|s| !s.failed), "{workload} {mode}");
+        // Both meters ran through the measured phase, in rounds of at least 1 ms.
+        for (meter, samples) in [("hiccup", &r.hiccup), ("control", &r.control_hiccup)] {
+            let rounds = samples.overshoot_ns.len() as u64;
+            assert!(
+                (10..=2 * DURATION_MS).contains(&rounds),
+                "{workload} {mode}: {rounds} {meter} meter rounds in {DURATION_MS} ms"
+            );
+        }
         match (workload.has_requests(), &r.request_latency) {
             (true, Some(l)) => check_latency(workload, mode, &r, l),
             (false, None) => {}

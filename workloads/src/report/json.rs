@@ -101,6 +101,8 @@ mod tests {
         assert_eq!(run["gc"]["pauses"][1]["total_ns"], 250_000);
         assert_eq!(run["gc"]["pauses"][0]["kind"], "Pause Mark Start");
         assert_eq!(run["hiccup"]["corrected"]["count"], 100);
+        assert_eq!(run["control_hiccup"]["overshoot_ns"][0], 200_000);
+        assert_eq!(v["summaries"][0]["control_hiccup"]["count"], 100);
         assert_eq!(run["request_latency"]["count"], 3);
         assert_eq!(v["runs"][1]["request_latency"], serde_json::Value::Null);
         assert_eq!(v["summaries"][0]["pauses"]["max_ns"], 250_000);

@@ -203,6 +203,7 @@ pub mod test_support {
                 ..GcStats::default()
             },
             hiccup: HiccupSamples::from_overshoots(vec![1_000_000; 100], 1_000_000),
+            control_hiccup: HiccupSamples::from_overshoots(vec![200_000; 100], 1_000_000),
             request_latency: None,
             committed_heap_bytes: heap_bytes / 2,
             pss_bytes: heap_bytes / 2,

@@ -3,8 +3,11 @@
 //! filled dots for the maximum pause, one dotted line with hollow squares for the maximum
 //! mutator wait (the longest pause, allocation stall or pacing delay: what the program felt,
 //! never below the max pause) and one dashed line with hollow triangles for the p99 pause.
-//! A flat `concurrent` line next to a rising `stw` line is the expected picture; a `concurrent`
-//! max-wait line far above its max-pause line says the waits are not pauses. Runs that show a
+//! A thin line with crosses per mode is the control meter's longest overshoot: what a thread
+//! sleeping outside the heap felt in the same runs (the machine's noise, and in `stw` the
+//! pauses' workers on every core), the floor under the waits. A flat `concurrent` line next to a rising `stw` line is the expected
+//! picture; a `concurrent` max-wait line far above its max-pause line says the waits are not
+//! pauses, and one near the control line says they are as long as any thread's. Runs that show a
 //! buffer kind (`--buffers`) get lines of their own per mode and kind, in shades of the mode's
 //! colour.
 
@@ -26,16 +29,17 @@ const LEGEND_WIDTH: u32 = 200;
 const WAIT_DASH: (u32, u32) = (2, 4);
 
 /// The legend, in the right margin outside the data: per mode a solid line with a dot
-/// (`<mode> max pause`), a dotted line with a square (`<mode> max wait`) and a dashed line with
-/// a triangle (`<mode> p99 pause`).
+/// (`<mode> max pause`), a dotted line with a square (`<mode> max wait`), a dashed line with
+/// a triangle (`<mode> p99 pause`) and, when the runs had a control meter, a thin line with a
+/// cross (`<mode> control max`).
 fn draw_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
-    modes: &[(String, RGBColor)],
+    modes: &[(String, RGBColor, bool)],
 ) -> Result<(), String> {
     let x = root.dim_in_pixel().0 as i32 - LEGEND_WIDTH as i32 + 10;
     let text = TextStyle::from((FONT, 14)).color(&BLACK);
     let mut y = 70;
-    for (mode, color) in modes {
+    for (mode, color, control) in modes {
         let color = *color;
         let label = |y: i32, what: &str| {
             root.draw(&Text::new(
@@ -73,6 +77,17 @@ fn draw_legend<DB: DrawingBackend>(
         root.draw(&TriangleMarker::new((x + 15, y), 5, style))
             .map_err(plot_err)?;
         label(y, "p99 pause")?;
+        if *control {
+            y += 24;
+            root.draw(&PathElement::new(
+                vec![(x, y), (x + 30, y)],
+                color.stroke_width(1),
+            ))
+            .map_err(plot_err)?;
+            root.draw(&Cross::new((x + 15, y), 4, color.stroke_width(1)))
+                .map_err(plot_err)?;
+            label(y, "control max")?;
+        }
         y += 34;
     }
     Ok(())
@@ -128,9 +143,12 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
 
         let us = |ns: u64| (ns as f64 / 1e3).max(0.001);
         let max_wait = |s: &RunSummary| s.longest_wait.as_ref().map_or(0, |w| w.duration_ns);
-        let values = with_pauses
-            .iter()
-            .flat_map(|s| [us(s.pauses.p99_ns), us(s.pauses.max_ns), us(max_wait(s))]);
+        let values = with_pauses.iter().flat_map(|s| {
+            let control = (s.control_hiccup.count > 0).then(|| us(s.control_hiccup.max_ns));
+            [us(s.pauses.p99_ns), us(s.pauses.max_ns), us(max_wait(s))]
+                .into_iter()
+                .chain(control)
+        });
         let (y_min, y_max) =
             values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
         let y_lo = 10f64.powf(y_min.log10().floor());
@@ -221,11 +239,23 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
                         .map(|&p| TriangleMarker::new(p, 5, color.stroke_width(2))),
                 )
                 .map_err(plot_err)?;
+            let control: Vec<(i32, f64)> = runs
+                .iter()
+                .filter(|s| s.control_hiccup.count > 0)
+                .map(|s| (log2(s.heap_bytes), us(s.control_hiccup.max_ns)))
+                .collect();
+            let thin = color.stroke_width(1);
+            chart
+                .draw_series(LineSeries::new(control.clone(), thin))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(control.iter().map(|&p| Cross::new(p, 4, thin)))
+                .map_err(plot_err)?;
             let name = match kind {
                 Some(k) => format!("{mode} {k}"),
                 None => mode.to_string(),
             };
-            legend.push((name, color));
+            legend.push((name, color, !control.is_empty()));
         }
         draw_legend(&root, &legend)?;
         root.present().map_err(plot_err)?;
@@ -256,6 +286,8 @@ mod tests {
             "stw max pause",
             "stw max wait",
             "stw p99 pause",
+            "concurrent control max",
+            "stw control max",
         ] {
             assert!(svg.contains(name), "missing series {name}");
         }
@@ -284,6 +316,16 @@ mod tests {
         let without = sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000]);
         let svg = pause_vs_heap_svg(&[RunSummary::of(&without)]).unwrap();
         assert!(!svg.contains("\n1 s\n"), "{svg}");
+    }
+
+    /// Runs without a control meter (results written before it existed) get no control line.
+    #[test]
+    fn no_control_line_without_control_samples() {
+        let mut r = sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000]);
+        r.control_hiccup = crate::hiccup::HiccupSamples::empty();
+        let svg = pause_vs_heap_svg(&[RunSummary::of(&r)]).unwrap();
+        assert!(svg.contains("concurrent max wait"));
+        assert!(!svg.contains("control max"), "{svg}");
     }
 
     #[test]
