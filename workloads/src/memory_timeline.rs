@@ -1,26 +1,22 @@
 //! Memory over time: the runner's own thread (never a mutator) samples, every
 //! [`SAMPLE_INTERVAL_MS`] of the measured phase, the heap's committed and used bytes, the
-//! direct buffers' native bytes (unpooled and pooled, from `Heap::direct_stats`), the
-//! process's RSS (`/proc/self/statm`, a counter the kernel keeps) and its Pss.
+//! direct buffers' native bytes (unpooled and pooled, from `Heap::direct_stats`) and the
+//! process's RSS (`/proc/self/statm`, a counter the kernel keeps, read without a lock).
 //!
-//! Pss comes from `/proc/self/smaps_rollup`, which costs the kernel a walk of every page
-//! table of the process — milliseconds at 256 MiB, tens of milliseconds for a heap of
-//! gigabytes mapped three times — and holds up the mutators' page faults meanwhile: read every
-//! 100 ms it once halved the throughput of a 4 GiB run. So Pss is read at most [`PSS_DUTY`]
-//! of the time: after a read that took `d`, the next one waits at least `d / PSS_DUTY`; the
-//! samples in between carry the last value read.
-//!
-//! The reads run on a thread of their own, `pss-reader`, in the GC workers' idle scheduling
-//! class (`gc_runtime::worker_priority`). At normal priority the walk kept a mutator waking
-//! from a pacing delay off its core for as long as it lasted: a `perf sched` trace of a
-//! 256 MiB run showed a mutator runnable for 5.2 ms behind it, the longest wait of that run.
+//! Pss is read only while no mutator runs: once with every workload thread built and held at
+//! the start barrier (it goes into the first sample) and once after every thread, the meters
+//! too, has stopped (the last sample); the samples in between carry 0, "not read". Pss comes
+//! from `/proc/self/smaps_rollup`, a walk of every page table of the process under the
+//! kernel's memory-map lock, and a mutator that changes its memory map meanwhile — a page
+//! allocation that maps fresh heap memory into the views, malloc growing an arena — waits for
+//! the whole walk. Read during the run (an earlier version read it at most 1% of the time, on
+//! an idle-class thread), it held a 4 GiB heap-churn mutator for up to 190 ms at a time
+//! (`mmap_lock` tracepoints: the waiting `mmap`/`mprotect` behind `show_smaps_rollup`), a
+//! wait no report counted (the hiccup meter's first round at 4G, 40–100 ms in five runs,
+//! waited for the first read).
 //! A run keeps the samples in `RunResult::memory`; `report::plot_memory` draws them.
 use gc_runtime::Heap;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Time between samples.
@@ -46,7 +42,8 @@ pub struct MemorySample {
     pub direct_owners: u64,
     /// Resident set size (counts a heap page once per view touched).
     pub rss_bytes: u64,
-    /// Proportional set size (counts it once).
+    /// Proportional set size (counts it once); 0 where not read: it is read for the first
+    /// and the last sample only (see the module documentation).
     pub pss_bytes: u64,
 }
 
@@ -74,27 +71,35 @@ impl MemorySample {
     }
 }
 
-/// Takes a sample whenever one is due.
+/// Takes a sample whenever one is due; reads Pss at the two ends (see the module
+/// documentation).
 pub struct MemorySampler {
     start: Instant,
     next: Instant,
     interval: Duration,
-    pss: PssReader,
+    /// Pss read before the start, for the first sample.
+    first_pss: Option<u64>,
     samples: Vec<MemorySample>,
 }
 
 impl MemorySampler {
-    /// A sampler whose clock starts at `start` (the start of the measured phase). Starts the
-    /// `pss-reader` thread and waits for its first read; [`Self::finish`] stops it.
-    pub fn new(start: Instant) -> Self {
-        let interval = Duration::from_millis(SAMPLE_INTERVAL_MS);
+    /// Read Pss now, for the first sample. Call it while no mutator runs (the workload's
+    /// threads held at the start barrier, the meters not started yet).
+    pub fn before_start() -> Self {
+        let now = Instant::now();
         MemorySampler {
-            start,
-            next: start,
-            interval,
-            pss: PssReader::start(interval),
+            start: now,
+            next: now,
+            interval: Duration::from_millis(SAMPLE_INTERVAL_MS),
+            first_pss: Some(gc_core::proc_info::process_memory().pss),
             samples: Vec::new(),
         }
+    }
+
+    /// Start the clock: the measured phase begins at `start`.
+    pub fn start(&mut self, start: Instant) {
+        self.start = start;
+        self.next = start;
     }
 
     /// Sample `heap` if a sample is due (the first one at once).
@@ -116,87 +121,18 @@ impl MemorySampler {
 
     fn take(&mut self, heap: &Heap, now: Instant) {
         let at = now.saturating_duration_since(self.start).as_nanos() as u64;
-        self.samples
-            .push(MemorySample::take(heap, at, self.pss.last()));
+        let pss = self.first_pss.take().unwrap_or(0);
+        self.samples.push(MemorySample::take(heap, at, pss));
     }
 
-    /// One last sample now, with Pss read afresh, and every sample. Stops the `pss-reader`.
+    /// One last sample now, with Pss read afresh, and every sample. Call it once no mutator
+    /// runs any more.
     pub fn finish(mut self, heap: &Heap) -> Vec<MemorySample> {
-        self.pss.stop();
         let now = Instant::now();
-        self.take(heap, now);
+        let at = now.saturating_duration_since(self.start).as_nanos() as u64;
+        let pss = gc_core::proc_info::process_memory().pss;
+        self.samples.push(MemorySample::take(heap, at, pss));
         self.samples
-    }
-}
-
-/// The `pss-reader` thread (see the module documentation): reads Pss at once, then whenever
-/// the duty allows, and once more when stopped.
-struct PssReader {
-    pss: Arc<AtomicU64>,
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl PssReader {
-    /// Start the thread and wait for its first read, so every sample has a Pss.
-    fn start(interval: Duration) -> Self {
-        let pss = Arc::new(AtomicU64::new(0));
-        let (stop, stopped) = mpsc::channel::<()>();
-        let (first_tx, first_rx) = mpsc::channel::<()>();
-        let shared = pss.clone();
-        let read =
-            move || shared.store(gc_core::proc_info::process_memory().pss, Ordering::Relaxed);
-        let thread = std::thread::Builder::new()
-            .name("pss-reader".into())
-            .spawn(move || {
-                gc_runtime::worker_priority::lower_current_thread();
-                let t = Instant::now();
-                read();
-                let _ = first_tx.send(());
-                let mut took = t.elapsed();
-                loop {
-                    match stopped.recv_timeout(interval.max(took.div_f64(PSS_DUTY))) {
-                        Err(RecvTimeoutError::Timeout) => {
-                            let t = Instant::now();
-                            read();
-                            took = t.elapsed();
-                        }
-                        // The last sample's Pss, read afresh.
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => return read(),
-                    }
-                }
-            });
-        let thread = match thread {
-            Ok(t) => {
-                let _ = first_rx.recv();
-                Some(t)
-            }
-            // Without the thread the samples carry Pss 0 ("not read"); the run goes on.
-            Err(_) => None,
-        };
-        PssReader {
-            pss,
-            stop: Some(stop),
-            thread,
-        }
-    }
-
-    fn last(&self) -> u64 {
-        self.pss.load(Ordering::Relaxed)
-    }
-
-    /// Stop the thread, after one last read, and wait for it.
-    fn stop(&mut self) {
-        drop(self.stop.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for PssReader {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! 1. Create the heap in the run's mode; all `GcStats` times count from this moment.
 //! 2. Attach `threads` mutators; each builds its share of the live set, then waits at a
-//!    barrier (as a blocked thread).
+//!    barrier (as a blocked thread) until released. While they wait, read Pss for the first
+//!    memory sample (a Pss read holds any thread that changes its memory map).
 //! 3. Start the hiccup meter (an extra mutator that sleeps 1 ms in a blocking region,
 //!    re-enters, allocates, and records how late it was) and the control meter (the same
 //!    sleep on a thread outside the heap: what any thread felt), take
@@ -138,7 +139,10 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                         .expect("spawning a mutator thread")
                 })
                 .collect();
-            // Wait until every thread has built its live set.
+            // Wait until every thread has built its live set; read Pss while they are held
+            // (see `memory_timeline`), then release them.
+            ready.wait();
+            let mut sampler = MemorySampler::before_start();
             ready.wait();
             let meter = {
                 let (heap, meter_stop) = (&heap, &meter_stop);
@@ -172,7 +176,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
             let t0 = Instant::now();
             let extension = Extension::of(config);
             let mut deadline_ms = config.duration_ms;
-            let mut sampler = MemorySampler::new(t0);
+            sampler.start(t0);
             loop {
                 let deadline = t0 + Duration::from_millis(deadline_ms);
                 while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
@@ -202,7 +206,6 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                 }
             }
             let extended_by_ms = deadline_ms - config.duration_ms;
-            memory = sampler.finish(&heap);
             stop.store(true, Ordering::Relaxed);
             let outcomes: Vec<Result<ThreadOutcome, String>> = workers
                 .into_iter()
@@ -219,6 +222,8 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
             });
             let control =
                 control.and_then(|c| c.join().map_err(|_| String::from("control meter panicked")));
+            // Every thread has stopped: the last sample, with Pss read afresh.
+            memory = sampler.finish(&heap);
             (
                 outcomes,
                 hiccups,

@@ -37,11 +37,16 @@ fn buffer_echo_serves_requests_in_every_buffer_kind() {
             "{kind}: one latency per request"
         );
         assert!(!r.memory.is_empty(), "{kind}: no memory samples");
-        assert!(r.memory.iter().all(|m| m.rss_bytes > 0 && m.pss_bytes > 0));
-        // Samples in between carry the last Pss read (it is read sparingly); the last sample
-        // reads it afresh, just before RSS, and RSS counts every page Pss counts (a few MiB of
-        // slack for memory unmapped between the two reads).
-        let last = r.memory.last().unwrap();
+        assert!(r.memory.iter().all(|m| m.rss_bytes > 0));
+        // Pss is read for the first and the last sample only, while no mutator runs (a read
+        // holds a thread that changes its memory map); the samples in between say "not read".
+        let (first, last) = (&r.memory[0], r.memory.last().unwrap());
+        assert!(r.memory.len() >= 2, "{kind}: {:?}", r.memory);
+        assert!(first.pss_bytes > 0 && last.pss_bytes > 0, "{kind}");
+        let inner = &r.memory[1..r.memory.len() - 1];
+        assert!(inner.iter().all(|m| m.pss_bytes == 0), "{kind}");
+        // The last sample reads Pss just before RSS, and RSS counts every page Pss counts (a
+        // few MiB of slack for memory unmapped between the two reads).
         assert!(last.rss_bytes + (8 << 20) >= last.pss_bytes, "{last:?}");
         let native = r.memory.iter().map(|m| m.native_bytes()).max().unwrap();
         let d = &r.gc.direct;

@@ -1,8 +1,10 @@
 //! `memory-N-<run>.svg`: one run's memory over its measured phase, from the samples the
 //! runner took every 100 ms (`RunResult::memory`): x = seconds since the start of the
 //! measured phase, y = bytes (linear, from 0), one line each for the heap's committed bytes,
-//! the direct and the pooled buffers' native bytes (drawn only when a run has any), Pss and
-//! RSS (dashed: it counts a heap page once per view it was touched through). Shows where a
+//! the direct and the pooled buffers' native bytes (drawn only when a run has any) and RSS
+//! (dashed: it counts a heap page once per view it was touched through); Pss as dots where
+//! it was read (at the start and at the end: reading it holds the mutators, see
+//! `memory_timeline`). Shows where a
 //! workload's memory lives — in the heap or beside it — and whether it is given back.
 
 use super::format;
@@ -26,11 +28,20 @@ pub fn memory_svg_name(index: usize, r: &RunResult) -> String {
     format!("memory-{}-{label}.svg", index + 1)
 }
 
-/// One series: its name, colour, dashed or not, and value per sample.
+/// How a series is drawn.
+#[derive(Clone, Copy, PartialEq)]
+enum Draw {
+    Line,
+    Dashed,
+    /// A dot per sample that has a value (0: not read).
+    Dots,
+}
+
+/// One series: its name, colour, how it is drawn, and value per sample.
 struct Series {
     name: &'static str,
     color: RGBColor,
-    dashed: bool,
+    draw: Draw,
     value: fn(&MemorySample) -> u64,
 }
 
@@ -38,31 +49,31 @@ const SERIES: [Series; 5] = [
     Series {
         name: "committed heap",
         color: COMMITTED_COLOR,
-        dashed: false,
+        draw: Draw::Line,
         value: |s| s.committed_heap_bytes,
     },
     Series {
         name: "direct buffers",
         color: DIRECT_COLOR,
-        dashed: false,
+        draw: Draw::Line,
         value: |s| s.direct_bytes,
     },
     Series {
         name: "pooled buffers",
         color: POOLED_COLOR,
-        dashed: false,
+        draw: Draw::Line,
         value: |s| s.pooled_bytes,
     },
     Series {
         name: "Pss",
         color: PSS_COLOR,
-        dashed: false,
+        draw: Draw::Dots,
         value: |s| s.pss_bytes,
     },
     Series {
         name: "RSS",
         color: RSS_COLOR,
-        dashed: true,
+        draw: Draw::Dashed,
         value: |s| s.rss_bytes,
     },
 ];
@@ -120,23 +131,36 @@ pub fn memory_svg(r: &RunResult) -> Result<String, String> {
         for s in shown {
             let points: Vec<(f64, f64)> = samples
                 .iter()
+                .filter(|m| s.draw != Draw::Dots || (s.value)(m) > 0)
                 .map(|m| (m.at_ns as f64 / 1e9, (s.value)(m) as f64))
                 .collect();
             let style = s.color.stroke_width(2);
             let color = s.color;
-            if s.dashed {
-                chart
+            match s.draw {
+                Draw::Dashed => chart
                     .draw_series(DashedLineSeries::new(points, 6, 4, style))
                     .map_err(plot_err)?
-            } else {
-                chart
+                    .label(s.name)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    }),
+                Draw::Line => chart
                     .draw_series(LineSeries::new(points, style))
                     .map_err(plot_err)?
-            }
-            .label(s.name)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+                    .label(s.name)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    }),
+                Draw::Dots => chart
+                    .draw_series(
+                        points
+                            .into_iter()
+                            .map(|p| Circle::new(p, 5, color.filled())),
+                    )
+                    .map_err(plot_err)?
+                    .label(format!("{} (read at start and end)", s.name))
+                    .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled())),
+            };
         }
         chart
             .configure_series_labels()
@@ -165,7 +189,8 @@ mod tests {
                 at_ns: i * 100_000_000,
                 committed_heap_bytes: (64 + i) << 20,
                 direct_bytes: (i * 3) << 20,
-                pss_bytes: (100 + i) << 20,
+                // Pss read at the two ends only.
+                pss_bytes: if i == 0 || i == 9 { (100 + i) << 20 } else { 0 },
                 rss_bytes: (200 + i) << 20,
                 ..MemorySample::default()
             })
@@ -175,9 +200,17 @@ mod tests {
             svg.contains("Memory over time: heap-churn concurrent 256M"),
             "{svg}"
         );
-        for name in ["committed heap", "direct buffers", "Pss", "RSS"] {
+        for name in [
+            "committed heap",
+            "direct buffers",
+            "Pss (read at start and end)",
+            "RSS",
+        ] {
             assert!(svg.contains(name), "missing {name}");
         }
+        // Two Pss dots (plus the legend's), none for the samples that did not read it.
+        let dots = svg.matches("<circle").count();
+        assert_eq!(dots, 3, "{svg}");
         assert!(
             !svg.contains("pooled buffers"),
             "a series that stays 0 is left out"

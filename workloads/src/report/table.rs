@@ -535,8 +535,9 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             marked, all GC threads' CPU time of the cycle per object marked, and bytes \
             relocated per second of the relocation phases. Requests: round trips as the clients saw them (from the moment a request \
             was due when throttled). Memory: the highest of the samples taken every 100 ms of \
-            the measured phase: committed heap, direct and pooled buffer bytes held, Pss, RSS \
-            (RSS counts a heap page once per view it was touched through); buffers freed: \
+            the measured phase: committed heap, direct and pooled buffer bytes held, RSS (it \
+            counts a heap page once per view it was touched through), and Pss, which is read \
+            only at the start and the end, while no mutator runs; buffers freed: \
             direct and pooled buffers freed by release or by their owner's cleaner, and of \
             those by the cleaner. `–`: nothing to show.\n";
     out

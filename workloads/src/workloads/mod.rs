@@ -84,10 +84,13 @@ impl<'a> Ctx<'a> {
     }
 
     /// Signal that this thread's live set is built, and wait (as a blocked thread, so GC
-    /// pauses do not wait for us) until every thread is ready.
+    /// pauses do not wait for us) until the runner releases every thread: the barrier is
+    /// passed twice, once when all are ready, once when the runner has taken its first
+    /// memory sample.
     pub fn ready(&self, s: &mut Scope<'_>) {
         self.was_ready.set(true);
         s.blocking(|| {
+            self.ready.wait();
             self.ready.wait();
         });
     }
