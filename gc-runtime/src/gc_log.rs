@@ -109,6 +109,17 @@ impl GcLog {
         }
     }
 
+    pub(crate) fn page_allocation(&self, start: Instant, thread: &str, d: Duration) {
+        if self.level >= LogLevel::Debug {
+            self.line_at(
+                start,
+                "debug",
+                "gc,alloc",
+                format_args!("Page Allocation ({thread}) {:.3}ms", d.as_secs_f64() * 1e3),
+            );
+        }
+    }
+
     pub(crate) fn info(&self, start: Instant, cycle: u64, msg: &str) {
         if self.level >= LogLevel::Phases {
             self.line(start, "gc,phases", format_args!("GC({cycle}) {msg}"));

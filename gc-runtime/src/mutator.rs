@@ -1,6 +1,8 @@
 //! Mutators: threads attached to a heap (HotSpot's `JavaThread`, as far as the GC sees it).
 //! Allocation lives here too: the thread's pages, pacing delays every quantum of bytes while a
-//! cycle runs (the rule is `pacer`'s), and allocation stalls when the heap is full anyway.
+//! cycle runs (the rule is `pacer`'s), and allocation stalls when the heap is full anyway. A
+//! new page that had to be committed and mapped (not handed out from the page cache) can take
+//! milliseconds; those page allocations are recorded as mutator waits as well.
 //!
 //! A mutator owns its local-handle stack, its allocation page (a private small page, bump
 //! allocated without atomic read-modify-write), its mark buffer (objects its barriers marked
@@ -31,7 +33,7 @@ use crate::handle_stack::HandleStack;
 use crate::heap_inner::HeapInner;
 use crate::mutator_shared::MutatorShared;
 use crate::safepoint::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
-use crate::stats::{PacingRecord, StallRecord};
+use crate::stats::{PacingRecord, PageAllocationRecord, StallRecord, PAGE_ALLOCATION_RECORD_MIN};
 use gc_core::{
     object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, SlowPath,
     View,
@@ -388,7 +390,36 @@ impl Mutator {
     /// Mark Start may run meanwhile; a page born before it must never receive this cycle's
     /// objects (they would be neither marked nor "allocated since Mark Start"), so such a
     /// page is given back and another taken.
-    fn take_page(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, AllocError> {
+    /// Take a new page (without stalling). One that took [`PAGE_ALLOCATION_RECORD_MIN`] or
+    /// longer (memory committed and mapped, not a page from the cache) is recorded as a
+    /// mutator wait if `record` (not inside a stall, which is recorded as a whole).
+    fn take_page(
+        &mut self,
+        kind: PageKind,
+        size: u64,
+        record: bool,
+    ) -> Result<Arc<Page>, AllocError> {
+        let start = Instant::now();
+        let start_ns = self.heap.now_ns();
+        let page = self.take_page_unrecorded(kind, size);
+        let took = start.elapsed();
+        if record && took >= PAGE_ALLOCATION_RECORD_MIN {
+            let heap = &self.heap;
+            heap.log
+                .page_allocation(heap.start, &self.shared.name, took);
+            heap.stats
+                .lock()
+                .page_allocations
+                .push(PageAllocationRecord {
+                    thread: self.shared.name.clone(),
+                    start_at_ns: start_ns,
+                    duration_ns: took.as_nanos() as u64,
+                });
+        }
+        page
+    }
+
+    fn take_page_unrecorded(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, AllocError> {
         loop {
             let heap = self.heap.clone();
             // The page is registered in `pages` only here, running again, and only if no Pause
@@ -411,7 +442,7 @@ impl Mutator {
     /// fail with out-of-memory if a whole cycle that started after the request did not help.
     /// (Pacing, which should make stalls rare, happens per quantum allocated, in `alloc`.)
     fn page_stalling(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, OutOfMemory> {
-        match self.take_page(kind, size) {
+        match self.take_page(kind, size, true) {
             Ok(p) => return Ok(p),
             Err(AllocError::OutOfMemory { .. }) if self.heap.config.mode != Mode::Epsilon => {}
             Err(e) => return Err(OutOfMemory(e)),
@@ -428,7 +459,7 @@ impl Mutator {
         let mut extra_cycles = 0;
         let result = loop {
             let (done, shutdown) = control.stall_progress(target);
-            match self.take_page(kind, size) {
+            match self.take_page(kind, size, false) {
                 Ok(p) => break Some(Ok(p)),
                 Err(AllocError::OutOfMemory { .. }) => {}
                 Err(e) => break Some(Err(e)),

@@ -155,6 +155,23 @@ pub struct PacingRecord {
     pub imposed_ns: u64,
 }
 
+/// A mutator that waited for a new page the heap had to get from the operating system:
+/// committing memory to the backing file and mapping it into the three views, or waiting for
+/// the kernel's memory-map lock to do so (ZGC's page allocation; JFR's `ZPageAllocation`).
+/// A page handed out from the page cache takes microseconds, and mapping fresh memory about a
+/// tenth of a millisecond on the development VM; only allocations that took
+/// [`PAGE_ALLOCATION_RECORD_MIN`] (1 ms, the waits the reports care about) or longer are
+/// recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageAllocationRecord {
+    pub thread: String,
+    pub start_at_ns: u64,
+    pub duration_ns: u64,
+}
+
+/// The shortest mutator page allocation recorded as a [`PageAllocationRecord`].
+pub const PAGE_ALLOCATION_RECORD_MIN: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Everything the runtime recorded.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GcStats {
@@ -164,6 +181,10 @@ pub struct GcStats {
     /// Pacing delays, in the order they ended.
     #[serde(default)]
     pub pacing: Vec<PacingRecord>,
+    /// Mutator page allocations that took [`PAGE_ALLOCATION_RECORD_MIN`] or longer, in the
+    /// order they ended.
+    #[serde(default)]
+    pub page_allocations: Vec<PageAllocationRecord>,
     /// Bytes allocated by mutators since the heap was created.
     pub allocated_bytes: u64,
     /// Total CPU time of GC threads since the heap was created.

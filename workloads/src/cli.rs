@@ -202,6 +202,12 @@ pub struct CommonArgs {
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
+    /// Memory the heap commits when it is created, like the JVM's -Xms: a size (at most the
+    /// heap), or `max` for the whole heap. With `max` the measured phase does not include the
+    /// heap growing into fresh memory, which costs a mutator 1-25 ms per new page on a VM
+    /// (recorded as page-alloc waits); `0` lets the heap grow from nothing and shows that.
+    #[arg(long, value_name = "SIZE|max", default_value = "max", value_parser = parse_initial_heap)]
+    pub initial_heap: InitialHeap,
     /// At the end of each run, print the memory report (what RSS is made of: heap, GC
     /// metadata, direct buffers and native pools, malloc, stacks, files, smaps) and store it
     /// in results.json. `pause-sweep memory` runs a short workload just for it.
@@ -218,7 +224,30 @@ impl CommonArgs {
         c.min_cycles = self.min_cycles.unwrap_or(min_cycles);
         c.pacing = self.pacing;
         c.memory_report = self.memory_report;
+        c.initial_heap_bytes = match self.initial_heap {
+            InitialHeap::Max => c.heap_bytes,
+            InitialHeap::Bytes(b) => b.min(c.heap_bytes),
+        };
     }
+}
+
+/// `--initial-heap`: how much the heap commits when it is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialHeap {
+    /// The whole heap (the default).
+    Max,
+    /// This many bytes (rounded up to the granule), at most the heap.
+    Bytes(u64),
+}
+
+/// Parse `--initial-heap`: `max` or a size (`0`, `512M`, `2G`, ...).
+pub fn parse_initial_heap(s: &str) -> Result<InitialHeap, String> {
+    if s.trim().eq_ignore_ascii_case("max") {
+        return Ok(InitialHeap::Max);
+    }
+    gc_core::parse_size(s)
+        .map(InitialHeap::Bytes)
+        .map_err(|e| format!("{e}; or `max` for the whole heap"))
 }
 
 impl SweepArgs {
@@ -545,6 +574,29 @@ mod tests {
     }
 
     #[test]
+    fn initial_heap_is_a_size_or_max_and_at_most_the_heap() {
+        let configs = |arg: &str| {
+            parse(&["--heaps", "256M,1G", "--initial-heap", arg])
+                .unwrap()
+                .sweep
+                .configs()
+                .unwrap()
+                .iter()
+                .map(|c| c.initial_heap_bytes)
+                .collect::<Vec<u64>>()
+        };
+        // Each heap in both modes: 256M, 256M, 1G, 1G.
+        assert_eq!(configs("max"), [256 << 20, 256 << 20, 1 << 30, 1 << 30]);
+        assert_eq!(configs("0"), [0, 0, 0, 0]);
+        assert_eq!(
+            configs("512M"),
+            [256 << 20, 256 << 20, 512 << 20, 512 << 20]
+        );
+        let e = parse(&["--initial-heap", "lots"]).unwrap_err().to_string();
+        assert!(e.contains("max"), "{e}");
+    }
+
+    #[test]
     fn definitions_are_consistent() {
         Cli::command().debug_assert();
     }
@@ -567,6 +619,9 @@ mod tests {
         let configs = s.configs().unwrap();
         assert!(configs.iter().all(|c| c.pacing));
         assert!(configs.iter().all(|c| c.min_cycles == SWEEP_MIN_CYCLES));
+        // The heap is committed whole at creation unless told otherwise.
+        assert_eq!(s.common.initial_heap, InitialHeap::Max);
+        assert!(configs.iter().all(|c| c.initial_heap_bytes == c.heap_bytes));
         assert_eq!(SWEEP_MIN_CYCLES, 3);
         let labels: Vec<String> = configs.iter().map(RunConfig::label).collect();
         assert_eq!(

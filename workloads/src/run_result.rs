@@ -14,7 +14,9 @@ use crate::memory_timeline::MemorySample;
 use crate::mmu;
 use crate::params::WorkloadParams;
 use crate::workload::Workload;
-use gc_runtime::stats::{CycleRecord, GcStats, PacingRecord, PauseRecord, StallRecord};
+use gc_runtime::stats::{
+    CycleRecord, GcStats, PacingRecord, PageAllocationRecord, PauseRecord, StallRecord,
+};
 pub use gc_runtime::Mode;
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +49,10 @@ pub struct RunConfig {
     /// (`--memory-report`).
     #[serde(default)]
     pub memory_report: bool,
+    /// Memory the heap commits at creation (`HeapConfig::initial_heap`, `--initial-heap`).
+    /// Results written before the option existed grew their heap from 0.
+    #[serde(default)]
+    pub initial_heap_bytes: u64,
 }
 
 impl RunConfig {
@@ -70,6 +76,7 @@ impl RunConfig {
             pacing: pacing_default(),
             params: WorkloadParams::defaults(workload),
             memory_report: false,
+            initial_heap_bytes: heap_bytes,
         }
     }
 
@@ -206,6 +213,15 @@ impl RunResult {
             .filter(|p| self.in_window(p.start_at_ns))
     }
 
+    /// Slow mutator page allocations (memory committed and mapped) that started in the
+    /// measured phase.
+    pub fn measured_page_allocations(&self) -> impl Iterator<Item = &PageAllocationRecord> {
+        self.gc
+            .page_allocations
+            .iter()
+            .filter(|p| self.in_window(p.start_at_ns))
+    }
+
     /// GC cycles that started in the measured phase.
     pub fn measured_cycles(&self) -> impl Iterator<Item = &CycleRecord> {
         self.gc
@@ -238,9 +254,15 @@ impl RunResult {
             .pacing
             .iter()
             .map(|p| (p.start_at_ns, p.duration_ns));
+        let page_allocations = self
+            .gc
+            .page_allocations
+            .iter()
+            .map(|p| (p.start_at_ns, p.duration_ns));
         pauses
             .chain(stalls)
             .chain(pacing)
+            .chain(page_allocations)
             .filter_map(|(start, dur)| {
                 let s = start.max(from);
                 let e = start.saturating_add(dur).min(to);

@@ -76,7 +76,8 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     gc_core::proc_info::trim_malloc();
     let heap_config = HeapConfig::new(config.heap_bytes)
         .mode(config.mode)
-        .pacing(config.pacing);
+        .pacing(config.pacing)
+        .initial_heap(config.initial_heap_bytes);
     let heap = Heap::new(heap_config).map_err(|e| {
         format!(
             "cannot create a {} heap: {e}",

@@ -56,8 +56,12 @@ pub struct RunSummary {
     /// Pacing delays: count, sum and longest.
     #[serde(default)]
     pub pacing: WaitFigures,
+    /// Page allocations that committed and mapped memory (100 µs or longer): count, sum and
+    /// longest.
+    #[serde(default)]
+    pub page_allocations: WaitFigures,
     /// The longest single mutator wait of any kind: a pause (time to safepoint included), an
-    /// allocation stall or a pacing delay. `None` when nothing waited.
+    /// allocation stall, a pacing delay or a page allocation. `None` when nothing waited.
     #[serde(default)]
     pub longest_wait: Option<Wait>,
     /// Total wait of the mutator thread that waited most: the length of the union of every
@@ -161,6 +165,7 @@ impl RunSummary {
             total_stall_ns: r.measured_stalls().map(|s| s.duration_ns).sum(),
             longest_stall_ns: WaitFigures::of(&waits, WaitKind::Stall).longest_ns,
             pacing: WaitFigures::of(&waits, WaitKind::Pacing),
+            page_allocations: WaitFigures::of(&waits, WaitKind::PageAlloc),
             longest_wait: waits::longest_wait(&waits).cloned(),
             total_wait_ns: most.as_ref().map_or(0, |m| m.1),
             total_wait_thread: most.map(|m| m.0),

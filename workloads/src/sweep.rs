@@ -130,6 +130,9 @@ pub fn run_line(r: &RunResult) -> String {
     if s.pacing.count > 0 {
         line += &counted(s.pacing.count, "pacing delay");
     }
+    if s.page_allocations.count > 0 {
+        line += &counted(s.page_allocations.count, "slow page allocation");
+    }
     line += &format!(
         ", {} ops/s, {} complete cycles",
         format::rate(s.ops_per_sec),

@@ -1,16 +1,20 @@
 //! Mutator waits: every stretch of time in which a mutator thread of the program wanted to run
-//! and could not because of the collector. There are three kinds, all in `GcStats`:
+//! and could not because of the collector. There are four kinds, all in `GcStats`:
 //!
 //! - a **pause** ([`PauseRecord`]): from the collector's request to stop until it released
 //!   the mutators, time to safepoint included (`total_ns`); it stops *every* mutator thread;
 //! - an **allocation stall** ([`StallRecord`]): one thread waited for memory;
-//! - a **pacing delay** ([`PacingRecord`]): one thread was slowed down at a page-allocation
-//!   point so it would not outrun the cycle.
+//! - a **pacing delay** ([`PacingRecord`]): one thread was slowed down, every quantum of bytes
+//!   it allocated, so it would not outrun the cycle;
+//! - a **page allocation** ([`PageAllocationRecord`]): one thread waited while the heap got a
+//!   new page from the operating system (memory committed and mapped, 100 µs or longer; a
+//!   page from the page cache takes microseconds and is not recorded).
 //!
 //! Like the other figures of a run, only waits that *start* inside the measured window count,
 //! with their whole duration. From them: the longest single wait and its kind
 //! ([`longest_wait`]), and per thread the total time that thread waited ([`wait_by_thread`]):
-//! the length of the union of every pause and that thread's own stalls and pacing delays,
+//! the length of the union of every pause and that thread's own stalls, pacing delays and
+//! page allocations,
 //! so a pause that falls inside the thread's own stall (a stalled thread waits for a cycle,
 //! whose pauses happen meanwhile) counts once, not twice.
 
@@ -30,15 +34,19 @@ pub enum WaitKind {
     Stall,
     /// A pacing delay.
     Pacing,
+    /// A page allocation that committed and mapped memory.
+    #[serde(rename = "page-alloc")]
+    PageAlloc,
 }
 
 impl WaitKind {
-    /// The name in tables and JSON: `pause`, `stall`, `pacing`.
+    /// The name in tables and JSON: `pause`, `stall`, `pacing`, `page-alloc`.
     pub fn name(self) -> &'static str {
         match self {
             WaitKind::Pause => "pause",
             WaitKind::Stall => "stall",
             WaitKind::Pacing => "pacing",
+            WaitKind::PageAlloc => "page-alloc",
         }
     }
 }
@@ -93,7 +101,7 @@ impl WaitFigures {
 }
 
 /// The waits of `r` that started in its measured window, in the order pauses, stalls, pacing
-/// delays (each in record order).
+/// delays, page allocations (each in record order).
 pub fn measured_waits(r: &RunResult) -> Vec<Wait> {
     let pauses = r.measured_pauses().map(|p| Wait {
         kind: WaitKind::Pause,
@@ -113,11 +121,21 @@ pub fn measured_waits(r: &RunResult) -> Vec<Wait> {
         duration_ns: p.duration_ns,
         thread: Some(p.thread.clone()),
     });
-    pauses.chain(stalls).chain(pacing).collect()
+    let page_allocations = r.measured_page_allocations().map(|p| Wait {
+        kind: WaitKind::PageAlloc,
+        start_at_ns: p.start_at_ns,
+        duration_ns: p.duration_ns,
+        thread: Some(p.thread.clone()),
+    });
+    pauses
+        .chain(stalls)
+        .chain(pacing)
+        .chain(page_allocations)
+        .collect()
 }
 
 /// The longest single wait; on a tie the earliest, then the kind listed first in
-/// [`WaitKind`] (pause, stall, pacing). `None` when nothing waited.
+/// [`WaitKind`] (pause, stall, pacing, page allocation). `None` when nothing waited.
 pub fn longest_wait(waits: &[Wait]) -> Option<&Wait> {
     waits.iter().min_by(|a, b| {
         b.duration_ns
@@ -128,7 +146,7 @@ pub fn longest_wait(waits: &[Wait]) -> Option<&Wait> {
 }
 
 /// Per mutator thread, the total time it waited: the length of the union of the waits that
-/// stopped it (every pause, its own stalls and pacing delays). The threads are `threads`
+/// stopped it (every pause, its own stalls, pacing delays and page allocations). The threads are `threads`
 /// (the workload's, which every pause stops even if they never stalled) and every thread
 /// named by a stall or pacing delay (the hiccup meter, say, if it stalled).
 pub fn wait_by_thread(waits: &[Wait], threads: &[String]) -> BTreeMap<String, u64> {

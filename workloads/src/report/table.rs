@@ -11,6 +11,7 @@ use super::format;
 use crate::mmu::STANDARD_WINDOWS_NS;
 use crate::run_result::{Mode, RunResult};
 use crate::summary::RunSummary;
+use crate::waits::WaitFigures;
 
 /// The MMU window of the ratio table.
 const MMU_WINDOW_NS: u64 = 10_000_000;
@@ -161,7 +162,7 @@ pub fn main_table(summaries: &[RunSummary]) -> String {
 }
 
 /// The waits that are not pauses: allocation stalls and pacing delays (count, total, longest),
-/// and throughput.
+/// slow page allocations (count and longest), and throughput.
 pub fn waits_table(summaries: &[RunSummary]) -> String {
     let b = with_buffers(summaries);
     let header = header_with(
@@ -173,6 +174,7 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
             "pacing",
             "pacing total",
             "pacing max",
+            "page allocs",
             "ops/s",
         ],
     );
@@ -188,12 +190,22 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
                 s.pacing.count.to_string(),
                 duration_or_dash(paced, s.pacing.total_ns),
                 duration_or_dash(paced, s.pacing.longest_ns),
+                page_allocs(&s.page_allocations),
                 format::rate(s.ops_per_sec),
             ]);
             row
         })
         .collect();
     render(&header, &numbers_right(header.len(), b), &rows)
+}
+
+/// Slow page allocations as `count / longest`, `0` when there were none.
+fn page_allocs(f: &WaitFigures) -> String {
+    if f.count == 0 {
+        "0".to_string()
+    } else {
+        format!("{} / {}", f.count, format::duration_ns(f.longest_ns))
+    }
 }
 
 /// What the waits cost in utilization (MMU at 1, 10 and 100 ms) and what the hiccup meter saw;
@@ -524,9 +536,12 @@ pub fn markdown_report(results: &[RunResult]) -> String {
     out += "\nOnly the measured phase counts (not set-up): the pauses, stalls, pacing delays and \
             cycles that start in it. cycles: GC cycles that started and ended in it. Pauses \
             include time to safepoint. longest wait: the longest single time a mutator could \
-            not run, and why: a pause, an allocation stall or a pacing delay. wait total: the \
-            time the most-delayed mutator thread spent waiting (every pause, which stops all \
-            threads, and its own stalls and pacing delays; overlaps count once). MMU W: the \
+            not run, and why: a pause, an allocation stall, a pacing delay or a page allocation \
+            (page-alloc: a new page whose memory the heap had to commit and map, 100 µs or \
+            longer). wait total: the time the most-delayed mutator thread spent waiting (every \
+            pause, which stops all threads, and its own stalls, pacing delays and page \
+            allocations; overlaps count once). page allocs: how many such page allocations, \
+            and the longest. MMU W: the \
             worst share of any W-long window left to the mutators by pauses, stalls and pacing \
             delays. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
             corrected; control max: the longest overshoot of the same 1 ms sleep on a thread \
@@ -547,7 +562,7 @@ pub fn markdown_report(results: &[RunResult]) -> String {
 mod tests {
     use super::*;
     use crate::report::test_support::sample_result;
-    use gc_runtime::stats::{PacingRecord, StallRecord};
+    use gc_runtime::stats::{PacingRecord, PageAllocationRecord, StallRecord};
 
     fn cells(l: &str) -> Vec<String> {
         l.trim_matches('|')
@@ -679,9 +694,22 @@ mod tests {
 
     #[test]
     fn waits_and_utilization_tables() {
-        let summaries: Vec<RunSummary> = three_runs().iter().map(RunSummary::of).collect();
+        let mut runs = three_runs();
+        // Two slow page allocations of the concurrent 1G run's mutator, one in the window.
+        let page = |start_at_ns: u64, duration_ns: u64| PageAllocationRecord {
+            thread: "mutator-0".into(),
+            start_at_ns,
+            duration_ns,
+        };
+        let start = runs[1].measure_start_at_ns;
+        let (inside, before) = (
+            page(start + 1_500_000_000, 2_500_000),
+            page(start - 20_000_000, 9_000_000),
+        );
+        runs[1].gc.page_allocations.extend([inside, before]);
+        let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
         let t = waits_table(&summaries);
-        assert_aligned(&t, 9);
+        assert_aligned(&t, 10);
         assert_eq!(
             row(&t, 1),
             [
@@ -693,13 +721,16 @@ mod tests {
                 "2",
                 "1.00 ms",
                 "600 µs",
+                "1 / 2.50 ms",
                 "12.3k"
             ]
         );
         assert_eq!(
             row(&t, 2),
-            ["stw", "1G", "0", "–", "–", "0", "–", "–", "12.3k"]
+            ["stw", "1G", "0", "–", "–", "0", "–", "–", "0", "12.3k"]
         );
+        // The page allocation counts in the thread's total wait, not in the pause figures.
+        assert_eq!(summaries[1].page_allocations.total_ns, 2_500_000);
         let u = utilization_table(&summaries);
         assert_aligned(&u, 9);
         assert_eq!(

@@ -1,8 +1,9 @@
 //! `trace.json`: the runs as a Chrome Trace Event file, which Perfetto (ui.perfetto.dev) and
 //! `chrome://tracing` open. Each run is a process (pid 1, 2, ... in table order) named after it,
-//! with five thread tracks: "GC cycles" (one slice per cycle, with cause and heap figures),
+//! with six thread tracks: "GC cycles" (one slice per cycle, with cause and heap figures),
 //! "GC phases" (the cycle's phases, pauses included), "Pauses" (every pause, with time to
-//! safepoint), "Allocation stalls" and "Pacing delays" (each with the thread that waited). A
+//! safepoint), "Allocation stalls", "Pacing delays" and "Page allocations" (slow ones, memory
+//! committed and mapped; each with the thread that waited). A
 //! global instant event marks the start of the measured phase. Times are the heap's clock: `ts` and `dur` in microseconds (fractional, so
 //! nanoseconds survive), as the format requires.
 //!
@@ -24,13 +25,16 @@ pub const TID_PAUSES: u64 = 3;
 pub const TID_STALLS: u64 = 4;
 /// Thread id of the "Pacing delays" track.
 pub const TID_PACING: u64 = 5;
+/// Thread id of the "Page allocations" track (slow ones: memory committed and mapped).
+pub const TID_PAGE_ALLOCATIONS: u64 = 6;
 
-const TRACKS: [(u64, &str); 5] = [
+const TRACKS: [(u64, &str); 6] = [
     (TID_CYCLES, "GC cycles"),
     (TID_PHASES, "GC phases"),
     (TID_PAUSES, "Pauses"),
     (TID_STALLS, "Allocation stalls"),
     (TID_PACING, "Pacing delays"),
+    (TID_PAGE_ALLOCATIONS, "Page allocations"),
 ];
 
 fn us(ns: u64) -> f64 {
@@ -166,6 +170,17 @@ pub fn chrome_trace(results: &[RunResult]) -> Value {
                 json!({ "thread": d.thread }),
             ));
         }
+        for a in &r.gc.page_allocations {
+            events.push(complete(
+                "Page Allocation",
+                "page_allocation",
+                pid,
+                TID_PAGE_ALLOCATIONS,
+                a.start_at_ns,
+                a.duration_ns,
+                json!({ "thread": a.thread }),
+            ));
+        }
     }
     json!({
         "traceEvents": events,
@@ -188,7 +203,7 @@ mod tests {
     use super::*;
     use crate::report::test_support::sample_result;
     use crate::run_result::Mode;
-    use gc_runtime::stats::{PacingRecord, StallRecord};
+    use gc_runtime::stats::{PacingRecord, PageAllocationRecord, StallRecord};
 
     /// A µs value in the JSON equals `ns` (to float-parsing precision).
     fn close(us_value: &Value, ns: u64) -> bool {
@@ -210,6 +225,11 @@ mod tests {
             start_at_ns: 2_345_678,
             duration_ns: 12_345,
             imposed_ns: 0,
+        });
+        conc.gc.page_allocations.push(PageAllocationRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: 3_456_789,
+            duration_ns: 1_500_000,
         });
         let stw = sample_result(Mode::Stw, 256 << 20, &[40_000_000]);
         let results = [conc.clone(), stw.clone()];
@@ -250,7 +270,8 @@ mod tests {
                 "GC phases",
                 "Pauses",
                 "Allocation stalls",
-                "Pacing delays"
+                "Pacing delays",
+                "Page allocations",
             ]
         );
 
@@ -293,6 +314,13 @@ mod tests {
         assert!(close(&pacing[0]["ts"], 2_345_678));
         assert!(close(&pacing[0]["dur"], 12_345));
         assert_eq!(pacing[0]["args"]["thread"], "mutator-0");
+        let pages: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["tid"] == TID_PAGE_ALLOCATIONS && e["ph"] == "X")
+            .collect();
+        assert_eq!(pages.len(), 1);
+        assert_eq!(pages[0]["name"], "Page Allocation");
+        assert!(close(&pages[0]["dur"], 1_500_000));
 
         // Cycles and their phases.
         let cycles = events
