@@ -21,9 +21,10 @@ const OUTPUTS: &str = "\
 Outputs (in --out, default results/<UTC timestamp>/):
   table.md            the markdown tables printed at the end, one row per mode and heap:
                       complete GC cycles, pause count and p50/p99/max, the longest mutator wait
-                      of any kind (pause, allocation stall or pacing delay) and the total wait
-                      of the most-delayed thread; stalls and pacing delays (count, total,
-                      longest) and throughput; MMU at 1/10/100 ms, hiccup p99/p99.9/max and
+                      of any kind (pause, allocation stall, pacing delay or a page allocation
+                      of 1 ms or more) and the total wait of the most-delayed thread; stalls
+                      and pacing delays (count, total, longest), slow page allocations and
+                      throughput; MMU at 1/10/100 ms, hiccup p99/p99.9/max and
                       the control meter's max (what a thread outside the heap felt); then concurrent ÷ stw
                       ratios per heap. † marks a row with fewer than 3
                       complete GC cycles (see --min-cycles)
@@ -34,14 +35,14 @@ Outputs (in --out, default results/<UTC timestamp>/):
                       thread, MMU at 1/10/100 ms, the too-few-cycles warning, ...)
   pause-vs-heap.svg   max pause, max mutator wait, p99 pause and the control meter's max
                       against heap size, log scales, per mode
-  pause-timeline.svg  every pause, allocation stall and pacing delay of every run over time,
-                      one panel per run
+  pause-timeline.svg  every pause, allocation stall, pacing delay and slow page allocation of
+                      every run over time, one panel per run
   memory-N-<run>.svg  per run N (1, 2, ... in results.json order): committed heap, direct
                       and pooled buffer bytes, RSS and Pss over the measured phase, sampled
                       every 100 ms (the samples are each run's `memory` in results.json)
   trace.json          Chrome Trace Event file, opens in Perfetto (ui.perfetto.dev): GC cycles,
-                      phases, pauses, allocation stalls and pacing delays as tracks, one
-                      process per run
+                      phases, pauses, allocation stalls, pacing delays and slow page
+                      allocations as tracks, one process per run
 
 Exit status: 0 on success, 2 when a run or the arguments fail, 1 when an output cannot be
 written.";
@@ -59,7 +60,8 @@ Without a subcommand, runs the sweep: one workload (default heap-churn) at every
 --heaps in every mode of --modes, same seed and parameters for all, each run for --duration \
 seconds after its live set is built. Runs of one heap size follow each other (concurrent, then \
 stw), so machine noise hits both alike. Every run records each pause (time to safepoint \
-included), allocation stalls and pacing delays (the mutator waits), a 1 ms hiccup meter with \
+included), allocation stalls, pacing delays and slow page allocations (the mutator waits), a \
+1 ms hiccup meter with \
 coordinated-omission correction, a control meter (the same 1 ms sleep on a thread outside the \
 heap: what any thread felt in that run, the machine's noise), MMU, throughput and GC cycles. A sweep's run goes on past \
 --duration until its measured window holds 3 complete GC cycles (--min-cycles, at most 4× \

@@ -1,12 +1,13 @@
 //! `pause-timeline.svg`: one panel per run (in table order), x = seconds since the start of the
 //! measured phase, y = wait duration on a log axis shared by all panels (so a 200 µs pause sits
 //! at the same height everywhere): every mutator wait as its own mark, a dot per pause in its
-//! kind's colour, red crosses for allocation stalls and brown hollow triangles for pacing
-//! delays (the longest of each 10 ms: a paced run has tens of thousands). Shows whether waits
-//! are steady, grow over the run, or cluster.
+//! kind's colour, red crosses for allocation stalls, brown hollow triangles for pacing
+//! delays (the longest of each 10 ms: a paced run has tens of thousands) and cyan hollow
+//! squares for slow page allocations. Shows whether waits are steady, grow over the run, or
+//! cluster.
 
 use super::format;
-use super::style::{kind_color, plot_err, FONT, PACING_COLOR, STALL_COLOR};
+use super::style::{kind_color, plot_err, FONT, PACING_COLOR, PAGE_ALLOC_COLOR, STALL_COLOR};
 use crate::run_result::RunResult;
 use gc_runtime::stats::PauseKind;
 use plotters::prelude::*;
@@ -82,6 +83,18 @@ fn draw_legend<DB: DrawingBackend>(
                 .map_err(plot_err)
         })?;
     }
+    if runs
+        .iter()
+        .any(|r| r.measured_page_allocations().next().is_some())
+    {
+        entry("Page allocation", &|(x, y)| {
+            area.draw(&Rectangle::new(
+                [(x - 4, y - 4), (x + 4, y + 4)],
+                PAGE_ALLOC_COLOR.stroke_width(2),
+            ))
+            .map_err(plot_err)
+        })?;
+    }
     Ok(())
 }
 
@@ -99,7 +112,8 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
             let p = r.measured_pauses().map(|p| us(p.total_ns));
             let s = r.measured_stalls().map(|s| us(s.duration_ns));
             let d = r.measured_pacing().map(|d| us(d.duration_ns));
-            p.chain(s).chain(d).collect::<Vec<_>>()
+            let a = r.measured_page_allocations().map(|a| us(a.duration_ns));
+            p.chain(s).chain(d).chain(a).collect::<Vec<_>>()
         })
         .collect();
     let (y_lo, y_hi) = if all_values.is_empty() {
@@ -118,8 +132,8 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
         root.fill(&WHITE).map_err(plot_err)?;
         let root = root
             .titled(
-                "Mutator waits over time: pauses, allocation stalls, pacing delays \
-                 (measured phase)",
+                "Mutator waits over time: pauses, allocation stalls, pacing delays, page \
+                 allocations (measured phase)",
                 (FONT, 22),
             )
             .map_err(plot_err)?;
@@ -134,7 +148,12 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
             let pauses: Vec<_> = r.measured_pauses().collect();
             let stalls: Vec<_> = r.measured_stalls().collect();
             let pacing: Vec<_> = r.measured_pacing().collect();
-            let caption = if pauses.is_empty() && stalls.is_empty() && pacing.is_empty() {
+            let pages: Vec<_> = r.measured_page_allocations().collect();
+            let caption = if pauses.is_empty()
+                && stalls.is_empty()
+                && pacing.is_empty()
+                && pages.is_empty()
+            {
                 format!("{} {}: no pauses", r.config.workload, r.label())
             } else {
                 let max = pauses.iter().map(|p| p.total_ns).max().unwrap_or(0);
@@ -152,6 +171,10 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                 if !pacing.is_empty() {
                     let s = if pacing.len() == 1 { "" } else { "s" };
                     c += &format!(", {} pacing delay{s}", pacing.len());
+                }
+                if !pages.is_empty() {
+                    let s = if pages.len() == 1 { "" } else { "s" };
+                    c += &format!(", {} slow page allocation{s}", pages.len());
                 }
                 c
             };
@@ -207,6 +230,13 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                         .map(|&p| TriangleMarker::new(p, 5, PACING_COLOR.stroke_width(2))),
                 )
                 .map_err(plot_err)?;
+            let square = PAGE_ALLOC_COLOR.stroke_width(2);
+            chart
+                .draw_series(pages.iter().map(|a| {
+                    EmptyElement::at((t(a.start_at_ns), us(a.duration_ns)))
+                        + Rectangle::new([(-4, -4), (4, 4)], square)
+                }))
+                .map_err(plot_err)?;
         }
         root.present().map_err(plot_err)?;
     }
@@ -218,7 +248,7 @@ mod tests {
     use super::*;
     use crate::report::test_support::sample_result;
     use crate::run_result::Mode;
-    use gc_runtime::stats::{PacingRecord, StallRecord};
+    use gc_runtime::stats::{PacingRecord, PageAllocationRecord, StallRecord};
 
     #[test]
     fn pacing_delays_are_thinned_to_the_longest_per_bin() {
@@ -246,15 +276,17 @@ mod tests {
                 imposed_ns: 0,
             });
         }
-        let results = [
-            sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000, 150_000]),
-            stw,
-            sample_result(Mode::Epsilon, 256 << 20, &[]),
-        ];
+        let mut conc = sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000, 150_000]);
+        conc.gc.page_allocations.push(PageAllocationRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: conc.measure_start_at_ns + 300_000_000,
+            duration_ns: 4_000_000,
+        });
+        let results = [conc, stw, sample_result(Mode::Epsilon, 256 << 20, &[])];
         let svg = pause_timeline_svg(&results).unwrap();
         assert!(svg.contains("<svg"));
         assert!(
-            svg.contains("heap-churn concurrent 1G: 3 pauses, max 200 µs"),
+            svg.contains("heap-churn concurrent 1G: 3 pauses, max 200 µs, 1 slow page allocation"),
             "{svg}"
         );
         assert!(svg.contains(
@@ -268,6 +300,7 @@ mod tests {
             "Pause Full",
             "Allocation stall",
             "Pacing delay",
+            "Page allocation",
         ] {
             assert!(svg.contains(series), "missing series {series}");
         }
@@ -277,8 +310,11 @@ mod tests {
         assert!(pos("concurrent 1G") < pos("stw 1G"));
         // Two pacing marks and the legend's, in the pacing colour (#8C564B).
         assert_eq!(svg.matches("#8C564B").count(), 3, "{svg}");
-        // Without pacing delays, no pacing legend.
-        let svg = pause_timeline_svg(&results[..1]).unwrap();
+        // One page allocation mark and the legend's (#17BECF).
+        assert_eq!(svg.matches("#17BECF").count(), 2, "{svg}");
+        // Without pacing delays or page allocations, no legend entry for them.
+        let svg = pause_timeline_svg(&results[2..]).unwrap();
         assert!(!svg.contains("Pacing delay"));
+        assert!(!svg.contains("Page allocation"));
     }
 }

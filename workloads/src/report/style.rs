@@ -48,6 +48,9 @@ pub const STALL_COLOR: RGBColor = RGBColor(214, 39, 40);
 /// The colour of pacing delays.
 pub const PACING_COLOR: RGBColor = RGBColor(140, 86, 75);
 
+/// The colour of slow page allocations.
+pub const PAGE_ALLOC_COLOR: RGBColor = RGBColor(23, 190, 207);
+
 /// A plotters error as a message.
 pub fn plot_err<E: std::fmt::Debug>(e: E) -> String {
     format!("plotting failed: {e:?}")
