@@ -63,17 +63,15 @@ impl<W: AtomicWord> ForwardingTable<W> {
         }
     }
 
-    /// Fault the whole table in, in one call, rather than twice per memory page (a read, then
-    /// a write) as objects are relocated (see `prefault`). Its contents do not change.
+    /// Fault the whole table in, once per memory page, rather than twice per page (a read,
+    /// then a write) as objects are relocated (see `prefault`). Its contents do not change,
+    /// also while others insert into it.
     pub fn prefault(&self) {
         if self.prefaulted.load(Ordering::Acquire) {
             return;
         }
-        // A table too small to prefault (or a kernel that refuses) stays "not prefaulted".
-        if crate::prefault::prefault_writable(
-            self.entries.as_ptr() as *const u8,
-            std::mem::size_of_val(&*self.entries),
-        ) {
+        // A table too small to prefault stays "not prefaulted".
+        if crate::prefault::prefault_words(&self.entries) {
             self.prefaulted.store(true, Ordering::Release);
         }
     }

@@ -4,41 +4,75 @@
 //! after that takes a second fault that allocates and clears a real page. During Concurrent
 //! Relocate those faults land on the relocating GC workers and, worse, on mutators whose
 //! barrier relocates an object: a profile of heap-churn at 1G put about a tenth of all CPU
-//! time in the kernel clearing such pages one fault at a time. [`prefault_writable`] asks the
-//! kernel for all of a table's pages at once (`MADV_POPULATE_WRITE`, Linux 5.14).
-//! Concurrent Select Relocation Set does so for the new tables, for at most 50 ms, and the GC
-//! worker that evacuates a page does it for that page's table first (a no-op if already
-//! done). Without the bound, the whole cost sat in selection, before any page is freed:
-//! seconds at 8G the first time, in a virtual machine whose fresh memory is slow to touch,
-//! and the mutator stalled. A mutator that reaches a table not yet faulted in probes it with
-//! writes (`ForwardingTable::find_to_insert`), so each page it touches faults in once. ZGC's
-//! forwarding tables face the same; HotSpot allocates them with `os::malloc` and takes the
-//! faults.
+//! time in the kernel clearing such pages one fault at a time. [`prefault_words`] faults a
+//! table's pages in, writable, before it is used: Concurrent Select Relocation Set does so for
+//! the new tables, for at most 50 ms, and the GC worker that evacuates a page does it for that
+//! page's table first (a no-op if already done). Without the bound, the whole cost sat in
+//! selection, before any page is freed: seconds at 8G the first time, in a virtual machine
+//! whose fresh memory is slow to touch, and the mutator stalled. A mutator that reaches a
+//! table not yet faulted in probes it with writes (`ForwardingTable::find_to_insert`), so each
+//! page it touches faults in once. ZGC's forwarding tables face the same; HotSpot allocates
+//! them with `os::malloc` and takes the faults.
+//!
+//! # How: one write per memory page, not `madvise`
+//!
+//! A page is faulted in by an atomic read-modify-write that changes nothing (`fetch_or(0)`) on
+//! one word of it: a write fault, which allocates the page at once, and atomic, so a mutator
+//! or relocator inserting into the same table meanwhile loses nothing. An earlier version asked
+//! for all of a table's pages in one `madvise(MADV_POPULATE_WRITE)`. That call holds the
+//! process's memory-map lock for the whole table, and the GC workers making it run in the idle
+//! scheduling class while mutators are paced: preempted while holding the lock, they held up
+//! every thread that needed it for writing — a mutator mapping a new heap page waited up to
+//! 110 ms (`mmap_lock` tracepoints; the sweep recorded them as page-allocation waits). A
+//! page fault on anonymous memory takes only that memory area's own lock (per-VMA locks,
+//! Linux 6.4 and later; older kernels take the memory-map lock for reading, one fault at a
+//! time): with faults instead, the longest page allocation of 1G and 4G runs went from
+//! 20–110 ms to 4–5 ms.
 
-/// Tables smaller than this are left to fault (one syscall is not worth a page or two).
+use crate::sync::AtomicWord;
+use std::sync::atomic::Ordering;
+
+/// Tables smaller than this are left to fault as they are used (a page or two).
 pub(crate) const PREFAULT_MIN_BYTES: usize = 64 << 10;
 
-/// Populate the page tables of `[ptr, ptr + len)` writable, without touching its contents;
-/// only the whole pages inside the range. Best effort: an older kernel refuses and the memory
-/// faults on first use as before. True if the pages were populated.
-pub(crate) fn prefault_writable(ptr: *const u8, len: usize) -> bool {
-    if len < PREFAULT_MIN_BYTES {
+/// The memory page size the faults are spaced by (a larger page only means some writes find
+/// their page present already).
+const PAGE_BYTES: usize = 4096;
+
+/// Fault in every memory page of `words`, writable, without changing any value (see the module
+/// documentation). True if done; false, doing nothing, for a table under
+/// [`PREFAULT_MIN_BYTES`].
+pub(crate) fn prefault_words<W: AtomicWord>(words: &[W]) -> bool {
+    let bytes = std::mem::size_of_val(words);
+    if bytes < PREFAULT_MIN_BYTES {
         return false;
     }
-    const PAGE: usize = 4096;
-    let start = (ptr as usize).next_multiple_of(PAGE);
-    let end = (ptr as usize + len) & !(PAGE - 1);
-    if end <= start {
-        return false;
+    let step = (PAGE_BYTES / std::mem::size_of::<W>().max(1)).max(1);
+    for w in words.iter().step_by(step) {
+        w.fetch_or(0, Ordering::Relaxed);
     }
-    // SAFETY: `[start, end)` lies inside an allocation the caller owns (the range it passed,
-    // shrunk to whole pages); MADV_POPULATE_WRITE only faults the pages in, as a write would,
-    // and changes no byte of them, so every value the caller holds there stays as it was.
-    unsafe {
-        libc::madvise(
-            start as *mut libc::c_void,
-            end - start,
-            libc::MADV_POPULATE_WRITE,
-        ) == 0
+    // The last page, if the stride stepped over its start.
+    if let Some(last) = words.last() {
+        last.fetch_or(0, Ordering::Relaxed);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn small_tables_are_left_alone_and_values_never_change() {
+        let small: Vec<AtomicU64> = (0..16).map(AtomicU64::new).collect();
+        assert!(!prefault_words(&small));
+        let n = PREFAULT_MIN_BYTES / 8 + 3;
+        let big: Vec<AtomicU64> = (0..n as u64).map(|i| AtomicU64::new(i * 7)).collect();
+        assert!(prefault_words(&big));
+        assert!(big
+            .iter()
+            .enumerate()
+            .all(|(i, w)| w.load(Ordering::Relaxed) == i as u64 * 7));
     }
 }

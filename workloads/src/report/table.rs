@@ -537,13 +537,13 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             cycles that start in it. cycles: GC cycles that started and ended in it. Pauses \
             include time to safepoint. longest wait: the longest single time a mutator could \
             not run, and why: a pause, an allocation stall, a pacing delay or a page allocation \
-            (page-alloc: a new page whose memory the heap had to commit and map, 100 µs or \
+            (page-alloc: a new page whose memory the heap had to commit and map, 1 ms or \
             longer). wait total: the time the most-delayed mutator thread spent waiting (every \
             pause, which stops all threads, and its own stalls, pacing delays and page \
             allocations; overlaps count once). page allocs: how many such page allocations, \
             and the longest. MMU W: the \
-            worst share of any W-long window left to the mutators by pauses, stalls and pacing \
-            delays. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
+            worst share of any W-long window left to the mutators by pauses, stalls, pacing \
+            delays and page allocations. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
             corrected; control max: the longest overshoot of the same 1 ms sleep on a thread \
             outside the heap (no barrier, allocation or safepoint): the machine's noise, plus \
             in `stw` the pauses' GC workers on every core, as any thread felt it in that run. Collector speed: marking wall time (its phases, roots included) per object \
