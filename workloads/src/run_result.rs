@@ -237,27 +237,35 @@ impl RunResult {
             .filter(move |c| c.start_at_ns.saturating_add(c.duration_ns) <= end)
     }
 
-    /// Every mutator wait — pauses, allocation stalls and pacing delays — as
-    /// `(start_ns, duration_ns)` relative to the start of the measured phase, cut to it (a pause
-    /// that began during set-up counts from the start). A stall or pacing delay of any one
-    /// thread counts as time the mutators could not run, as a pause does.
+    /// Every wait of the workload's mutators — pauses, and the allocation stalls, pacing
+    /// delays and page allocations of the workload's own threads — as `(start_ns,
+    /// duration_ns)` relative to the start of the measured phase, cut to it (a pause that began
+    /// during set-up counts from the start). A stall, pacing delay or page allocation of any
+    /// one workload thread counts as time the mutators could not run, as a pause does; the
+    /// hiccup meter's own (it is an attached thread too) do not: it measures, it is not the
+    /// program.
     pub fn unavailability_timeline(&self) -> Vec<(u64, u64)> {
         let (from, to) = (self.measure_start_at_ns, self.measure_end_at_ns());
+        let workload = self.config.mutator_names();
+        let ours = |t: &String| workload.contains(t);
         let pauses = self.gc.pauses.iter().map(|p| (p.start_at_ns, p.total_ns));
         let stalls = self
             .gc
             .stalls
             .iter()
+            .filter(|s| ours(&s.thread))
             .map(|s| (s.start_at_ns, s.duration_ns));
         let pacing = self
             .gc
             .pacing
             .iter()
+            .filter(|p| ours(&p.thread))
             .map(|p| (p.start_at_ns, p.duration_ns));
         let page_allocations = self
             .gc
             .page_allocations
             .iter()
+            .filter(|p| ours(&p.thread))
             .map(|p| (p.start_at_ns, p.duration_ns));
         pauses
             .chain(stalls)
@@ -280,7 +288,7 @@ impl RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gc_runtime::stats::PauseKind;
+    use gc_runtime::stats::{PageAllocationRecord, PauseKind};
 
     fn pause(start: u64, total: u64) -> PauseRecord {
         PauseRecord {
@@ -427,5 +435,17 @@ mod tests {
         assert!((only_pause - 0.8).abs() < 1e-9);
         assert!((r.mmu(10_000_000) - 0.5).abs() < 1e-9);
         assert!((r.mmu(1_000_000) - 0.0).abs() < 1e-9);
+        // The hiccup meter's own waits are not the program's.
+        let before = r.unavailability_timeline();
+        r.gc.pacing.push(PacingRecord {
+            thread: "hiccup-meter".into(),
+            ..pacing(70_000_000, 4_000_000)
+        });
+        r.gc.page_allocations.push(PageAllocationRecord {
+            thread: "hiccup-meter".into(),
+            start_at_ns: start + 80_000_000,
+            duration_ns: 9_000_000,
+        });
+        assert_eq!(r.unavailability_timeline(), before);
     }
 }

@@ -166,7 +166,7 @@ impl RunSummary {
             longest_stall_ns: WaitFigures::of(&waits, WaitKind::Stall).longest_ns,
             pacing: WaitFigures::of(&waits, WaitKind::Pacing),
             page_allocations: WaitFigures::of(&waits, WaitKind::PageAlloc),
-            longest_wait: waits::longest_wait(&waits).cloned(),
+            longest_wait: waits::longest_wait(&waits, &r.config.mutator_names()).cloned(),
             total_wait_ns: most.as_ref().map_or(0, |m| m.1),
             total_wait_thread: most.map(|m| m.0),
             wait_by_thread,

@@ -134,10 +134,13 @@ pub fn measured_waits(r: &RunResult) -> Vec<Wait> {
         .collect()
 }
 
-/// The longest single wait; on a tie the earliest, then the kind listed first in
-/// [`WaitKind`] (pause, stall, pacing, page allocation). `None` when nothing waited.
-pub fn longest_wait(waits: &[Wait]) -> Option<&Wait> {
-    waits.iter().min_by(|a, b| {
+/// The longest single wait of the workload's threads `threads` (a pause, or one of their own
+/// stalls, pacing delays and page allocations: not the hiccup meter's); on a tie the
+/// earliest, then the kind listed first in [`WaitKind`] (pause, stall, pacing, page
+/// allocation). `None` when nothing waited.
+pub fn longest_wait<'w>(waits: &'w [Wait], threads: &[String]) -> Option<&'w Wait> {
+    let ours = |w: &&Wait| w.thread.as_ref().is_none_or(|t| threads.contains(t));
+    waits.iter().filter(ours).min_by(|a, b| {
         b.duration_ns
             .cmp(&a.duration_ns)
             .then(a.start_at_ns.cmp(&b.start_at_ns))
@@ -213,13 +216,22 @@ mod tests {
             wait(WaitKind::Pause, 10, 2, None),
             wait(WaitKind::Stall, 20, 5, Some("mutator-0")),
         ];
-        assert_eq!(longest_wait(&w).unwrap().kind, WaitKind::Stall);
+        let threads = ["mutator-0".to_string()];
+        assert_eq!(longest_wait(&w, &threads).unwrap().kind, WaitKind::Stall);
         w.push(wait(WaitKind::Pacing, 30, 6, Some("mutator-0")));
-        assert_eq!(longest_wait(&w).unwrap().kind, WaitKind::Pacing);
+        assert_eq!(longest_wait(&w, &threads).unwrap().kind, WaitKind::Pacing);
         w.push(wait(WaitKind::Pause, 90, 6, None));
         // A tie goes to the earlier wait.
-        assert_eq!(longest_wait(&w).unwrap().start_at_ns, 30 * MS);
-        assert_eq!(longest_wait(&[]), None);
+        assert_eq!(longest_wait(&w, &threads).unwrap().start_at_ns, 30 * MS);
+        // The hiccup meter's page allocation is longer, but it is not the program's wait.
+        w.push(wait(WaitKind::PageAlloc, 95, 9, Some("hiccup-meter")));
+        assert_eq!(longest_wait(&w, &threads).unwrap().start_at_ns, 30 * MS);
+        w.push(wait(WaitKind::PageAlloc, 97, 8, Some("mutator-0")));
+        assert_eq!(
+            longest_wait(&w, &threads).unwrap().kind,
+            WaitKind::PageAlloc
+        );
+        assert_eq!(longest_wait(&[], &threads), None);
     }
 
     #[test]

@@ -535,8 +535,9 @@ pub fn markdown_report(results: &[RunResult]) -> String {
     }
     out += "\nOnly the measured phase counts (not set-up): the pauses, stalls, pacing delays and \
             cycles that start in it. cycles: GC cycles that started and ended in it. Pauses \
-            include time to safepoint. longest wait: the longest single time a mutator could \
-            not run, and why: a pause, an allocation stall, a pacing delay or a page allocation \
+            include time to safepoint. longest wait: the longest single time a mutator of the \
+            workload could not run (the hiccup meter's own waits are left out here and in MMU), \
+            and why: a pause, an allocation stall, a pacing delay or a page allocation \
             (page-alloc: a new page whose memory the heap had to commit and map, 1 ms or \
             longer). wait total: the time the most-delayed mutator thread spent waiting (every \
             pause, which stops all threads, and its own stalls, pacing delays and page \
@@ -856,7 +857,9 @@ mod tests {
         assert!(md.contains("## Collector speed (medians over complete cycles)"));
         // One row per table.
         assert_eq!(md.matches("| concurrent |").count(), 4);
-        assert!(md.contains("longest wait: the longest single time a mutator could not run"));
+        assert!(md.contains(
+            "longest wait: the longest single time a mutator of the workload could not run"
+        ));
     }
 
     #[test]
