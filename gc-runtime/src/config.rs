@@ -247,6 +247,12 @@ pub struct HeapConfig {
     /// cycle (cause "Direct Memory") so that dead owners' cleaners free their memory, and
     /// fails only if that is not enough.
     pub max_direct_memory: Option<u64>,
+    /// Bytes of the heap mutators may not take, kept for relocation's target pages. `None`
+    /// (the default): one small page per GC worker and one for mutators' barriers, plus a
+    /// medium page, at most an eighth of the heap and at least one small page. With less,
+    /// a nearly full heap compacts pages in place more often (`Some(0)` lets mutators fill
+    /// every page); at most half the heap. Ignored by `epsilon` heaps, which never relocate.
+    pub relocation_reserve: Option<u64>,
 }
 
 impl HeapConfig {
@@ -269,6 +275,7 @@ impl HeapConfig {
             handle_capacity: 1 << 20,
             uncommit_delay: Some(Duration::from_secs(300)),
             max_direct_memory: None,
+            relocation_reserve: None,
         }
     }
     pub fn mode(mut self, mode: Mode) -> Self {
@@ -320,6 +327,12 @@ impl HeapConfig {
     pub fn direct_memory_limit(&self) -> u64 {
         self.max_direct_memory.unwrap_or(self.memory.max_heap)
     }
+    /// Keep `bytes` of the heap for relocation targets (see
+    /// [`HeapConfig::relocation_reserve`]).
+    pub fn relocation_reserve(mut self, bytes: u64) -> Self {
+        self.relocation_reserve = Some(bytes);
+        self
+    }
     pub fn continuous(mut self, on: bool) -> Self {
         self.director.continuous = on;
         self
@@ -356,6 +369,20 @@ impl HeapConfig {
                 problem: "is 0: give a limit of at least one byte (e.g. 64m), or leave it \
                           unset for a limit equal to the maximum heap"
                     .into(),
+            });
+        }
+        if let Some(r) = self
+            .relocation_reserve
+            .filter(|&r| r > self.memory.max_heap / 2)
+        {
+            return Err(HeapError::InvalidSetting {
+                setting: "relocation_reserve",
+                problem: format!(
+                    "is {} of a {} heap: keep at most half the heap from mutators, or leave \
+                     it unset for the default",
+                    gc_core::format_size(r),
+                    gc_core::format_size(self.memory.max_heap)
+                ),
             });
         }
         self.memory.validate().map(|_| ())

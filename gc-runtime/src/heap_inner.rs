@@ -107,7 +107,8 @@ impl HeapInner {
     }
 }
 
-/// Bytes mutators may not allocate, kept for relocation targets: one small page per GC
+/// Bytes mutators may not allocate, kept for relocation targets: the configured
+/// [`HeapConfig::relocation_reserve`], or by default one small page per GC
 /// worker and one for mutators, plus a medium page, but never more than an eighth of the heap
 /// (at least one small page): on a small heap a larger reserve would leave mutators almost
 /// nothing. When the reserve runs out, relocation compacts pages in place instead of failing.
@@ -115,6 +116,9 @@ impl HeapInner {
 fn relocation_reserve(config: &HeapConfig, mem: &PageAllocator, cores: usize) -> u64 {
     if config.mode == Mode::Epsilon {
         return 0;
+    }
+    if let Some(bytes) = config.relocation_reserve {
+        return bytes;
     }
     let sizes = mem.sizes();
     let wanted =

@@ -4,15 +4,25 @@
 //! loaded a pointer to it, or the driver relocating a root inside the `stw` pause —
 //! copies it into a target page and CASes the forwarding entry; the single winner's copy is
 //! the object from then on, a loser gives its copy back. Copies are made only from retained
-//! pages, and only into pages allocated in this cycle.
+//! pages, and only into pages allocated in this cycle or into the room above the live
+//! objects of a page compacted in place in this cycle.
+//!
+//! Target pages: one shared page per size class (CAS bump allocation) serves mutators'
+//! barriers and the driver, and GC workers fill it first; only then does each worker take a
+//! private page (bump allocation without atomics). So a cycle that moves less than a page of
+//! objects takes one target page, not one per worker: in a heap of a few pages, a target page
+//! per worker can take as many pages as relocation frees, and a stalled mutator never gets
+//! one (ZGC shares its medium target page among workers the same way).
 //!
 //! When no target memory is left, the page's worker compacts the page *in place* (ZGC's
 //! in-place relocation, JDK 16+): it claims the page exclusively, slides the objects that
 //! have no entry yet down to the page start and keeps the page, which then serves as its
 //! target for the next pages. A mutator that finds no target memory, or meets a page being
 //! compacted, waits for the page's entry instead (see [`crate::forwarding`]); the driver,
-//! which cannot wait inside a pause, compacts the page in place itself. So relocation never
-//! fails, and an object is never left in place while another thread may still copy it.
+//! which cannot wait inside a pause, compacts the page in place itself and makes it the
+//! shared target page, so the next copies fill it instead of compacting one more page in
+//! place. So relocation never fails, and an object is never left in place while another
+//! thread may still copy it.
 //!
 //! The subsystem owns the shared target pages and the cycle's relocation counters. In the
 //! `concurrent` mode roots are not relocated by the collector: after Pause Relocate Start a
@@ -106,32 +116,67 @@ impl RelocationCounters {
     }
 }
 
+/// The shared target page of one size class and the cycle it serves: a page taken for this
+/// cycle's copies, or a page the driver compacted in place in this cycle's pause.
+struct SharedTarget {
+    seqnum: u64,
+    page: Arc<Page>,
+}
+
 /// Relocation: shared target pages (CAS bump allocation), one per size class, and the
 /// cycle's counters.
 #[derive(Default)]
 pub(crate) struct Relocate {
-    small: Mutex<Option<Arc<Page>>>,
-    medium: Mutex<Option<Arc<Page>>>,
+    small: Mutex<Option<SharedTarget>>,
+    medium: Mutex<Option<SharedTarget>>,
     counters: RelocationCounters,
 }
 
-/// A GC worker's private target pages (bump allocation without atomics or locks), and the
-/// objects and bytes it copied since it last added them to the cycle's counters (once per
-/// page evacuated, not per object: a shared counter per copy costs as much as a small copy).
+/// Where a worker's copy went: the shared target page or its private one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TargetSource {
+    Shared,
+    Private,
+}
+
+/// A GC worker's target pages for one size class: the cycle's shared target page, which it
+/// fills first (CAS bump allocation), then private pages (bump allocation without atomics or
+/// locks).
+#[derive(Default)]
+struct ClassTargets {
+    /// The shared page this worker bumps on, fetched once per cycle.
+    shared: Option<Arc<Page>>,
+    /// True once the shared page was fetched (and found missing, or later full).
+    shared_done: bool,
+    private: Option<Arc<Page>>,
+}
+
+/// A GC worker's target pages, and the objects and bytes it copied since it last added them
+/// to the cycle's counters (once per page evacuated, not per object: a shared counter per
+/// copy costs as much as a small copy).
 #[derive(Default)]
 struct WorkerTargets {
-    small: Option<Arc<Page>>,
-    medium: Option<Arc<Page>>,
+    small: ClassTargets,
+    medium: ClassTargets,
     copied_objects: u64,
     copied_bytes: u64,
 }
 
 impl WorkerTargets {
-    fn slot(&mut self, kind: PageKind) -> &mut Option<Arc<Page>> {
+    fn class(&mut self, kind: PageKind) -> &mut ClassTargets {
         match kind {
             PageKind::Small => &mut self.small,
             PageKind::Medium => &mut self.medium,
             PageKind::Large => unreachable!("large objects are never relocated"),
+        }
+    }
+
+    /// The page a copy of `source` went to.
+    fn page(&mut self, kind: PageKind, source: TargetSource) -> Option<&Arc<Page>> {
+        let c = self.class(kind);
+        match source {
+            TargetSource::Shared => c.shared.as_ref(),
+            TargetSource::Private => c.private.as_ref(),
         }
     }
 
@@ -155,27 +200,58 @@ impl Relocate {
         self.counters.totals()
     }
 
-    /// Target memory for a worker's copy of `size` bytes, on the worker's target page of
-    /// `kind` (the page `t.slot(kind)` holds afterwards); `None` if the heap has none left.
+    /// The shared target page of `kind` for this cycle, if there is one.
+    fn shared_target(&self, cx: &GcContext, kind: PageKind) -> Option<Arc<Page>> {
+        let seq = cx.state.seqnum();
+        self.shared_slot(kind)
+            .lock()
+            .as_ref()
+            .filter(|t| t.seqnum == seq)
+            .map(|t| t.page.clone())
+    }
+
+    fn shared_slot(&self, kind: PageKind) -> &Mutex<Option<SharedTarget>> {
+        match kind {
+            PageKind::Small => &self.small,
+            PageKind::Medium => &self.medium,
+            PageKind::Large => unreachable!("large objects are never relocated"),
+        }
+    }
+
+    /// Target memory for a worker's copy of `size` bytes of `kind`: on the cycle's shared
+    /// target page while it has room, then on the worker's private page (taking a new one
+    /// when it is full); `None` if the heap has no page left.
     fn alloc_for_worker(
         &self,
         cx: &GcContext,
         t: &mut WorkerTargets,
         kind: PageKind,
         size: u64,
-    ) -> Option<Offset> {
-        let sizes = *cx.pages.sizes();
-        let slot = t.slot(kind);
-        if let Some(off) = slot.as_ref().and_then(|p| p.alloc_private(size)) {
-            return Some(off);
+    ) -> Option<(Offset, TargetSource)> {
+        let c = t.class(kind);
+        if !c.shared_done {
+            if c.shared.is_none() {
+                c.shared = self.shared_target(cx, kind);
+            }
+            if let Some(off) = c.shared.as_ref().and_then(|p| p.alloc_shared(size)) {
+                return Some((off, TargetSource::Shared));
+            }
+            // Full (objects differ in size, but a worker that found it full once would
+            // mostly find it full again), or there is none.
+            c.shared_done = true;
+            c.shared = None;
         }
+        if let Some(off) = c.private.as_ref().and_then(|p| p.alloc_private(size)) {
+            return Some((off, TargetSource::Private));
+        }
+        let sizes = *cx.pages.sizes();
         let page = cx
             .pages
             .new_relocation_page(kind, sizes.page_size(kind, size), cx.state.seqnum())
             .ok()?;
         let off = page.alloc_private(size)?;
-        *slot = Some(page);
-        Some(off)
+        c.private = Some(page);
+        Some((off, TargetSource::Private))
     }
 
     /// A GC worker relocates the object at `from` (it holds the page's reference, so no
@@ -197,7 +273,7 @@ impl Relocate {
         let size = obj.size();
         let kind = cx.pages.sizes().kind_for(size);
         match self.alloc_for_worker(cx, t, kind, size) {
-            Some(to) => {
+            Some((to, source)) => {
                 // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
                 // cycle; from-space objects are never written during relocation (a mutator
                 // writes an object only after its barrier relocated it).
@@ -208,19 +284,20 @@ impl Relocate {
                         t.copied_bytes += size;
                     }
                     Err(_) => {
-                        // A mutator's copy won: give back ours (the top of our own page).
-                        let page = t.slot(kind).as_ref().expect("the page `to` is on");
+                        // A mutator's copy won: give back ours if it is still the top of its
+                        // page (on the shared page another copy may lie above it: then ours
+                        // stays behind as a dead object, its header intact).
+                        let page = t.page(kind, source).expect("the page `to` is on");
                         page.undo_alloc(to, size);
                     }
                 }
             }
             None => {
+                // The page becomes this worker's private target: the next pages' objects go
+                // into the room compaction left above its live ones.
                 let page = self.compact_in_place(cx, f);
-                match page.kind() {
-                    PageKind::Small => t.small = Some(page),
-                    PageKind::Medium => t.medium = Some(page),
-                    PageKind::Large => {}
-                }
+                let kind = page.kind();
+                t.class(kind).private = Some(page);
             }
         }
     }
@@ -261,19 +338,15 @@ impl Relocate {
         page
     }
 
-    /// Target memory for a copy of `size` bytes; `None` if the heap has none left.
+    /// Target memory for a copy of `size` bytes on the shared target page (taking a new one
+    /// when it is full); `None` if the heap has none left.
     fn alloc_for_relocation(&self, cx: &GcContext, size: u64) -> Option<Offset> {
         let sizes = *cx.pages.sizes();
         let kind = sizes.kind_for(size);
-        let slot = match kind {
-            PageKind::Small => &self.small,
-            PageKind::Medium => &self.medium,
-            PageKind::Large => unreachable!("large objects are never relocated"),
-        };
         let seq = cx.state.seqnum();
-        let mut cur = slot.lock();
-        if let Some(p) = cur.as_ref().filter(|p| p.seqnum() == seq) {
-            if let Some(off) = p.alloc_shared(size) {
+        let mut cur = self.shared_slot(kind).lock();
+        if let Some(t) = cur.as_ref().filter(|t| t.seqnum == seq) {
+            if let Some(off) = t.page.alloc_shared(size) {
                 return Some(off);
             }
         }
@@ -282,8 +355,25 @@ impl Relocate {
             .new_relocation_page(kind, sizes.page_size(kind, size), seq)
             .ok()?;
         let off = page.alloc_shared(size);
-        *cur = Some(page);
+        *cur = Some(SharedTarget { seqnum: seq, page });
         off
+    }
+
+    /// Make `page`, just compacted in place by the driver inside the pause, the shared
+    /// target of its class, unless the current one has more room: the next roots' copies (and
+    /// the workers' first ones) fill the room above its live objects instead of compacting
+    /// one more page in place.
+    fn share_in_place_page(&self, cx: &GcContext, page: Arc<Page>) {
+        let seq = cx.state.seqnum();
+        let mut cur = self.shared_slot(page.kind()).lock();
+        let room = |p: &Page| p.end().raw() - p.top().raw();
+        if cur
+            .as_ref()
+            .is_some_and(|t| t.seqnum == seq && room(&t.page) >= room(&page))
+        {
+            return;
+        }
+        *cur = Some(SharedTarget { seqnum: seq, page });
     }
 
     /// Give the shared relocation allocator fresh target pages of this cycle before
@@ -294,24 +384,21 @@ impl Relocate {
     pub(crate) fn prepare_targets(&self, cx: &GcContext, set: &[Arc<Forwarding>]) {
         let sizes = *cx.pages.sizes();
         let seq = cx.state.seqnum();
-        for (kind, slot) in [
-            (PageKind::Small, &self.small),
-            (PageKind::Medium, &self.medium),
-        ] {
+        for kind in [PageKind::Small, PageKind::Medium] {
             let want = set.iter().any(|f| f.page().kind() == kind);
             if !want {
                 continue;
             }
-            let mut cur = slot.lock();
-            if cur.as_ref().is_some_and(|p| p.seqnum() == seq) {
+            let mut cur = self.shared_slot(kind).lock();
+            if cur.as_ref().is_some_and(|t| t.seqnum == seq) {
                 continue;
             }
-            // No memory: the pause will fall back as usual (in-place or forwarding to self).
+            // No memory: relocation falls back as usual (compacting pages in place).
             if let Ok(page) = cx
                 .pages
                 .new_relocation_page(kind, sizes.page_size(kind, 0), seq)
             {
-                *cur = Some(page);
+                *cur = Some(SharedTarget { seqnum: seq, page });
             }
         }
     }
@@ -338,7 +425,8 @@ impl Relocate {
             Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
             Relocation::NoMemory => {
                 self.counters.waits.fetch_add(1, Ordering::Relaxed);
-                self.compact_in_place(cx, f);
+                let page = self.compact_in_place(cx, f);
+                self.share_in_place_page(cx, page);
                 f.wait_for_entry(idx)
             }
             // Compacted in place earlier in this pause: the entry is there.

@@ -210,39 +210,154 @@ fn attaching_twice_on_one_thread_is_refused() {
     assert!(h.collect("from a mutator thread").is_err());
 }
 
+/// Allocate rounds of short-lived objects in an 8 MiB heap (four small pages, one of them the
+/// relocation reserve), keeping 64 of them; returns the heap for its statistics.
+fn churn_a_small_heap(mode: Mode) -> Heap {
+    let h = Heap::new(HeapConfig::new(8 << 20).mode(mode).verify(true)).unwrap();
+    let mut m = h.attach("main").unwrap();
+    m.scope(|s| {
+        let keep = s.alloc(1, 64, 0).unwrap();
+        for round in 0..40u64 {
+            s.scope(|s| {
+                for i in 0..2000u64 {
+                    let o = s.alloc(2, 0, 240).unwrap_or_else(|e| {
+                        panic!("{mode}: round {round}, object {i}: {e}\n{}", cycles(&h))
+                    });
+                    s.get(o).write_u64(0, round * 10_000 + i);
+                    if i % 250 == 0 {
+                        let slot = ((round * 8 + i / 250) % 64) as usize;
+                        s.store(keep, slot, Some(o));
+                    }
+                }
+            });
+        }
+        s.collect("test");
+        for slot in 0..64 {
+            let o = s.load(keep, slot).expect("kept object");
+            let v = s.get(o).read_u64(0);
+            assert_eq!(v % 10_000 % 250, 0, "{mode}: slot {slot} holds {v}");
+        }
+    });
+    drop(m);
+    h
+}
+
+#[test]
+fn a_small_heap_with_little_live_data_never_runs_out() {
+    // At most ~0.6 MiB is live at any time (a round's 2,000 objects, rooted until the round
+    // ends), so every cycle must free pages for the mutator: a relocation that takes more
+    // target pages than it frees would stall the mutator until it gets OutOfMemory.
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        let st = churn_a_small_heap(mode).stats();
+        let relocated: u64 = st.cycles.iter().map(|c| c.bytes_relocated).sum();
+        assert!(
+            st.cycles.len() >= 5 && relocated > 0,
+            "{mode}: the churn must cycle and relocate ({} cycles, {relocated} bytes)",
+            st.cycles.len()
+        );
+    }
+}
+
+/// One line per cycle: what relocation did, for a failure message.
+fn cycles(h: &Heap) -> String {
+    h.stats()
+        .cycles
+        .iter()
+        .map(|c| {
+            format!(
+                "GC({}) {}K->{}K, {}K live: {} pages freed, {} compacted in place \
+                 ({} self-forwards), {}K moved\n",
+                c.cycle,
+                c.heap_before >> 10,
+                c.heap_after >> 10,
+                c.live_bytes >> 10,
+                c.pages_relocated + c.pages_freed_empty,
+                c.pages_compacted_in_place,
+                c.objects_self_forwarded,
+                c.bytes_relocated >> 10
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn a_full_heap_compacts_in_place_and_keeps_every_object() {
-    // 8 MiB: four small pages, one of them the relocation reserve. Each page ends up holding a
-    // few live objects among garbage, so relocation runs out of target memory and must
-    // compact pages in place; the verifier checks every pause.
+    // 8 MiB (four small pages) with no relocation reserve: mutators may fill every page. Half
+    // of all objects stay live, so when the heap is full every page holds live objects among
+    // garbage and relocation finds no free page for its targets: it must compact pages in
+    // place. The verifier checks every pause; every kept object is read back.
     for mode in [Mode::Concurrent, Mode::Stw] {
-        let h = Heap::new(HeapConfig::new(8 << 20).mode(mode).verify(true)).unwrap();
+        let cfg = HeapConfig::new(8 << 20)
+            .mode(mode)
+            .verify(true)
+            .relocation_reserve(0);
+        let h = Heap::new(cfg).unwrap();
         let mut m = h.attach("main").unwrap();
-        m.scope(|s| {
-            let keep = s.alloc(1, 64, 0).unwrap();
-            for round in 0..40u64 {
+        let in_place = |h: &Heap| {
+            h.stats()
+                .cycles
+                .iter()
+                .map(|c| c.pages_compacted_in_place)
+                .sum::<u64>()
+        };
+        // 16 arrays of 1,024 slots: up to 16,384 kept objects of 256 bytes (4 MiB).
+        const ARRAYS: u64 = 16;
+        const SLOTS: u64 = 1024;
+        let kept = m.scope(|s| {
+            let keep = s.alloc(1, ARRAYS as u32, 0).unwrap();
+            for a in 0..ARRAYS as usize {
+                let arr = s.alloc(1, SLOTS as u32, 0).unwrap();
+                s.store(keep, a, Some(arr));
+            }
+            let mut kept = 0u64;
+            while kept < ARRAYS * SLOTS && in_place(&h) == 0 {
                 s.scope(|s| {
-                    for i in 0..2000u64 {
-                        let o = s.alloc(2, 0, 240).unwrap();
-                        s.get(o).write_u64(0, round * 10_000 + i);
-                        if i % 250 == 0 {
-                            let slot = ((round * 8 + i / 250) % 64) as usize;
-                            s.store(keep, slot, Some(o));
-                        }
+                    for _ in 0..256 {
+                        let o = s.alloc(2, 0, 240).unwrap_or_else(|e| {
+                            panic!("{mode}: {kept} objects kept: {e}\n{}", cycles(&h))
+                        });
+                        s.get(o).write_u64(0, kept);
+                        let arr = s.load(keep, (kept / SLOTS) as usize).unwrap();
+                        s.store(arr, (kept % SLOTS) as usize, Some(o));
+                        kept += 1;
+                        // Garbage of the same size between two kept objects.
+                        s.alloc(2, 0, 240).unwrap();
                     }
                 });
             }
             s.collect("test");
-            for slot in 0..64 {
-                let o = s.load(keep, slot).expect("kept object");
-                let v = s.get(o).read_u64(0);
-                assert_eq!(v % 10_000 % 250, 0, "{mode}: slot {slot} holds {v}");
+            for k in 0..kept {
+                let arr = s.load(keep, (k / SLOTS) as usize).unwrap();
+                let o = s.load(arr, (k % SLOTS) as usize).expect("kept object");
+                assert_eq!(s.get(o).read_u64(0), k, "{mode}: kept object {k}");
             }
+            kept
         });
-        let st = h.stats();
+        let pages = in_place(&h);
+        eprintln!("{mode}: {pages} pages compacted in place, {kept} objects kept");
         assert!(
-            st.cycles.iter().any(|c| c.pages_compacted_in_place > 0),
-            "{mode}: no cycle had to compact in place"
+            pages > 0,
+            "{mode}: no cycle had to compact in place ({kept} objects kept)"
         );
+    }
+}
+
+#[test]
+fn a_relocation_reserve_over_half_the_heap_is_refused() {
+    let Err(e) = Heap::new(HeapConfig::new(64 << 20).relocation_reserve(40 << 20)) else {
+        panic!("a 40M reserve in a 64M heap was accepted");
+    };
+    let msg = e.to_string();
+    assert!(
+        msg.contains("relocation_reserve") && msg.contains("at most half the heap"),
+        "{msg}"
+    );
+    // Half the heap is accepted, and so is none at all.
+    for reserve in [32 << 20, 0] {
+        let h = Heap::new(HeapConfig::new(64 << 20).relocation_reserve(reserve)).unwrap();
+        let mut m = h.attach("main").unwrap();
+        m.scope(|s| {
+            s.alloc(1, 0, 8).unwrap();
+        });
     }
 }

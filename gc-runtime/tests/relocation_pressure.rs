@@ -1,5 +1,6 @@
-//! Relocation under memory pressure: a heap kept nearly full of live objects, so that
-//! Concurrent Relocate runs out of target memory and must compact pages in place, while two
+//! Relocation under memory pressure: a heap kept nearly full of live objects and with no
+//! relocation reserve (mutators may fill every page), so that Concurrent Relocate runs out of
+//! target memory and must compact pages in place, while two
 //! mutator threads keep loading, checking and rewriting those very objects (their barriers
 //! relocate objects, wait for pages being compacted, and race the GC worker).
 //!
@@ -18,6 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
+/// Garbage objects (1 KiB each) a `stw` mutator allocates per object it rewrites.
+const GARBAGE_PER_REWRITE: usize = 16;
 /// The longest a run goes on waiting for in-place compactions.
 const MAX_SECS: u64 = 40;
 
@@ -141,6 +144,19 @@ fn mutate(heap: &Heap, thread: u64, slots: u64, stop: &AtomicBool, mode: Mode) -
                 }
                 None => ooms += 1,
             });
+            if mode == Mode::Stw {
+                // Garbage that fills the heap between two stw cycles: started by the
+                // director as the heap fills, a cycle finds free pages for every target
+                // (relocation frees each page as it finishes it); it must find the heap full.
+                s.scope(|s| {
+                    for _ in 0..GARBAGE_PER_REWRITE {
+                        if s.alloc(9, 0, 1024).is_err() {
+                            ooms += 1;
+                            break;
+                        }
+                    }
+                });
+            }
             s.poll();
         }
         // A last full check of every object.
@@ -165,7 +181,13 @@ fn run(mode: Mode, secs: u64) {
                 .mode(mode)
                 .verify(true)
                 .gc_threads(1)
-                .continuous(true),
+                // Back-to-back stw cycles each find too little garbage to run out of
+                // target pages; started by the director, they find more.
+                .continuous(mode != Mode::Stw)
+                // No relocation reserve: mutators may fill every page, so relocation runs
+                // out of target pages whenever the heap is full. (With the default reserve a
+                // stw cycle's targets always fit: no stw run compacted a page in place.)
+                .relocation_reserve(0),
         )
         .unwrap(),
     );

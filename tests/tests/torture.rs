@@ -144,6 +144,11 @@ fn nearly_full(test: &str, mode: Mode, secs: u64, seed: u64) -> Config {
     // too little to relocate to run out of target memory (on a slow day, no run of 14 s
     // compacted a page in place). Started by the director, they find more.
     c.continuous = mode != Mode::Stw;
+    // The default relocation reserve is enough for a cycle's targets since relocation fills
+    // one shared target page before it takes more (no stw run of 14 s, and some concurrent
+    // ones, compacted a page in place). Without a reserve, mutators fill every page, and a
+    // full heap must compact.
+    c.relocation_reserve = Some(0);
     c.shared_fraction = 0.2;
     c.fill = true;
     c.max_objects = 40_000;

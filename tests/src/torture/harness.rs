@@ -155,6 +155,9 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     if let Some(m) = cfg.max_direct {
         hc = hc.max_direct_memory(m);
     }
+    if let Some(r) = cfg.relocation_reserve {
+        hc = hc.relocation_reserve(r);
+    }
     hc = hc.pacing(cfg.pacing);
     let direct_limit = hc.direct_memory_limit();
     let heap = Heap::new(hc).unwrap_or_else(|e| panic!("{what}: creating the heap: {e}"));

@@ -142,6 +142,9 @@ pub struct Config {
     /// `HeapConfig::continuous` (on by default): cycles back to back; off, the director
     /// starts them (by allocation rate), so more garbage gathers between two cycles.
     pub continuous: bool,
+    /// `HeapConfig::relocation_reserve`: `None` for the default; `Some(0)` lets mutators
+    /// fill every page, so a full heap must compact pages in place.
+    pub relocation_reserve: Option<u64>,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -168,6 +171,7 @@ impl Config {
             max_direct: None,
             pacing: true,
             continuous: true,
+            relocation_reserve: None,
             test_name: name.to_string(),
             replay: None,
         }
