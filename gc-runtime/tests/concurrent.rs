@@ -2,7 +2,14 @@
 //! every object keeps its id, checksum and edges across concurrent marking and relocation.
 use gc_runtime::{Global, Heap, HeapConfig, Mode, Scope};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// How long the mutators run at least, and at most while fewer than [`MIN_CYCLES`] cycles
+/// have completed (on a loaded machine a cycle can take seconds).
+const RUN_FOR: Duration = Duration::from_secs(3);
+const RUN_AT_MOST: Duration = Duration::from_secs(30);
+const MIN_CYCLES: usize = 3;
 
 struct Rng(u64);
 impl Rng {
@@ -51,7 +58,7 @@ fn check(s: &mut Scope<'_>, table: &Global, shadow: &HashMap<u64, [u64; 2]>, slo
     });
 }
 
-fn mutate(heap: &Heap, seed: u64, run_for: Duration) -> u64 {
+fn mutate(heap: &Heap, seed: u64, stop: &AtomicBool) -> u64 {
     let mut m = heap.attach(&format!("mutator-{seed}")).unwrap();
     let mut rng = Rng(seed | 1);
     let mut shadow: HashMap<u64, [u64; 2]> = HashMap::new();
@@ -61,8 +68,7 @@ fn mutate(heap: &Heap, seed: u64, run_for: Duration) -> u64 {
     m.scope(|s| {
         let t = s.alloc(1, SLOTS as u32, 0).unwrap();
         let table = s.global(t);
-        let start = Instant::now();
-        while start.elapsed() < run_for {
+        while !stop.load(Ordering::Relaxed) {
             s.scope(|s| {
                 for _ in 0..64 {
                     ops += 1;
@@ -116,13 +122,22 @@ fn run(mode: Mode, threads: u64) {
             .continuous(true),
     )
     .unwrap();
+    let stop = AtomicBool::new(false);
     let ops: u64 = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
-                let heap = &heap;
-                sc.spawn(move || mutate(heap, 0x1234 + t * 7919, Duration::from_secs(3)))
+                let (heap, stop) = (&heap, &stop);
+                sc.spawn(move || mutate(heap, 0x1234 + t * 7919, stop))
             })
             .collect();
+        let start = Instant::now();
+        while !hs.iter().any(|h| h.is_finished())
+            && (start.elapsed() < RUN_FOR
+                || (start.elapsed() < RUN_AT_MOST && heap.stats().cycles.len() < MIN_CYCLES))
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        stop.store(true, Ordering::Relaxed);
         hs.into_iter().map(|h| h.join().unwrap()).sum()
     });
     let st = heap.stats();
@@ -134,7 +149,11 @@ fn run(mode: Mode, threads: u64) {
         relocated,
         st.pauses.iter().map(|p| p.total_ns).max()
     );
-    assert!(st.cycles.len() >= 3, "{mode}: too few cycles ran");
+    assert!(
+        st.cycles.len() >= MIN_CYCLES,
+        "{mode}: {} cycles in {RUN_AT_MOST:?}",
+        st.cycles.len()
+    );
     assert!(relocated > 0, "{mode}: nothing was relocated");
 }
 

@@ -7,6 +7,10 @@
 //! cleaners, and the plain `concurrent` and `stw` ones that a small direct-memory limit ran
 //! its cycles.
 //!
+//! A test that must reach a timing-dependent path (stalls, in-place compaction) runs again
+//! with the next seed, up to three runs, while the runs so far have not reached it: a loaded
+//! machine can make one run miss it.
+//!
 //! - replay a seed: `ZRS_TORTURE_SEED=0x... cargo test -p integration-tests --release --test
 //!   torture -- --exact <test>`;
 //! - soak: `ZRS_SOAK_SECS=3600 cargo test -p integration-tests --release --test torture --
@@ -19,6 +23,31 @@ use integration_tests::torture::{
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
+
+/// Runs of a reach-checked test at most: one more run (with the next seed) while the path it
+/// covers was not reached.
+const MAX_RUNS_TO_REACH: u64 = 3;
+
+/// Run `c`, and again with the next seeds while `reached` does not hold for the runs so far
+/// (at most [`MAX_RUNS_TO_REACH`] runs); returns their totals. Whether a run stalls or
+/// compacts a page in place depends on the machine's speed and load: a run on a loaded
+/// machine can miss the path that the same run reaches on a quiet one. A test still fails
+/// when its path was not reached in all the runs.
+fn run_until(c: &Config, reached: impl Fn(&Report) -> bool) -> Report {
+    let mut total = run(c);
+    let mut runs = 1;
+    while !reached(&total) && runs < MAX_RUNS_TO_REACH {
+        let mut next = c.clone();
+        next.seed = c.seed.wrapping_add(runs);
+        eprintln!(
+            "{}: the path was not reached in {runs} run(s); running again with seed {:#x}",
+            c.name, next.seed
+        );
+        total.add(&run(&next));
+        runs += 1;
+    }
+    total
+}
 
 fn cfg(test: &str, mode: Mode, heap_mib: u64, secs: u64, seed: u64) -> Config {
     let mut c = Config::new(test, mode, heap_mib * MIB, Duration::from_secs(secs), seed);
@@ -39,6 +68,10 @@ fn small(test: &str, mode: Mode, secs: u64, seed: u64) -> Config {
     // while mutators are paced) makes stalls rare even here: these run without it. The
     // nearly full heaps run with it and must be paced.
     c.pacing = false;
+    // Back-to-back stw cycles leave the threads too little time between two pauses to fill
+    // the heap: on a loaded machine, three runs in a row did not stall once. Started by the
+    // director, cycles let garbage gather.
+    c.continuous = mode != Mode::Stw;
     c.live_fraction = 0.5;
     c.garbage_burst = 64;
     c.oom_ok = true;
@@ -131,10 +164,9 @@ fn assert_paced(r: &Report) {
 
 /// A nearly full heap: a live-set budget of 75% of the heap in `concurrent` mode, 78% in
 /// `stw` mode (a fifth of the heap in a pool both threads read, check and mutate), kept
-/// filled (`Config::fill`), with objects of mixed sizes, medium ones included. The
-/// relocation reserve is at most an eighth of the heap, so relocation runs out of target
-/// memory and compacts pages in place (concurrently with the threads' loads in `concurrent`
-/// mode). A stw cycle relocates inside its pause, with nothing allocating meanwhile, so its
+/// filled (`Config::fill`), with objects of mixed sizes, medium ones included. There is no
+/// relocation reserve, so relocation runs out of target memory and compacts pages in place
+/// (concurrently with the threads' loads in `concurrent` mode). A stw cycle relocates inside its pause, with nothing allocating meanwhile, so its
 /// heap must be fuller to run out. 128 MiB is the smallest heap with medium pages.
 /// Out-of-memory errors have the same tolerance as in `small`.
 fn nearly_full(test: &str, mode: Mode, secs: u64, seed: u64) -> Config {
@@ -232,12 +264,15 @@ fn epsilon_until_out_of_memory() {
 
 #[test]
 fn concurrent_small_heap_stalls() {
-    let r = run(&small(
-        "concurrent_small_heap_stalls",
-        Mode::Concurrent,
-        10,
-        base_seed(),
-    ));
+    let r = run_until(
+        &small(
+            "concurrent_small_heap_stalls",
+            Mode::Concurrent,
+            10,
+            base_seed(),
+        ),
+        |r| r.stalls > 0,
+    );
     assert_stalls_often_and_ooms_rarely(&r);
     assert_eq!(r.pacing_delays, 0, "pacing is off here: {r}");
     assert_direct_paths(&r, Mode::Concurrent);
@@ -245,7 +280,10 @@ fn concurrent_small_heap_stalls() {
 
 #[test]
 fn stw_small_heap_stalls() {
-    let r = run(&small("stw_small_heap_stalls", Mode::Stw, 6, base_seed()));
+    let r = run_until(
+        &small("stw_small_heap_stalls", Mode::Stw, 6, base_seed()),
+        |r| r.stalls > 0,
+    );
     assert_stalls_often_and_ooms_rarely(&r);
     // A stw cycle runs inside its pause: nothing to keep pace with.
     assert_eq!(r.pacing_delays, 0, "a stw heap paced its mutators: {r}");
@@ -254,12 +292,10 @@ fn stw_small_heap_stalls() {
 
 #[test]
 fn concurrent_nearly_full() {
-    let r = run(&nearly_full(
-        "concurrent_nearly_full",
-        Mode::Concurrent,
-        12,
-        base_seed(),
-    ));
+    let r = run_until(
+        &nearly_full("concurrent_nearly_full", Mode::Concurrent, 12, base_seed()),
+        |r| r.pages_compacted_in_place > 0 && r.pacing_delays > 0 && r.phases_on_idle_workers > 0,
+    );
     assert_reaches_in_place(&r);
     assert_paced(&r);
     assert_direct_paths(&r, Mode::Concurrent);
@@ -267,7 +303,10 @@ fn concurrent_nearly_full() {
 
 #[test]
 fn stw_nearly_full() {
-    let r = run(&nearly_full("stw_nearly_full", Mode::Stw, 14, base_seed()));
+    let r = run_until(
+        &nearly_full("stw_nearly_full", Mode::Stw, 14, base_seed()),
+        |r| r.pages_compacted_in_place > 0,
+    );
     assert_reaches_in_place(&r);
     assert_direct_paths(&r, Mode::Stw);
 }
