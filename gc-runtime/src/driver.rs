@@ -152,6 +152,8 @@ struct Cycle<'h> {
     started: Instant,
     driver_cpu0: u64,
     worker_cpu: u64,
+    /// Starved idle-class threads seen, and raised, before this cycle.
+    starvations0: (u64, u64),
     /// Work items of the pause in progress (see `PauseRecord::work_items`).
     pause_work: u64,
 }
@@ -172,6 +174,10 @@ impl<'h> Cycle<'h> {
             started: Instant::now(),
             driver_cpu0: thread_cpu_ns(),
             worker_cpu: 0,
+            starvations0: (
+                heap.cx.idle_class.starvations(),
+                heap.cx.idle_class.raised(),
+            ),
             pause_work: 0,
         }
     }
@@ -195,7 +201,8 @@ impl<'h> Cycle<'h> {
         let start_at_ns = self.heap.now_ns();
         let t = Instant::now();
         let r = if self.offload_phases() {
-            let (r, cpu) = crate::gc_workers::offload("gc-phase", || f(self));
+            let guard = &self.heap.cx.idle_class;
+            let (r, cpu) = crate::gc_workers::offload("gc-phase", guard, || f(self));
             self.worker_cpu += cpu;
             self.rec.phases_on_idle_workers += 1;
             r
@@ -294,6 +301,7 @@ impl<'h> Cycle<'h> {
         self.heap.config.mode == Mode::Concurrent
             && self.paced_recently()
             && !self.heap.cx.control.has_stalled_mutators()
+            && self.heap.cx.idle_class.allowed()
     }
 
     /// Concurrent Mark (or Mark inside the `stw` pause): drain marking until the queue and the
@@ -471,6 +479,20 @@ impl<'h> Cycle<'h> {
         self.rec.objects_self_forwarded = r.self_forwards;
         self.rec.relocation_waits = r.waits;
         self.rec.gc_cpu_ns = thread_cpu_ns() - self.driver_cpu0 + self.worker_cpu;
+        let guard = &heap.cx.idle_class;
+        self.rec.idle_class_starvations = guard.starvations() - self.starvations0.0;
+        self.rec.idle_class_raised = guard.raised() - self.starvations0.1;
+        if self.rec.idle_class_starvations > 0 {
+            heap.log.info(
+                heap.start,
+                self.n(),
+                &format!(
+                    "Idle-class GC threads starved: {} (other threads kept every core busy), \
+                     {} moved back to normal priority; GC threads stay there for a while",
+                    self.rec.idle_class_starvations, self.rec.idle_class_raised
+                ),
+            );
+        }
         heap.log.cycle(
             heap.start,
             self.n(),

@@ -7,6 +7,7 @@
 use crate::cycle_control::CycleControl;
 use crate::forwarding_index::ForwardingIndex;
 use crate::gc_state::GcState;
+use crate::idle_class_guard::IdleClassGuard;
 use crate::page_registry::PageRegistry;
 use gc_core::page_table::PageTable;
 use gc_core::{AddressLayout, Page};
@@ -16,6 +17,8 @@ pub(crate) struct GcContext {
     pub(crate) pages: PageRegistry,
     pub(crate) forwarding: ForwardingIndex,
     pub(crate) control: CycleControl,
+    /// Whether GC threads may run in the idle scheduling class now.
+    pub(crate) idle_class: IdleClassGuard,
 }
 
 impl GcContext {

@@ -12,6 +12,7 @@ use crate::forwarding_index::ForwardingIndex;
 use crate::gc_context::GcContext;
 use crate::gc_log::GcLog;
 use crate::gc_state::GcState;
+use crate::idle_class_guard::IdleClassGuard;
 use crate::injected_panic::InjectedPanics;
 use crate::mark::Mark;
 use crate::object_allocator::ObjectAllocator;
@@ -74,6 +75,7 @@ impl HeapInner {
                 pages: PageRegistry::new(mem, reserve),
                 forwarding: ForwardingIndex::new(start, size),
                 control: CycleControl::default(),
+                idle_class: IdleClassGuard::default(),
             },
             safepoint: Safepoint::default(),
             roots: Roots::default(),

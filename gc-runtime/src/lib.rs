@@ -57,6 +57,7 @@ mod handle_stack;
 mod handle_table;
 pub mod heap;
 mod heap_inner;
+mod idle_class_guard;
 mod injected_panic;
 mod live_cache;
 mod mark;

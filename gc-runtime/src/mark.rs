@@ -455,7 +455,7 @@ impl Mark {
         let idle = AtomicUsize::new(0);
         let abandoned = AtomicBool::new(false);
         let (stealers, idle, abandoned) = (&stealers, &idle, &abandoned);
-        crate::gc_workers::run("gc-mark", workers, |i, w| {
+        crate::gc_workers::run("gc-mark", &cx.idle_class, workers, |i, w| {
             // A worker that unwinds tells the others to stop waiting for it.
             let _abandon = AbandonOnUnwind(abandoned);
             if i > 0 && panics.take(InjectedPanic::MarkWorker) {

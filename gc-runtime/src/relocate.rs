@@ -551,7 +551,12 @@ impl Relocate {
                 }
             }
         };
-        let cpu = crate::gc_workers::run("gc-relocate", vec![(); threads.max(1)], |_, ()| work());
+        let cpu = crate::gc_workers::run(
+            "gc-relocate",
+            &cx.idle_class,
+            vec![(); threads.max(1)],
+            |_, ()| work(),
+        );
         (freed.load(Ordering::Relaxed), cpu)
     }
 }

@@ -121,6 +121,15 @@ pub struct CycleRecord {
     /// ran on the driver.
     #[serde(default)]
     pub phases_on_idle_workers: u64,
+    /// Idle-class GC threads found starved in this cycle (other processes kept every core
+    /// busy): each keeps GC threads at normal priority for a while (see the
+    /// `idle_class_guard` module).
+    #[serde(default)]
+    pub idle_class_starvations: u64,
+    /// Of those, the ones moved back to normal priority at once (the system may refuse it:
+    /// leaving the idle class needs `CAP_SYS_NICE` or an `RLIMIT_NICE` of 20).
+    #[serde(default)]
+    pub idle_class_raised: u64,
     /// Dead direct-buffer owners found this cycle (one cleaner run each).
     #[serde(default)]
     pub cleaners_run: u64,

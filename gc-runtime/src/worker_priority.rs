@@ -24,9 +24,30 @@ pub fn lower_current_thread() {
     if idle {
         return;
     }
-    // SAFETY: gettid has no preconditions and returns the calling thread's id.
-    let tid = unsafe { libc::gettid() };
+    let tid = current_tid();
     // SAFETY: setpriority with PRIO_PROCESS and a thread id changes only that thread's nice
     // value; it takes no pointers.
     let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, WORKER_NICE) };
+}
+
+/// The calling thread's kernel thread id (for [`raise_thread`] and its `/proc` entries).
+pub(crate) fn current_tid() -> i32 {
+    // SAFETY: gettid has no preconditions and returns the calling thread's id.
+    unsafe { libc::gettid() }
+}
+
+/// Move thread `tid` of this process back to the normal scheduling class (`SCHED_OTHER`,
+/// nice 0). Returns false where that is refused: leaving `SCHED_IDLE`, or lowering a nice
+/// value, needs `CAP_SYS_NICE` or an `RLIMIT_NICE` of 20 (root has the first; many desktop
+/// sessions have neither).
+pub(crate) fn raise_thread(tid: i32) -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param that outlives the call; `tid` names a thread of
+    // this process (a GC worker that may have exited meanwhile: the call then fails with
+    // ESRCH and changes nothing).
+    let other = unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) } == 0;
+    // SAFETY: setpriority with PRIO_PROCESS and a thread id changes only that thread's nice
+    // value; it takes no pointers.
+    let nice = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 0) } == 0;
+    other && nice
 }

@@ -119,6 +119,8 @@ pub fn chrome_trace(results: &[RunResult]) -> Value {
                     "gc_cpu_ms": c.gc_cpu_ns as f64 / 1e6,
                     "mark_end_retries": c.mark_end_retries,
                     "phases_on_idle_workers": c.phases_on_idle_workers,
+                    "idle_class_starvations": c.idle_class_starvations,
+                    "idle_class_raised": c.idle_class_raised,
                 }),
             ));
             for ph in &c.phases {
