@@ -14,7 +14,7 @@
 
 use criterion::{black_box, BenchmarkId, Criterion, SamplingMode, Throughput};
 use gc_core::{
-    load_barrier, Address, AddressLayout, ColoredPtr, ForwardingTable, GoodColor, MemoryConfig,
+    load_barrier, Address, AddressLayout, ColoredPtr, ForwardingEntries, GoodColor, MemoryConfig,
     Object, ObjectHeader, Offset, Page, PageAllocator, PageKind, SlowPath, View, HEADER_SIZE,
 };
 use std::collections::BTreeMap;
@@ -310,7 +310,7 @@ fn bench_forwarding(c: &mut Criterion) {
                 let mut total = Duration::ZERO;
                 let mut left = iters;
                 while left > 0 {
-                    let table: ForwardingTable = ForwardingTable::new(LIVE);
+                    let table: ForwardingEntries = ForwardingEntries::new(LIVE);
                     let n = left.min(LIVE);
                     let t = Instant::now();
                     for k in 0..n {
@@ -324,7 +324,7 @@ fn bench_forwarding(c: &mut Criterion) {
             })
         });
     }
-    let table: ForwardingTable = ForwardingTable::new(LIVE);
+    let table: ForwardingEntries = ForwardingEntries::new(LIVE);
     for i in 0..LIVE {
         table.insert(i, to(i)).unwrap();
     }

@@ -11,7 +11,7 @@
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
 //! - [`object`]: the pointer-first object layout;
 //! - [`live_map`]: per-page mark bitmaps with live counts;
-//! - [`forwarding_table`]: per-page forwarding entries with single-winner insert;
+//! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
 
@@ -23,7 +23,7 @@ pub mod address_space;
 pub mod barrier;
 pub mod config;
 pub mod error;
-pub mod forwarding_table;
+pub mod forwarding_entries;
 pub mod granule_map;
 pub mod live_map;
 pub mod object;
@@ -46,7 +46,7 @@ pub use address::{AddressLayout, Color, GoodColor, View};
 pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
-pub use forwarding_table::ForwardingTable;
+pub use forwarding_entries::ForwardingEntries;
 pub use live_map::{LiveMap, MarkResult};
 pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};

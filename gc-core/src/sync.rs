@@ -25,7 +25,7 @@ pub trait AtomicWord: Send + Sync {
 
     /// `n` cells holding 0. The default writes each; std's atomics override it with memory
     /// the allocator hands out zeroed, which for a large array is fresh pages nobody has
-    /// touched: making one costs no page fault (see `ForwardingTable::new`).
+    /// touched: making one costs no page fault (see `ForwardingEntries::new`).
     fn zeroed_words(n: usize) -> Box<[Self]>
     where
         Self: Sized,

@@ -1,5 +1,5 @@
 //! Loom models of the racy protocols, run on the *same* generic code as the collector
-//! (`ForwardingTable`, `self_heal`, `LiveMap` are generic over `gc_core::sync::AtomicWord`;
+//! (`ForwardingEntries`, `self_heal`, `LiveMap` are generic over `gc_core::sync::AtomicWord`;
 //! here the word is loom's `AtomicU64`, so loom explores every interleaving and every value the
 //! memory model lets a load see):
 //!
@@ -14,7 +14,7 @@
 use gc_core::barrier::self_heal;
 use gc_core::sync::loom::LoomWord;
 use gc_core::sync::AtomicWord;
-use gc_core::{AddressLayout, Color, ColoredPtr, ForwardingTable, GoodColor, LiveMap, Offset};
+use gc_core::{AddressLayout, Color, ColoredPtr, ForwardingEntries, GoodColor, LiveMap, Offset};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -36,7 +36,7 @@ fn payload(t: usize) -> u64 {
 }
 
 struct Relocation {
-    table: ForwardingTable<LoomWord>,
+    table: ForwardingEntries<LoomWord>,
     /// The two candidate copies of the object ("to-space"), written before publishing.
     copies: [UnsafeCell<u64>; 2],
 }
@@ -65,7 +65,7 @@ type Relocator = thread::JoinHandle<(Result<Offset, Offset>, u64)>;
 /// the shared state and the threads.
 fn race() -> (Arc<Relocation>, Vec<Relocator>) {
     let r = Arc::new(Relocation {
-        table: ForwardingTable::new(1),
+        table: ForwardingEntries::new(1),
         copies: [UnsafeCell::new(0), UnsafeCell::new(0)],
     });
     let hs = (0..2)
@@ -132,7 +132,7 @@ fn forwarding_reader_sees_nothing_or_the_complete_winning_copy() {
 #[test]
 fn forwarding_different_objects_both_win() {
     loom::model(|| {
-        let table: Arc<ForwardingTable<LoomWord>> = Arc::new(ForwardingTable::new(1));
+        let table: Arc<ForwardingEntries<LoomWord>> = Arc::new(ForwardingEntries::new(1));
         let o = Offset::from_raw;
         let hs: Vec<_> = [(3u64, o(0x100)), (4, o(0x200))]
             .into_iter()
