@@ -3,7 +3,8 @@
 //! It knows how memory is laid out and how pointers are colored, but not *when* to collect:
 //! that policy lives in `gc-runtime`. The pieces, bottom-up:
 //!
-//! - [`word`]: the typed words [`Offset`], [`ColoredPtr`] and [`Address`];
+//! - [`word`]: the typed words [`Offset`], [`ColoredPtr`] and [`Address`], and the atomic
+//!   [`ColoredSlot`] that holds a [`ColoredPtr`];
 //! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks, and
 //!   the conversions between the typed words;
 //! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
@@ -43,7 +44,7 @@ pub mod word;
 pub const GRANULE_SIZE: u64 = 2 << 20;
 
 pub use address::{AddressLayout, Color, GoodColor, View};
-pub use barrier::{load_barrier, self_heal, SlowPath};
+pub use barrier::{load_barrier, load_barrier_on_slot, self_heal, self_heal_slot, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;
@@ -52,4 +53,4 @@ pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
 pub use reservation::Reservation;
-pub use word::{Address, ColoredPtr, Offset};
+pub use word::{Address, ColoredPtr, ColoredSlot, Offset};

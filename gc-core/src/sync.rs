@@ -20,6 +20,7 @@ pub trait AtomicWord: Send + Sync {
         success: Ordering,
         failure: Ordering,
     ) -> Result<u64, u64>;
+    fn swap(&self, v: u64, order: Ordering) -> u64;
     fn fetch_or(&self, v: u64, order: Ordering) -> u64;
     fn fetch_add(&self, v: u64, order: Ordering) -> u64;
 
@@ -60,6 +61,10 @@ macro_rules! impl_atomic_word {
                 failure: Ordering,
             ) -> Result<u64, u64> {
                 <$a>::compare_exchange(self, current, new, success, failure)
+            }
+            #[inline(always)]
+            fn swap(&self, v: u64, order: Ordering) -> u64 {
+                <$a>::swap(self, v, order)
             }
             #[inline(always)]
             fn fetch_or(&self, v: u64, order: Ordering) -> u64 {
