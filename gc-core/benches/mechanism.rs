@@ -14,11 +14,12 @@
 
 use criterion::{black_box, BenchmarkId, Criterion, SamplingMode, Throughput};
 use gc_core::{
-    load_barrier, Address, AddressLayout, ColoredPtr, ForwardingTable, GoodColor, MemoryConfig,
-    Object, ObjectHeader, Offset, Page, PageAllocator, PageKind, SlowPath, View, HEADER_SIZE,
+    load_barrier_on_slot, Address, AddressLayout, ColoredPtr, ColoredSlot, ForwardingEntries,
+    GoodColor, MemoryConfig, Object, ObjectHeader, Offset, Page, PageAllocator, PageKind, SlowPath,
+    View, HEADER_SIZE,
 };
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -84,7 +85,7 @@ impl SlowPath for NeverSlow {
 /// the objects in random order, so each step is a cache miss once the list exceeds the caches.
 struct List {
     _pages: Vec<Arc<Page>>,
-    head: AtomicU64,
+    head: ColoredSlot,
     len: u64,
 }
 
@@ -113,29 +114,29 @@ fn build_list(h: &PageAllocator, n: usize, shuffle: bool) -> List {
     if shuffle {
         Rng(0x9E37_79B9_7F4A_7C15).shuffle(&mut nodes);
     }
-    let good = |off: Offset| l.good(off, GoodColor::Remapped).raw();
+    let good = |off: Offset| l.good(off, GoodColor::Remapped);
     for w in nodes.windows(2) {
-        w[0].0.slot(0).store(good(w[1].1), Ordering::Relaxed);
+        w[0].0.ref_slot(0).store(good(w[1].1), Ordering::Relaxed);
     }
     List {
         _pages: pages,
-        head: AtomicU64::new(good(nodes[0].1)),
+        head: ColoredSlot::new(good(nodes[0].1)),
         len: n as u64,
     }
 }
 
 #[inline(always)]
-fn slot0(ptr: u64) -> &'static AtomicU64 {
+fn slot0(ptr: ColoredPtr) -> &'static ColoredSlot {
     // SAFETY: `ptr` is a good (dereferenceable) pointer to a list node, whose slot 0 follows the
     // 16-byte header; the list's pages stay mapped for the whole benchmark.
-    unsafe { &*((ptr + HEADER_SIZE) as *const AtomicU64) }
+    unsafe { &*((ptr.raw() + HEADER_SIZE) as *const ColoredSlot) }
 }
 
 #[inline(never)]
-fn chase_plain(head: &AtomicU64) -> u64 {
+fn chase_plain(head: &ColoredSlot) -> u64 {
     let mut p = head.load(Ordering::Acquire);
     let mut n = 0;
-    while p != 0 {
+    while !p.is_null() {
         p = slot0(p).load(Ordering::Acquire);
         n += 1;
     }
@@ -143,11 +144,11 @@ fn chase_plain(head: &AtomicU64) -> u64 {
 }
 
 #[inline(never)]
-fn chase_barrier(head: &AtomicU64, bad_mask: u64, slow: &NeverSlow) -> u64 {
-    let mut p = load_barrier(head, bad_mask, slow);
+fn chase_barrier(head: &ColoredSlot, bad_mask: u64, slow: &NeverSlow) -> u64 {
+    let mut p = load_barrier_on_slot(head, bad_mask, slow);
     let mut n = 0;
     while !p.is_null() {
-        p = load_barrier(slot0(p.raw()), bad_mask, slow);
+        p = load_barrier_on_slot(slot0(p), bad_mask, slow);
         n += 1;
     }
     n
@@ -310,7 +311,7 @@ fn bench_forwarding(c: &mut Criterion) {
                 let mut total = Duration::ZERO;
                 let mut left = iters;
                 while left > 0 {
-                    let table: ForwardingTable = ForwardingTable::new(LIVE);
+                    let table: ForwardingEntries = ForwardingEntries::new(LIVE);
                     let n = left.min(LIVE);
                     let t = Instant::now();
                     for k in 0..n {
@@ -324,7 +325,7 @@ fn bench_forwarding(c: &mut Criterion) {
             })
         });
     }
-    let table: ForwardingTable = ForwardingTable::new(LIVE);
+    let table: ForwardingEntries = ForwardingEntries::new(LIVE);
     for i in 0..LIVE {
         table.insert(i, to(i)).unwrap();
     }

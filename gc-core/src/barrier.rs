@@ -8,11 +8,15 @@
 //! path. Healing never writes null and only upgrades a color: if another thread stored a
 //! different good pointer (or null) meanwhile, its store wins.
 //!
-//! Slots are plain atomic words holding [`ColoredPtr`] bits; the barrier hands out and takes
-//! [`ColoredPtr`]s, and tests them against the bad mask as a raw `u64` (one AND).
+//! Slots are [`ColoredSlot`]s: atomic words holding [`ColoredPtr`] bits; the barrier hands out
+//! and takes [`ColoredPtr`]s, and tests them against the bad mask as a raw `u64` (one AND).
+//!
+//! [`load_barrier`] and [`self_heal`] take a slot as a bare atomic word, for the callers that
+//! still hold their slots as `AtomicU64`: each views the word as a [`ColoredSlot`] and calls
+//! the typed function ([`load_barrier_on_slot`], [`self_heal_slot`]).
 
 use crate::sync::AtomicWord;
-use crate::word::ColoredPtr;
+use crate::word::{ColoredPtr, ColoredSlot};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The runtime's policy for a bad pointer: return the good pointer for the same object.
@@ -23,18 +27,28 @@ pub trait SlowPath {
 
 /// Load a reference from `slot` through the barrier.
 #[inline(always)]
-pub fn load_barrier<S: SlowPath + ?Sized>(slot: &AtomicU64, bad_mask: u64, slow: &S) -> ColoredPtr {
+pub fn load_barrier_on_slot<S: SlowPath + ?Sized>(
+    slot: &ColoredSlot,
+    bad_mask: u64,
+    slow: &S,
+) -> ColoredPtr {
     let ptr = slot.load(Ordering::Acquire);
-    if ptr & bad_mask == 0 {
-        return ColoredPtr::from_raw(ptr);
+    if ptr.raw() & bad_mask == 0 {
+        return ptr;
     }
-    load_barrier_slow(slot, ColoredPtr::from_raw(ptr), bad_mask, slow)
+    load_barrier_slow(slot, ptr, bad_mask, slow)
+}
+
+/// [`load_barrier_on_slot`] on a slot held as a bare atomic word.
+#[inline(always)]
+pub fn load_barrier<S: SlowPath + ?Sized>(slot: &AtomicU64, bad_mask: u64, slow: &S) -> ColoredPtr {
+    load_barrier_on_slot(ColoredSlot::from_atomic(slot), bad_mask, slow)
 }
 
 #[cold]
 #[inline(never)]
 fn load_barrier_slow<S: SlowPath + ?Sized>(
-    slot: &AtomicU64,
+    slot: &ColoredSlot,
     ptr: ColoredPtr,
     bad_mask: u64,
     slow: &S,
@@ -44,7 +58,7 @@ fn load_barrier_slow<S: SlowPath + ?Sized>(
         !good.is_null() && good.raw() & bad_mask == 0,
         "slow path returned a bad pointer"
     );
-    self_heal(slot, ptr, good, bad_mask);
+    self_heal_slot(slot, ptr, good, bad_mask);
     good
 }
 
@@ -54,8 +68,8 @@ fn load_barrier_slow<S: SlowPath + ?Sized>(
 /// holds a bad pointer (another barrier healed it, or a mutator stored a good pointer or null).
 /// If another barrier healed it to a *weaker* bad pointer of the same object, retries so the
 /// slot is not left weaker than what this barrier computed.
-pub fn self_heal<W: AtomicWord>(
-    slot: &W,
+pub fn self_heal_slot<W: AtomicWord>(
+    slot: &ColoredSlot<W>,
     bad: ColoredPtr,
     good: ColoredPtr,
     bad_mask: u64,
@@ -65,12 +79,12 @@ pub fn self_heal<W: AtomicWord>(
         good.raw() & bad_mask == 0,
         "self-healing must write a good pointer"
     );
-    let mut expected = bad.raw();
+    let mut expected = bad;
     loop {
-        match slot.compare_exchange(expected, good.raw(), Ordering::AcqRel, Ordering::Acquire) {
+        match slot.compare_exchange(expected, good, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return true,
             Err(current) => {
-                if current & bad_mask == 0 {
+                if current.raw() & bad_mask == 0 {
                     // Good or null: someone else healed it or stored a new value. Leave it.
                     return false;
                 }
@@ -80,4 +94,15 @@ pub fn self_heal<W: AtomicWord>(
             }
         }
     }
+}
+
+/// [`self_heal_slot`] on a slot held as a bare atomic word.
+#[inline]
+pub fn self_heal<W: AtomicWord>(
+    slot: &W,
+    bad: ColoredPtr,
+    good: ColoredPtr,
+    bad_mask: u64,
+) -> bool {
+    self_heal_slot(ColoredSlot::from_atomic(slot), bad, good, bad_mask)
 }

@@ -3,7 +3,8 @@
 //! It knows how memory is laid out and how pointers are colored, but not *when* to collect:
 //! that policy lives in `gc-runtime`. The pieces, bottom-up:
 //!
-//! - [`word`]: the typed words [`Offset`], [`ColoredPtr`] and [`Address`];
+//! - [`word`]: the typed words [`Offset`], [`ColoredPtr`] and [`Address`], and the atomic
+//!   [`ColoredSlot`] that holds a [`ColoredPtr`];
 //! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks, and
 //!   the conversions between the typed words;
 //! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
@@ -11,7 +12,7 @@
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
 //! - [`object`]: the pointer-first object layout;
 //! - [`live_map`]: per-page mark bitmaps with live counts;
-//! - [`forwarding_table`]: per-page forwarding entries with single-winner insert;
+//! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
 
@@ -23,7 +24,7 @@ pub mod address_space;
 pub mod barrier;
 pub mod config;
 pub mod error;
-pub mod forwarding_table;
+pub mod forwarding_entries;
 pub mod granule_map;
 pub mod live_map;
 pub mod object;
@@ -43,13 +44,13 @@ pub mod word;
 pub const GRANULE_SIZE: u64 = 2 << 20;
 
 pub use address::{AddressLayout, Color, GoodColor, View};
-pub use barrier::{load_barrier, self_heal, SlowPath};
+pub use barrier::{load_barrier, load_barrier_on_slot, self_heal, self_heal_slot, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
-pub use forwarding_table::ForwardingTable;
+pub use forwarding_entries::ForwardingEntries;
 pub use live_map::{LiveMap, MarkResult};
 pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
 pub use reservation::Reservation;
-pub use word::{Address, ColoredPtr, Offset};
+pub use word::{Address, ColoredPtr, ColoredSlot, Offset};

@@ -2,13 +2,14 @@
 //!
 //! ```text
 //!  +0   +4        +8              +16           +16+8N
-//!  | shape:u32 | n_refs:u32 | n_bytes:u64 | N slots (AtomicU64) | raw bytes, padded to 8 |
+//!  | shape:u32 | n_refs:u32 | n_bytes:u64 | N slots (ColoredSlot) | raw bytes, padded to 8 |
 //! ```
 //!
 //! The header holds the embedder's shape id, the number of reference slots `N` and the raw
-//! byte length; the heap knows nothing else about types. Each slot is a colored pointer or
-//! null. No GC state lives in the header: mark bits are in the page's live map and
-//! forwarding in the page's forwarding table (ZGC keeps headers free of GC state too).
+//! byte length; the heap knows nothing else about types. Each slot is a [`ColoredSlot`]
+//! holding a colored pointer or null. No GC state lives in the header: mark bits are in the
+//! page's live map and forwarding in the page's forwarding entries (ZGC keeps headers free of
+//! GC state too).
 //!
 //! An [`Object`] is a view of one object at an [`Address`]. The collector finds objects by
 //! [`Offset`]; [`Object::at`] is the one way from an offset to an object, through the Remapped
@@ -18,7 +19,7 @@
 
 use crate::address::{AddressLayout, View};
 use crate::error::AllocError;
-use crate::word::{Address, Offset};
+use crate::word::{Address, ColoredSlot, Offset};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -180,26 +181,38 @@ impl Object {
 
     /// Reference slot `i` (panics if out of range).
     #[inline]
-    pub fn slot(&self, i: usize) -> &AtomicU64 {
+    pub fn ref_slot(&self, i: usize) -> &ColoredSlot {
         let n_refs = self.n_refs();
         if i >= n_refs {
             slot_out_of_range(i, n_refs);
         }
         // SAFETY: `i` is in range, slots are 8-byte aligned words inside the object, and
-        // AtomicU64 has the layout of u64.
-        unsafe { &*(self.addr.as_ptr().add(HEADER_SIZE as usize + 8 * i) as *const AtomicU64) }
+        // ColoredSlot (repr(transparent) over AtomicU64) has the layout of u64.
+        unsafe { &*(self.addr.as_ptr().add(HEADER_SIZE as usize + 8 * i) as *const ColoredSlot) }
     }
 
     /// All reference slots.
     #[inline]
-    pub fn slots(&self) -> &[AtomicU64] {
-        // SAFETY: the slot array lies inside the object; see `slot`.
+    pub fn ref_slots(&self) -> &[ColoredSlot] {
+        // SAFETY: the slot array lies inside the object; see `ref_slot`.
         unsafe {
             std::slice::from_raw_parts(
-                self.addr.as_ptr().add(HEADER_SIZE as usize) as *const AtomicU64,
+                self.addr.as_ptr().add(HEADER_SIZE as usize) as *const ColoredSlot,
                 self.n_refs(),
             )
         }
+    }
+
+    /// Reference slot `i` as a bare atomic word ([`Self::ref_slot`]'s word).
+    #[inline]
+    pub fn slot(&self, i: usize) -> &AtomicU64 {
+        self.ref_slot(i).as_atomic()
+    }
+
+    /// All reference slots as bare atomic words ([`Self::ref_slots`]' words).
+    #[inline]
+    pub fn slots(&self) -> &[AtomicU64] {
+        ColoredSlot::as_atomics(self.ref_slots())
     }
 
     /// The raw area's words (the raw area starts 8-byte aligned, right after the slots).
@@ -408,11 +421,13 @@ mod tests {
         let o = unsafe { Object::init(addr, h) };
         assert_eq!(o.header(), h);
         assert_eq!(o.size(), 48);
-        assert_eq!(o.slots().len(), 2);
+        assert_eq!(o.ref_slots().len(), 2);
         assert!(o
-            .slots()
+            .ref_slots()
             .iter()
-            .all(|s| s.load(std::sync::atomic::Ordering::Relaxed) == 0));
+            .all(|s| s.load(Ordering::Relaxed).is_null()));
+        assert!(std::ptr::eq(o.slot(1), o.ref_slot(1).as_atomic()));
+        assert_eq!(o.slots().len(), 2);
         o.write_bytes(4, &[1, 2, 3]);
         let mut out = [0u8; 12];
         o.read_bytes(0, &mut out);

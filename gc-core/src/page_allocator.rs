@@ -15,7 +15,6 @@ use crate::page::{Page, PageKind, PageMemory, PageSizes};
 use crate::page_cache::PageCache;
 use crate::page_table::PageTable;
 use crate::physical::{PhysRange, PhysicalMemory};
-use crate::proc_info;
 use crate::virtual_memory::{self, Views};
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
@@ -70,7 +69,7 @@ impl PageAllocator {
             Some(l) => l,
             None => virtual_memory::max_map_count().unwrap_or(u64::MAX),
         };
-        virtual_memory::check_map_count(config.max_heap, limit, proc_info::count_mappings())?;
+        virtual_memory::check_map_count(config.max_heap, limit, virtual_memory::count_mappings())?;
         let physical = PhysicalMemory::new(config.max_heap, &config.backing, config.huge_pages)?;
         let reserve = (config.max_heap * VIRTUAL_TO_PHYSICAL_RATIO).min(layout.offset_space());
         let views = Views::reserve(layout, reserve, config.reserve_at.map(Offset::from_raw))?;

@@ -10,7 +10,7 @@
 //! page's table first (a no-op if already done). Without the bound, the whole cost sat in
 //! selection, before any page is freed: seconds at 8G the first time, in a virtual machine
 //! whose fresh memory is slow to touch, and the mutator stalled. A mutator that reaches a
-//! table not yet faulted in probes it with writes (`ForwardingTable::find_to_insert`), so each
+//! table not yet faulted in probes it with writes (`ForwardingEntries::find_to_insert`), so each
 //! page it touches faults in once. ZGC's forwarding tables face the same; HotSpot allocates
 //! them with `os::malloc` and takes the faults.
 //!

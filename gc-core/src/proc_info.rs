@@ -5,15 +5,14 @@
 //! Multi-mapping makes RSS misleading: a page touched through all three views is counted
 //! three times in `VmRSS` but once in `Pss` (proportional set size). Memory reports use the
 //! collector's own committed-bytes accounting and Pss, never RSS alone.
+//!
+//! The mechanism uses none of this: the mapping count it checks against `vm.max_map_count`
+//! is [`crate::virtual_memory::count_mappings`], re-exported here for this module's users. The
+//! module serves the runtime's and the workloads' reports.
 
 use serde::Serialize;
 
-/// Number of mappings (lines of `/proc/self/maps`).
-pub fn count_mappings() -> u64 {
-    std::fs::read_to_string("/proc/self/maps")
-        .map(|s| s.lines().count() as u64)
-        .unwrap_or(0)
-}
+pub use crate::virtual_memory::count_mappings;
 
 /// Number of open file descriptors (entries of `/proc/self/fd`).
 pub fn count_fds() -> u64 {

@@ -20,12 +20,13 @@ pub trait AtomicWord: Send + Sync {
         success: Ordering,
         failure: Ordering,
     ) -> Result<u64, u64>;
+    fn swap(&self, v: u64, order: Ordering) -> u64;
     fn fetch_or(&self, v: u64, order: Ordering) -> u64;
     fn fetch_add(&self, v: u64, order: Ordering) -> u64;
 
     /// `n` cells holding 0. The default writes each; std's atomics override it with memory
     /// the allocator hands out zeroed, which for a large array is fresh pages nobody has
-    /// touched: making one costs no page fault (see `ForwardingTable::new`).
+    /// touched: making one costs no page fault (see `ForwardingEntries::new`).
     fn zeroed_words(n: usize) -> Box<[Self]>
     where
         Self: Sized,
@@ -60,6 +61,10 @@ macro_rules! impl_atomic_word {
                 failure: Ordering,
             ) -> Result<u64, u64> {
                 <$a>::compare_exchange(self, current, new, success, failure)
+            }
+            #[inline(always)]
+            fn swap(&self, v: u64, order: Ordering) -> u64 {
+                <$a>::swap(self, v, order)
             }
             #[inline(always)]
             fn fetch_or(&self, v: u64, order: Ordering) -> u64 {

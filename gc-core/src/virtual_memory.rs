@@ -156,6 +156,14 @@ impl Views {
     }
 }
 
+/// Number of mappings this process has now (lines of `/proc/self/maps`; 0 if unreadable), what
+/// `vm.max_map_count` limits.
+pub fn count_mappings() -> u64 {
+    std::fs::read_to_string("/proc/self/maps")
+        .map(|s| s.lines().count() as u64)
+        .unwrap_or(0)
+}
+
 /// `vm.max_map_count` as the kernel reports it.
 pub fn max_map_count() -> Option<u64> {
     std::fs::read_to_string("/proc/sys/vm/max_map_count")
@@ -165,18 +173,18 @@ pub fn max_map_count() -> Option<u64> {
         .ok()
 }
 
-/// Check that a heap of `max_heap` bytes fits the mapping budget: in the worst case every
-/// granule is its own mapping in each of the three views.
 /// The largest maximum heap whose mappings fit in half of what `vm.max_map_count` leaves
 /// this process now (the other half stays for threads, allocators and other heaps): for a
 /// default heap size that [`check_map_count`] accepts with room to spare. `None` if the limit
 /// cannot be read.
 pub fn heap_limit_for_map_count() -> Option<u64> {
     let limit = max_map_count()?;
-    let spare = limit.saturating_sub(crate::proc_info::count_mappings()) / 2;
+    let spare = limit.saturating_sub(count_mappings()) / 2;
     Some(spare.saturating_sub(6) / 3 * GRANULE_SIZE)
 }
 
+/// Check that a heap of `max_heap` bytes fits the mapping budget: in the worst case every
+/// granule is its own mapping in each of the three views.
 pub fn check_map_count(max_heap: u64, limit: u64, in_use: u64) -> Result<(), HeapError> {
     let granules = max_heap / GRANULE_SIZE;
     // Each mapped run may split a reservation in two, so count reservations generously.
@@ -202,7 +210,7 @@ mod tests {
         let (Some(limit), Some(heap)) = (max_map_count(), heap_limit_for_map_count()) else {
             return; // no /proc/sys/vm/max_map_count here: nothing to compare
         };
-        let in_use = crate::proc_info::count_mappings();
+        let in_use = count_mappings();
         assert!(heap > 0, "limit {limit}, {in_use} mappings in use");
         check_map_count(heap, limit, in_use).unwrap();
         // Twice the heap would still fit: half the spare budget is left for others.

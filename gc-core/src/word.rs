@@ -9,6 +9,13 @@
 //! - [`Address`]: a virtual address that can be dereferenced, in one of the three views (or,
 //!   for objects built in plain memory by tests, anywhere).
 //!
+//! and the cell that holds the middle one:
+//!
+//! - [`ColoredSlot`]: an atomic word holding a [`ColoredPtr`], ZGC's `volatile zpointer*`
+//!   field: an object's reference slot, a root. It loads, stores, swaps and compares-and-swaps
+//!   `ColoredPtr`s, so a slot's bits never pass through a bare `u64` on their way to the
+//!   barrier.
+//!
 //! Each is a `#[repr(transparent)]` wrapper of a `u64`, so it costs nothing at run time; what
 //! it buys is that the compiler refuses to mix them up. Converting between them needs the
 //! heap's [`AddressLayout`](crate::AddressLayout) (offset bits, view bases), so the
@@ -39,8 +46,10 @@
 //! assert_eq!(layout.offset(ptr), off);
 //! ```
 
+use crate::sync::AtomicWord;
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Implements the traits every word type shares: hex `Debug` and `LowerHex`.
 macro_rules! hex_word {
@@ -176,6 +185,98 @@ impl Address {
 
 hex_word!(Address);
 
+/// A slot holding a colored pointer: an object's reference slot or a root, the `volatile
+/// zpointer*` fields of ZGC. An atomic word ([`AtomicU64`] in the collector, loom's under the
+/// models) that takes and gives [`ColoredPtr`]s; the load barrier
+/// ([`crate::barrier::load_barrier_on_slot`]) reads and heals one.
+///
+/// `#[repr(transparent)]` over its word, so it can be viewed over memory that holds such
+/// words: an object's slot array ([`crate::Object::ref_slots`]), or an existing atomic
+/// ([`ColoredSlot::from_atomic`]).
+#[repr(transparent)]
+pub struct ColoredSlot<W = AtomicU64>(W);
+
+impl<W: AtomicWord> ColoredSlot<W> {
+    /// A slot holding `ptr`.
+    #[inline(always)]
+    pub fn new(ptr: ColoredPtr) -> Self {
+        ColoredSlot(W::new_word(ptr.raw()))
+    }
+
+    /// View the atomic word `word` as a slot (the same memory: a store through either is seen
+    /// by the other).
+    #[inline(always)]
+    pub fn from_atomic(word: &W) -> &Self {
+        // SAFETY: `ColoredSlot<W>` is `#[repr(transparent)]` over `W`, so it has `W`'s size,
+        // alignment and bit validity, and every bit pattern of the word is a valid slot (any
+        // `u64` is a `ColoredPtr`'s bits); the result borrows `word`, so it lives no longer.
+        unsafe { &*(word as *const W as *const Self) }
+    }
+
+    /// View a slice of atomic words as slots (see [`Self::from_atomic`]).
+    #[inline(always)]
+    pub fn from_atomics(words: &[W]) -> &[Self] {
+        // SAFETY: as in `from_atomic`, element by element: same size and alignment, so the
+        // slice of slots covers exactly the words' memory, borrowed for as long.
+        unsafe { std::slice::from_raw_parts(words.as_ptr() as *const Self, words.len()) }
+    }
+
+    /// The slot's atomic word, for code that still speaks raw words.
+    #[inline(always)]
+    pub fn as_atomic(&self) -> &W {
+        &self.0
+    }
+
+    /// A slice of slots as their atomic words (the inverse of [`Self::from_atomics`]).
+    #[inline(always)]
+    pub fn as_atomics(slots: &[Self]) -> &[W] {
+        // SAFETY: `ColoredSlot<W>` is `#[repr(transparent)]` over `W` (see `from_atomic`),
+        // so the slots' memory is the same number of words, borrowed for as long.
+        unsafe { std::slice::from_raw_parts(slots.as_ptr() as *const W, slots.len()) }
+    }
+
+    /// The pointer in the slot (no barrier: the bits as stored).
+    #[inline(always)]
+    pub fn load(&self, order: Ordering) -> ColoredPtr {
+        ColoredPtr(self.0.load(order))
+    }
+
+    /// Store `ptr` into the slot.
+    #[inline(always)]
+    pub fn store(&self, ptr: ColoredPtr, order: Ordering) {
+        self.0.store(ptr.raw(), order)
+    }
+
+    /// Store `ptr` and return the pointer it replaced.
+    #[inline(always)]
+    pub fn swap(&self, ptr: ColoredPtr, order: Ordering) -> ColoredPtr {
+        ColoredPtr(self.0.swap(ptr.raw(), order))
+    }
+
+    /// Store `new` if the slot holds `current`: `Ok(current)` if it did, else `Err` of the
+    /// pointer it holds.
+    #[inline(always)]
+    pub fn compare_exchange(
+        &self,
+        current: ColoredPtr,
+        new: ColoredPtr,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<ColoredPtr, ColoredPtr> {
+        self.0
+            .compare_exchange(current.raw(), new.raw(), success, failure)
+            .map(ColoredPtr)
+            .map_err(ColoredPtr)
+    }
+}
+
+impl<W: AtomicWord> fmt::Debug for ColoredSlot<W> {
+    /// The slot's pointer, loaded relaxed (as `AtomicU64`'s `Debug` does).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ColoredSlot({:?})", self.load(Ordering::Relaxed))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,10 +317,57 @@ mod tests {
         assert!(!ColoredPtr::from_raw(8).is_null());
         assert_eq!(std::mem::size_of::<Offset>(), 8);
         assert_eq!(std::mem::size_of::<ColoredPtr>(), 8);
+        assert_eq!(std::mem::size_of::<ColoredSlot>(), 8);
+        assert_eq!(std::mem::align_of::<ColoredSlot>(), 8);
         let x = 0u64;
         assert_eq!(
             Address::from_ptr(&x).as_ptr::<u64>() as *const u64,
             &x as *const u64
         );
+    }
+
+    #[test]
+    fn slot_loads_stores_swaps_and_cases_colored_pointers() {
+        let a = ColoredPtr::from_raw(0x1000_0020_0000);
+        let b = ColoredPtr::from_raw(0x2000_0040_0000);
+        let slot: ColoredSlot = ColoredSlot::new(ColoredPtr::NULL);
+        assert!(slot.load(Ordering::Relaxed).is_null());
+        slot.store(a, Ordering::Relaxed);
+        assert_eq!(slot.load(Ordering::Relaxed), a);
+        assert_eq!(slot.swap(b, Ordering::Relaxed), a);
+        let cas = |cur, new| slot.compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire);
+        assert_eq!(
+            cas(a, ColoredPtr::NULL),
+            Err(b),
+            "a failed CAS returns what is there"
+        );
+        assert_eq!(slot.load(Ordering::Relaxed), b, "and writes nothing");
+        assert_eq!(cas(b, a), Ok(b));
+        assert_eq!(slot.load(Ordering::Relaxed), a);
+        assert_eq!(
+            format!("{slot:?}"),
+            "ColoredSlot(ColoredPtr(0x100000200000))"
+        );
+    }
+
+    #[test]
+    fn slot_views_share_the_atomic_words() {
+        let words = [AtomicU64::new(8), AtomicU64::new(16)];
+        let one = ColoredSlot::from_atomic(&words[1]);
+        assert_eq!(one.load(Ordering::Relaxed), ColoredPtr::from_raw(16));
+        one.store(ColoredPtr::from_raw(24), Ordering::Relaxed);
+        assert_eq!(
+            words[1].load(Ordering::Relaxed),
+            24,
+            "a store through the view"
+        );
+        words[0].store(32, Ordering::Relaxed);
+        let all = ColoredSlot::from_atomics(&words);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].load(Ordering::Relaxed), ColoredPtr::from_raw(32));
+        assert!(std::ptr::eq(&all[1], one));
+        assert!(std::ptr::eq(one.as_atomic(), &words[1]));
+        let back = ColoredSlot::as_atomics(all);
+        assert!(std::ptr::eq(back, &words[..]));
     }
 }

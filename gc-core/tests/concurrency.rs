@@ -4,7 +4,7 @@
 //! overlapping objects: each object counted once in the live objects and live bytes, `newly_marked`
 //! true exactly once per object, and the lazy reset when a new cycle starts).
 
-use gc_core::{ForwardingTable, LiveMap, Offset};
+use gc_core::{ForwardingEntries, LiveMap, Offset};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -31,7 +31,7 @@ fn visit_order(t: usize, n: u64) -> Vec<u64> {
 fn forwarding_insert_race_has_one_winner_per_object() {
     const OBJECTS: u64 = 3000;
     for round in 0..10 {
-        let table: Arc<ForwardingTable> = Arc::new(ForwardingTable::new(OBJECTS));
+        let table: Arc<ForwardingEntries> = Arc::new(ForwardingEntries::new(OBJECTS));
         let barrier = Arc::new(Barrier::new(THREADS + 1));
         let done = Arc::new(AtomicBool::new(false));
         let relocators: Vec<_> = (0..THREADS)
@@ -116,7 +116,7 @@ fn forwarding_lookup_of_a_missing_object_terminates_in_a_full_table() {
     // The smallest table has 16 entries; fill every one of them (twice the live objects it was
     // sized for, a caller bug) and look up an object that is not there: this must answer, not
     // spin forever.
-    let t: ForwardingTable = ForwardingTable::new(0);
+    let t: ForwardingEntries = ForwardingEntries::new(0);
     let n = t.capacity() as u64;
     let o = |i: u64| Offset::from_raw(8 * i);
     for i in 0..n {

@@ -4,7 +4,8 @@
 //! of the heaps' view ranges stays mapped. This is the only test in its binary, so no other test
 //! creates heaps in the same process while it counts.
 
-use gc_core::proc_info::{count_fds, count_mappings};
+use gc_core::proc_info::count_fds;
+use gc_core::virtual_memory::count_mappings;
 use gc_core::{Backing, MemoryConfig, PageAllocator, PageKind, View};
 
 const MIB: u64 = 1 << 20;

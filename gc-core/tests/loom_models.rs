@@ -1,7 +1,7 @@
 //! Loom models of the racy protocols, run on the *same* generic code as the collector
-//! (`ForwardingTable`, `self_heal`, `LiveMap` are generic over `gc_core::sync::AtomicWord`;
-//! here the word is loom's `AtomicU64`, so loom explores every interleaving and every value the
-//! memory model lets a load see):
+//! (`ForwardingEntries`, `ColoredSlot` with `self_heal_slot`, `LiveMap` are generic over
+//! `gc_core::sync::AtomicWord`; here the word is loom's `AtomicU64`, so loom explores every
+//! interleaving and every value the memory model lets a load see):
 //!
 //! - two relocators racing to forward the same object: exactly one wins, both agree on the
 //!   offset, and the winner's copy is visible to the loser and to a reader (no data race);
@@ -11,10 +11,11 @@
 //! - two markers marking the same object: counted once; a marker starting a new cycle (lazy
 //!   reset) against a reader: the reader never sees the old cycle's marks as new ones.
 
-use gc_core::barrier::self_heal;
+use gc_core::barrier::self_heal_slot;
 use gc_core::sync::loom::LoomWord;
-use gc_core::sync::AtomicWord;
-use gc_core::{AddressLayout, Color, ColoredPtr, ForwardingTable, GoodColor, LiveMap, Offset};
+use gc_core::{
+    AddressLayout, Color, ColoredPtr, ColoredSlot, ForwardingEntries, GoodColor, LiveMap, Offset,
+};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -36,7 +37,7 @@ fn payload(t: usize) -> u64 {
 }
 
 struct Relocation {
-    table: ForwardingTable<LoomWord>,
+    table: ForwardingEntries<LoomWord>,
     /// The two candidate copies of the object ("to-space"), written before publishing.
     copies: [UnsafeCell<u64>; 2],
 }
@@ -65,7 +66,7 @@ type Relocator = thread::JoinHandle<(Result<Offset, Offset>, u64)>;
 /// the shared state and the threads.
 fn race() -> (Arc<Relocation>, Vec<Relocator>) {
     let r = Arc::new(Relocation {
-        table: ForwardingTable::new(1),
+        table: ForwardingEntries::new(1),
         copies: [UnsafeCell::new(0), UnsafeCell::new(0)],
     });
     let hs = (0..2)
@@ -132,7 +133,7 @@ fn forwarding_reader_sees_nothing_or_the_complete_winning_copy() {
 #[test]
 fn forwarding_different_objects_both_win() {
     loom::model(|| {
-        let table: Arc<ForwardingTable<LoomWord>> = Arc::new(ForwardingTable::new(1));
+        let table: Arc<ForwardingEntries<LoomWord>> = Arc::new(ForwardingEntries::new(1));
         let o = Offset::from_raw;
         let hs: Vec<_> = [(3u64, o(0x100)), (4, o(0x200))]
             .into_iter()
@@ -172,22 +173,25 @@ fn ptrs() -> Ptrs {
     }
 }
 
-/// The load barrier written against the generic word: load, test, slow path + heal.
+/// A slot over loom's atomic word.
+type LoomSlot = ColoredSlot<LoomWord>;
+
+/// The load barrier written against the generic slot: load, test, slow path + heal.
 /// Returns (the pointer the mutator gets, whether this call healed the slot).
-fn barrier_load(slot: &LoomWord, p: &Ptrs) -> (ColoredPtr, bool) {
-    let v = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+fn barrier_load(slot: &LoomSlot, p: &Ptrs) -> (ColoredPtr, bool) {
+    let v = slot.load(Ordering::Acquire);
     if v.raw() & p.bad_mask == 0 {
         return (v, false);
     }
     assert_eq!(v, p.bad, "only the stale pointer is ever bad here");
-    let healed = self_heal(slot, v, p.good, p.bad_mask);
+    let healed = self_heal_slot(slot, v, p.good, p.bad_mask);
     (p.good, healed)
 }
 
 fn heal_against_store(store: ColoredPtr) {
     loom::model(move || {
         let p = ptrs();
-        let slot = Arc::new(LoomWord::new_word(p.bad.raw()));
+        let slot = Arc::new(LoomSlot::new(p.bad));
         let healer = {
             let slot = slot.clone();
             thread::spawn(move || barrier_load(&slot, &ptrs()))
@@ -200,12 +204,12 @@ fn heal_against_store(store: ColoredPtr) {
             let slot = slot.clone();
             thread::spawn(move || {
                 let p = ptrs();
-                let replaced = ColoredPtr::from_raw(slot.swap(store.raw(), Ordering::Release));
+                let replaced = slot.swap(store, Ordering::Release);
                 assert!(
                     replaced == p.bad || replaced == p.good,
                     "the store replaced {replaced:?}"
                 );
-                let again = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+                let again = slot.load(Ordering::Acquire);
                 assert_eq!(again, store, "a heal overwrote the mutator's later store");
             })
         };
@@ -220,7 +224,7 @@ fn heal_against_store(store: ColoredPtr) {
         if healed {
             assert_eq!(got, p.good);
         }
-        let last = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+        let last = slot.load(Ordering::Acquire);
         assert_ne!(last, p.bad, "the slot ended bad");
         assert_eq!(last, store, "the mutator's store must survive");
         if !store.is_null() {
@@ -242,7 +246,7 @@ fn self_heal_never_overwrites_a_mutator_null_store() {
 #[test]
 fn two_healers_write_once_and_agree() {
     loom::model(|| {
-        let slot = Arc::new(LoomWord::new_word(ptrs().bad.raw()));
+        let slot = Arc::new(LoomSlot::new(ptrs().bad));
         let hs: Vec<_> = (0..2)
             .map(|_| {
                 let slot = slot.clone();
@@ -257,7 +261,7 @@ fn two_healers_write_once_and_agree() {
             1,
             "exactly one healer writes the slot"
         );
-        assert_eq!(slot.load(Ordering::Acquire), p.good.raw());
+        assert_eq!(slot.load(Ordering::Acquire), p.good);
     });
 }
 

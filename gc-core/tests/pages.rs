@@ -292,10 +292,10 @@ fn bump_allocated_objects_are_walked_in_order() {
         if n_bytes >= 8 {
             o.write_u64(0, shape as u64 * 3);
         }
-        for (i, s) in o.slots().iter().enumerate() {
-            assert_eq!(s.load(Ordering::Relaxed), 0, "slots start null");
+        for (i, s) in o.ref_slots().iter().enumerate() {
+            assert!(s.load(Ordering::Relaxed).is_null(), "slots start null");
             s.store(
-                l.with_color(off, gc_core::Color::REMAPPED).raw() + i as u64,
+                ColoredPtr::from_raw(l.with_color(off, gc_core::Color::REMAPPED).raw() + i as u64),
                 Ordering::Relaxed,
             );
         }
@@ -318,9 +318,9 @@ fn bump_allocated_objects_are_walked_in_order() {
             if o.n_bytes() >= 8 {
                 assert_eq!(o.read_u64(0), o.shape() as u64 * 3);
             }
-            for (i, s) in o.slots().iter().enumerate() {
+            for (i, s) in o.ref_slots().iter().enumerate() {
                 assert_eq!(
-                    s.load(Ordering::Relaxed),
+                    s.load(Ordering::Relaxed).raw(),
                     l.with_color(l.address_offset(o.addr()), gc_core::Color::REMAPPED)
                         .raw()
                         + i as u64
@@ -387,7 +387,7 @@ fn objects_copy_whole() {
     // SAFETY: freshly allocated, mapped.
     let o = unsafe { Object::init(l.address(a, View::Marked1), header) };
     let p = l.good(a, gc_core::GoodColor::Marked1);
-    o.slot(2).store(p.raw(), Ordering::Relaxed);
+    o.ref_slot(2).store(p, Ordering::Relaxed);
     let data: Vec<u8> = (0..1000).map(|i| (i * 7) as u8).collect();
     o.write_bytes(0, &data);
     let b = to.alloc_private(o.size()).unwrap();
@@ -397,8 +397,8 @@ fn objects_copy_whole() {
     assert_eq!(c.addr(), l.address(b, View::Remapped));
     // SAFETY: `b` now holds the initialized copy on a mapped page of `h`, kept to the end.
     assert_eq!(unsafe { Object::at(l, b) }, c);
-    assert_eq!(ColoredPtr::from_raw(c.slot(2).load(Ordering::Relaxed)), p);
-    assert_eq!(c.slot(0).load(Ordering::Relaxed), 0);
+    assert_eq!(c.ref_slot(2).load(Ordering::Relaxed), p);
+    assert!(c.ref_slot(0).load(Ordering::Relaxed).is_null());
     let mut out = vec![0u8; 1000];
     c.read_bytes(0, &mut out);
     assert_eq!(out, data);
@@ -415,7 +415,7 @@ fn slot_index_is_checked() {
     };
     // SAFETY: 64 bytes of owned memory for a 32-byte object.
     let o = unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), header) };
-    let _ = o.slot(2);
+    let _ = o.ref_slot(2);
 }
 
 #[test]

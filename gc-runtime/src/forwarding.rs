@@ -31,7 +31,7 @@
 
 use crate::sync::{Atomic, Primitives, Std};
 use gc_core::sync::AtomicWord;
-use gc_core::{ForwardingTable, Offset, Page};
+use gc_core::{ForwardingEntries, Offset, Page};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -206,7 +206,7 @@ pub struct InPlace {
 /// One page of the relocation set.
 pub struct Forwarding<P: Primitives = Std, W: AtomicWord = AtomicU64> {
     page: Arc<Page>,
-    table: ForwardingTable<W>,
+    table: ForwardingEntries<W>,
     refcount: PageRefCount<P>,
     /// Set once the page was compacted in place: it must be kept (it holds live objects).
     compacted: P::AtomicBool,
@@ -217,7 +217,7 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
     pub fn new(page: Arc<Page>, live_objects: u64) -> Self {
         Forwarding {
             page,
-            table: ForwardingTable::new(live_objects),
+            table: ForwardingEntries::new(live_objects),
             refcount: PageRefCount::default(),
             compacted: P::AtomicBool::new(false),
         }
@@ -235,13 +235,13 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
     }
 
     /// The address [`Self::find`] reads first for `idx` (see
-    /// `ForwardingTable::first_entry_addr`).
+    /// `ForwardingEntries::first_entry_addr`).
     #[inline]
     pub fn first_entry_addr(&self, idx: u64) -> *const u8 {
         self.table.first_entry_addr(idx)
     }
 
-    /// Fault the forwarding table's memory in (see `ForwardingTable::prefault`).
+    /// Fault the forwarding table's memory in (see `ForwardingEntries::prefault`).
     pub fn prefault_table(&self) {
         self.table.prefault();
     }

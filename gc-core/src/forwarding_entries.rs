@@ -1,11 +1,19 @@
-//! Per-page forwarding entries (the entry array of ZGC's `ZForwarding`, its
-//! `ZForwardingEntry`s): off-heap, lock-free, from the position of an object in its from-page
-//! to its new [`Offset`]. The relocation-set entry that owns one is the runtime's `Forwarding`.
+//! Per-page forwarding entries: the entry array of ZGC's `ZForwarding` (its
+//! `ZForwardingEntry`s), off-heap and lock-free, from the position of an object in its
+//! from-page to its new [`Offset`].
 //!
-//! Open addressing with linear probing in a power-of-two table sized to twice the page's live
-//! objects, so probing always terminates; the first probe is the from-index itself, for locality. An entry is one 64-bit word, so inserting is a single
-//! CAS from empty and *exactly one* relocator wins for each object; the loser
-//! reads the winner's offset and undoes its own copy.
+//! Three names mirror three ZGC classes and are easy to mix up: this type is only the
+//! entries; the runtime's `Forwarding` (gc-runtime's `forwarding.rs`) is ZGC's `ZForwarding`,
+//! the relocation-set entry of one from-page that owns these entries (and the retain/release
+//! and in-place protocols around them); the runtime's `ForwardingIndex`
+//! (`forwarding_index.rs`) is ZGC's `ZForwardingTable`, the map from a heap offset to the
+//! `Forwarding` of the page holding it. No type is called a forwarding "table" here.
+//!
+//! Open addressing with linear probing in a power-of-two array sized to twice the page's live
+//! objects, so probing always terminates; the first probe is the from-index itself, for
+//! locality. An entry is one 64-bit word, so inserting is a single CAS from empty and *exactly
+//! one* relocator wins for each object; the loser reads the winner's offset and undoes its own
+//! copy.
 //!
 //! ```text
 //!  63   62 ........ 41  40 ................ 0
@@ -40,19 +48,19 @@ fn entry_to(e: u64) -> Offset {
     Offset::from_raw((e & ((1 << TO_BITS) - 1)) << 3)
 }
 
-/// The forwarding table of one from-page.
-pub struct ForwardingTable<W: AtomicWord = AtomicU64> {
+/// The forwarding entries of one from-page.
+pub struct ForwardingEntries<W: AtomicWord = AtomicU64> {
     entries: Box<[W]>,
     mask: usize,
     /// Set once [`Self::prefault`] has populated every page of `entries`, writable.
     prefaulted: AtomicBool,
 }
 
-impl<W: AtomicWord> ForwardingTable<W> {
+impl<W: AtomicWord> ForwardingEntries<W> {
     /// A table for a page with `live_objects` live objects.
     pub fn new(live_objects: u64) -> Self {
         let n = ((live_objects as usize) * 2).next_power_of_two().max(16);
-        ForwardingTable {
+        ForwardingEntries {
             // Zeroed by the allocator, not written: a big relocation set's tables are
             // hundreds of MiB, and touching fresh memory is slow (in a virtual machine, up to
             // seconds for the first large set). Concurrent Select Relocation Set prefaults
@@ -163,7 +171,7 @@ impl<W: AtomicWord> ForwardingTable<W> {
                     probes += 1;
                     assert!(
                         probes <= self.mask,
-                        "forwarding table full: more inserts than live objects"
+                        "forwarding entries full: more inserts than live objects"
                     );
                 }
             }
@@ -201,7 +209,7 @@ mod tests {
         let o = Offset::from_raw;
         for prefault in [false, true] {
             // 40,000 live objects: a 1 MiB table, large enough to be prefaulted.
-            let t: ForwardingTable = ForwardingTable::new(40_000);
+            let t: ForwardingEntries = ForwardingEntries::new(40_000);
             if prefault {
                 t.prefault();
             }
@@ -232,10 +240,10 @@ mod tests {
     /// of a fresh table that was not prefaulted.
     fn faults_per_page(
         pages: u64,
-        lookup: impl Fn(&ForwardingTable, u64) -> Option<Offset>,
+        lookup: impl Fn(&ForwardingEntries, u64) -> Option<Offset>,
     ) -> f64 {
         // 2^21 entries of 8 bytes: 16 MiB of untouched memory from the allocator.
-        let t: ForwardingTable = ForwardingTable::new(1 << 20);
+        let t: ForwardingEntries = ForwardingEntries::new(1 << 20);
         let per_page = 4096 / 8;
         let before = thread_minor_faults();
         for p in 0..pages {
@@ -267,7 +275,7 @@ mod tests {
     fn a_new_table_touches_none_of_its_memory() {
         // 2^21 entries: 16 MiB, 4,096 memory pages if the zeros were written.
         let before = thread_minor_faults();
-        let t: ForwardingTable = ForwardingTable::new(1 << 20);
+        let t: ForwardingEntries = ForwardingEntries::new(1 << 20);
         let faults = thread_minor_faults() - before;
         assert_eq!(t.capacity(), 1 << 21);
         assert!(faults < 64, "{faults} page faults to make a 16 MiB table");
@@ -277,7 +285,7 @@ mod tests {
     #[test]
     fn insert_find_and_single_winner() {
         let o = Offset::from_raw;
-        let t: ForwardingTable = ForwardingTable::new(100);
+        let t: ForwardingEntries = ForwardingEntries::new(100);
         assert_eq!(t.find(5), None);
         assert_eq!(t.insert(5, o(0x1000)), Ok(o(0x1000)));
         assert_eq!(t.insert(5, o(0x2000)), Err(o(0x1000)));
