@@ -15,7 +15,10 @@
 //! hashed, compared and copied in bounded chunks straight from the operand strings, without
 //! building the result on the Rust side.
 
-use crate::object::{hash_bytes, string_len, ContentHash, STRING, STRING_BYTES};
+use crate::object::{
+    hash_bytes, read_string_bytes, set_string_hash, string_len, string_raw_size,
+    write_string_bytes, ContentHash, STRING,
+};
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope, WeakRef};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -152,15 +155,15 @@ impl Interner {
                 let (a, b) = (s.get(a), s.get(b));
                 let buf = buffer(&mut gathered, len);
                 let (ours, theirs) = buf.split_at_mut(string_len(a));
-                a.read_bytes(STRING_BYTES, ours);
-                b.read_bytes(STRING_BYTES, theirs);
+                read_string_bytes(a, 0, ours);
+                read_string_bytes(b, 0, theirs);
                 &gathered[..len]
             }
         };
         let hash = hash_bytes(bytes);
         let result = match self.find(s, hash, len, Source::Bytes(bytes)) {
             Some(found) => Ok(found),
-            None => self.insert(s, hash, len, |_, o| o.write_bytes(STRING_BYTES, bytes)),
+            None => self.insert(s, hash, len, |_, o| write_string_bytes(o, 0, bytes)),
         };
         self.gathered = gathered;
         result
@@ -185,9 +188,9 @@ impl Interner {
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         let result = self.insert(s, hash, len, |s, o| {
-            let mut at = STRING_BYTES;
+            let mut at = 0;
             for_each_chunk(s, src, &mut scratch, |chunk| {
-                o.write_bytes(at, chunk);
+                write_string_bytes(o, at, chunk);
                 at += chunk.len();
                 true
             });
@@ -205,10 +208,10 @@ impl Interner {
         len: usize,
         fill: impl FnOnce(&Scope<'s>, ObjRef<'_>),
     ) -> Result<Local<'s>, OutOfMemory> {
-        let string = s.alloc(STRING, 0, STRING_BYTES + len)?;
+        let string = s.alloc(STRING, 0, string_raw_size(len))?;
         {
             let o = s.get(string);
-            o.write_u64(0, hash);
+            set_string_hash(o, hash);
             fill(s, o);
         }
         let weak = s.weak(string);
@@ -287,10 +290,10 @@ fn equal(
     if string_len(o) != len {
         return false;
     }
-    let mut at = STRING_BYTES;
+    let mut at = 0;
     for_each_chunk(s, src, scratch, |chunk| {
         let theirs = buffer(theirs, chunk.len());
-        o.read_bytes(at, theirs);
+        read_string_bytes(o, at, theirs);
         at += chunk.len();
         *theirs == *chunk
     })
@@ -326,7 +329,7 @@ fn for_each_chunk(
                 let mut at = 0;
                 while at < len {
                     let n = (len - at).min(CHUNK - filled);
-                    o.read_bytes(STRING_BYTES + at, &mut buf[filled..filled + n]);
+                    read_string_bytes(o, at, &mut buf[filled..filled + n]);
                     filled += n;
                     at += n;
                     if filled == CHUNK {

@@ -10,17 +10,23 @@
 //! | [`STRING`] | — | content hash `u64`, then the UTF-8 bytes |
 //! | [`FUNCTION`] | name (string, null for the script), constants (value array) | arity `u32`, upvalue count `u32`, code length `u32`, the VM's code id `u32`, the code plus [`CODE_PADDING`] zero bytes, then one `u32` line per code byte |
 //! | [`CLOSURE`] | function, its constants (the function's, so that a call need not load the function), then one upvalue per captured variable | the function's code id `u64` |
-//! | [`UPVALUE`] | closed value's object, next open upvalue | tag, payload: the closed value, or [`TAG_OPEN`](crate::value::TAG_OPEN) and the stack slot |
+//! | [`UPVALUE`] | closed value's object, next open upvalue | tag, payload: the closed value, or [`TAG_OPEN`] and the stack slot |
 //! | [`CLASS`] | name, methods (table) | — |
 //! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — |
 //! | [`BOUND_METHOD`] | receiver, method (closure) | — |
 //! | [`NATIVE`] | name | native id `u64` |
 //! | [`TABLE`] | the buckets' keys, then their values' objects: `2 * capacity` | entry count `u64`, then per bucket the value's NaN-boxed word ([`Value::to_raw`]; the key's hash is in the key) |
-//! | [`VALUE_ARRAY`] | one per element | tag, payload per element |
+//! | [`VALUE_ARRAY`] | one per element | tag, payload per element (none for the VM's globals, whose words the VM keeps) |
 //!
 //! Nothing in a layout depends on an object's address: objects move.
+//!
+//! This file is the only one that knows a raw offset: every other file reads and writes an
+//! object's raw bytes through the accessors here ([`string_hash`], [`function_code_id`],
+//! [`upvalue_tag`], [`table_word`], ...) and names its reference slots by the constants here,
+//! so that a layout changes in one place. The accessors on the interpreter's hot path are
+//! `#[inline(always)]`: each compiles to the one load or store it names.
 
-use crate::value::Value;
+use crate::value::{Value, TAG_OPEN, VALUE_BYTES};
 use gc_runtime::ObjRef;
 
 /// An interned string.
@@ -44,19 +50,38 @@ pub const TABLE: u32 = 9;
 /// An array of values (a function's constants).
 pub const VALUE_ARRAY: u32 = 10;
 
+// ----- strings ----------------------------------------------------------------------------
+
+/// Raw offset of a string's content hash.
+const STRING_HASH: usize = 0;
 /// Raw offset of a string's first content byte (after the hash).
-pub const STRING_BYTES: usize = 8;
+const STRING_BYTES: usize = 8;
 
-/// Raw offset of a function's code.
-pub const FN_CODE: usize = 16;
-/// Zero bytes after a function's code, so that the interpreter can always copy this many bytes
-/// of code at once, wherever it is in the code.
-pub const CODE_PADDING: usize = 32;
+// ----- functions --------------------------------------------------------------------------
 
+/// Reference slots of a function: [`FN_NAME`], [`FN_CONSTANTS`].
+pub const FUNCTION_REFS: u32 = 2;
 /// Slot of a function's name.
 pub const FN_NAME: usize = 0;
 /// Slot of a function's constants.
 pub const FN_CONSTANTS: usize = 1;
+/// Raw offset of a function's arity (`u32`).
+const FN_ARITY: usize = 0;
+/// Raw offset of a function's upvalue count (`u32`).
+const FN_UPVALUE_COUNT: usize = 4;
+/// Raw offset of a function's code length (`u32`).
+const FN_CODE_LEN: usize = 8;
+/// Raw offset of a function's code id (`u32`): its index into the VM's Rust-side copies of
+/// the loaded code.
+const FN_CODE_ID: usize = 12;
+/// Raw offset of a function's code.
+const FN_CODE: usize = 16;
+/// Zero bytes after a function's code, so that the interpreter can always copy this many bytes
+/// of code at once, wherever it is in the code.
+pub const CODE_PADDING: usize = 32;
+
+// ----- closures ---------------------------------------------------------------------------
+
 /// Slot of a closure's function.
 pub const CLOSURE_FUNCTION: usize = 0;
 /// Slot of a closure's constants (its function's [`FN_CONSTANTS`]).
@@ -64,25 +89,67 @@ pub const CLOSURE_CONSTANTS: usize = 1;
 /// Slot of a closure's first upvalue.
 pub const CLOSURE_UPVALUES: usize = 2;
 /// Raw offset of a closure's code id (its function's, as a `u64`).
-pub const CLOSURE_CODE: usize = 0;
+const CLOSURE_CODE: usize = 0;
 /// Raw bytes of a closure.
 pub const CLOSURE_BYTES: usize = 8;
-/// Slot of a class's name / an instance's class / a bound method's receiver.
-pub const CLASS_NAME: usize = 0;
-/// Slot of a class's method table.
-pub const CLASS_METHODS: usize = 1;
-/// Slot of an instance's class.
-pub const INSTANCE_CLASS: usize = 0;
-/// Slot of an instance's field table.
-pub const INSTANCE_FIELDS: usize = 1;
-/// Slot of a bound method's receiver.
-pub const BOUND_RECEIVER: usize = 0;
-/// Slot of a bound method's closure.
-pub const BOUND_METHOD_SLOT: usize = 1;
+
+// ----- upvalues ---------------------------------------------------------------------------
+
+/// Reference slots of an upvalue: [`UPVALUE_VALUE`], [`UPVALUE_NEXT`].
+pub const UPVALUE_REFS: u32 = 2;
 /// Slot of a closed upvalue's object.
 pub const UPVALUE_VALUE: usize = 0;
 /// Slot of the next open upvalue (the open list is sorted by stack slot, highest first).
 pub const UPVALUE_NEXT: usize = 1;
+/// Raw bytes of an upvalue: one value's tag and payload.
+pub const UPVALUE_BYTES: usize = VALUE_BYTES;
+/// Raw offset of an upvalue's tag word (a value's tag, or [`TAG_OPEN`]).
+const UPVALUE_TAG: usize = 0;
+/// Raw offset of an upvalue's payload word (a value's payload, or the open upvalue's stack
+/// slot).
+const UPVALUE_PAYLOAD: usize = 8;
+
+// ----- classes, instances, bound methods ----------------------------------------------------
+
+/// Reference slots of a class: [`CLASS_NAME`], [`CLASS_METHODS`] (no raw bytes).
+pub const CLASS_REFS: u32 = 2;
+/// Slot of a class's name.
+pub const CLASS_NAME: usize = 0;
+/// Slot of a class's method table.
+pub const CLASS_METHODS: usize = 1;
+/// Reference slots of an instance: [`INSTANCE_CLASS`], [`INSTANCE_FIELDS`] (no raw bytes).
+pub const INSTANCE_REFS: u32 = 2;
+/// Slot of an instance's class.
+pub const INSTANCE_CLASS: usize = 0;
+/// Slot of an instance's field table.
+pub const INSTANCE_FIELDS: usize = 1;
+/// Reference slots of a bound method: [`BOUND_RECEIVER`], [`BOUND_METHOD_SLOT`] (no raw
+/// bytes).
+pub const BOUND_METHOD_REFS: u32 = 2;
+/// Slot of a bound method's receiver.
+pub const BOUND_RECEIVER: usize = 0;
+/// Slot of a bound method's closure.
+pub const BOUND_METHOD_SLOT: usize = 1;
+
+// ----- natives ----------------------------------------------------------------------------
+
+/// Reference slots of a native function: [`NATIVE_NAME`].
+pub const NATIVE_REFS: u32 = 1;
+/// Slot of a native function's name.
+pub const NATIVE_NAME: usize = 0;
+/// Raw bytes of a native function: its id.
+pub const NATIVE_BYTES: usize = 8;
+/// Raw offset of a native function's id (`u64`).
+const NATIVE_ID: usize = 0;
+
+// ----- tables -----------------------------------------------------------------------------
+
+/// Raw offset of a table's entry count (`u64`).
+const TABLE_COUNT: usize = 0;
+/// Raw offset of a table's first entry word (after the count).
+const TABLE_ENTRIES: usize = 8;
+/// Raw bytes per table entry: the value's word.
+const TABLE_ENTRY_BYTES: usize = 8;
 
 /// The native function `clock()`.
 pub const NATIVE_CLOCK: u64 = 0;
@@ -174,9 +241,14 @@ impl ContentHash {
     }
 }
 
+// ----- raw words ----------------------------------------------------------------------------
+//
+// Every read and write of a Lox object's raw bytes is below: the rest of the interpreter names
+// a field by its accessor, never by its offset (`tests/object_layout.rs` checks it).
+
 /// Reads a little-endian `u32` of raw bytes.
 #[inline]
-pub fn read_u32(o: ObjRef<'_>, offset: usize) -> u32 {
+fn read_u32(o: ObjRef<'_>, offset: usize) -> u32 {
     // A 4-aligned u32 is half of an 8-aligned word: one atomic load, no byte copy.
     match offset % 8 {
         0 => return o.read_u64(offset) as u32,
@@ -188,10 +260,33 @@ pub fn read_u32(o: ObjRef<'_>, offset: usize) -> u32 {
     u32::from_le_bytes(b)
 }
 
+/// Stores a value at reference slot `slot` and raw offset `offset` (8-aligned: two word
+/// stores).
+#[inline]
+fn write_value(o: ObjRef<'_>, slot: usize, offset: usize, v: Value, r: Option<ObjRef<'_>>) {
+    debug_assert!(offset.is_multiple_of(8));
+    let [tag, bits] = v.encode();
+    o.write_u64(offset, tag);
+    o.write_u64(offset + 8, bits);
+    o.store(slot, if v == Value::Obj { r } else { None });
+}
+
+/// Raw byte size of a string of `len` bytes.
+#[inline]
+pub fn string_raw_size(len: usize) -> usize {
+    STRING_BYTES + len
+}
+
 /// A string's content hash.
 #[inline]
 pub fn string_hash(o: ObjRef<'_>) -> u64 {
-    o.read_u64(0)
+    o.read_u64(STRING_HASH)
+}
+
+/// Sets a new string's content hash.
+#[inline]
+pub fn set_string_hash(o: ObjRef<'_>, hash: u64) {
+    o.write_u64(STRING_HASH, hash);
 }
 
 /// A string's length in bytes.
@@ -200,12 +295,24 @@ pub fn string_len(o: ObjRef<'_>) -> usize {
     o.n_bytes() - STRING_BYTES
 }
 
+/// Copies a string's bytes from content offset `at` on into `out` (`out.len()` of them).
+#[inline]
+pub fn read_string_bytes(o: ObjRef<'_>, at: usize, out: &mut [u8]) {
+    o.read_bytes(STRING_BYTES + at, out);
+}
+
+/// Writes `bytes` into a new string's contents from content offset `at` on.
+#[inline]
+pub fn write_string_bytes(o: ObjRef<'_>, at: usize, bytes: &[u8]) {
+    o.write_bytes(STRING_BYTES + at, bytes);
+}
+
 /// Appends a string's bytes to `out`.
 pub fn string_bytes(o: ObjRef<'_>, out: &mut Vec<u8>) {
     let len = string_len(o);
     let start = out.len();
     out.resize(start + len, 0);
-    o.read_bytes(STRING_BYTES, &mut out[start..]);
+    read_string_bytes(o, 0, &mut out[start..]);
 }
 
 /// A string's contents as a Rust string.
@@ -215,43 +322,74 @@ pub fn string_text(o: ObjRef<'_>) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Reads the value stored at reference slot `slot` and raw offset `offset` (8-aligned: two
-/// word loads).
+/// Writes a new function's raw bytes: its header (arity, upvalue count, code length, code id),
+/// its code (the padding after it stays zero), and one source line per code byte. `f` was
+/// allocated with [`function_raw_size`]`(code.len())` bytes.
+// `#[inline]` for the speed of the dispatch loop, not of this: it keeps these byte writes in
+// the VM's codegen unit, as they were when the loader wrote the bytes itself. Without them
+// there, LLVM inlined the byte-wise fallback of the collector's `write_u64` into its one
+// remaining copy, which then grew too big to inline where `SET_PROPERTY` stores a table
+// entry's word: a call on that path.
 #[inline]
-pub fn read_value<'a>(o: ObjRef<'a>, slot: usize, offset: usize) -> (Value, Option<ObjRef<'a>>) {
-    debug_assert!(offset.is_multiple_of(8));
-    let v = Value::decode(o.read_u64(offset), o.read_u64(offset + 8));
-    let r = if v == Value::Obj { o.load(slot) } else { None };
-    (v, r)
+pub fn init_function(
+    f: ObjRef<'_>,
+    arity: u32,
+    upvalues: u32,
+    code_id: u32,
+    code: &[u8],
+    lines: &[u32],
+) {
+    debug_assert_eq!(code.len(), lines.len());
+    let code_len = u32::try_from(code.len()).expect("code shorter than 4 GiB");
+    let mut header = [0u8; FN_CODE];
+    for (offset, field) in [
+        (FN_ARITY, arity),
+        (FN_UPVALUE_COUNT, upvalues),
+        (FN_CODE_LEN, code_len),
+        (FN_CODE_ID, code_id),
+    ] {
+        header[offset..offset + 4].copy_from_slice(&field.to_le_bytes());
+    }
+    f.write_bytes(0, &header);
+    f.write_bytes(FN_CODE, code);
+    let lines: Vec<u8> = lines.iter().flat_map(|line| line.to_le_bytes()).collect();
+    f.write_bytes(function_lines(code.len()), &lines);
 }
 
-/// Stores a value at reference slot `slot` and raw offset `offset` (8-aligned: two word
-/// stores).
+/// Raw offset of the line table of a function with `code_len` code bytes.
 #[inline]
-pub fn write_value(o: ObjRef<'_>, slot: usize, offset: usize, v: Value, r: Option<ObjRef<'_>>) {
-    debug_assert!(offset.is_multiple_of(8));
-    let [tag, bits] = v.encode();
-    o.write_u64(offset, tag);
-    o.write_u64(offset + 8, bits);
-    o.store(slot, if v == Value::Obj { r } else { None });
+fn function_lines(code_len: usize) -> usize {
+    FN_CODE + code_len + CODE_PADDING
 }
 
 /// A function's arity.
 #[inline]
 pub fn function_arity(f: ObjRef<'_>) -> usize {
-    read_u32(f, 0) as usize
+    read_u32(f, FN_ARITY) as usize
 }
 
 /// A function's number of upvalues.
 #[inline]
 pub fn function_upvalues(f: ObjRef<'_>) -> usize {
-    read_u32(f, 4) as usize
+    read_u32(f, FN_UPVALUE_COUNT) as usize
 }
 
 /// A function's code length.
 #[inline]
 pub fn function_code_len(f: ObjRef<'_>) -> usize {
-    read_u32(f, 8) as usize
+    read_u32(f, FN_CODE_LEN) as usize
+}
+
+/// The id of a function's Rust-side code (the VM's index of its copy of the code).
+#[inline(always)]
+pub fn function_code_id(f: ObjRef<'_>) -> u32 {
+    read_u32(f, FN_CODE_ID)
+}
+
+/// Copies a function's code bytes from code offset `at` on into `out` (`out.len()` of them).
+#[inline]
+pub fn read_function_code(f: ObjRef<'_>, at: usize, out: &mut [u8]) {
+    f.read_bytes(FN_CODE + at, out);
 }
 
 /// The source line of code byte `offset` of a function.
@@ -260,12 +398,111 @@ pub fn function_line(f: ObjRef<'_>, offset: usize) -> u32 {
     if offset >= len {
         return 0;
     }
-    read_u32(f, FN_CODE + len + CODE_PADDING + 4 * offset)
+    read_u32(f, function_lines(len) + 4 * offset)
 }
 
 /// Raw byte size of a function with `code_len` code bytes.
 pub fn function_raw_size(code_len: usize) -> usize {
-    FN_CODE + code_len + CODE_PADDING + 4 * code_len
+    function_lines(code_len) + 4 * code_len
+}
+
+/// The code id of a closure (its function's, copied so that a call need not load the
+/// function).
+#[inline(always)]
+pub fn closure_code_id(c: ObjRef<'_>) -> u32 {
+    c.read_u64(CLOSURE_CODE) as u32
+}
+
+/// Sets a new closure's code id.
+#[inline]
+pub fn set_closure_code_id(c: ObjRef<'_>, id: u32) {
+    c.write_u64(CLOSURE_CODE, id as u64);
+}
+
+/// An upvalue's tag word: [`TAG_OPEN`] while it is open, else its value's tag.
+#[inline(always)]
+pub fn upvalue_tag(up: ObjRef<'_>) -> u64 {
+    up.read_u64(UPVALUE_TAG)
+}
+
+/// An upvalue's payload word: the stack slot while it is open, else its value's payload.
+#[inline(always)]
+pub fn upvalue_payload(up: ObjRef<'_>) -> u64 {
+    up.read_u64(UPVALUE_PAYLOAD)
+}
+
+/// The stack slot of an open upvalue.
+#[inline(always)]
+pub fn upvalue_slot(up: ObjRef<'_>) -> usize {
+    upvalue_payload(up) as usize
+}
+
+/// Makes a new upvalue open on stack slot `slot`.
+#[inline]
+pub fn open_upvalue(up: ObjRef<'_>, slot: usize) {
+    up.write_u64(UPVALUE_TAG, TAG_OPEN);
+    up.write_u64(UPVALUE_PAYLOAD, slot as u64);
+}
+
+/// Stores value `v` (object `r` if it is one) in an upvalue's own words: closes it if it was
+/// open.
+#[inline(always)]
+pub fn set_upvalue_value(up: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) {
+    write_value(up, UPVALUE_VALUE, UPVALUE_TAG, v, r);
+}
+
+/// A native function's id ([`NATIVE_CLOCK`], ...).
+#[inline(always)]
+pub fn native_id(n: ObjRef<'_>) -> u64 {
+    n.read_u64(NATIVE_ID)
+}
+
+/// Sets a new native function's id.
+#[inline]
+pub fn set_native_id(n: ObjRef<'_>, id: u64) {
+    n.write_u64(NATIVE_ID, id);
+}
+
+/// Raw byte size of a table of `capacity` buckets.
+#[inline]
+pub fn table_raw_size(capacity: usize) -> usize {
+    TABLE_ENTRIES + TABLE_ENTRY_BYTES * capacity
+}
+
+/// A table's count of used buckets.
+#[inline(always)]
+pub fn table_count(t: ObjRef<'_>) -> usize {
+    t.read_u64(TABLE_COUNT) as usize
+}
+
+/// Sets a table's count of used buckets.
+#[inline(always)]
+pub fn set_table_count(t: ObjRef<'_>, count: usize) {
+    t.write_u64(TABLE_COUNT, count as u64);
+}
+
+/// The word of bucket `i`'s value ([`Value::to_raw`]; 0 for an empty bucket).
+#[inline(always)]
+pub fn table_word(t: ObjRef<'_>, i: usize) -> u64 {
+    t.read_u64(TABLE_ENTRIES + TABLE_ENTRY_BYTES * i)
+}
+
+/// Sets the word of bucket `i`'s value.
+#[inline(always)]
+pub fn set_table_word(t: ObjRef<'_>, i: usize, raw: u64) {
+    t.write_u64(TABLE_ENTRIES + TABLE_ENTRY_BYTES * i, raw);
+}
+
+/// Raw byte size of a value array of `n` elements.
+#[inline]
+pub fn value_array_raw_size(n: usize) -> usize {
+    VALUE_BYTES * n
+}
+
+/// Stores value `v` (object `r` if it is one) as element `i` of a value array.
+#[inline]
+pub fn set_value_array_element(a: ObjRef<'_>, i: usize, v: Value, r: Option<ObjRef<'_>>) {
+    write_value(a, i, VALUE_BYTES * i, v, r);
 }
 
 /// The name of a function as a stack trace shows it: `name()`, or `script` for the top level.

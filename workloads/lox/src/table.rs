@@ -12,27 +12,21 @@
 //! in the value slot), so an entry moves to and from the stack without conversion. The keys
 //! fill the first `capacity` slots and the value objects the next `capacity` (bucket `i`'s key
 //! is slot `i`, its value slot `capacity + i`), so that a probe indexes the key slots by the
-//! bucket itself. An empty bucket has a null key and word 0. Lox cannot delete a field or a
-//! method, so there are no tombstones: a probe ends at the first empty bucket. A table never
-//! grows in place: [`set`] allocates a bigger table object, copies the entries, and returns
-//! it; the caller stores it into the owner (an instance's field slot, a class's method slot).
+//! bucket itself. The count and the words are read and written through the accessors of
+//! [`crate::object`] ([`table_count`], [`table_word`]), which owns every raw offset. An empty
+//! bucket has a null key and word 0. Lox cannot delete a field or a method, so there are no
+//! tombstones: a probe ends at the first empty bucket. A table never grows in place: [`set`]
+//! allocates a bigger table object, copies the entries, and returns it; the caller stores it
+//! into the owner (an instance's field slot, a class's method slot).
 
-use crate::object::{string_hash, TABLE};
+use crate::object::{
+    set_table_count, set_table_word, string_hash, table_count, table_raw_size, table_word, TABLE,
+};
 use crate::value::RAW_OBJ;
 use gc_runtime::{Local, ObjRef, OutOfMemory, Scope};
 
 /// Capacity of a new table (6 entries before it grows; clox's first capacity too).
 pub const MIN_CAPACITY: usize = 8;
-/// Raw bytes per entry: the value's word.
-const ENTRY_BYTES: usize = 8;
-/// Raw bytes before the entries: the count.
-const HEADER_BYTES: usize = 8;
-
-#[inline]
-fn entry_offset(i: usize) -> usize {
-    HEADER_BYTES + ENTRY_BYTES * i
-}
-
 /// The reference slot of bucket `i`'s value object (the keys fill the first `capacity`
 /// slots, the values the next `capacity`).
 #[inline(always)]
@@ -49,17 +43,13 @@ pub fn capacity(t: ObjRef<'_>) -> usize {
 /// Number of used buckets.
 #[inline]
 pub fn count(t: ObjRef<'_>) -> usize {
-    t.read_u64(0) as usize
+    table_count(t)
 }
 
 /// Allocates an empty table of `capacity` buckets (a power of two).
 pub fn alloc<'s>(s: &mut Scope<'s>, capacity: usize) -> Result<Local<'s>, OutOfMemory> {
     debug_assert!(capacity.is_power_of_two());
-    s.alloc(
-        TABLE,
-        2 * capacity as u32,
-        HEADER_BYTES + ENTRY_BYTES * capacity,
-    )
+    s.alloc(TABLE, 2 * capacity as u32, table_raw_size(capacity))
 }
 
 /// The bucket holding `key` (whose content hash is `hash`), if any.
@@ -103,7 +93,7 @@ pub fn get_hashed<'a>(
     hash: u64,
 ) -> Option<(u64, Option<ObjRef<'a>>)> {
     let (i, cap) = find_with_capacity(t, key, hash)?;
-    let raw = t.read_u64(entry_offset(i));
+    let raw = table_word(t, i);
     let r = if raw == RAW_OBJ {
         t.load(cap + i)
     } else {
@@ -117,14 +107,14 @@ pub fn get_hashed<'a>(
 #[inline(always)]
 pub fn get_object_hashed<'a>(t: ObjRef<'a>, key: ObjRef<'_>, hash: u64) -> Option<ObjRef<'a>> {
     let (i, cap) = find_with_capacity(t, key, hash)?;
-    debug_assert_eq!(t.read_u64(entry_offset(i)), RAW_OBJ);
+    debug_assert_eq!(table_word(t, i), RAW_OBJ);
     t.load(cap + i)
 }
 
 /// The value in bucket `i`: its word, and its object if it is one.
 #[inline(always)]
 pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {
-    let raw = t.read_u64(entry_offset(i));
+    let raw = table_word(t, i);
     let r = if raw == RAW_OBJ {
         t.load(value_slot(t, i))
     } else {
@@ -143,7 +133,7 @@ pub fn key_at<'a>(t: ObjRef<'a>, i: usize) -> Option<ObjRef<'a>> {
 /// [`RAW_OBJ`]).
 #[inline]
 pub fn set_value_at(t: ObjRef<'_>, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
-    t.write_u64(entry_offset(i), raw);
+    set_table_word(t, i, raw);
     t.store(value_slot(t, i), if raw == RAW_OBJ { r } else { None });
 }
 
@@ -182,7 +172,7 @@ pub fn set_in_place_hashed(
     if (used + 1) * 4 > cap * 3 {
         return false;
     }
-    t.write_u64(0, used as u64 + 1);
+    set_table_count(t, used + 1);
     t.store(i, Some(key));
     set_value_at(t, i, raw, r);
     true
@@ -220,20 +210,20 @@ fn grow<'s>(
     let new = alloc(s, new_capacity)?;
     let (o, n) = (s.get(old), s.get(new));
     let mask = new_capacity - 1;
-    let mut live = 0u64;
+    let mut live = 0;
     for i in 0..capacity(o) {
         let Some(k) = o.load(i) else { continue };
-        let raw = o.read_u64(entry_offset(i));
+        let raw = table_word(o, i);
         let mut j = string_hash(k) as usize & mask;
         while n.load(j).is_some() {
             j = (j + 1) & mask;
         }
         n.store(j, Some(k));
         n.store(new_capacity + j, o.load(value_slot(o, i)));
-        n.write_u64(entry_offset(j), raw);
+        set_table_word(n, j, raw);
         live += 1;
     }
-    n.write_u64(0, live);
+    set_table_count(n, live);
     Ok(new)
 }
 

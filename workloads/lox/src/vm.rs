@@ -52,15 +52,18 @@ use crate::error::CompileErrors;
 use crate::function::{Constant, FunctionProto};
 use crate::interner::Interner;
 use crate::object::{
-    function_arity, function_line, function_raw_size, function_trace_name, function_upvalues,
-    hash_bytes, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
-    CLASS_METHODS, CLASS_NAME, CLOSURE, CLOSURE_BYTES, CLOSURE_CODE, CLOSURE_CONSTANTS,
-    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CODE, FN_CONSTANTS, FN_NAME, FUNCTION, INSTANCE,
-    INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, UPVALUE, UPVALUE_NEXT, VALUE_ARRAY,
+    function_arity, function_code_id, function_line, function_raw_size, function_trace_name,
+    function_upvalues, hash_bytes, init_function, open_upvalue, read_function_code,
+    set_closure_code_id, set_native_id, set_value_array_element, string_text, upvalue_slot,
+    value_array_raw_size, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT, BOUND_RECEIVER,
+    CLASS, CLASS_METHODS, CLASS_NAME, CLASS_REFS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS,
+    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME, FUNCTION, FUNCTION_REFS, INSTANCE,
+    INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS, NATIVE, NATIVE_BYTES, NATIVE_CLOCK,
+    NATIVE_NAME, NATIVE_REFS, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
-use crate::value::{Value, RAW_NIL, RAW_OBJ, TAG_OPEN, VALUE_BYTES};
+use crate::value::{Value, RAW_NIL, RAW_OBJ};
 use code_window::CodeBytes;
 use gc_runtime::{
     Global, Heap, HeapConfig, Local, Mutator, ObjRef, OutOfMemory, RootRegion, Scope,
@@ -89,13 +92,11 @@ const fn closure_slot(fi: usize) -> usize {
 const fn constants_slot(fi: usize) -> usize {
     2 * fi + 1
 }
-/// Raw offset of a function's index into [`Vm::codes`] (the `u32` after the code length).
-const FN_CODE_ID: usize = 12;
 
 /// The Rust-side copy of a loaded function's code and constants, which `run_fast` reads
 /// instead of the heap object's raw bytes (both are immutable once loaded). Indexed by the id
-/// the function object stores at [`FN_CODE_ID`]. Never freed: a function's code lives as long
-/// as the VM, like the source it came from (only the REPL keeps loading functions).
+/// the function object stores ([`function_code_id`]). Never freed: a function's code lives as
+/// long as the VM, like the source it came from (only the REPL keeps loading functions).
 struct Code {
     /// The bytecode, padded so that every instruction's 4-byte window is in range.
     code: CodeBytes,
@@ -288,7 +289,7 @@ impl Vm {
         self.frames.push(Frame {
             ip: 0,
             base: 0,
-            code: fast::code_id(function),
+            code: function_code_id(function),
         });
     }
 
@@ -319,7 +320,7 @@ impl Vm {
     ) -> Result<Local<'s>, OutOfMemory> {
         let constants = &proto.chunk.constants;
         let n = constants.len();
-        let array = s.alloc(VALUE_ARRAY, n as u32, VALUE_BYTES * n)?;
+        let array = s.alloc(VALUE_ARRAY, n as u32, value_array_raw_size(n))?;
         for (i, constant) in constants.iter().enumerate() {
             let (v, r) = match constant {
                 Constant::Number(x) => (Value::Number(*x), None),
@@ -328,7 +329,7 @@ impl Vm {
                 }
                 Constant::Function(inner) => (Value::Obj, Some(self.load_function(s, inner)?)),
             };
-            write_value(s.get(array), i, VALUE_BYTES * i, v, r.map(|r| s.get(r)));
+            set_value_array_element(s.get(array), i, v, r.map(|r| s.get(r)));
         }
         let name = match &proto.name {
             Some(name) => Some(self.interner.intern(s, name.as_bytes())?),
@@ -360,22 +361,16 @@ impl Vm {
             hashes,
             arity: proto.arity as usize,
         });
-        let function = s.alloc(FUNCTION, 2, function_raw_size(code.len()))?;
+        let function = s.alloc(FUNCTION, FUNCTION_REFS, function_raw_size(code.len()))?;
         let o = s.get(function);
-        let mut header = [0u8; FN_CODE];
-        header[0..4].copy_from_slice(&(proto.arity as u32).to_le_bytes());
-        header[4..8].copy_from_slice(&(proto.upvalue_count() as u32).to_le_bytes());
-        header[8..12].copy_from_slice(&(code.len() as u32).to_le_bytes());
-        header[FN_CODE_ID..FN_CODE_ID + 4].copy_from_slice(&id.to_le_bytes());
-        o.write_bytes(0, &header);
-        o.write_bytes(FN_CODE, code);
-        let lines: Vec<u8> = proto
-            .chunk
-            .lines
-            .iter()
-            .flat_map(|line| line.to_le_bytes())
-            .collect();
-        o.write_bytes(FN_CODE + code.len() + crate::object::CODE_PADDING, &lines);
+        init_function(
+            o,
+            proto.arity as u32,
+            proto.upvalue_count() as u32,
+            id,
+            code,
+            &proto.chunk.lines,
+        );
         o.store(FN_NAME, name.map(|n| s.get(n)));
         o.store(FN_CONSTANTS, Some(s.get(array)));
         Ok(function)
@@ -385,9 +380,9 @@ impl Vm {
         let slot = self.global_slot(s, name)? as usize;
         s.scope(|s| {
             let native_name = self.interner.intern(s, name.as_bytes())?;
-            let native = s.alloc(NATIVE, 1, 8)?;
-            s.store(native, 0, Some(native_name));
-            s.get(native).write_u64(0, id);
+            let native = s.alloc(NATIVE, NATIVE_REFS, NATIVE_BYTES)?;
+            s.store(native, NATIVE_NAME, Some(native_name));
+            set_native_id(s.get(native), id);
             self.set_global(s, slot, Value::Obj, Some(s.get(native)));
             Ok(())
         })
@@ -514,7 +509,7 @@ impl Vm {
     ) -> Result<Local<'s>, OutOfMemory> {
         let mut current = self.frame_roots.get(s, OPEN_UPVALUES);
         while let Some(up) = current {
-            let at = up.read_u64(8) as usize;
+            let at = upvalue_slot(up);
             if at == slot {
                 return Ok(s.root(up));
             }
@@ -523,14 +518,13 @@ impl Vm {
             }
             current = up.load(UPVALUE_NEXT);
         }
-        let created = s.alloc(UPVALUE, 2, VALUE_BYTES)?;
+        let created = s.alloc(UPVALUE, UPVALUE_REFS, UPVALUE_BYTES)?;
         let new = s.get(created);
-        new.write_u64(0, TAG_OPEN);
-        new.write_u64(8, slot as u64);
+        open_upvalue(new, slot);
         let mut previous = None;
         let mut current = self.frame_roots.get(s, OPEN_UPVALUES);
         while let Some(up) = current {
-            if (up.read_u64(8) as usize) < slot {
+            if upvalue_slot(up) < slot {
                 break;
             }
             previous = Some(up);
@@ -569,7 +563,7 @@ impl Vm {
         self.frames.push(Frame {
             ip: 0,
             base: self.sp - argc - 1,
-            code: fast::code_id(function),
+            code: function_code_id(function),
         });
         let fi = self.frames.len() - 1;
         self.frame_roots.set(s, closure_slot(fi), Some(closure));
@@ -678,7 +672,7 @@ impl Vm {
                         .expect("a closure")
                         .load(CLOSURE_FUNCTION)
                         .expect("a function");
-                    code.read_bytes(FN_CODE + at + 2, &mut captures);
+                    read_function_code(code, at + 2, &mut captures);
                 }
                 let closure = new_closure(s, function, n).map_err(oom)?;
                 let base = self.frames[fi].base;
@@ -705,7 +699,7 @@ impl Vm {
             OpCode::Class => {
                 let name = self.constant(s, fi, arg);
                 let methods = table::alloc(s, table::MIN_CAPACITY).map_err(oom)?;
-                let class = s.alloc(CLASS, 2, 0).map_err(oom)?;
+                let class = s.alloc(CLASS, CLASS_REFS, 0).map_err(oom)?;
                 s.store(class, CLASS_NAME, Some(name));
                 s.store(class, CLASS_METHODS, Some(methods));
                 let r = s.get(class);
@@ -768,7 +762,7 @@ impl Vm {
             }
         };
         let bound = s
-            .alloc(BOUND_METHOD, 2, 0)
+            .alloc(BOUND_METHOD, BOUND_METHOD_REFS, 0)
             .map_err(RuntimeError::out_of_memory)?;
         let receiver = self.peek(s, 0).1;
         let b = s.get(bound);
@@ -784,7 +778,7 @@ impl Vm {
             let slot = self.sp - 1 - argc;
             let class = s.root(self.slot(s, slot).1.expect("a class"));
             let instance = s
-                .alloc(INSTANCE, 2, 0)
+                .alloc(INSTANCE, INSTANCE_REFS, 0)
                 .map_err(RuntimeError::out_of_memory)?;
             s.store(instance, INSTANCE_CLASS, Some(class));
             let i = s.get(instance);
@@ -842,7 +836,7 @@ fn new_closure<'s>(
     let c = s.get(closure);
     c.store(CLOSURE_FUNCTION, Some(f));
     c.store(CLOSURE_CONSTANTS, f.load(FN_CONSTANTS));
-    c.write_u64(CLOSURE_CODE, fast::code_id(f) as u64);
+    set_closure_code_id(c, function_code_id(f));
     Ok(closure)
 }
 

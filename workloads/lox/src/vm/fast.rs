@@ -17,9 +17,10 @@ use super::{FRAME_ROOTS, OPEN_UPVALUES, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
-    display_object, string_text, write_value, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
-    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_CODE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE,
-    INSTANCE_CLASS, INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
+    closure_code_id, display_object, native_id, set_upvalue_value, string_text, upvalue_payload,
+    upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
+    CLASS_METHODS, CLOSURE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE, INSTANCE_CLASS,
+    INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -50,12 +51,6 @@ mod op {
     }
 }
 
-/// The id of a function object's Rust-side code (see [`Code`]).
-#[inline(always)]
-pub(super) fn code_id(function: ObjRef<'_>) -> u32 {
-    (function.read_u64(8) >> 32) as u32
-}
-
 /// The word of a boolean.
 #[inline(always)]
 fn raw_bool(b: bool) -> u64 {
@@ -69,8 +64,8 @@ fn raw_bool(b: bool) -> u64 {
 /// The value of upvalue `up`: from the stack while it is open.
 #[inline(always)]
 fn upvalue_get<'a>(st: &StackView<'a>, up: ObjRef<'a>) -> (u64, Option<ObjRef<'a>>) {
-    let tag = up.read_u64(0);
-    let bits = up.read_u64(8);
+    let tag = upvalue_tag(up);
+    let bits = upvalue_payload(up);
     if tag == TAG_OPEN {
         st.get(bits as usize)
     } else if tag == TAG_OBJ {
@@ -83,10 +78,10 @@ fn upvalue_get<'a>(st: &StackView<'a>, up: ObjRef<'a>) -> (u64, Option<ObjRef<'a
 /// Stores into upvalue `up`: into the stack while it is open.
 #[inline(always)]
 fn upvalue_set(st: &mut StackView<'_>, up: ObjRef<'_>, raw: u64, r: Option<ObjRef<'_>>) {
-    if up.read_u64(0) == TAG_OPEN {
-        st.set(up.read_u64(8) as usize, raw, r);
+    if upvalue_tag(up) == TAG_OPEN {
+        st.set(upvalue_slot(up), raw, r);
     } else {
-        write_value(up, UPVALUE_VALUE, 0, Value::from_raw(raw), r);
+        set_upvalue_value(up, Value::from_raw(raw), r);
     }
 }
 
@@ -96,13 +91,13 @@ fn upvalue_set(st: &mut StackView<'_>, up: ObjRef<'_>, raw: u64, r: Option<ObjRe
 #[inline(always)]
 fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
     while let Some(up) = closures.get(OPEN_UPVALUES) {
-        let slot = up.read_u64(8) as usize;
+        let slot = upvalue_slot(up);
         if slot < last {
             break;
         }
         let (raw, r) = st.get(slot);
         let next = up.load(UPVALUE_NEXT);
-        write_value(up, UPVALUE_VALUE, 0, Value::from_raw(raw), r);
+        set_upvalue_value(up, Value::from_raw(raw), r);
         up.store(UPVALUE_NEXT, None);
         closures.set(OPEN_UPVALUES, next);
     }
@@ -282,7 +277,7 @@ impl Vm {
                     let argc: usize = $argc;
                     // The code id and the constants from the closure itself: the function
                     // is not loaded.
-                    let id = callee.read_u64(CLOSURE_CODE) as u32;
+                    let id = closure_code_id(callee);
                     let arity = codes[id as usize].arity;
                     if argc != arity {
                         fail!($at, "Expected {arity} arguments but got {argc}.");
@@ -338,7 +333,7 @@ impl Vm {
                         }
                         CLASS => break 'run Ok(Exit::CallClass(argc)),
                         NATIVE => {
-                            let result = match callee.read_u64(0) {
+                            let result = match native_id(callee) {
                                 NATIVE_CLOCK => Value::Number(start.elapsed().as_secs_f64()),
                                 _ => Value::Nil,
                             };
