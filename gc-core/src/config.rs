@@ -94,31 +94,40 @@ pub fn physical_memory_bytes() -> Option<u64> {
     }
 }
 
-/// Parse a size like `256M`, `4g`, `512k`, `2097152` (binary units).
+/// The size grammar, in words, for error messages.
+const SIZE_FORMS: &str = "a whole number of bytes, optionally followed by K, M, G or T \
+     (binary: 1K = 1024) and an optional B or iB, in any case, e.g. 512, 64K, 16M, 16MB, \
+     16MiB, 1G, 1GiB, 2T";
+
+/// Parse a size: a whole number of bytes, optionally followed by a binary unit `K`, `M`, `G`
+/// or `T` (1K = 1024 bytes) and an optional `B` or `iB`, in any case: `512`, `512B`, `64K`,
+/// `16M`, `16MB`, `16MiB`, `1g`, `1GiB`, `2T`. Surrounding whitespace is ignored. This is the
+/// one size grammar of the workspace (heap sizes, `--initial-heap`, message sizes, lox's
+/// `--heap`); [`format_size`]'s output parses back to the same number. A malformed size or
+/// one above `u64::MAX` bytes is an error that names the accepted forms, never a panic.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let mult = match c.to_ascii_lowercase() {
-                'k' => 1u64 << 10,
-                'm' => 1 << 20,
-                'g' => 1 << 30,
-                't' => 1 << 40,
-                _ => {
-                    return Err(format!(
-                        "unknown size unit '{c}' in {s:?}: use K, M, G or T"
-                    ))
-                }
-            };
-            (&t[..i], mult)
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(digits_end);
+    if digits.is_empty() || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err(format!("{s:?} is not a size: give {SIZE_FORMS}"));
+    }
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => {
+            return Err(format!(
+                "unknown size unit '{unit}' in {s:?}: give {SIZE_FORMS}"
+            ))
         }
-        _ => (t, 1),
     };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size: use a number with K, M, G or T, e.g. 256M"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("{s:?} is too large"))
+    let too_large =
+        || format!("{s:?} is too large: a size is at most 2^64 - 1 bytes (under 16384T)");
+    let n: u64 = digits.parse().map_err(|_| too_large())?;
+    n.checked_mul(1 << shift).ok_or_else(too_large)
 }
 
 /// Format bytes as a short human size (`256M`, `1G`, `1536K`).
@@ -142,6 +151,81 @@ mod tests {
         assert_eq!(parse_size("2097152").unwrap(), 2 << 20);
         assert!(parse_size("12X").is_err());
         assert!(parse_size("abc").is_err());
+        assert_eq!(format_size(100), "100B");
+        assert_eq!(parse_size(&format_size(100)).unwrap(), 100);
+    }
+
+    #[test]
+    fn every_form_of_the_grammar_parses() {
+        for (text, bytes) in [
+            ("0", 0),
+            ("512", 512),
+            ("512B", 512),
+            ("512b", 512),
+            ("64K", 64 << 10),
+            ("64k", 64 << 10),
+            ("64KB", 64 << 10),
+            ("64KiB", 64 << 10),
+            ("16M", 16 << 20),
+            ("16m", 16 << 20),
+            ("16MB", 16 << 20),
+            ("16mb", 16 << 20),
+            ("16MiB", 16 << 20),
+            ("16mib", 16 << 20),
+            ("1G", 1 << 30),
+            ("1GB", 1 << 30),
+            ("1GiB", 1 << 30),
+            ("2T", 2 << 40),
+            ("2TB", 2 << 40),
+            ("2TiB", 2 << 40),
+            (" 8M ", 8 << 20),
+            ("18446744073709551615", u64::MAX),
+            ("16777215T", 16_777_215 << 40),
+        ] {
+            assert_eq!(parse_size(text), Ok(bytes), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_sizes_are_errors_naming_the_accepted_forms() {
+        for text in [
+            "", " ", "M", "MB", "abc", "-1M", "+1M", "1.5G", "1 G", "1_000", "1e6", "G1",
+        ] {
+            let e = parse_size(text).unwrap_err();
+            assert!(e.contains("is not a size"), "{text:?}: {e}");
+            assert!(
+                e.contains("16MB") && e.contains("16MiB") && e.contains("2T"),
+                "{e}"
+            );
+        }
+        for (text, unit) in [
+            ("1X", "X"),
+            ("12x", "x"),
+            ("1P", "P"),
+            ("1KK", "KK"),
+            ("1Mi", "Mi"),
+        ] {
+            let e = parse_size(text).unwrap_err();
+            assert!(
+                e.contains(&format!("unknown size unit '{unit}'")),
+                "{text:?}: {e}"
+            );
+            assert!(e.contains("K, M, G or T"), "{e}");
+        }
+    }
+
+    #[test]
+    fn overflow_is_an_error_not_a_panic() {
+        for text in [
+            "18446744073709551616",
+            "99999999999999999999g",
+            "16777216T",
+            "17179869184G",
+            "99999999999999999999999999999999999999",
+        ] {
+            let e = parse_size(text).unwrap_err();
+            assert!(e.contains("is too large"), "{text:?}: {e}");
+        }
         assert_eq!(format_size(256 << 20), "256M");
         assert_eq!(format_size(1 << 30), "1G");
         assert_eq!(format_size(3 << 19), "1536K");

@@ -3,7 +3,8 @@
 //! `ObjRef::write_bytes`/`read_bytes`), in a direct buffer of its own native mapping per use
 //! (`Scope::alloc_direct`, like the JDK's `ByteBuffer.allocateDirect`), or in a direct buffer
 //! from one `NativePool` shared by the run's threads (`Scope::alloc_pooled`, like Netty's
-//! pooled allocator). The workloads that take the option say so in [`crate::Workload`].
+//! pooled allocator). The workloads that take the option say so with
+//! [`Workload::buffers`](crate::Workload::buffers).
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};

@@ -6,15 +6,12 @@
 //! own heap-geometry check), modes, workloads, durations, fractions. A [`RunConfig`] built from
 //! these arguments is ready for [`crate::runner::run_workload`].
 
+use crate::arg_parsers::{mode_parser, parse_fraction, parse_heap, parse_on_off, parse_seconds};
 use crate::buffer_kind::BufferKind;
-use crate::params::{
-    BinaryTreesParams, BufferEchoParams, HeapChurnParams, LruCacheParams, MessageEngineParams,
-    WorkloadParams,
-};
 use crate::run_result::{Mode, RunConfig};
-use crate::workload::Workload;
-use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand};
+use crate::workloads::{WorkloadKind, WorkloadParams};
+use clap::error::ErrorKind;
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 const OUTPUTS: &str = "\
@@ -97,30 +94,10 @@ pub struct Cli {
 /// What to run instead of the default sweep.
 #[derive(Subcommand, Debug, Clone)]
 pub enum Command {
-    /// Run heap-churn alone: a long-lived graph of small binary trees (the live set) held in a
-    /// chunked root table; each operation replaces a random tree, stores fresh payloads into
-    /// random trees and allocates a short-lived byte array.
-    #[command(after_long_help = OUTPUTS)]
-    HeapChurn(HeapChurnArgs),
-    /// Run binary-trees alone: the Benchmarks Game program (stretch tree, long-lived tree,
-    /// many short-lived trees per depth).
-    #[command(after_long_help = OUTPUTS)]
-    BinaryTrees(BinaryTreesArgs),
-    /// Run lru-cache alone: a bounded map (hash index + recency list, all in the heap) under
-    /// random gets and puts; reports request latency percentiles too.
-    #[command(after_long_help = OUTPUTS)]
-    LruCache(LruCacheArgs),
-    /// Run message-engine alone: producers publish messages (headers + body) to queues
-    /// (consumed once) and topics (consumed by every subscriber); consumed messages become
-    /// garbage. Reports messages/s and end-to-end latency.
-    #[command(after_long_help = OUTPUTS)]
-    MessageEngine(MessageEngineArgs),
-    /// Run buffer-echo alone: a TCP echo server on 127.0.0.1 whose threads are mutators, each
-    /// serving --connections client threads; every request is held in a heap, direct or
-    /// pooled buffer (--buffers) while it is echoed. Reports requests/s, request latency,
-    /// and heap and direct bytes over time.
-    #[command(after_long_help = OUTPUTS)]
-    BufferEcho(BufferEchoArgs),
+    /// One subcommand per workload of the registry ([`crate::workloads`]): run it alone with
+    /// its own options.
+    #[command(flatten)]
+    Workload(WorkloadCommand),
     /// Run a short workload (default: buffer-echo, pooled buffers, 256M heap, 3 s) and print
     /// the memory report that explains RSS (cf. jcmd VM.native_memory summary).
     Memory(MemoryArgs),
@@ -148,7 +125,7 @@ pub struct SweepArgs {
     pub modes: Vec<Mode>,
     /// The workload to sweep (run with its default options; see its subcommand's --help).
     #[arg(long, value_name = "NAME", default_value = "heap-churn")]
-    pub workload: Workload,
+    pub workload: WorkloadKind,
     /// Buffer kinds to run at every heap and mode, comma-separated: heap, direct, pooled
     /// (buffer-echo and message-engine only) [default: the workload's own, heap].
     #[arg(long, value_name = "KINDS", value_delimiter = ',', value_enum)]
@@ -295,7 +272,7 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    fn config(&self, workload: Workload, live_mb: Option<u64>) -> Result<RunConfig, String> {
+    fn config(&self, workload: WorkloadKind, live_mb: Option<u64>) -> Result<RunConfig, String> {
         let live = match live_mb {
             Some(mb) => {
                 let bytes = mb
@@ -319,59 +296,95 @@ impl RunArgs {
     }
 }
 
-/// `heap-churn` options.
-#[derive(Args, Debug, Clone)]
-pub struct HeapChurnArgs {
-    #[command(flatten)]
+/// A workload's subcommand as parsed: the options every run takes, the workload's live-set
+/// option (`--live-mb`, `--retention-mb`) and its own options. clap builds one subcommand per
+/// registered workload from the [`Workload`](crate::Workload) items (help, options, live-set
+/// option), in registry order, each with the outputs in its long help.
+#[derive(Debug, Clone)]
+pub struct WorkloadCommand {
     pub run: RunArgs,
-    /// Size of the long-lived graph in MiB [default: --live-fraction of the heap, i.e. 50%].
-    #[arg(long, value_name = "MB")]
+    /// The live set in MiB, for a workload with a live-set option.
     pub live_mb: Option<u64>,
-    #[command(flatten)]
-    pub params: HeapChurnParams,
+    /// The workload's own options; they say which workload it is.
+    pub params: WorkloadParams,
 }
 
-/// `binary-trees` options.
-#[derive(Args, Debug, Clone)]
-pub struct BinaryTreesArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-    #[command(flatten)]
-    pub params: BinaryTreesParams,
+/// The id of the live-set option in a workload subcommand's matches.
+const LIVE_MB: &str = "live_mb";
+
+impl WorkloadCommand {
+    /// The run this subcommand asks for (validated).
+    pub fn run_config(&self) -> Result<RunConfig, String> {
+        self.params.validate()?;
+        let mut c = self.run.config(self.params.workload(), self.live_mb)?;
+        c.params = self.params.clone();
+        Ok(c)
+    }
+
+    /// The subcommand of workload `w`.
+    fn command(w: WorkloadKind) -> clap::Command {
+        let mut cmd = RunArgs::augment_args(clap::Command::new(w.name()));
+        if let Some(live) = w.live_option() {
+            cmd = cmd.arg(
+                Arg::new(LIVE_MB)
+                    .long(live.long)
+                    .value_name("MB")
+                    .value_parser(clap::value_parser!(u64))
+                    .action(ArgAction::Set)
+                    .help(live.help),
+            );
+        }
+        // After the options: clap's derived `augment_args` sets the about of the command it is
+        // given from the options struct's own doc comment.
+        w.augment_args(cmd)
+            .about(w.about())
+            .long_about(None)
+            .after_long_help(OUTPUTS)
+    }
 }
 
-/// `lru-cache` options.
-#[derive(Args, Debug, Clone)]
-pub struct LruCacheArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-    /// Cache capacity in MiB of values [default: --live-fraction of the heap].
-    #[arg(long, value_name = "MB")]
-    pub live_mb: Option<u64>,
-    #[command(flatten)]
-    pub params: LruCacheParams,
+impl Subcommand for WorkloadCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        WorkloadKind::ALL
+            .iter()
+            .fold(cmd, |cmd, &w| cmd.subcommand(Self::command(w)))
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        name.parse::<WorkloadKind>().is_ok()
+    }
 }
 
-/// `message-engine` options.
-#[derive(Args, Debug, Clone)]
-pub struct MessageEngineArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-    /// Retention window in MiB: consumed messages stay reachable until this much newer data
-    /// has been published [default: --live-fraction of the heap].
-    #[arg(long, value_name = "MB")]
-    pub retention_mb: Option<u64>,
-    #[command(flatten)]
-    pub params: MessageEngineParams,
-}
+impl FromArgMatches for WorkloadCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = matches.subcommand() else {
+            return Err(clap::Error::raw(
+                ErrorKind::MissingSubcommand,
+                "a workload subcommand is required",
+            ));
+        };
+        let w: WorkloadKind = name
+            .parse()
+            .map_err(|e| clap::Error::raw(ErrorKind::InvalidSubcommand, e))?;
+        Ok(WorkloadCommand {
+            run: RunArgs::from_arg_matches(sub)?,
+            live_mb: if w.live_option().is_some() {
+                sub.get_one::<u64>(LIVE_MB).copied()
+            } else {
+                None
+            },
+            params: WorkloadParams::from_arg_matches(w, sub)?,
+        })
+    }
 
-/// `buffer-echo` options.
-#[derive(Args, Debug, Clone)]
-pub struct BufferEchoArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-    #[command(flatten)]
-    pub params: BufferEchoParams,
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
 /// `memory` options: a short run, then the memory report.
@@ -379,7 +392,7 @@ pub struct BufferEchoArgs {
 pub struct MemoryArgs {
     /// The workload to run (with its default options).
     #[arg(long, value_name = "NAME", default_value = "buffer-echo")]
-    pub workload: Workload,
+    pub workload: WorkloadKind,
     /// Buffer kind (buffer-echo and message-engine) [default: pooled for those].
     #[arg(long, value_name = "KIND", value_enum)]
     pub buffers: Option<BufferKind>,
@@ -446,118 +459,25 @@ pub struct ReportArgs {
 impl Command {
     /// The run of a workload subcommand (validated), or `None` for `report`.
     pub fn run_config(&self) -> Option<Result<RunConfig, String>> {
-        let (run, live_mb, params) = match self {
-            Command::HeapChurn(a) => (
-                &a.run,
-                a.live_mb,
-                WorkloadParams::HeapChurn(a.params.clone()),
-            ),
-            Command::BinaryTrees(a) => {
-                (&a.run, None, WorkloadParams::BinaryTrees(a.params.clone()))
-            }
-            Command::LruCache(a) => (
-                &a.run,
-                a.live_mb,
-                WorkloadParams::LruCache(a.params.clone()),
-            ),
-            Command::MessageEngine(a) => (
-                &a.run,
-                a.retention_mb,
-                WorkloadParams::MessageEngine(a.params.clone()),
-            ),
-            Command::BufferEcho(a) => (&a.run, None, WorkloadParams::BufferEcho(a.params.clone())),
-            Command::Memory(a) => return Some(a.config()),
-            Command::Report(_) => return None,
-        };
-        Some(params.validate().and_then(|()| {
-            let mut c = run.config(params.workload(), live_mb)?;
-            c.params = params;
-            Ok(c)
-        }))
+        match self {
+            Command::Workload(w) => Some(w.run_config()),
+            Command::Memory(a) => Some(a.config()),
+            Command::Report(_) => None,
+        }
     }
 
     /// The shared run options of a workload subcommand.
     pub fn run_args(&self) -> Option<&RunArgs> {
         match self {
-            Command::HeapChurn(a) => Some(&a.run),
-            Command::BinaryTrees(a) => Some(&a.run),
-            Command::LruCache(a) => Some(&a.run),
-            Command::MessageEngine(a) => Some(&a.run),
-            Command::BufferEcho(a) => Some(&a.run),
+            Command::Workload(w) => Some(&w.run),
             Command::Memory(_) | Command::Report(_) => None,
         }
     }
 }
 
-/// The `--mode`/`--modes` parser: one of the mode names (listed in `--help`).
-fn mode_parser() -> impl TypedValueParser<Value = Mode> {
-    PossibleValuesParser::new(Mode::ALL.map(Mode::name))
-        .map(|s| s.parse::<Mode>().expect("a possible value is a mode name"))
-}
-
 /// `heap × fraction`, at least 1 byte.
 fn live_bytes(heap: u64, fraction: f64) -> u64 {
     ((heap as f64 * fraction) as u64).max(1)
-}
-
-/// Parse and check a heap size: `gc_core::parse_size`, then `gc-core`'s heap-geometry check
-/// (non-zero, a multiple of the 2 MiB granule, addressable, within physical memory).
-pub fn parse_heap(s: &str) -> Result<u64, String> {
-    let bytes = gc_core::parse_size(s)?;
-    gc_core::MemoryConfig::new(bytes)
-        .validate()
-        .map_err(|e| e.to_string())?;
-    Ok(bytes)
-}
-
-/// Parse a positive number of seconds (fractions allowed) into milliseconds (at least 1).
-pub fn parse_seconds(s: &str) -> Result<u64, String> {
-    let secs: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number of seconds, e.g. 20 or 0.5"))?;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("duration must be more than 0 seconds, got {s}"));
-    }
-    if secs > 7.0 * 24.0 * 3600.0 {
-        return Err(format!(
-            "duration {s} s is over a week: give seconds, e.g. 20"
-        ));
-    }
-    Ok(((secs * 1000.0).round() as u64).max(1))
-}
-
-/// Parse `on` or `off` (also `true`/`false`, `yes`/`no`, `1`/`0`).
-pub fn parse_on_off(s: &str) -> Result<bool, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("{s:?} is neither on nor off")),
-    }
-}
-
-/// Parse a fraction strictly between 0 and 1.
-pub fn parse_fraction(s: &str) -> Result<f64, String> {
-    let f: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number, e.g. 0.5"))?;
-    if !(f > 0.0 && f < 1.0) {
-        return Err(format!("{s} is not between 0 and 1 (exclusive), e.g. 0.5"));
-    }
-    Ok(f)
-}
-
-/// Parse a fraction from 0 to 1 inclusive.
-pub(crate) fn parse_unit_interval(s: &str) -> Result<f64, String> {
-    let f: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number, e.g. 0.9"))?;
-    if !(0.0..=1.0).contains(&f) {
-        return Err(format!("{s} is not between 0 and 1, e.g. 0.9"));
-    }
-    Ok(f)
 }
 
 #[cfg(test)]
@@ -610,7 +530,7 @@ mod tests {
         let s = &cli.sweep;
         assert_eq!(s.heaps, vec![256 << 20, 1 << 30, 4 << 30]);
         assert_eq!(s.modes, vec![Mode::Concurrent, Mode::Stw]);
-        assert_eq!(s.workload, Workload::HeapChurn);
+        assert_eq!(s.workload, WorkloadKind::HeapChurn);
         assert_eq!(
             (s.common.threads, s.common.seed, s.common.live_fraction),
             (1, 42, 0.5)
@@ -668,7 +588,7 @@ mod tests {
         let s = cli.sweep;
         assert_eq!(s.heaps, vec![512 << 20, 2 << 30]);
         assert_eq!(s.modes, vec![Mode::Stw, Mode::Epsilon]);
-        assert_eq!(s.workload, Workload::LruCache);
+        assert_eq!(s.workload, WorkloadKind::LruCache);
         assert_eq!(s.common.duration_ms, 250);
         assert_eq!(s.common.out, Some(PathBuf::from("/tmp/x")));
         assert!(s.common.quiet);
@@ -758,7 +678,7 @@ mod tests {
         .unwrap();
         let cmd = cli.command.unwrap();
         let c = cmd.run_config().unwrap().unwrap();
-        assert_eq!(c.workload, Workload::HeapChurn);
+        assert_eq!(c.workload, WorkloadKind::HeapChurn);
         assert_eq!(c.label(), "stw 256M");
         assert_eq!(c.live_set_bytes, 100 << 20);
         assert_eq!((c.duration_ms, c.min_cycles), (2000, 3));
@@ -794,7 +714,7 @@ mod tests {
     fn other_subcommands_carry_their_options() {
         let cfg = |args: &[&str]| parse(args).unwrap().command.unwrap().run_config().unwrap();
         let c = cfg(&["binary-trees", "--depth", "18", "--threads", "2"]).unwrap();
-        assert_eq!((c.workload, c.threads), (Workload::BinaryTrees, 2));
+        assert_eq!((c.workload, c.threads), (WorkloadKind::BinaryTrees, 2));
         assert_eq!(c.min_cycles, 0, "a workload run alone runs its --duration");
         assert_eq!(param(&c, "depth"), json!(18));
         assert_eq!(
@@ -891,7 +811,7 @@ mod tests {
             parse(&a).unwrap().command.unwrap().run_config().unwrap()
         };
         let c = cfg(&[]).unwrap();
-        assert_eq!(c.workload, Workload::BufferEcho);
+        assert_eq!(c.workload, WorkloadKind::BufferEcho);
         assert_eq!(c.label(), "concurrent 256M pooled");
         assert_eq!(c.duration_ms, 3000);
         assert!(c.memory_report);

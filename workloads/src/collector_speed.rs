@@ -86,7 +86,7 @@ impl CollectorSpeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::sample_result;
+    use crate::test_support::sample_result;
     use gc_runtime::stats::PhaseRecord;
     use gc_runtime::Mode;
 

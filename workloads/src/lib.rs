@@ -18,24 +18,32 @@
 //! - [`summary`]: the derived figures of one run (pause percentiles, waits, MMU, hiccups, ...);
 //! - [`report`]: `table.md`, `results.json`, `pause-vs-heap.svg`, `pause-timeline.svg` and
 //!   `trace.json` (Chrome Trace Event format, opens in Perfetto);
-//! - [`workload`], [`cli`], [`sweep`], [`runner`]: the `pause-sweep` command: which runs to
+//! - [`workload`], [`workloads`]: the [`Workload`] trait (name, options, thread function) and
+//!   the registry, one line per workload, from which the name enum [`WorkloadKind`], the
+//!   options enum [`WorkloadParams`], the subcommands and the runner's dispatch are built;
+//!   [`ctx`] and [`pacer`]: what a workload thread is handed and its rate limit;
+//! - [`cli`], [`arg_parsers`], [`sweep`], [`runner`]: the `pause-sweep` command: which runs to
 //!   make, in which order, and the single entry point into the collector runtime,
 //!   [`runner::run_workload`].
 
+pub mod arg_parsers;
 pub mod buffer_kind;
 pub mod cli;
 pub mod collector_speed;
+pub mod ctx;
 pub mod hiccup;
 pub mod latency;
 pub mod memory_timeline;
 pub mod min_cycles;
 pub mod mmu;
-pub mod params;
+pub mod pacer;
 pub mod report;
 pub mod run_result;
 pub mod runner;
 pub mod summary;
 pub mod sweep;
+#[doc(hidden)]
+pub mod test_support;
 pub mod waits;
 pub mod workload;
 pub mod workloads;
@@ -45,3 +53,4 @@ pub use latency::{LatencyHistogram, PercentileSummary};
 pub use run_result::{Mode, RunConfig, RunResult};
 pub use summary::RunSummary;
 pub use workload::Workload;
+pub use workloads::{WorkloadKind, WorkloadParams};

@@ -85,10 +85,10 @@ impl Extension {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::Workload;
+    use crate::workloads::WorkloadKind;
 
     fn config(mode: Mode, duration_ms: u64, min_cycles: u32) -> RunConfig {
-        let mut c = RunConfig::new(Workload::HeapChurn, mode, 1 << 30, 1 << 29, duration_ms);
+        let mut c = RunConfig::new(WorkloadKind::HeapChurn, mode, 1 << 30, 1 << 29, duration_ms);
         c.min_cycles = min_cycles;
         c
     }

@@ -8,12 +8,12 @@
 //! show time since its start. Pauses during set-up are kept in `gc` but not reported.
 
 use crate::buffer_kind::BufferKind;
+use crate::ctx::RunShape;
 use crate::hiccup::HiccupSamples;
 use crate::latency::LatencyHistogram;
 use crate::memory_timeline::MemorySample;
 use crate::mmu;
-use crate::params::WorkloadParams;
-use crate::workload::Workload;
+use crate::workloads::{WorkloadKind, WorkloadParams};
 use gc_runtime::stats::{
     CycleRecord, GcStats, PacingRecord, PageAllocationRecord, PauseRecord, StallRecord,
 };
@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 /// One run: which workload, under which heap configuration, for how long.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
-    pub workload: Workload,
+    pub workload: WorkloadKind,
     pub mode: Mode,
     /// Maximum heap size (a multiple of the 2 MiB granule).
     pub heap_bytes: u64,
@@ -58,7 +58,7 @@ pub struct RunConfig {
 impl RunConfig {
     /// A configuration with the workload's default parameters.
     pub fn new(
-        workload: Workload,
+        workload: WorkloadKind,
         mode: Mode,
         heap_bytes: u64,
         live_set_bytes: u64,
@@ -94,7 +94,17 @@ impl RunConfig {
     /// message-engine when it is not the default `heap` (so earlier runs read as before).
     pub fn shown_buffers(&self) -> Option<BufferKind> {
         let b = self.params.buffers()?;
-        (self.workload == Workload::BufferEcho || b != BufferKind::Heap).then_some(b)
+        (self.workload == WorkloadKind::BufferEcho || b != BufferKind::Heap).then_some(b)
+    }
+
+    /// What a workload thread is told of this run.
+    pub fn shape(&self) -> RunShape {
+        RunShape {
+            heap_bytes: self.heap_bytes,
+            live_set_bytes: self.live_set_bytes,
+            threads: self.threads,
+            seed: self.seed,
+        }
     }
 
     /// The name of the workload's mutator thread `index` (`mutator-0`, ...), as the runner
@@ -304,7 +314,13 @@ mod tests {
 
     fn result_with(pauses: Vec<PauseRecord>, stalls: Vec<StallRecord>) -> RunResult {
         RunResult {
-            config: RunConfig::new(Workload::HeapChurn, Mode::Concurrent, 1 << 30, 1 << 29, 100),
+            config: RunConfig::new(
+                WorkloadKind::HeapChurn,
+                Mode::Concurrent,
+                1 << 30,
+                1 << 29,
+                100,
+            ),
             wall_ns: 100_000_000,
             operations: 1000,
             ops_per_sec: RunResult::throughput(1000, 100_000_000),
@@ -345,11 +361,17 @@ mod tests {
 
     #[test]
     fn label_and_params() {
-        let c = RunConfig::new(Workload::HeapChurn, Mode::Stw, 256 << 20, 128 << 20, 1000);
+        let c = RunConfig::new(
+            WorkloadKind::HeapChurn,
+            Mode::Stw,
+            256 << 20,
+            128 << 20,
+            1000,
+        );
         assert_eq!(c.label(), "stw 256M");
         assert_eq!(
             c.params,
-            crate::params::WorkloadParams::defaults(Workload::HeapChurn)
+            crate::workloads::WorkloadParams::defaults(WorkloadKind::HeapChurn)
         );
         assert_eq!(RunResult::throughput(500, 2_000_000_000), 250.0);
         assert_eq!(RunResult::throughput(500, 0), 0.0);

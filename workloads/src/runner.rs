@@ -18,15 +18,15 @@
 //! A run with `--buffers pooled` gets one `NativePool` shared by its threads.
 
 use crate::buffer_kind::BufferKind;
+use crate::ctx::Ctx;
 use crate::hiccup::{self, HiccupSamples, MeterMutator, HICCUP_INTERVAL_NS};
 use crate::latency::LatencyHistogram;
 use crate::memory_timeline::MemorySampler;
 use crate::min_cycles::Extension;
-use crate::params::WorkloadParams;
 use crate::run_result::{RunConfig, RunResult};
-use crate::workloads::{self, Ctx, ThreadOutcome};
+use crate::workload::ThreadOutcome;
 use gc_runtime::native::{NativePool, PoolConfig};
-use gc_runtime::{Heap, HeapConfig, Mutator, Scope};
+use gc_runtime::{Heap, HeapConfig, Scope};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -45,20 +45,6 @@ impl MeterMutator for RealMeter<'_, '_> {
             // Out of memory is the workload's problem to report; the meter just goes on.
             let _ = s.alloc(0x4849, 0, 8);
         });
-    }
-}
-
-fn run_thread(
-    params: &WorkloadParams,
-    ctx: &Ctx<'_>,
-    m: &mut Mutator,
-) -> Result<ThreadOutcome, String> {
-    match params {
-        WorkloadParams::HeapChurn(p) => workloads::heap_churn::run(ctx, m, p),
-        WorkloadParams::BinaryTrees(p) => workloads::binary_trees::run(ctx, m, p),
-        WorkloadParams::LruCache(p) => workloads::lru_cache::run(ctx, m, p),
-        WorkloadParams::MessageEngine(p) => workloads::message_engine::run(ctx, m, p),
-        WorkloadParams::BufferEcho(p) => workloads::buffer_echo::run(ctx, m, p),
     }
 }
 
@@ -118,9 +104,9 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                             let mut m = heap
                                 .attach(&RunConfig::mutator_name(t))
                                 .map_err(|e| e.to_string())?;
-                            let ctx = Ctx::new(config, t, ready, stop, pool);
+                            let ctx = Ctx::new(config.shape(), t, ready, stop, pool);
                             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                run_thread(&config.params, &ctx, &mut m)
+                                config.params.run_thread(&ctx, &mut m)
                             }))
                             .unwrap_or_else(|p| {
                                 Err(p

@@ -15,7 +15,7 @@ use crate::memory_timeline::MemoryFigures;
 use crate::mmu::STANDARD_WINDOWS_NS;
 use crate::run_result::{Mode, RunResult};
 use crate::waits::{self, Wait, WaitFigures, WaitKind};
-use crate::workload::Workload;
+use crate::workloads::WorkloadKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -32,7 +32,7 @@ pub struct MmuPoint {
 pub struct RunSummary {
     /// `concurrent 1G`.
     pub label: String,
-    pub workload: Workload,
+    pub workload: WorkloadKind,
     pub mode: Mode,
     pub heap_bytes: u64,
     pub live_set_bytes: u64,
@@ -237,7 +237,7 @@ mod tests {
         };
         let r = RunResult {
             config: RunConfig::new(
-                Workload::HeapChurn,
+                WorkloadKind::HeapChurn,
                 Mode::Concurrent,
                 1 << 30,
                 1 << 29,
@@ -307,7 +307,7 @@ mod tests {
 
     #[test]
     fn waits_of_every_kind_and_too_few_cycles() {
-        let mut r = crate::report::test_support::sample_result(
+        let mut r = crate::test_support::sample_result(
             Mode::Concurrent,
             1 << 30,
             &[100_000, 200_000, 150_000],

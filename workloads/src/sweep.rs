@@ -351,7 +351,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::{sample_result, scratch_dir};
+    use crate::test_support::{sample_result, scratch_dir};
     use clap::Parser;
 
     fn cli(args: &[&str]) -> Cli {

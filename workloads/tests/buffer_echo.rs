@@ -5,9 +5,9 @@
 mod common;
 
 use common::{pause_sweep, scratch, text};
-use workloads::params::WorkloadParams;
 use workloads::runner::run_workload;
-use workloads::{BufferKind, Mode, RunConfig, Workload};
+use workloads::WorkloadParams;
+use workloads::{BufferKind, Mode, RunConfig, WorkloadKind};
 
 /// Names this file's scratch directories.
 const SUITE: &str = "buffer-echo";
@@ -15,7 +15,13 @@ const SUITE: &str = "buffer-echo";
 const HEAP: u64 = 64 << 20;
 
 fn echo_config(kind: BufferKind, release: bool) -> RunConfig {
-    let mut c = RunConfig::new(Workload::BufferEcho, Mode::Concurrent, HEAP, HEAP / 4, 1000);
+    let mut c = RunConfig::new(
+        WorkloadKind::BufferEcho,
+        Mode::Concurrent,
+        HEAP,
+        HEAP / 4,
+        1000,
+    );
     c.params.set_buffers(kind).unwrap();
     if let WorkloadParams::BufferEcho(p) = &mut c.params {
         p.release = release;

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{pause_sweep, scratch, text};
-use workloads::report::test_support::sample_result;
+use workloads::test_support::sample_result;
 use workloads::Mode;
 
 /// Names this file's scratch directories.

@@ -6,19 +6,19 @@ use gc_runtime::{Heap, HeapConfig};
 use workloads::latency::LatencyHistogram;
 use workloads::runner::run_workload;
 use workloads::workloads::{binary_trees, lru_cache, message_engine};
-use workloads::{Mode, RunConfig, RunResult, Workload};
+use workloads::{Mode, RunConfig, RunResult, WorkloadKind};
 
 const HEAP: u64 = 64 << 20;
 const LIVE: u64 = HEAP / 2;
 const DURATION_MS: u64 = 500;
 
-fn run(workload: Workload, mode: Mode) -> Result<RunResult, String> {
+fn run(workload: WorkloadKind, mode: Mode) -> Result<RunResult, String> {
     run_workload(&RunConfig::new(workload, mode, HEAP, LIVE, DURATION_MS))
 }
 
 /// Concurrent and stw runs do work, collect, and record request latency where the workload
 /// serves requests; an epsilon run either finishes or fails with a clear out-of-memory error.
-fn runs_in_every_mode(workload: Workload) {
+fn runs_in_every_mode(workload: WorkloadKind) {
     for mode in [Mode::Concurrent, Mode::Stw] {
         let r = run(workload, mode).unwrap_or_else(|e| panic!("{workload} {mode}: {e}"));
         assert!(r.operations > 0, "{workload} {mode}: no operations");
@@ -58,16 +58,16 @@ fn runs_in_every_mode(workload: Workload) {
     }
 }
 
-fn check_latency(workload: Workload, mode: Mode, r: &RunResult, l: &LatencyHistogram) {
+fn check_latency(workload: WorkloadKind, mode: Mode, r: &RunResult, l: &LatencyHistogram) {
     let s = l.summary();
     assert!(s.count > 0, "{workload} {mode}: empty latency histogram");
     assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
     match workload {
         // One request per operation.
-        Workload::LruCache => assert_eq!(s.count, r.operations, "{mode}"),
+        WorkloadKind::LruCache => assert_eq!(s.count, r.operations, "{mode}"),
         // A queue message is delivered once, a topic message three times (90 topics, 10
         // queues), and consumers lag at most a round of publishes.
-        Workload::MessageEngine => assert!(
+        WorkloadKind::MessageEngine => assert!(
             s.count >= r.operations,
             "{mode}: {} deliveries for {} messages",
             s.count,
@@ -79,17 +79,17 @@ fn check_latency(workload: Workload, mode: Mode, r: &RunResult, l: &LatencyHisto
 
 #[test]
 fn binary_trees_runs_in_every_mode() {
-    runs_in_every_mode(Workload::BinaryTrees);
+    runs_in_every_mode(WorkloadKind::BinaryTrees);
 }
 
 #[test]
 fn lru_cache_runs_in_every_mode() {
-    runs_in_every_mode(Workload::LruCache);
+    runs_in_every_mode(WorkloadKind::LruCache);
 }
 
 #[test]
 fn message_engine_runs_in_every_mode() {
-    runs_in_every_mode(Workload::MessageEngine);
+    runs_in_every_mode(WorkloadKind::MessageEngine);
 }
 
 /// Bodies as direct or pooled buffers: delivered and checked as heap bodies are, freed by
@@ -99,7 +99,7 @@ fn message_engine_keeps_bodies_in_direct_and_pooled_buffers() {
     for kind in [workloads::BufferKind::Direct, workloads::BufferKind::Pooled] {
         // A small retention window: few live direct mappings, many dead ones to clean.
         let mut c = RunConfig::new(
-            Workload::MessageEngine,
+            WorkloadKind::MessageEngine,
             Mode::Concurrent,
             HEAP,
             4 << 20,
@@ -114,7 +114,13 @@ fn message_engine_keeps_bodies_in_direct_and_pooled_buffers() {
         assert!(r.memory.iter().any(|m| m.native_bytes() > 0), "{kind}");
     }
     // Heap bodies keep the label runs always had.
-    let c = RunConfig::new(Workload::MessageEngine, Mode::Concurrent, HEAP, LIVE, 100);
+    let c = RunConfig::new(
+        WorkloadKind::MessageEngine,
+        Mode::Concurrent,
+        HEAP,
+        LIVE,
+        100,
+    );
     assert_eq!(c.label(), "concurrent 64M");
 }
 

@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! lox [OPTIONS] [SCRIPT]
-//!   --heap <SIZE>      maximum heap size: bytes, or with a k/m/g suffix (64m); default a
-//!                      quarter of the machine's memory, committed only as the program needs
+//!   --heap <SIZE>      maximum heap size: bytes, or with a K/M/G/T suffix (64m, 16MB, 1GiB);
+//!                      default a quarter of the machine's memory, committed only as needed
 //!   --gc <MODE>        concurrent | stw | epsilon (default concurrent)
 //!   --gc-log           print the runtime's collector log
 //!   --gc-stats         print a pause summary and the heap's footprint on exit
@@ -44,8 +44,8 @@ pub const EXIT_IO_ERROR: u8 = 74;
 pub struct Options {
     /// The script to run; without one, lox starts a REPL.
     pub script: Option<PathBuf>,
-    /// Maximum heap size: bytes, or a number with a k, m or g suffix (e.g. 64m); rounded up to
-    /// a multiple of 2m. A hard limit: a program that needs more ends with "Out of memory.".
+    /// Maximum heap size: bytes, or a number with a k, m, g or t suffix (e.g. 64m, 16MB);
+    /// rounded up to a multiple of 2m. A hard limit: a program that needs more ends with "Out of memory.".
     /// Default: a quarter of the machine's memory (the JVM's default maximum heap); the heap
     /// commits memory only as the program needs it, cycles once it doubles what the last cycle
     /// left (16m at least), and gives back memory unused for 5 minutes.
@@ -180,32 +180,14 @@ pub fn parse_on_off(text: &str) -> Result<bool, String> {
     }
 }
 
-/// Parses a heap size: decimal bytes, optionally followed by `k`, `m` or `g` (binary multiples,
-/// any case, an optional trailing `b`/`B`), e.g. `65536`, `512k`, `64m`, `1G`, `16MB`.
+/// Parses `--heap`: the workspace's one size grammar, [`gc_runtime::parse_size`] (bytes with
+/// an optional K, M, G or T and an optional B or iB, any case: `65536`, `512k`, `64m`, `16MB`,
+/// `1GiB`, `2T`), and more than 0 bytes.
 pub fn parse_heap_size(text: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    let lower = trimmed.to_ascii_lowercase();
-    let lower = lower.strip_suffix('b').unwrap_or(&lower);
-    let (digits, multiplier) = match lower.chars().last() {
-        Some('k') => (&lower[..lower.len() - 1], 1u64 << 10),
-        Some('m') => (&lower[..lower.len() - 1], 1 << 20),
-        Some('g') => (&lower[..lower.len() - 1], 1 << 30),
-        _ => (lower, 1),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "invalid heap size '{text}' (expected e.g. 65536, 512k, 64m, 1g)"
-        ));
+    match gc_runtime::parse_size(text)? {
+        0 => Err("heap size must be positive".to_string()),
+        size => Ok(size),
     }
-    let size = digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(multiplier))
-        .ok_or_else(|| format!("heap size '{text}' is too large"))?;
-    if size == 0 {
-        return Err("heap size must be positive".to_string());
-    }
-    Ok(size)
 }
 
 #[cfg(test)]
@@ -220,6 +202,8 @@ mod tests {
         assert_eq!(parse_heap_size("64M"), Ok(64 << 20));
         assert_eq!(parse_heap_size("16MB"), Ok(16 << 20));
         assert_eq!(parse_heap_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_heap_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_heap_size("2T"), Ok(2 << 40));
         assert!(parse_heap_size("").is_err());
         assert!(parse_heap_size("m").is_err());
         assert!(parse_heap_size("0").is_err());

@@ -66,8 +66,8 @@ pub fn read_results_json(path: &Path) -> Result<Vec<RunResult>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::{sample_result, scratch_dir};
     use crate::run_result::Mode;
+    use crate::test_support::{sample_result, scratch_dir};
 
     #[test]
     fn results_round_trip_through_the_file() {

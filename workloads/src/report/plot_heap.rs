@@ -266,7 +266,7 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::sample_result;
+    use crate::test_support::sample_result;
 
     #[test]
     fn svg_has_a_line_per_mode_and_statistic() {

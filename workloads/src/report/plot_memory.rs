@@ -178,8 +178,8 @@ pub fn memory_svg(r: &RunResult) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::sample_result;
     use crate::run_result::Mode;
+    use crate::test_support::sample_result;
 
     #[test]
     fn lines_for_the_series_a_run_has() {

@@ -246,8 +246,8 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::sample_result;
     use crate::run_result::Mode;
+    use crate::test_support::sample_result;
     use gc_runtime::stats::{PacingRecord, PageAllocationRecord, StallRecord};
 
     #[test]

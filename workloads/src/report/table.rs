@@ -562,7 +562,7 @@ pub fn markdown_report(results: &[RunResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::sample_result;
+    use crate::test_support::sample_result;
     use gc_runtime::stats::{PacingRecord, PageAllocationRecord, StallRecord};
 
     fn cells(l: &str) -> Vec<String> {

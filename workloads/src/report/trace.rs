@@ -203,8 +203,8 @@ pub fn write_trace_json(path: &Path, results: &[RunResult]) -> std::io::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_support::sample_result;
     use crate::run_result::Mode;
+    use crate::test_support::sample_result;
     use gc_runtime::stats::{PacingRecord, PageAllocationRecord, StallRecord};
 
     /// A µs value in the JSON equals `ns` (to float-parsing precision).

@@ -18,15 +18,64 @@
 //! half the target and the target, or a quarter of the heap at the default live fraction
 //! (one half), whichever is smaller. The workload uses no randomness.
 
-use super::{object_bytes, Ctx, ThreadOutcome};
-use crate::params::BinaryTreesParams;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use crate::ctx::Ctx;
+use crate::workload::{object_bytes, ThreadOutcome, Workload};
 use gc_runtime::{Local, Mutator, ObjRef, OutOfMemory, Scope};
+
+/// The defaults of the options, each written once and used by both `Default` and clap.
+pub mod defaults {
+    /// The Benchmarks Game's minimum depth.
+    pub const MIN_DEPTH: u64 = 4;
+}
+
+/// `binary-trees` options.
+#[derive(Args, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BinaryTreesParams {
+    /// The smallest depth of the short-lived trees (not an option).
+    #[arg(skip = defaults::MIN_DEPTH)]
+    pub min_depth: u64,
+    /// Maximum tree depth (the long-lived tree's depth; the stretch tree is one deeper)
+    /// [default: the deepest whose long-lived tree fits --live-fraction of the heap].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(4..=30))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u64>,
+}
+
+impl Default for BinaryTreesParams {
+    fn default() -> Self {
+        BinaryTreesParams {
+            min_depth: defaults::MIN_DEPTH,
+            depth: None,
+        }
+    }
+}
+
+/// The `binary-trees` workload.
+pub struct BinaryTreesWorkload;
+
+impl Workload for BinaryTreesWorkload {
+    const NAME: &'static str = "binary-trees";
+    const SUMMARY: &'static str = "The Benchmarks Game program: stretch tree, long-lived tree, \
+         iterations per depth";
+    const ABOUT: &'static str = "Run binary-trees alone: the Benchmarks Game program (stretch \
+         tree, long-lived tree, many short-lived trees per depth)";
+    type Params = BinaryTreesParams;
+
+    fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &BinaryTreesParams) -> Result<ThreadOutcome, String> {
+        run(ctx, m, p)
+    }
+}
 
 /// Shape id of a tree node.
 const NODE: u32 = 0x11;
 
 /// Heap bytes of one node: header and two reference slots.
-pub const NODE_BYTES: u64 = object_bytes(2, 0);
+pub fn node_bytes() -> u64 {
+    object_bytes(2, 0)
+}
 
 /// Deepest depth accepted (the CLI's limit; a depth-30 tree is 64 GiB).
 pub const MAX_DEPTH: u32 = 30;
@@ -46,7 +95,7 @@ pub fn tree_nodes(depth: u32) -> u64 {
 
 /// Heap bytes of a complete tree of `depth`.
 pub fn tree_bytes(depth: u32) -> u64 {
-    tree_nodes(depth) * NODE_BYTES
+    tree_nodes(depth) * node_bytes()
 }
 
 /// The maximum depth chosen when `--depth` is absent: the deepest (at least `min_depth + 2`)
@@ -201,12 +250,12 @@ pub fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &BinaryTreesParams) -> Result<Thre
         .ok()
         .filter(|&d| d + 2 <= MAX_DEPTH)
         .ok_or_else(|| format!("binary-trees: min_depth must be at most {}", MAX_DEPTH - 2))?;
-    let threads = ctx.config.threads.max(1);
+    let threads = ctx.run.threads.max(1);
     let max_depth = match p.depth {
         Some(d) => u32::try_from(d).unwrap_or(u32::MAX).max(min_depth + 2),
         None => default_depth(
-            ctx.config.live_set_bytes,
-            ctx.config.heap_bytes,
+            ctx.run.live_set_bytes,
+            ctx.run.heap_bytes,
             threads,
             min_depth,
         ),

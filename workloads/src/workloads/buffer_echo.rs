@@ -30,10 +30,13 @@
 //! that says which. At the end of the run the server closes its sockets and joins its
 //! clients, which stop at the same flag (or at the closed connection).
 
-use super::{Ctx, ThreadOutcome};
+use crate::arg_parsers::parse_on_off;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use crate::ctx::Ctx;
+use crate::workload::{object_bytes, ThreadOutcome, Workload};
 use crate::buffer_kind::BufferKind;
 use crate::latency::LatencyHistogram;
-use crate::params::BufferEchoParams;
 use gc_runtime::native::NativePool;
 use gc_runtime::{Local, Mutator, Scope};
 use rand::Rng;
@@ -41,6 +44,152 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// The defaults of the options, each written once and used by both `Default` and clap.
+pub mod defaults {
+    /// Message size: 4 KiB, every message alike.
+    pub const MESSAGE_SIZE: &str = "4K";
+    /// Connections per server thread.
+    pub const CONNECTIONS: u64 = 4;
+    /// The largest message (and `--connections`' upper bound).
+    pub const MAX_MESSAGE_BYTES: u64 = 16 << 20;
+    pub const MAX_CONNECTIONS: u64 = 64;
+    /// Request rate limit; 0 = unthrottled.
+    pub const REQUESTS_PER_SEC: u64 = 0;
+}
+
+/// A range of message sizes, `--message-size 4K` (all alike) or `1K-16K` (uniform).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageSize {
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+}
+
+impl std::fmt::Display for MessageSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = |n: u64| gc_core::format_size(n);
+        if self.min_bytes == self.max_bytes {
+            f.write_str(&b(self.min_bytes))
+        } else {
+            write!(f, "{}-{}", b(self.min_bytes), b(self.max_bytes))
+        }
+    }
+}
+
+/// Parse `--message-size`: a size (`4096`, `4K`) or a range `MIN-MAX` (`1K-16K`), each at
+/// least 1 byte and at most 16M.
+pub fn parse_message_size(s: &str) -> Result<MessageSize, String> {
+    let one = |t: &str| -> Result<u64, String> {
+        let n = gc_core::parse_size(t.trim())
+            .map_err(|e| format!("--message-size {s:?}: {e}; give e.g. 4K or 1K-16K"))?;
+        if n == 0 {
+            return Err(format!(
+                "--message-size {s:?}: a message needs at least 1 byte; give e.g. 4K or 1K-16K"
+            ));
+        }
+        if n > defaults::MAX_MESSAGE_BYTES {
+            return Err(format!(
+                "--message-size {s:?}: at most 16M per message; give e.g. 4K or 1K-16K"
+            ));
+        }
+        Ok(n)
+    };
+    let (min, max) = match s.split_once('-') {
+        Some((a, b)) => (one(a)?, one(b)?),
+        None => {
+            let n = one(s)?;
+            (n, n)
+        }
+    };
+    if min > max {
+        return Err(format!(
+            "--message-size {s:?}: the range's smaller size comes first, e.g. 1K-16K"
+        ));
+    }
+    Ok(MessageSize {
+        min_bytes: min,
+        max_bytes: max,
+    })
+}
+
+/// `buffer-echo` options.
+#[derive(Args, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferEchoParams {
+    /// Where the server keeps each request while echoing it: heap (a collector object, bytes
+    /// copied in and out), direct (Scope::alloc_direct per request: a native mapping of its
+    /// own) or pooled (Scope::alloc_pooled from one native pool shared by the server threads).
+    /// The last requests stay in a replay log of --live-fraction of the heap, in every kind.
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = BufferKind::Heap)]
+    pub buffers: BufferKind,
+    /// Message size: one size (4K) or a range MIN-MAX (1K-16K, uniform), 1 byte to 16M.
+    #[arg(long, value_name = "SIZE", value_parser = parse_message_size,
+          default_value = defaults::MESSAGE_SIZE)]
+    pub message_size: MessageSize,
+    /// Loopback connections per server thread, one client thread each; the server answers
+    /// them in turn, one request at a time.
+    #[arg(long, value_name = "N", default_value_t = defaults::CONNECTIONS,
+          value_parser = clap::value_parser!(u64).range(1..=defaults::MAX_CONNECTIONS))]
+    pub connections: u64,
+    /// Requests per second per server thread; 0 = as fast as the server answers (latency
+    /// is then measured without a schedule and not corrected for coordinated omission).
+    #[arg(long, value_name = "N", default_value_t = defaults::REQUESTS_PER_SEC)]
+    pub requests_per_sec: u64,
+    /// Release each direct or pooled buffer once its echo is written (on), or drop it and
+    /// leave the memory to the owner's cleaner when the collector finds it dead (off).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
+          action = clap::ArgAction::Set)]
+    pub release: bool,
+}
+
+impl Default for BufferEchoParams {
+    fn default() -> Self {
+        BufferEchoParams {
+            buffers: BufferKind::Heap,
+            message_size: parse_message_size(defaults::MESSAGE_SIZE)
+                .expect("the default message size parses"),
+            connections: defaults::CONNECTIONS,
+            requests_per_sec: defaults::REQUESTS_PER_SEC,
+            release: true,
+        }
+    }
+}
+
+/// The `buffer-echo` workload.
+pub struct BufferEchoWorkload;
+
+impl Workload for BufferEchoWorkload {
+    const NAME: &'static str = "buffer-echo";
+    const SUMMARY: &'static str = "A loopback TCP echo server whose threads are mutators, each \
+         request held in a heap, direct or pooled buffer";
+    const ABOUT: &'static str = "Run buffer-echo alone: a TCP echo server on 127.0.0.1 whose \
+         threads are mutators, each serving --connections client threads; every request is held \
+         in a heap, direct or pooled buffer (--buffers) while it is echoed. Reports requests/s, \
+         request latency, and heap and direct bytes over time";
+    const HAS_REQUESTS: bool = true;
+    type Params = BufferEchoParams;
+
+    fn buffers(p: &BufferEchoParams) -> Option<BufferKind> {
+        Some(p.buffers)
+    }
+
+    fn buffers_mut(p: &mut BufferEchoParams) -> Option<&mut BufferKind> {
+        Some(&mut p.buffers)
+    }
+
+    fn validate(p: &BufferEchoParams) -> Result<(), String> {
+        let m = p.message_size;
+        if m.min_bytes == 0 || m.min_bytes > m.max_bytes {
+            return Err(format!("--message-size {m}: need 1 byte ≤ min ≤ max"));
+        }
+        Ok(())
+    }
+
+    fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &BufferEchoParams) -> Result<ThreadOutcome, String> {
+        run(ctx, m, p)
+    }
+}
 
 /// Shape id of a heap echo buffer.
 const ECHO_BUFFER: u32 = 0x41;
@@ -54,7 +203,7 @@ const MAX_LOG: u64 = 1 << 24;
 /// Buffers in a server's replay log: `live_bytes` of messages of the mean size (at least one).
 pub fn log_len(live_bytes: u64, p: &BufferEchoParams) -> u64 {
     let mean = (p.message_size.min_bytes + p.message_size.max_bytes) / 2;
-    (live_bytes / super::object_bytes(0, mean.max(1))).clamp(1, MAX_LOG)
+    (live_bytes / object_bytes(0, mean.max(1))).clamp(1, MAX_LOG)
 }
 
 /// Bytes of the length prefix of a message.

@@ -8,10 +8,92 @@
 //! object (two integers) there; allocate a short-lived byte array of `--garbage-bytes`
 //! (uniformly 50–150%) into a ring of 1024 entries.
 
-use super::{Ctx, Pacer, ThreadOutcome};
-use crate::params::HeapChurnParams;
+use crate::workload::LiveOption;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use crate::ctx::Ctx;
+use crate::pacer::Pacer;
+use crate::workload::{object_bytes, ThreadOutcome, Workload};
 use gc_runtime::{Local, Mutator, Scope};
 use rand::Rng;
+
+/// The defaults of the options, each written once and used by both `Default` and clap.
+pub mod defaults {
+    /// Nodes per small binary tree.
+    pub const SUBGRAPH_NODES: u64 = 16;
+    /// Payload stores per operation.
+    pub const MUTATIONS: u64 = 1;
+    /// Mean size of the short-lived byte array per operation (uniform 50–150%).
+    pub const GARBAGE_BYTES: u64 = 512;
+    /// Operation rate limit; 0 = unthrottled.
+    pub const OPS_PER_SEC: u64 = 0;
+    /// Slots per root-table chunk (each chunk is itself a heap object).
+    pub const ROOT_CHUNK_SLOTS: u64 = 16_384;
+    /// Entries of the ring holding the short-lived arrays.
+    pub const GARBAGE_RING: u64 = 1024;
+}
+
+/// `heap-churn` options.
+#[derive(Args, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeapChurnParams {
+    /// Nodes per small binary tree of the graph (a node: left, right, payload, int id).
+    #[arg(long, value_name = "N", default_value_t = defaults::SUBGRAPH_NODES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub subgraph_nodes: u64,
+    /// Per operation, how many times to walk 0–3 levels down a random tree and store a fresh
+    /// small payload object there.
+    #[arg(long, value_name = "N", default_value_t = defaults::MUTATIONS)]
+    pub mutations: u64,
+    /// Mean size of the short-lived byte array allocated per operation (uniform 50–150%),
+    /// kept in a ring of 1024 entries.
+    #[arg(long, value_name = "BYTES", default_value_t = defaults::GARBAGE_BYTES)]
+    pub garbage_bytes: u64,
+    /// Operations per second per thread; 0 = as fast as possible.
+    #[arg(long, value_name = "N", default_value_t = defaults::OPS_PER_SEC)]
+    pub ops_per_sec: u64,
+    /// Slots per root-table chunk (not an option: recorded so results say what ran).
+    #[arg(skip = defaults::ROOT_CHUNK_SLOTS)]
+    pub root_chunk_slots: u64,
+    /// Entries of the short-lived array ring (not an option).
+    #[arg(skip = defaults::GARBAGE_RING)]
+    pub garbage_ring: u64,
+}
+
+impl Default for HeapChurnParams {
+    fn default() -> Self {
+        HeapChurnParams {
+            subgraph_nodes: defaults::SUBGRAPH_NODES,
+            mutations: defaults::MUTATIONS,
+            garbage_bytes: defaults::GARBAGE_BYTES,
+            ops_per_sec: defaults::OPS_PER_SEC,
+            root_chunk_slots: defaults::ROOT_CHUNK_SLOTS,
+            garbage_ring: defaults::GARBAGE_RING,
+        }
+    }
+}
+
+/// The `heap-churn` workload.
+pub struct HeapChurnWorkload;
+
+impl Workload for HeapChurnWorkload {
+    const NAME: &'static str = "heap-churn";
+    const SUMMARY: &'static str = "A long-lived graph of small binary trees (live set scales with \
+         the heap), replaced and mutated at random, plus short-lived byte arrays";
+    const ABOUT: &'static str = "Run heap-churn alone: a long-lived graph of small binary trees \
+         (the live set) held in a chunked root table; each operation replaces a random tree, \
+         stores fresh payloads into random trees and allocates a short-lived byte array";
+    const LIVE_OPTION: Option<LiveOption> = Some(LiveOption {
+        long: "live-mb",
+        help: "Size of the long-lived graph in MiB [default: --live-fraction of the heap, i.e. \
+             50%]",
+    });
+    type Params = HeapChurnParams;
+
+    fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &HeapChurnParams) -> Result<ThreadOutcome, String> {
+        run(ctx, m, p)
+    }
+}
 
 const NODE: u32 = 1;
 const PAYLOAD: u32 = 2;
@@ -21,7 +103,9 @@ const GARBAGE: u32 = 5;
 const RING: u32 = 6;
 
 /// Bytes of one node: header, three reference slots, an 8-byte id.
-const NODE_BYTES: u64 = 16 + 3 * 8 + 8;
+fn node_bytes() -> u64 {
+    object_bytes(3, 8)
+}
 
 /// Build a complete binary tree of `nodes` nodes; returns its root, rooted in `s`.
 fn build_tree<'s>(s: &mut Scope<'s>, nodes: usize, next_id: &mut u64) -> Result<Local<'s>, String> {
@@ -66,7 +150,7 @@ pub fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &HeapChurnParams) -> Result<Thread
     let ring_len = p.garbage_ring.max(1);
     let mut rng = ctx.rng();
     // Each tree costs its nodes plus one table slot.
-    let tree_bytes = nodes as u64 * NODE_BYTES + 8;
+    let tree_bytes = nodes as u64 * node_bytes() + 8;
     let trees = (ctx.live_bytes() / tree_bytes).max(1);
     let chunks = trees.div_ceil(chunk_slots);
     let mut next_id = u64::from(ctx.thread) << 48;

@@ -20,11 +20,97 @@
 //! `--ops-per-sec` throttles the thread (so stalls and pauses count for every request they
 //! delayed: no coordinated omission), else from its start.
 
-use super::{object_bytes, Ctx, Pacer, ThreadOutcome};
+use crate::workload::LiveOption;
+use crate::arg_parsers::parse_unit_interval;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use crate::ctx::Ctx;
+use crate::pacer::Pacer;
+use crate::workload::{object_bytes, ThreadOutcome, Workload};
 use crate::latency::LatencyHistogram;
-use crate::params::LruCacheParams;
 use gc_runtime::{Local, Mutator, ObjRef, OutOfMemory, Scope};
 use rand::Rng;
+
+/// The defaults of the options, each written once and used by both `Default` and clap.
+pub mod defaults {
+    /// Target fraction of gets that hit.
+    pub const HIT_RATE: f64 = 0.9;
+    /// Fraction of requests that are gets (the rest are puts).
+    pub const GET_FRACTION: f64 = 0.9;
+    /// Smallest value size.
+    pub const MIN_VALUE_BYTES: u64 = 64;
+    /// Largest value size.
+    pub const MAX_VALUE_BYTES: u64 = 4096;
+    /// Request rate limit; 0 = unthrottled.
+    pub const OPS_PER_SEC: u64 = 0;
+}
+
+/// `lru-cache` options.
+#[derive(Args, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LruCacheParams {
+    /// Target fraction of gets that hit (sets the key space relative to the capacity).
+    #[arg(long, value_name = "F", value_parser = parse_unit_interval,
+          default_value_t = defaults::HIT_RATE)]
+    pub hit_rate: f64,
+    /// Fraction of requests that are gets; the rest are puts.
+    #[arg(long, value_name = "F", value_parser = parse_unit_interval,
+          default_value_t = defaults::GET_FRACTION)]
+    pub get_fraction: f64,
+    /// Smallest value size.
+    #[arg(long, value_name = "BYTES", default_value_t = defaults::MIN_VALUE_BYTES)]
+    pub min_value_bytes: u64,
+    /// Largest value size.
+    #[arg(long, value_name = "BYTES", default_value_t = defaults::MAX_VALUE_BYTES)]
+    pub max_value_bytes: u64,
+    /// Requests per second per thread; 0 = as fast as possible (latency is then measured
+    /// without a schedule and not corrected for coordinated omission).
+    #[arg(long, value_name = "N", default_value_t = defaults::OPS_PER_SEC)]
+    pub ops_per_sec: u64,
+}
+
+impl Default for LruCacheParams {
+    fn default() -> Self {
+        LruCacheParams {
+            hit_rate: defaults::HIT_RATE,
+            get_fraction: defaults::GET_FRACTION,
+            min_value_bytes: defaults::MIN_VALUE_BYTES,
+            max_value_bytes: defaults::MAX_VALUE_BYTES,
+            ops_per_sec: defaults::OPS_PER_SEC,
+        }
+    }
+}
+
+/// The `lru-cache` workload.
+pub struct LruCacheWorkload;
+
+impl Workload for LruCacheWorkload {
+    const NAME: &'static str = "lru-cache";
+    const SUMMARY: &'static str = "A bounded map (hash index + recency list in the heap) with \
+         random get/put";
+    const ABOUT: &'static str = "Run lru-cache alone: a bounded map (hash index + recency list, \
+         all in the heap) under random gets and puts; reports request latency percentiles too";
+    const LIVE_OPTION: Option<LiveOption> = Some(LiveOption {
+        long: "live-mb",
+        help: "Cache capacity in MiB of values [default: --live-fraction of the heap]",
+    });
+    const HAS_REQUESTS: bool = true;
+    type Params = LruCacheParams;
+
+    fn validate(p: &LruCacheParams) -> Result<(), String> {
+        if p.min_value_bytes == 0 || p.min_value_bytes > p.max_value_bytes {
+            return Err(format!(
+                "--min-value-bytes {} and --max-value-bytes {}: need 0 < min ≤ max",
+                p.min_value_bytes, p.max_value_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &LruCacheParams) -> Result<ThreadOutcome, String> {
+        run(ctx, m, p)
+    }
+}
 
 /// Shape ids.
 const ENTRY: u32 = 0x21;
@@ -43,14 +129,16 @@ const WEIGHT_AT: usize = 8;
 const ENTRY_RAW: usize = 16;
 
 /// Heap bytes of an entry object (without its value).
-pub const ENTRY_BYTES: u64 = object_bytes(ENTRY_REFS as u64, ENTRY_RAW as u64);
+pub fn entry_bytes() -> u64 {
+    object_bytes(ENTRY_REFS as u64, ENTRY_RAW as u64)
+}
 
 /// Most bucket slots the index gets (one object of 2 GiB).
 const MAX_BUCKETS: u64 = 1 << 28;
 
 /// What an entry with a value of `value_bytes` costs the cache's budget: both objects.
 pub fn entry_weight(value_bytes: u64) -> u64 {
-    ENTRY_BYTES + object_bytes(0, value_bytes)
+    entry_bytes() + object_bytes(0, value_bytes)
 }
 
 /// A 64-bit mix (splitmix64's finalizer): spreads sequential keys over the buckets.

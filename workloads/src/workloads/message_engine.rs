@@ -29,16 +29,119 @@
 //! it: when the message leaves every ring its owner dies and the owner's cleaner frees the
 //! memory, the JDK's `allocateDirect` discipline.
 
-use super::{object_bytes, Ctx, Pacer, ThreadOutcome};
+use crate::workload::LiveOption;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use crate::ctx::Ctx;
+use crate::pacer::Pacer;
+use crate::workload::{object_bytes, ThreadOutcome, Workload};
 use crate::buffer_kind::BufferKind;
 use crate::latency::LatencyHistogram;
-use crate::params::MessageEngineParams;
 use gc_runtime::native::NativePool;
 use gc_runtime::{DirectError, Local, Mutator, ObjRef, OutOfMemory, Scope};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::io::Write as _;
 use std::time::Instant;
+
+/// The defaults of the options, each written once and used by both `Default` and clap.
+pub mod defaults {
+    /// Point-to-point queues (each message consumed once).
+    pub const QUEUES: u64 = 10;
+    /// Publish-subscribe topics (each message consumed by every subscriber).
+    pub const TOPICS: u64 = 90;
+    /// Subscribers of each topic.
+    pub const SUBSCRIBERS_PER_TOPIC: u64 = 3;
+    /// Header entries per message.
+    pub const HEADERS: u64 = 8;
+    /// Mean body size.
+    pub const BODY_BYTES: u64 = 1024;
+    /// Publish rate limit; 0 = unthrottled.
+    pub const MESSAGES_PER_SEC: u64 = 0;
+}
+
+/// `message-engine` options.
+#[derive(Args, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageEngineParams {
+    /// Point-to-point queues (each message consumed once).
+    #[arg(long, value_name = "N", default_value_t = defaults::QUEUES)]
+    pub queues: u64,
+    /// Publish-subscribe topics (each message consumed by every subscriber).
+    #[arg(long, value_name = "N", default_value_t = defaults::TOPICS)]
+    pub topics: u64,
+    /// Subscribers per topic.
+    #[arg(long, value_name = "N", default_value_t = defaults::SUBSCRIBERS_PER_TOPIC,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub subscribers_per_topic: u64,
+    /// Header entries per message (a map of small strings).
+    #[arg(long, value_name = "N", default_value_t = defaults::HEADERS)]
+    pub headers: u64,
+    /// Mean message body size.
+    #[arg(long, value_name = "BYTES", default_value_t = defaults::BODY_BYTES)]
+    pub body_bytes: u64,
+    /// Messages published per second per producer thread; 0 = as fast as possible.
+    #[arg(long, value_name = "N", default_value_t = defaults::MESSAGES_PER_SEC)]
+    pub messages_per_sec: u64,
+    /// Where message bodies live: heap (byte-array objects), direct (Scope::alloc_direct per
+    /// body: a native mapping each, freed by the cleaner once the message is garbage) or
+    /// pooled (Scope::alloc_pooled from one native pool shared by the producer threads).
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = BufferKind::Heap)]
+    #[serde(default)]
+    pub buffers: BufferKind,
+}
+
+impl Default for MessageEngineParams {
+    fn default() -> Self {
+        MessageEngineParams {
+            queues: defaults::QUEUES,
+            topics: defaults::TOPICS,
+            subscribers_per_topic: defaults::SUBSCRIBERS_PER_TOPIC,
+            headers: defaults::HEADERS,
+            body_bytes: defaults::BODY_BYTES,
+            messages_per_sec: defaults::MESSAGES_PER_SEC,
+            buffers: BufferKind::Heap,
+        }
+    }
+}
+
+/// The `message-engine` workload.
+pub struct MessageEngineWorkload;
+
+impl Workload for MessageEngineWorkload {
+    const NAME: &'static str = "message-engine";
+    const SUMMARY: &'static str = "Producers publish to queues and topics; consumed messages \
+         become garbage";
+    const ABOUT: &'static str = "Run message-engine alone: producers publish messages (headers + \
+         body) to queues (consumed once) and topics (consumed by every subscriber); consumed \
+         messages become garbage. Reports messages/s and end-to-end latency";
+    const LIVE_OPTION: Option<LiveOption> = Some(LiveOption {
+        long: "retention-mb",
+        help: "Retention window in MiB: consumed messages stay reachable until this much newer \
+             data has been published [default: --live-fraction of the heap]",
+    });
+    const HAS_REQUESTS: bool = true;
+    type Params = MessageEngineParams;
+
+    fn buffers(p: &MessageEngineParams) -> Option<BufferKind> {
+        Some(p.buffers)
+    }
+
+    fn buffers_mut(p: &mut MessageEngineParams) -> Option<&mut BufferKind> {
+        Some(&mut p.buffers)
+    }
+
+    fn validate(p: &MessageEngineParams) -> Result<(), String> {
+        if p.queues + p.topics == 0 {
+            return Err("--queues and --topics are both 0: messages need somewhere to go".into());
+        }
+        Ok(())
+    }
+
+    fn run(ctx: &Ctx<'_>, m: &mut Mutator, p: &MessageEngineParams) -> Result<ThreadOutcome, String> {
+        run(ctx, m, p)
+    }
+}
 
 /// Shape ids.
 const ENGINE: u32 = 0x31;

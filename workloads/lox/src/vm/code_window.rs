@@ -55,6 +55,7 @@ pub(super) struct CodeWindow<'a> {
 impl CodeWindow<'_> {
     /// The four bytes at offset `at`, or `None` if `at` is past the code.
     #[inline(always)]
+    #[allow(unsafe_code)] // lox's one unsafe block; see its SAFETY comment.
     pub(super) fn fetch(self, at: usize) -> Option<[u8; WINDOW]> {
         if at < self.limit {
             // SAFETY: a window is made only by `CodeBytes::window`, from the bytes and the

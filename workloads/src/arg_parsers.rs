@@ -1,0 +1,74 @@
+//! Parsers of command-line values, shared by the `pause-sweep` options ([`crate::cli`]) and
+//! the workloads' own options: heap sizes (the workspace's one size grammar,
+//! `gc_core::parse_size`, then `gc-core`'s heap-geometry check, as ZGC checks `-Xmx` against
+//! its granule and address space), modes, seconds, on/off switches and fractions. Each error
+//! says what to give instead.
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use gc_runtime::Mode;
+
+/// The `--mode`/`--modes` parser: one of the mode names (listed in `--help`).
+pub fn mode_parser() -> impl TypedValueParser<Value = Mode> {
+    PossibleValuesParser::new(Mode::ALL.map(Mode::name))
+        .map(|s| s.parse::<Mode>().expect("a possible value is a mode name"))
+}
+
+/// Parse and check a heap size: `gc_core::parse_size`, then `gc-core`'s heap-geometry check
+/// (non-zero, a multiple of the 2 MiB granule, addressable, within physical memory).
+pub fn parse_heap(s: &str) -> Result<u64, String> {
+    let bytes = gc_core::parse_size(s)?;
+    gc_core::MemoryConfig::new(bytes)
+        .validate()
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Parse a positive number of seconds (fractions allowed) into milliseconds (at least 1).
+pub fn parse_seconds(s: &str) -> Result<u64, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds, e.g. 20 or 0.5"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("duration must be more than 0 seconds, got {s}"));
+    }
+    if secs > 7.0 * 24.0 * 3600.0 {
+        return Err(format!(
+            "duration {s} s is over a week: give seconds, e.g. 20"
+        ));
+    }
+    Ok(((secs * 1000.0).round() as u64).max(1))
+}
+
+/// Parse `on` or `off` (also `true`/`false`, `yes`/`no`, `1`/`0`).
+pub fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("{s:?} is neither on nor off")),
+    }
+}
+
+/// Parse a fraction strictly between 0 and 1.
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let f: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number, e.g. 0.5"))?;
+    if !(f > 0.0 && f < 1.0) {
+        return Err(format!("{s} is not between 0 and 1 (exclusive), e.g. 0.5"));
+    }
+    Ok(f)
+}
+
+/// Parse a fraction from 0 to 1 inclusive.
+pub fn parse_unit_interval(s: &str) -> Result<f64, String> {
+    let f: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number, e.g. 0.9"))?;
+    if !(0.0..=1.0).contains(&f) {
+        return Err(format!("{s} is not between 0 and 1, e.g. 0.9"));
+    }
+    Ok(f)
+}
