@@ -171,15 +171,15 @@ impl<'s> Scope<'s> {
             return Err(NativeError::ZeroSize.into());
         }
         let heap = Arc::clone(self.heap());
-        let direct = &heap.direct;
+        let direct = &heap.direct();
         let requested = len as u64;
-        let collects = heap.config.mode != Mode::Epsilon;
+        let collects = heap.config().mode != Mode::Epsilon;
         let mut cycles = 0;
         // The wait for "Direct Memory" cycles is an allocation stall: recorded as one.
         let mut stall: Option<(Instant, u64)> = None;
         let record_stall = |stall: Option<(Instant, u64)>, failed: bool, thread: &str| {
             if let Some((t, start_at_ns)) = stall {
-                heap.stats.lock().stalls.push(StallRecord {
+                heap.stats().lock().stalls.push(StallRecord {
                     thread: thread.to_string(),
                     start_at_ns,
                     duration_ns: t.elapsed().as_nanos() as u64,
@@ -223,7 +223,7 @@ impl<'s> Scope<'s> {
         // while it is stored in the phantom slot, and the owner is rooted by `owner`.
         let o = self.get(owner);
         let ptr = o.ptr_for(&heap, "Scope::alloc_direct");
-        let (_, slot) = heap.weaks.phantoms().alloc(ptr.raw());
+        let (_, slot) = heap.phantoms().alloc(ptr.raw());
         let key = direct.register(slot, buffer, pool.is_some());
         o.write_u64(0, slot as u64);
         o.write_u64(8, key);
@@ -246,7 +246,7 @@ impl<'s> Scope<'s> {
         }
         let heap = self.heap();
         let (slot, key) = (o.read_u64(0), o.read_u64(8));
-        let direct = &heap.direct;
+        let direct = &heap.direct();
         let (buffer, pooled) = direct.lookup(slot, key).ok_or(not_direct)?;
         Ok(DirectBuffer {
             buffer,

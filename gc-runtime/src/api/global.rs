@@ -48,8 +48,8 @@ impl TableSlot {
 
     fn table_of(heap: &HeapInner, table: Table) -> &HandleTable {
         match table {
-            Table::Globals => heap.roots.globals(),
-            Table::Weaks => heap.weaks.handles(),
+            Table::Globals => heap.roots().globals(),
+            Table::Weaks => heap.weak_handles(),
         }
     }
 

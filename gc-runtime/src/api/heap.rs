@@ -54,7 +54,7 @@ impl Heap {
     /// Create a heap: validate the configuration, map the memory, start the driver thread.
     pub fn new(config: HeapConfig) -> Result<Heap, HeapError> {
         let inner = Arc::new(HeapInner::new(config)?);
-        let driver = if inner.config.mode == Mode::Epsilon {
+        let driver = if inner.config().mode == Mode::Epsilon {
             None
         } else {
             let i = inner.clone();
@@ -85,16 +85,16 @@ impl Heap {
     /// Called inside a scope of another heap's mutator, it may also return an error before
     /// the cycle completed, when waiting on could deadlock (see the `safepoint` module).
     pub fn collect(&self, cause: &str) -> Result<(), String> {
-        if super::mutator::thread_has_mutator(self.inner.id) {
+        if super::mutator::thread_has_mutator(self.inner.id()) {
             return Err(
                 "Heap::collect called on a thread with an attached mutator: use Scope::collect"
                     .into(),
             );
         }
-        if self.inner.config.mode == Mode::Epsilon {
+        if self.inner.config().mode == Mode::Epsilon {
             return Ok(());
         }
-        let control = &self.inner.cx.control;
+        let control = &self.inner.control();
         let wait = CycleWait::begin(&self.inner);
         let n = control.request(GcCause::Explicit(cause.to_string()));
         if control.wait_for_cycle(n, || wait.must_give_up()) || control.is_shut_down() {
@@ -109,34 +109,34 @@ impl Heap {
 
     /// Everything recorded so far (pauses, cycles, stalls).
     pub fn stats(&self) -> GcStats {
-        let mut s = self.inner.stats.lock().clone();
-        s.allocated_bytes = self.inner.allocator.allocated();
-        s.direct = self.inner.direct.stats();
+        let mut s = self.inner.stats().lock().clone();
+        s.allocated_bytes = self.inner.allocator().allocated();
+        s.direct = self.inner.direct().stats();
         s
     }
 
     /// The direct buffers' counters now: what [`Heap::stats`] puts in `direct`, without
     /// copying the pause, cycle and stall records (cheap enough to sample often).
     pub fn direct_stats(&self) -> crate::observe::DirectStats {
-        self.inner.direct.stats()
+        self.inner.direct().stats()
     }
 
     /// Heap usage now.
     pub fn usage(&self) -> HeapUsage {
-        let u = self.inner.cx.pages.usage();
+        let u = self.inner.pages().usage();
         HeapUsage {
             capacity: u.capacity,
             used: u.used,
             committed: u.committed,
             peak_committed: u.peak_committed,
-            allocated: self.inner.allocator.allocated(),
-            cycles: self.inner.cx.control.completed(),
+            allocated: self.inner.allocator().allocated(),
+            cycles: self.inner.control().completed(),
         }
     }
 
     /// The configuration the heap was created with.
     pub fn config(&self) -> &HeapConfig {
-        &self.inner.config
+        &self.inner.config()
     }
 
     /// A root region of `capacity` reference slots (an interpreter's value stack), scanned
@@ -154,7 +154,7 @@ impl Heap {
     /// broken invariant in the collector does (for the tests of that).
     #[doc(hidden)]
     pub fn inject_gc_panic_for_tests(&self) {
-        self.inner.injected_panics.request(InjectedPanic::Driver);
+        self.inner.injected_panics().request(InjectedPanic::Driver);
     }
 
     /// Make a GC mark worker thread panic in the next parallel marking (needs two GC
@@ -162,7 +162,7 @@ impl Heap {
     #[doc(hidden)]
     pub fn inject_gc_worker_panic_for_tests(&self) {
         self.inner
-            .injected_panics
+            .injected_panics()
             .request(InjectedPanic::MarkWorker);
     }
 
@@ -182,8 +182,8 @@ impl Heap {
 
 impl Drop for Heap {
     fn drop(&mut self) {
-        self.inner.cx.control.shut_down();
-        let may_need_this_thread = super::mutator::thread_has_mutator(self.inner.id)
+        self.inner.control().shut_down();
+        let may_need_this_thread = super::mutator::thread_has_mutator(self.inner.id())
             || super::mutator::thread_is_running_a_mutator();
         if let Some(d) = self.driver.take() {
             if !may_need_this_thread {

@@ -58,7 +58,7 @@ thread_local! {
 /// True if the calling thread has a mutator of heap `heap_id` (forgotten ones included).
 pub(crate) fn thread_has_mutator(heap_id: u64) -> bool {
     THREAD_MUTATORS
-        .try_with(|r| r.borrow().iter().any(|a| a.heap.id == heap_id))
+        .try_with(|r| r.borrow().iter().any(|a| a.heap.id() == heap_id))
         .unwrap_or(false)
 }
 
@@ -80,8 +80,8 @@ impl OtherHeaps for OtherHeapsOfThisThread {
         // During thread-local destruction (a mutator kept in a thread-local) the registry is
         // gone: then the thread has no other mutator to mark.
         let _ = THREAD_MUTATORS.try_with(|r| {
-            for a in r.borrow().iter().filter(|a| a.heap.id != self.heap_id) {
-                f(&a.heap.safepoint, &a.shared.thread);
+            for a in r.borrow().iter().filter(|a| a.heap.id() != self.heap_id) {
+                f(&a.heap.safepoint(), &a.shared.thread);
             }
         });
     }
@@ -102,7 +102,7 @@ pub(crate) struct CycleWait<'h> {
 impl<'h> CycleWait<'h> {
     pub(crate) fn begin(heap: &'h HeapInner) -> Self {
         let ticket = threads::next_ticket();
-        let others = OtherHeapsOfThisThread { heap_id: heap.id };
+        let others = OtherHeapsOfThisThread { heap_id: heap.id() };
         let crosses = threads::begin_cycle_wait(ticket, &others);
         CycleWait {
             heap,
@@ -119,7 +119,7 @@ impl<'h> CycleWait<'h> {
         self.crosses
             && self
                 .heap
-                .safepoint
+                .safepoint()
                 .gave_way_to_an_older_cycle_wait(self.ticket)
     }
 }
@@ -183,10 +183,10 @@ pub struct Mutator {
 
 impl Mutator {
     pub(crate) fn attach(heap: &Arc<HeapInner>, name: &str) -> Result<Mutator, AttachError> {
-        if thread_has_mutator(heap.id) {
+        if thread_has_mutator(heap.id()) {
             return Err(AttachError::AlreadyAttached);
         }
-        let handles = HandleStack::new(heap.config.handle_capacity)
+        let handles = HandleStack::new(heap.config().handle_capacity)
             .map_err(|e| AttachError::HandleStack(e.to_string()))?;
         let shared = Arc::new(MutatorShared::new(name, handles));
         THREAD_MUTATORS.with(|r| {
@@ -206,8 +206,8 @@ impl Mutator {
             _not_send: PhantomData,
         };
         // Registered, and left blocked: pauses do not wait for it until its first scope.
-        heap.safepoint.attach(&m.shared.thread, || {
-            heap.roots.add_mutator(m.shared.clone())
+        heap.safepoint().attach(&m.shared.thread, || {
+            heap.roots().add_mutator(m.shared.clone())
         });
         Ok(m)
     }
@@ -218,25 +218,25 @@ impl Mutator {
     }
 
     fn refresh(&self) {
-        self.bad_mask.set(self.heap.cx.state.bad_mask());
+        self.bad_mask.set(self.heap.state().bad_mask());
     }
 
     fn others(&self) -> OtherHeapsOfThisThread {
         OtherHeapsOfThisThread {
-            heap_id: self.heap.id,
+            heap_id: self.heap.id(),
         }
     }
 
     /// Become running: waits while a pause is in progress, then refreshes the bad mask.
     pub(crate) fn leave_blocked(&self) {
         self.heap
-            .safepoint
+            .safepoint()
             .leave_blocked(&self.shared.thread, &self.others());
         self.refresh();
     }
 
     pub(crate) fn enter_blocked(&self) {
-        self.heap.safepoint.enter_blocked(&self.shared.thread);
+        self.heap.safepoint().enter_blocked(&self.shared.thread);
     }
 
     /// Safepoint poll: parks here while a pause is in progress.
@@ -244,7 +244,7 @@ impl Mutator {
     pub(crate) fn poll(&self) {
         if self
             .heap
-            .safepoint
+            .safepoint()
             .poll(&self.shared.thread, &self.others())
         {
             self.refresh();
@@ -283,7 +283,7 @@ impl Mutator {
     pub(crate) fn count_allocated(&self) {
         let uncounted = self.uncounted.replace(0);
         if uncounted != 0 {
-            self.heap.allocator.count(uncounted);
+            self.heap.allocator().count(uncounted);
         }
     }
 
@@ -299,11 +299,11 @@ impl Mutator {
         // Pacing: one decision per quantum allocated (an object larger than a quantum is one
         // of its own size), before the allocation that completes it.
         self.unpaced += size;
-        if self.unpaced >= self.heap.config.pacing.quantum {
+        if self.unpaced >= self.heap.config().pacing.quantum {
             let bytes = std::mem::take(&mut self.unpaced);
             self.pace(bytes);
         }
-        let sizes = *self.heap.cx.pages.sizes();
+        let sizes = self.heap.page_sizes();
         if size > sizes.object_max {
             return Err(OutOfMemory(AllocError::ObjectTooLarge {
                 size,
@@ -320,7 +320,7 @@ impl Mutator {
                     .expect("a large page holds its object")
             }
         };
-        let layout = self.heap.cx.layout();
+        let layout = self.heap.layout();
         let addr = layout.address(offset, View::Remapped);
         // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
         unsafe {
@@ -335,17 +335,17 @@ impl Mutator {
         };
         let uncounted = self.uncounted.get() + size;
         if uncounted >= COUNT_BATCH {
-            self.heap.allocator.count(uncounted);
+            self.heap.allocator().count(uncounted);
             self.uncounted.set(0);
         } else {
             self.uncounted.set(uncounted);
         }
-        Ok(layout.good(offset, self.heap.cx.state.good()))
+        Ok(layout.good(offset, self.heap.state().good()))
     }
 
     #[inline]
     fn alloc_small(&mut self, size: u64) -> Result<Offset, OutOfMemory> {
-        let seq = self.heap.cx.state.seqnum();
+        let seq = self.heap.seqnum();
         if let Some(p) = &self.tlab {
             // A page from before the last Pause Mark Start is retired: never allocate into it.
             if p.seqnum() == seq {
@@ -355,7 +355,7 @@ impl Mutator {
             }
         }
         self.tlab = None;
-        let small = self.heap.cx.pages.sizes().small;
+        let small = self.heap.page_sizes().small;
         let page = self.page_stalling(PageKind::Small, small)?;
         let off = page
             .alloc_private(size)
@@ -365,23 +365,17 @@ impl Mutator {
     }
 
     fn alloc_medium(&mut self, size: u64) -> Result<Offset, OutOfMemory> {
-        let seq = self.heap.cx.state.seqnum();
-        if let Some(off) = self.heap.allocator.alloc_medium(size, seq) {
+        let seq = self.heap.seqnum();
+        if let Some(off) = self.heap.allocator().alloc_medium(size, seq) {
             return Ok(off);
         }
         // The shared page is full (or retired): take a new one.
-        let medium = self
-            .heap
-            .cx
-            .pages
-            .sizes()
-            .medium
-            .expect("medium pages enabled");
+        let medium = self.heap.page_sizes().medium.expect("medium pages enabled");
         let page = self.page_stalling(PageKind::Medium, medium)?;
         let off = page
             .alloc_shared(size)
             .expect("a fresh medium page fits a medium object");
-        self.heap.allocator.install_medium(page);
+        self.heap.allocator().install_medium(page);
         Ok(off)
     }
 
@@ -405,9 +399,9 @@ impl Mutator {
         let took = start.elapsed();
         if record && took >= PAGE_ALLOCATION_RECORD_MIN {
             let heap = &self.heap;
-            heap.log
-                .page_allocation(heap.start, &self.shared.name, took);
-            heap.stats
+            heap.log()
+                .page_allocation(heap.start(), &self.shared.name, took);
+            heap.stats()
                 .lock()
                 .page_allocations
                 .push(PageAllocationRecord {
@@ -427,10 +421,9 @@ impl Mutator {
             // the current cycle would be neither marked nor "allocated since mark start", and a
             // stale page registered while blocked could be freed as empty by Concurrent Select
             // Relocation Set before we free it here (a double free).
-            let pages = &heap.cx.pages;
-            let page =
-                self.blocking(|| pages.new_mutator_page(kind, size, heap.cx.state.seqnum()))?;
-            if page.seqnum() == heap.cx.state.seqnum() {
+            let pages = &heap.pages();
+            let page = self.blocking(|| pages.new_mutator_page(kind, size, heap.seqnum()))?;
+            if page.seqnum() == heap.seqnum() {
                 pages.register(&page);
                 return Ok(page);
             }
@@ -444,13 +437,13 @@ impl Mutator {
     fn page_stalling(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, OutOfMemory> {
         match self.take_page(kind, size, true) {
             Ok(p) => return Ok(p),
-            Err(AllocError::OutOfMemory { .. }) if self.heap.config.mode != Mode::Epsilon => {}
+            Err(AllocError::OutOfMemory { .. }) if self.heap.config().mode != Mode::Epsilon => {}
             Err(e) => return Err(OutOfMemory(e)),
         }
         let start = Instant::now();
         let start_ns = self.heap.now_ns();
         let heap = self.heap.clone();
-        let control = &heap.cx.control;
+        let control = &heap.control();
         let cycle_wait = CycleWait::begin(&heap);
         control.begin_stall();
         // The cycle that starts after this request must complete before we give up; until
@@ -485,8 +478,10 @@ impl Mutator {
         drop(cycle_wait);
         let failed = !matches!(result, Some(Ok(_)));
         let dur = start.elapsed();
-        self.heap.log.stall(self.heap.start, &self.shared.name, dur);
-        self.heap.stats.lock().stalls.push(StallRecord {
+        self.heap
+            .log()
+            .stall(self.heap.start(), &self.shared.name, dur);
+        self.heap.stats().lock().stalls.push(StallRecord {
             thread: self.shared.name.clone(),
             start_at_ns: start_ns,
             duration_ns: dur.as_nanos() as u64,
@@ -496,7 +491,7 @@ impl Mutator {
             Some(Ok(p)) => Ok(p),
             Some(Err(e)) => Err(OutOfMemory(e)),
             None => {
-                let u = self.heap.cx.pages.usage();
+                let u = self.heap.pages().usage();
                 Err(OutOfMemory(AllocError::OutOfMemory {
                     requested: size,
                     used: u.used,
@@ -511,15 +506,15 @@ impl Mutator {
     /// and logged.
     fn pace(&self, bytes: u64) {
         let heap = &self.heap;
-        let Some(delay) = heap.pacer.delay_for(&heap.cx, bytes) else {
+        let Some(delay) = heap.pacing_delay(bytes) else {
             return;
         };
         let start_ns = heap.now_ns();
         let t = Instant::now();
         self.blocking(|| crate::threads::sleep_precisely(delay));
         let held = t.elapsed();
-        heap.log.pacing(heap.start, &self.shared.name, held);
-        heap.stats.lock().pacing.push(PacingRecord {
+        heap.log().pacing(heap.start(), &self.shared.name, held);
+        heap.stats().lock().pacing.push(PacingRecord {
             thread: self.shared.name.clone(),
             start_at_ns: start_ns,
             duration_ns: held.as_nanos() as u64,
@@ -537,12 +532,12 @@ impl Mutator {
     /// after the request has completed. Returns false if none completed: an `epsilon` heap,
     /// a heap shutting down, or a wait that had to give way (see `CycleWait`).
     pub(crate) fn collect_for(&mut self, cause: GcCause) -> bool {
-        if self.heap.config.mode == Mode::Epsilon {
+        if self.heap.config().mode == Mode::Epsilon {
             return false;
         }
         let heap = self.heap.clone();
         let cycle_wait = CycleWait::begin(&heap);
-        let control = &heap.cx.control;
+        let control = &heap.control();
         self.blocking(|| {
             let n = control.request(cause);
             control.wait_for_cycle(n, || cycle_wait.must_give_up())
@@ -561,13 +556,13 @@ impl Drop for Mutator {
         self.leave_blocked();
         let heap = &self.heap;
         let shared = &self.shared;
-        heap.safepoint.detach(
+        heap.safepoint().detach(
             &shared.thread,
             || {
                 shared.handles.truncate(0);
-                shared.mark_buffer.flush(&heap.mark);
+                heap.flush_mark_buffer(shared);
             },
-            || heap.roots.remove_mutator(shared),
+            || heap.roots().remove_mutator(shared),
         );
         let _ = THREAD_MUTATORS.try_with(|r| {
             r.borrow_mut()

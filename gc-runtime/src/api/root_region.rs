@@ -27,7 +27,7 @@ impl RootRegion {
     pub(crate) fn new(heap: &Arc<HeapInner>, capacity: usize) -> Self {
         RootRegion {
             heap: heap.clone(),
-            inner: heap.roots.add_region(capacity),
+            inner: heap.roots().add_region(capacity),
         }
     }
 
@@ -149,6 +149,6 @@ impl<'a, const N: usize> RegionView<'a, N> {
 
 impl Drop for RootRegion {
     fn drop(&mut self) {
-        self.heap.roots.remove_region(&self.inner);
+        self.heap.roots().remove_region(&self.inner);
     }
 }

@@ -87,7 +87,7 @@ impl<'a> ObjRef<'a> {
         // SAFETY: `ptr` is a good (view-colored) pointer to a live object obtained through the
         // barrier, and no safepoint can happen while this borrow lives, so the object is
         // neither freed nor moved.
-        unsafe { Object::from_addr(self.m.heap.cx.layout().view_address(self.ptr)) }
+        unsafe { Object::from_addr(self.m.heap.layout().view_address(self.ptr)) }
     }
 
     /// The embedder's shape id.
@@ -165,14 +165,14 @@ impl<'a> ObjRef<'a> {
         if self.ptr == other.ptr {
             return true;
         }
-        let l = self.m.heap.cx.layout();
+        let l = self.m.heap.layout();
         l.offset(self.ptr) == l.offset(other.ptr)
     }
 
     /// The object's current heap offset (changes when the collector moves it).
     #[inline]
     pub fn address(&self) -> u64 {
-        self.m.heap.cx.layout().offset(self.ptr).raw()
+        self.m.heap.layout().offset(self.ptr).raw()
     }
 }
 
@@ -205,7 +205,7 @@ impl Drop for ScopeExit<'_> {
     fn drop(&mut self) {
         self.shared.scope_depth.store(self.depth, Ordering::Relaxed);
         if self.depth == 0 {
-            self.heap.safepoint.enter_blocked(&self.shared.thread);
+            self.heap.safepoint().enter_blocked(&self.shared.thread);
         }
     }
 }
@@ -339,7 +339,7 @@ impl<'s> Scope<'s> {
     /// them up to poll only when this is true.
     #[inline]
     pub fn poll_requested(&self) -> bool {
-        self.m.heap.safepoint.is_requested()
+        self.m.heap.safepoint().is_requested()
     }
 
     /// Run `f` (sleep, I/O, waiting) as a blocked thread: pauses do not wait for it.

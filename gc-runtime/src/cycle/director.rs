@@ -33,10 +33,7 @@
 //! late on small heaps, where it is up to an eighth of the heap). When a mutator outruns a
 //! cycle that started in time, the pacer (`pacer`) slows it.
 
-use crate::config::DirectorConfig;
-use crate::context::GcContext;
-use crate::direct::DirectBuffers;
-use crate::heap::ObjectAllocator;
+use crate::heap::HeapInner;
 use crate::observe::GcCause;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -154,26 +151,22 @@ impl Director {
         (avg * 2.0).max(avg + 3.3 * sd)
     }
 
-    /// Whether a cycle should start now, and why. `allocator` counts the bytes allocated,
-    /// `direct` the direct buffers.
-    pub(crate) fn decide(
-        &mut self,
-        cx: &GcContext,
-        allocator: &ObjectAllocator,
-        direct: &DirectBuffers,
-        cfg: &DirectorConfig,
-    ) -> Option<GcCause> {
-        self.sample(allocator.allocated());
-        let (stalled, completed) = (cx.control.stalled(), cx.control.completed());
+    /// Whether a cycle should start now in `heap`, and why: read from the bytes its mutators
+    /// allocated, its pages, its cycle counters and its direct buffers.
+    pub(crate) fn decide(&mut self, heap: &HeapInner) -> Option<GcCause> {
+        let (cfg, pages, direct) = (&heap.config().director, heap.pages(), heap.direct());
+        self.sample(heap.allocator().allocated());
+        let control = heap.control();
+        let (stalled, completed) = (control.stalled(), control.completed());
         if stalled > 0 {
             return Some(GcCause::AllocationStall);
         }
         if cfg.continuous {
             return Some(GcCause::Continuous);
         }
-        let cap = cx.pages.capacity() as f64;
-        let used = cx.pages.used() as f64;
-        let free = cx.pages.mutator_free() as f64;
+        let cap = pages.capacity() as f64;
+        let used = pages.used() as f64;
+        let free = pages.mutator_free() as f64;
         if completed < 3 && used >= cap * 0.1 * (completed + 1) as f64 {
             return Some(GcCause::Warmup);
         }

@@ -1,6 +1,8 @@
 //! The driver (ZGC's `ZDriver`): the thread that runs GC cycles, phase by phase, with the
 //! same names in code, logs and statistics ([`crate::GcPhase`], [`crate::PauseKind`]). Each
-//! phase is a call on one subsystem of the heap, handed the heap's `GcContext`:
+//! phase is one phase method of `HeapInner` (`heap/phases.rs`, as ZGC's driver calls
+//! `ZHeap::mark_start` and the like), a call on one subsystem handed the heap's `GcContext`;
+//! the driver reaches no subsystem itself:
 //!
 //! 1. Pause Mark Start — only `GcState::flip_to_mark` (the cycle's mark color, a new sequence
 //!    number, which retires every allocating page: mutators never bump a page of an older
@@ -48,7 +50,6 @@ use crate::observe::GcCause;
 use crate::observe::GcPhase;
 use crate::observe::InjectedPanic;
 use crate::observe::{CycleRecord, PauseKind, PauseRecord, PhaseRecord};
-use crate::relocate;
 use crate::roots::MutatorShared;
 use crate::threads;
 use std::io::Write;
@@ -80,36 +81,31 @@ pub(crate) fn run_or_abort(heap: &Arc<HeapInner>) {
         std::io::stderr(),
         "fatal: the GC driver of heap #{} panicked: {msg}; the heap's invariants can no \
          longer be trusted; aborting",
-        heap.id
+        heap.id()
     );
     std::process::abort();
 }
 
 /// The driver thread's loop: wait for a request or a director decision, run the cycle.
 pub(crate) fn run(heap: &Arc<HeapInner>) {
-    let mut director = Director::new(heap.config.mode == Mode::Concurrent);
-    let mut uncommitter = heap.config.uncommit_delay.map(Uncommitter::new);
-    let control = &heap.cx.control;
+    let mut director = Director::new(heap.config().mode == Mode::Concurrent);
+    let mut uncommitter = heap.config().uncommit_delay.map(Uncommitter::new);
+    let control = heap.control();
     loop {
-        let next = control.next_cycle(heap.config.director.interval, || {
+        let next = control.next_cycle(heap.config().director.interval, || {
             if let Some(u) = uncommitter.as_mut() {
                 uncommit(heap, u);
             }
-            director.decide(
-                &heap.cx,
-                &heap.allocator,
-                &heap.direct,
-                &heap.config.director,
-            )
+            director.decide(heap)
         });
         let NextCycle::Run(cause) = next else {
             return;
         };
-        director.cycle_started(heap.direct.allocated_bytes());
+        director.cycle_started(heap.direct().allocated_bytes());
         let n = control.begin_cycle();
         let t = Instant::now();
         let mut cycle = Cycle::new(heap, n, &cause);
-        match heap.config.mode {
+        match heap.config().mode {
             Mode::Concurrent => cycle.run_concurrent(),
             Mode::Stw => cycle.run_stw(),
             Mode::Epsilon => unreachable!("epsilon heaps have no driver"),
@@ -122,11 +118,11 @@ pub(crate) fn run(heap: &Arc<HeapInner>) {
 
 /// Between cycles: give back memory the heap has not needed for the uncommit delay.
 fn uncommit(heap: &HeapInner, u: &mut Uncommitter) {
-    match u.tick(&heap.cx.pages) {
+    match u.tick(heap.pages()) {
         Ok(Some(done)) => {
-            heap.stats.lock().uncommitted_bytes += done.bytes;
-            heap.log.heap(
-                heap.start,
+            heap.stats().lock().uncommitted_bytes += done.bytes;
+            heap.log().heap(
+                heap.start(),
                 format_args!(
                     "Uncommitted {}M (committed {}M->{}M)",
                     done.bytes >> 20,
@@ -137,8 +133,8 @@ fn uncommit(heap: &HeapInner, u: &mut Uncommitter) {
         }
         Ok(None) => {}
         // The memory stays committed: the heap works on, it only keeps its footprint.
-        Err(e) => heap.log.heap(
-            heap.start,
+        Err(e) => heap.log().heap(
+            heap.start(),
             format_args!("Uncommit failed, memory kept: {e}"),
         ),
     }
@@ -159,24 +155,21 @@ struct Cycle<'h> {
 
 impl<'h> Cycle<'h> {
     fn new(heap: &'h HeapInner, n: u64, cause: &GcCause) -> Self {
-        heap.relocate.reset_counters();
+        heap.reset_relocation_counters();
         Cycle {
             rec: CycleRecord {
                 cycle: n,
                 cause: cause.name().to_string(),
                 start_at_ns: heap.now_ns(),
-                heap_before: heap.cx.pages.used(),
-                heap_capacity: heap.cx.pages.capacity(),
+                heap_before: heap.pages().used(),
+                heap_capacity: heap.pages().capacity(),
                 ..Default::default()
             },
             heap,
             started: Instant::now(),
             driver_cpu0: thread_cpu_ns(),
             worker_cpu: 0,
-            starvations0: (
-                heap.cx.idle_class.starvations(),
-                heap.cx.idle_class.raised(),
-            ),
+            starvations0: (heap.idle_class().starvations(), heap.idle_class().raised()),
             pause_work: 0,
         }
     }
@@ -200,7 +193,7 @@ impl<'h> Cycle<'h> {
         let start_at_ns = self.heap.now_ns();
         let t = Instant::now();
         let r = if self.offload_phases() {
-            let guard = &self.heap.cx.idle_class;
+            let guard = self.heap.idle_class();
             let (r, cpu) = crate::threads::offload("gc-phase", guard, || f(self));
             self.worker_cpu += cpu;
             self.rec.phases_on_idle_workers += 1;
@@ -209,7 +202,7 @@ impl<'h> Cycle<'h> {
             f(self)
         };
         let d = t.elapsed();
-        self.heap.log.phase(self.heap.start, self.n(), name, d);
+        self.heap.log().phase(self.heap.start(), self.n(), name, d);
         self.rec.phases.push(PhaseRecord {
             name: name.to_string(),
             start_at_ns,
@@ -231,20 +224,20 @@ impl<'h> Cycle<'h> {
         // request, and run through the pause with a stale bad mask.
         // The ticket orders this pause against other heaps' (see `safepoint`).
         let ticket = threads::next_ticket();
-        let (t0, muts) = heap.safepoint.stop(ticket, || heap.roots.mutators());
+        let (t0, muts) = heap.stop_mutators(ticket);
         let t1 = Instant::now();
-        if heap.injected_panics.take(InjectedPanic::Driver) {
+        if heap.injected_panics().take(InjectedPanic::Driver) {
             panic!("GC panic injected for a test, in {}", kind.name());
         }
         self.pause_work = 0;
         let r = f(self, &muts);
-        heap.safepoint.resume();
+        heap.resume_mutators();
         let t2 = Instant::now();
         let ttsp = t1.duration_since(t0);
         let at = t2.duration_since(t1);
         let total = t2.duration_since(t0);
-        heap.log.phase(heap.start, self.n(), kind.name(), total);
-        heap.stats.lock().pauses.push(PauseRecord {
+        heap.log().phase(heap.start(), self.n(), kind.name(), total);
+        heap.stats().lock().pauses.push(PauseRecord {
             kind,
             cycle: self.n(),
             start_at_ns,
@@ -262,7 +255,7 @@ impl<'h> Cycle<'h> {
     }
 
     fn verify(&self, muts: &[Arc<MutatorShared>], point: VerifyPoint) {
-        if self.heap.config.verify {
+        if self.heap.config().verify {
             verify(self.heap, muts, point);
         }
     }
@@ -273,22 +266,22 @@ impl<'h> Cycle<'h> {
     /// stall) and in the `stw` pause (nothing else runs then, as with a parallel
     /// stop-the-world collector).
     fn workers(&self) -> usize {
-        let boost = self.heap.config.mode == Mode::Stw || self.mutators_wait();
+        let boost = self.heap.config().mode == Mode::Stw || self.mutators_wait();
         if boost {
-            self.heap.config.gc_threads.max(self.heap.cores)
+            self.heap.config().gc_threads.max(self.heap.cores())
         } else {
-            self.heap.config.gc_threads
+            self.heap.config().gc_threads
         }
     }
 
     /// True while a mutator is stalled on allocation or was paced in the last
     /// [`PACED_RECENTLY`]: it waits for the collector.
     fn mutators_wait(&self) -> bool {
-        self.heap.cx.control.has_stalled_mutators() || self.paced_recently()
+        self.heap.control().has_stalled_mutators() || self.paced_recently()
     }
 
     fn paced_recently(&self) -> bool {
-        self.heap.pacer.paced_within(PACED_RECENTLY)
+        self.heap.paced_within(PACED_RECENTLY)
     }
 
     /// Run concurrent phases on idle-class workers (see [`Self::phase`]): in `concurrent`
@@ -297,19 +290,16 @@ impl<'h> Cycle<'h> {
     /// cycle, which must then not depend on what other processes leave idle (idle-class
     /// threads get almost nothing of a core something else wants).
     fn offload_phases(&self) -> bool {
-        self.heap.config.mode == Mode::Concurrent
+        self.heap.config().mode == Mode::Concurrent
             && self.paced_recently()
-            && !self.heap.cx.control.has_stalled_mutators()
-            && self.heap.cx.idle_class.allowed()
+            && !self.heap.control().has_stalled_mutators()
+            && self.heap.idle_class().allowed()
     }
 
     /// Concurrent Mark (or Mark inside the `stw` pause): drain marking until the queue and the
     /// mutators' buffers are empty.
     fn mark(&mut self) {
-        let h = self.heap;
-        let cpu = h
-            .mark
-            .drain(&h.cx, &h.roots, || self.workers(), &h.injected_panics);
+        let cpu = self.heap.mark(|| self.workers());
         self.worker_cpu += cpu;
     }
 
@@ -318,11 +308,11 @@ impl<'h> Cycle<'h> {
         let h = self.heap;
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            h.cx.state.flip_to_mark(n);
+            h.mark_start(n);
         });
         let (roots, weaks) = self.phase(GcPhase::ConcurrentMarkRoots, |_| {
-            let roots = h.mark.mark_roots(&h.cx, &h.roots, &h.roots.mutators());
-            (roots, h.weaks.remap_stale(&h.cx))
+            let roots = h.mark_roots(&h.mutators());
+            (roots, h.remap_stale_weaks())
         });
         self.rec.roots_marked_concurrently = roots;
         self.rec.weak_handles_remapped = weaks;
@@ -334,10 +324,9 @@ impl<'h> Cycle<'h> {
             // (Concurrent Mark Continue flushes it). Each failed try found an object newly
             // marked, so the tries end.
             let done = self.pause(PauseKind::MarkEnd, |c, muts| {
-                if !h.mark.is_complete() {
+                if !h.try_mark_end() {
                     return false;
                 }
-                h.cx.state.set_mark_complete();
                 c.verify(muts, VerifyPoint::MarkEnd);
                 true
             });
@@ -351,7 +340,7 @@ impl<'h> Cycle<'h> {
         // Only the flip: roots are relocated by the mutators' barriers as they load them, or
         // remapped by the next cycle's Concurrent Mark Roots (see `relocate`).
         self.pause(PauseKind::RelocateStart, |c, muts| {
-            h.cx.state.flip_to_remapped();
+            h.relocate_start();
             c.verify(muts, VerifyPoint::RelocateStart);
         });
         self.phase(GcPhase::ConcurrentRelocate, |c| c.relocate());
@@ -361,10 +350,9 @@ impl<'h> Cycle<'h> {
     fn after_mark_end(&mut self) {
         let h = self.heap;
         self.phase(GcPhase::ConcurrentProcessNonStrongReferences, |c| {
-            let r = h.weaks.process(&h.cx);
-            h.direct.discover(&r.dead_phantoms);
-            h.log.info(
-                h.start,
+            let r = h.process_non_strong_references();
+            h.log().info(
+                h.start(),
                 c.n(),
                 &format!(
                     "Weak handles: {} cleared, {} kept; {} dead direct-buffer owners",
@@ -375,25 +363,22 @@ impl<'h> Cycle<'h> {
             );
             // In `concurrent` mode the cleaners run now, in this concurrent phase; inside the
             // `stw` pause they wait until it ends (`run_stw`).
-            if h.config.mode == Mode::Concurrent {
+            if h.config().mode == Mode::Concurrent {
                 c.run_cleaners();
             }
         });
         self.phase(GcPhase::ConcurrentResetRelocationSet, |_| {
-            h.relocation_set.reset(&h.cx)
+            h.reset_relocation_set()
         });
+        // Target pages are taken now, so the roots' relocation inside Pause Relocate Start
+        // only bumps a pointer.
         let sel = self.phase(GcPhase::ConcurrentSelectRelocationSet, |_| {
-            let (sel, forwardings) = relocate::select(&h.cx);
-            // Target pages are taken now, so the roots' relocation inside Pause Relocate Start
-            // only bumps a pointer.
-            h.relocate.prepare_targets(&h.cx, &forwardings);
-            h.relocation_set.install(&h.cx, forwardings);
-            sel
+            h.select_relocation_set()
         });
         self.rec.live_bytes = sel.live_bytes;
         self.rec.pages_freed_empty = sel.empty_pages_freed;
-        self.heap.log.info(
-            self.heap.start,
+        self.heap.log().info(
+            self.heap.start(),
             self.n(),
             &format!(
                 "Relocation Set: {} pages ({}K live), {} empty pages freed ({}M)",
@@ -408,13 +393,13 @@ impl<'h> Cycle<'h> {
     /// Free the native memory of the direct-buffer owners found dead (never inside a pause).
     fn run_cleaners(&mut self) {
         let h = self.heap;
-        let c = h.direct.run_cleaners(&h.weaks);
+        let c = h.run_cleaners();
         self.rec.cleaners_run += c.owners;
         self.rec.direct_bytes_cleaned += c.bytes;
         if c.owners > 0 {
-            let st = h.direct.stats();
-            h.log.info(
-                h.start,
+            let st = h.direct().stats();
+            h.log().info(
+                h.start(),
                 self.n(),
                 &format!(
                     "Cleaners: {} run, {}K of direct memory freed; buffers hold {}K direct, \
@@ -432,8 +417,7 @@ impl<'h> Cycle<'h> {
     /// Concurrent Relocate (or Relocate inside the `stw` pause).
     fn relocate(&mut self) {
         let h = self.heap;
-        let set = h.relocation_set.forwardings();
-        let (freed, cpu) = h.relocate.relocate_parallel(&h.cx, &set, self.workers());
+        let (freed, cpu) = h.relocate(self.workers());
         self.worker_cpu += cpu;
         self.rec.pages_relocated = freed;
     }
@@ -443,23 +427,19 @@ impl<'h> Cycle<'h> {
         let h = self.heap;
         self.pause(PauseKind::Full, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            h.cx.state.flip_to_mark(n);
-            c.pause_work += c.phase(GcPhase::MarkRoots, |_| {
-                h.mark.mark_roots(&h.cx, &h.roots, muts)
-            });
+            h.mark_start(n);
+            c.pause_work += c.phase(GcPhase::MarkRoots, |_| h.mark_roots(muts));
             c.phase(GcPhase::Mark, |c| c.mark());
-            h.cx.state.set_mark_complete();
+            h.mark_end();
             c.verify(muts, VerifyPoint::MarkEnd);
             c.after_mark_end();
-            h.cx.state.flip_to_remapped();
-            c.pause_work += c.phase(GcPhase::RelocateRoots, |_| {
-                h.relocate.relocate_roots(&h.cx, &h.roots, &h.weaks, muts)
-            });
+            h.relocate_start();
+            c.pause_work += c.phase(GcPhase::RelocateRoots, |_| h.relocate_roots(muts));
             c.verify(muts, VerifyPoint::RelocateStart);
             c.phase(GcPhase::Relocate, |c| c.relocate());
-            c.pause_work += h.relocate.totals().objects_relocated;
-            c.phase(GcPhase::Remap, |_| relocate::remap_all(&h.cx));
-            h.relocation_set.reset(&h.cx);
+            c.pause_work += h.relocation_totals().objects_relocated;
+            c.phase(GcPhase::Remap, |_| h.remap_all());
+            h.reset_relocation_set();
             c.verify(muts, VerifyPoint::AfterRelocation);
         });
         self.phase(GcPhase::ConcurrentCleanDirectBuffers, |c| c.run_cleaners());
@@ -468,22 +448,21 @@ impl<'h> Cycle<'h> {
     fn finish(mut self) -> CycleRecord {
         let heap = self.heap;
         self.rec.duration_ns = self.started.elapsed().as_nanos() as u64;
-        self.rec.heap_after = heap.cx.pages.used();
-        self.rec.objects_marked = heap.mark.take_traced();
-        self.rec.stale_slots_remapped = heap.mark.take_stale_remapped();
-        let r = heap.relocate.totals();
+        self.rec.heap_after = heap.pages().used();
+        (self.rec.objects_marked, self.rec.stale_slots_remapped) = heap.take_mark_counts();
+        let r = heap.relocation_totals();
         self.rec.bytes_relocated = r.bytes_relocated;
         self.rec.pages_compacted_in_place = r.pages_in_place;
         self.rec.objects_compacted_in_place = r.objects_in_place;
         self.rec.objects_self_forwarded = r.self_forwards;
         self.rec.relocation_waits = r.waits;
         self.rec.gc_cpu_ns = thread_cpu_ns() - self.driver_cpu0 + self.worker_cpu;
-        let guard = &heap.cx.idle_class;
+        let guard = heap.idle_class();
         self.rec.idle_class_starvations = guard.starvations() - self.starvations0.0;
         self.rec.idle_class_raised = guard.raised() - self.starvations0.1;
         if self.rec.idle_class_starvations > 0 {
-            heap.log.info(
-                heap.start,
+            heap.log().info(
+                heap.start(),
                 self.n(),
                 &format!(
                     "Idle-class GC threads starved: {} (other threads kept every core busy), \
@@ -492,15 +471,15 @@ impl<'h> Cycle<'h> {
                 ),
             );
         }
-        heap.log.cycle(
-            heap.start,
+        heap.log().cycle(
+            heap.start(),
             self.n(),
             &self.rec.cause,
             self.rec.heap_before,
             self.rec.heap_after,
             self.rec.heap_capacity,
         );
-        let mut s = heap.stats.lock();
+        let mut s = heap.stats().lock();
         s.gc_cpu_ns += self.rec.gc_cpu_ns;
         s.cycles.push(self.rec.clone());
         self.rec

@@ -7,4 +7,4 @@
 mod registry;
 
 pub use registry::DIRECT_BUFFER_SHAPE;
-pub(crate) use registry::{DirectBuffers, OWNER_BYTES};
+pub(crate) use registry::{Cleaned, DirectBuffers, OWNER_BYTES};

@@ -10,10 +10,10 @@ mod heap_inner;
 pub mod memory_report;
 mod object_allocator;
 mod pacer;
+mod phases;
 mod verifier;
 
 pub(crate) use barrier_policy::{load_weak, MutatorSlowPath};
 pub(crate) use heap_inner::HeapInner;
 pub use memory_report::MemoryReport;
-pub(crate) use object_allocator::ObjectAllocator;
 pub(crate) use verifier::{verify, VerifyPoint};

@@ -8,4 +8,4 @@ mod marker;
 mod weak_processor;
 
 pub(crate) use marker::{is_live, mark_barrier, Mark};
-pub(crate) use weak_processor::WeakProcessor;
+pub(crate) use weak_processor::{WeakProcessor, WeakResult};
