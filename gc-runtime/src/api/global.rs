@@ -80,7 +80,7 @@ impl Drop for TableSlot {
 pub struct Global(TableSlot);
 
 impl Global {
-    pub(crate) fn new(heap: &Arc<HeapInner>, ptr: ColoredPtr) -> Self {
+    pub(super) fn new(heap: &Arc<HeapInner>, ptr: ColoredPtr) -> Self {
         Global(TableSlot::new(heap, Table::Globals, ptr))
     }
 
@@ -89,7 +89,7 @@ impl Global {
     /// # Panics
     /// If `heap` is not the heap of this handle (`what` names the call).
     #[inline]
-    pub(crate) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
+    pub(super) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
         self.0.slot_for(heap, what)
     }
 
@@ -110,7 +110,7 @@ impl Global {
 pub struct WeakRef(TableSlot);
 
 impl WeakRef {
-    pub(crate) fn new(heap: &Arc<HeapInner>, ptr: ColoredPtr) -> Self {
+    pub(super) fn new(heap: &Arc<HeapInner>, ptr: ColoredPtr) -> Self {
         WeakRef(TableSlot::new(heap, Table::Weaks, ptr))
     }
 
@@ -119,7 +119,7 @@ impl WeakRef {
     /// # Panics
     /// If `heap` is not the heap of this handle (`what` names the call).
     #[inline]
-    pub(crate) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
+    pub(super) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
         self.0.slot_for(heap, what)
     }
 

@@ -46,7 +46,7 @@ pub struct HeapUsage {
 /// process, with a message naming the heap and the panic on stderr: the heap can no longer be
 /// trusted, and its mutators may be parked in a pause that would never end.
 pub struct Heap {
-    pub(crate) inner: Arc<HeapInner>,
+    pub(super) inner: Arc<HeapInner>,
     driver: Option<JoinHandle<()>>,
 }
 

@@ -56,7 +56,7 @@ thread_local! {
 }
 
 /// True if the calling thread has a mutator of heap `heap_id` (forgotten ones included).
-pub(crate) fn thread_has_mutator(heap_id: u64) -> bool {
+pub(super) fn thread_has_mutator(heap_id: u64) -> bool {
     THREAD_MUTATORS
         .try_with(|r| r.borrow().iter().any(|a| a.heap.id() == heap_id))
         .unwrap_or(false)
@@ -64,7 +64,7 @@ pub(crate) fn thread_has_mutator(heap_id: u64) -> bool {
 
 /// True if the calling thread is inside a scope of any heap's mutator (outside a blocking
 /// region): pauses of that heap wait for the thread while it waits for anything else.
-pub(crate) fn thread_is_running_a_mutator() -> bool {
+pub(super) fn thread_is_running_a_mutator() -> bool {
     THREAD_MUTATORS
         .try_with(|r| r.borrow().iter().any(|a| a.shared.thread.get() == RUNNING))
         .unwrap_or(false)
@@ -90,7 +90,7 @@ impl OtherHeaps for OtherHeapsOfThisThread {
 /// A wait of the calling thread for a GC cycle of `heap` (an allocation stall, a requested
 /// collection): for as long as it lasts, the thread's running mutators of other heaps say so,
 /// and those heaps' pauses give way (see `safepoint`).
-pub(crate) struct CycleWait<'h> {
+pub(super) struct CycleWait<'h> {
     heap: &'h HeapInner,
     ticket: u64,
     others: OtherHeapsOfThisThread,
@@ -100,7 +100,7 @@ pub(crate) struct CycleWait<'h> {
 }
 
 impl<'h> CycleWait<'h> {
-    pub(crate) fn begin(heap: &'h HeapInner) -> Self {
+    pub(super) fn begin(heap: &'h HeapInner) -> Self {
         let ticket = threads::next_ticket();
         let others = OtherHeapsOfThisThread { heap_id: heap.id() };
         let crosses = threads::begin_cycle_wait(ticket, &others);
@@ -115,7 +115,7 @@ impl<'h> CycleWait<'h> {
     /// True if the wait must end now, unsatisfied: the heap's pause gives way to an older
     /// wait of another thread for a cycle of a heap this thread runs in, so neither cycle
     /// can complete while both threads wait.
-    pub(crate) fn must_give_up(&self) -> bool {
+    pub(super) fn must_give_up(&self) -> bool {
         self.crosses
             && self
                 .heap
@@ -168,9 +168,9 @@ pub enum AttachError {
 /// documentation). A thread may have one mutator per heap, and be inside scopes of several
 /// heaps at once.
 pub struct Mutator {
-    pub(crate) heap: Arc<HeapInner>,
-    pub(crate) shared: Arc<MutatorShared>,
-    pub(crate) bad_mask: Cell<u64>,
+    pub(super) heap: Arc<HeapInner>,
+    pub(super) shared: Arc<MutatorShared>,
+    pub(super) bad_mask: Cell<u64>,
     tlab: Option<Arc<Page>>,
     /// Bytes allocated since the last pacing decision (see `pacer`).
     unpaced: u64,
@@ -182,7 +182,7 @@ pub struct Mutator {
 }
 
 impl Mutator {
-    pub(crate) fn attach(heap: &Arc<HeapInner>, name: &str) -> Result<Mutator, AttachError> {
+    pub(super) fn attach(heap: &Arc<HeapInner>, name: &str) -> Result<Mutator, AttachError> {
         if thread_has_mutator(heap.id()) {
             return Err(AttachError::AlreadyAttached);
         }
@@ -228,20 +228,20 @@ impl Mutator {
     }
 
     /// Become running: waits while a pause is in progress, then refreshes the bad mask.
-    pub(crate) fn leave_blocked(&self) {
+    pub(super) fn leave_blocked(&self) {
         self.heap
             .safepoint()
             .leave_blocked(&self.shared.thread, &self.others());
         self.refresh();
     }
 
-    pub(crate) fn enter_blocked(&self) {
+    pub(super) fn enter_blocked(&self) {
         self.heap.safepoint().enter_blocked(&self.shared.thread);
     }
 
     /// Safepoint poll: parks here while a pause is in progress.
     #[inline]
-    pub(crate) fn poll(&self) {
+    pub(super) fn poll(&self) {
         if self
             .heap
             .safepoint()
@@ -253,7 +253,7 @@ impl Mutator {
 
     /// Run `f` as a blocked thread (sleep, I/O): pauses do not wait for it; on the way out it
     /// waits while a pause is in progress.
-    pub(crate) fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
+    pub(super) fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
         struct Leave<'a>(&'a Mutator);
         impl Drop for Leave<'_> {
             fn drop(&mut self) {
@@ -267,7 +267,7 @@ impl Mutator {
 
     /// The barrier load of a reference slot.
     #[inline(always)]
-    pub(crate) fn load_slot(&self, slot: &AtomicU64) -> ColoredPtr {
+    pub(super) fn load_slot(&self, slot: &AtomicU64) -> ColoredPtr {
         self.load_slot_masked(slot, self.bad_mask.get())
     }
 
@@ -275,12 +275,12 @@ impl Mutator {
     /// earlier in the same safepoint-free stretch (it changes only at a safepoint or when the
     /// mutator leaves the blocked state).
     #[inline(always)]
-    pub(crate) fn load_slot_masked(&self, slot: &AtomicU64, bad_mask: u64) -> ColoredPtr {
+    pub(super) fn load_slot_masked(&self, slot: &AtomicU64, bad_mask: u64) -> ColoredPtr {
         gc_core::load_barrier(slot, bad_mask, self)
     }
 
     /// Adds the bytes this mutator allocated since the last flush to the heap's count.
-    pub(crate) fn count_allocated(&self) {
+    pub(super) fn count_allocated(&self) {
         let uncounted = self.uncounted.replace(0);
         if uncounted != 0 {
             self.heap.allocator().count(uncounted);
@@ -288,7 +288,7 @@ impl Mutator {
     }
 
     /// Allocate an object; returns its good-colored pointer. Polls for a safepoint first.
-    pub(crate) fn alloc(
+    pub(super) fn alloc(
         &mut self,
         shape: u32,
         n_refs: u32,
@@ -524,14 +524,14 @@ impl Mutator {
 
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
     /// yet completed, if the wait must give up (see [`CycleWait::must_give_up`]).
-    pub(crate) fn collect(&mut self, cause: &str) {
+    pub(super) fn collect(&mut self, cause: &str) {
         self.collect_for(GcCause::Explicit(cause.to_string()));
     }
 
     /// Request a cycle for `cause` and wait (as a blocked thread) until a cycle that started
     /// after the request has completed. Returns false if none completed: an `epsilon` heap,
     /// a heap shutting down, or a wait that had to give way (see `CycleWait`).
-    pub(crate) fn collect_for(&mut self, cause: GcCause) -> bool {
+    pub(super) fn collect_for(&mut self, cause: GcCause) -> bool {
         if self.heap.config().mode == Mode::Epsilon {
             return false;
         }

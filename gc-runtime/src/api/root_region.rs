@@ -24,7 +24,7 @@ pub struct RootRegion {
 }
 
 impl RootRegion {
-    pub(crate) fn new(heap: &Arc<HeapInner>, capacity: usize) -> Self {
+    pub(super) fn new(heap: &Arc<HeapInner>, capacity: usize) -> Self {
         RootRegion {
             heap: heap.clone(),
             inner: heap.roots().add_region(capacity),

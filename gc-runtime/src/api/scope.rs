@@ -50,14 +50,14 @@ impl std::fmt::Debug for ObjRef<'_> {
 
 impl<'a> ObjRef<'a> {
     #[inline]
-    pub(crate) fn from_ptr(ptr: ColoredPtr, m: &'a Mutator) -> Option<ObjRef<'a>> {
+    pub(super) fn from_ptr(ptr: ColoredPtr, m: &'a Mutator) -> Option<ObjRef<'a>> {
         (!ptr.is_null()).then_some(ObjRef { ptr, m })
     }
 
     /// An `ObjRef` for a pointer known to be non-null (a strong handle's slot, which only the
     /// embedder's drop of the handle empties).
     #[inline]
-    pub(crate) fn from_non_null(ptr: ColoredPtr, m: &'a Mutator) -> ObjRef<'a> {
+    pub(super) fn from_non_null(ptr: ColoredPtr, m: &'a Mutator) -> ObjRef<'a> {
         debug_assert!(!ptr.is_null());
         ObjRef { ptr, m }
     }
@@ -65,7 +65,7 @@ impl<'a> ObjRef<'a> {
     /// The pointer, for storing it on behalf of heap `heap`: panics if the object belongs to
     /// another heap (its pointer would never be relocated or healed by `heap`).
     #[inline]
-    pub(crate) fn ptr_for(&self, heap: &Arc<HeapInner>, what: &str) -> ColoredPtr {
+    pub(super) fn ptr_for(&self, heap: &Arc<HeapInner>, what: &str) -> ColoredPtr {
         if !Arc::ptr_eq(&self.m.heap, heap) {
             foreign(what);
         }
@@ -75,7 +75,7 @@ impl<'a> ObjRef<'a> {
     /// The pointer, for storing it on behalf of mutator `m`: as [`Self::ptr_for`], with the
     /// common case (the object was loaded by `m` itself) decided by one comparison.
     #[inline(always)]
-    pub(crate) fn ptr_of(&self, m: &Mutator, what: &str) -> ColoredPtr {
+    pub(super) fn ptr_of(&self, m: &Mutator, what: &str) -> ColoredPtr {
         if !std::ptr::eq(self.m, m) && !Arc::ptr_eq(&self.m.heap, &m.heap) {
             foreign(what);
         }
@@ -253,20 +253,20 @@ impl Mutator {
 }
 
 impl<'s> Scope<'s> {
-    pub(crate) fn mutator(&self) -> &Mutator {
+    pub(super) fn mutator(&self) -> &Mutator {
         self.m
     }
 
-    pub(crate) fn mutator_mut(&mut self) -> &mut Mutator {
+    pub(super) fn mutator_mut(&mut self) -> &mut Mutator {
         self.m
     }
 
-    pub(crate) fn heap(&self) -> &Arc<HeapInner> {
+    pub(super) fn heap(&self) -> &Arc<HeapInner> {
         &self.m.heap
     }
 
     #[inline]
-    pub(crate) fn push(&self, ptr: ColoredPtr) -> Local<'s> {
+    pub(super) fn push(&self, ptr: ColoredPtr) -> Local<'s> {
         let slot = self.m.shared.handles.push(ptr.raw());
         // SAFETY: handle-stack slots never move or get unmapped while the mutator lives, and
         // this scope truncates the stack only after `'s` ends, so the slot outlives `'s`.
@@ -389,7 +389,7 @@ impl<'s> Scope<'s> {
 #[cold]
 #[inline(never)]
 #[track_caller]
-pub(crate) fn foreign(what: &str) -> ! {
+pub(super) fn foreign(what: &str) -> ! {
     panic!(
         "{what}: an object or handle of another heap was passed to a scope of this heap; \
          objects, handles and root regions can only be used with scopes of the heap they \

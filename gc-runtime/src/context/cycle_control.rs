@@ -212,7 +212,7 @@ impl CycleControl {
     }
 
     /// A page was freed: stalled mutators retry at once.
-    pub(crate) fn page_freed(&self) {
+    pub(super) fn page_freed(&self) {
         if self.has_stalled_mutators() {
             let _c = self.control.lock();
             self.cv.notify_all();

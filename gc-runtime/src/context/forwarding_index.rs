@@ -62,7 +62,7 @@ impl ForwardingIndex {
 
     /// [`Self::remap`] inside the caller's pin.
     #[inline]
-    pub(crate) fn remap_in(&self, off: Offset, guard: &Guard) -> Offset {
+    pub(super) fn remap_in(&self, off: Offset, guard: &Guard) -> Offset {
         match self.relocated(off, guard) {
             Some(f) => {
                 let idx = f.page().index_of(off) as u64;

@@ -54,7 +54,7 @@ impl GcState {
         }
     }
 
-    pub(crate) fn layout(&self) -> AddressLayout {
+    pub(super) fn layout(&self) -> AddressLayout {
         self.layout
     }
 

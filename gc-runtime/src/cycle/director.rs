@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 /// cycle of a nearly empty heap is mostly fixed costs, which do not grow with the heap).
 const MAX_SCALE: f64 = 8.0;
 
-pub(crate) struct Director {
+pub(super) struct Director {
     /// (time, bytes allocated so far), newest last, covering about one second.
     samples: VecDeque<(Instant, u64)>,
     last_cycle_end: Instant,
@@ -58,7 +58,7 @@ pub(crate) struct Director {
 impl Director {
     /// A director for cycles that run concurrently (`concurrent`, whose predicted durations
     /// are scaled to the heap in use) or in one pause (`!concurrent`).
-    pub(crate) fn new(concurrent: bool) -> Self {
+    pub(super) fn new(concurrent: bool) -> Self {
         Director {
             scale_durations: concurrent,
             samples: VecDeque::new(),
@@ -71,11 +71,11 @@ impl Director {
 
     /// A cycle starts (whatever asked for it): `direct_allocated` is what
     /// `DirectBuffers::allocated_bytes` says now.
-    pub(crate) fn cycle_started(&mut self, direct_allocated: u64) {
+    pub(super) fn cycle_started(&mut self, direct_allocated: u64) {
         self.direct_at_last_start = direct_allocated;
     }
 
-    pub(crate) fn cycle_done(&mut self, duration: Duration, used_after: u64) {
+    pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64) {
         self.last_cycle_end = Instant::now();
         self.used_after_last = used_after;
         self.durations
@@ -153,7 +153,7 @@ impl Director {
 
     /// Whether a cycle should start now in `heap`, and why: read from the bytes its mutators
     /// allocated, its pages, its cycle counters and its direct buffers.
-    pub(crate) fn decide(&mut self, heap: &HeapInner) -> Option<GcCause> {
+    pub(super) fn decide(&mut self, heap: &HeapInner) -> Option<GcCause> {
         let (cfg, pages, direct) = (&heap.config().director, heap.pages(), heap.direct());
         self.sample(heap.allocator().allocated());
         let control = heap.control();

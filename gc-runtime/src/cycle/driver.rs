@@ -87,7 +87,7 @@ pub(crate) fn run_or_abort(heap: &Arc<HeapInner>) {
 }
 
 /// The driver thread's loop: wait for a request or a director decision, run the cycle.
-pub(crate) fn run(heap: &Arc<HeapInner>) {
+pub(super) fn run(heap: &Arc<HeapInner>) {
     let mut director = Director::new(heap.config().mode == Mode::Concurrent);
     let mut uncommitter = heap.config().uncommit_delay.map(Uncommitter::new);
     let control = heap.control();

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// Buckets the peak is kept in (the window slides by one bucket at a time).
 const BUCKETS: u32 = 16;
 
-pub(crate) struct Uncommitter {
+pub(super) struct Uncommitter {
     delay: Duration,
     bucket: Duration,
     /// (start of bucket, peak bytes in use during it), oldest first.
@@ -26,14 +26,14 @@ pub(crate) struct Uncommitter {
 }
 
 /// What one uncommit did.
-pub(crate) struct Uncommit {
-    pub(crate) bytes: u64,
-    pub(crate) committed_before: u64,
-    pub(crate) committed_after: u64,
+pub(super) struct Uncommit {
+    pub(super) bytes: u64,
+    pub(super) committed_before: u64,
+    pub(super) committed_after: u64,
 }
 
 impl Uncommitter {
-    pub(crate) fn new(delay: Duration) -> Self {
+    pub(super) fn new(delay: Duration) -> Self {
         Uncommitter {
             delay,
             bucket: (delay / BUCKETS).max(Duration::from_millis(1)),
@@ -44,7 +44,7 @@ impl Uncommitter {
 
     /// Record the bytes in use now and uncommit what the last `delay` did not need.
     /// Returns what was uncommitted, if anything.
-    pub(crate) fn tick(&mut self, pages: &PageRegistry) -> std::io::Result<Option<Uncommit>> {
+    pub(super) fn tick(&mut self, pages: &PageRegistry) -> std::io::Result<Option<Uncommit>> {
         let now = Instant::now();
         let used = pages.used();
         match self.peaks.back_mut() {

@@ -66,7 +66,7 @@ const MIN_REMAINING_SHARE: f64 = 0.25;
 const MIN_SLEEP: Duration = Duration::from_micros(20);
 
 /// The heap's pacer. See the module documentation.
-pub(crate) struct Pacer {
+pub(super) struct Pacer {
     /// Pacing on, in `concurrent` mode.
     active: bool,
     max_delay: Duration,
@@ -78,7 +78,7 @@ pub(crate) struct Pacer {
 }
 
 impl Pacer {
-    pub(crate) fn new(config: &HeapConfig) -> Self {
+    pub(super) fn new(config: &HeapConfig) -> Self {
         Pacer {
             active: config.paces(),
             max_delay: config.pacing.max_delay,
@@ -91,7 +91,7 @@ impl Pacer {
     /// How long a mutator that allocated `bytes` since its last decision should wait; `None`
     /// for no wait (pacing off, no cycle running, or the mutators' pace fits the budget).
     /// The caller sleeps as a blocked thread and records the delay.
-    pub(crate) fn delay_for(&self, cx: &GcContext, bytes: u64) -> Option<Duration> {
+    pub(super) fn delay_for(&self, cx: &GcContext, bytes: u64) -> Option<Duration> {
         if !self.active {
             return None;
         }
@@ -118,7 +118,7 @@ impl Pacer {
 
     /// True if a mutator was delayed within `window`: mutators are sleeping part of the time,
     /// so their cores are partly idle (the driver then runs more GC workers).
-    pub(crate) fn paced_within(&self, window: Duration) -> bool {
+    pub(super) fn paced_within(&self, window: Duration) -> bool {
         self.last_delay.lock().is_some_and(|t| t.elapsed() < window)
     }
 }

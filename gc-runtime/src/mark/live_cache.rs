@@ -20,13 +20,13 @@ use gc_core::{Offset, GRANULE_SIZE};
 const ENTRIES: usize = 64;
 
 /// A mark worker's per-granule live-byte sums. See the module documentation.
-pub(crate) struct LiveCache {
+pub(super) struct LiveCache {
     /// Per entry: the granule's start offset plus one (0: empty), and the bytes not yet added.
     entries: [(u64, u64); ENTRIES],
 }
 
 impl LiveCache {
-    pub(crate) fn new() -> Self {
+    pub(super) fn new() -> Self {
         LiveCache {
             entries: [(0, 0); ENTRIES],
         }
@@ -35,7 +35,7 @@ impl LiveCache {
     /// Counts `bytes` of a live object at `off`. An evicted sum goes to `add`, with an offset
     /// in its granule (the granule's start).
     #[inline]
-    pub(crate) fn add(&mut self, off: Offset, bytes: u64, add: impl FnOnce(Offset, u64)) {
+    pub(super) fn add(&mut self, off: Offset, bytes: u64, add: impl FnOnce(Offset, u64)) {
         let granule = off.raw() / GRANULE_SIZE;
         let key = granule * GRANULE_SIZE + 1;
         let e = &mut self.entries[granule as usize % ENTRIES];
@@ -49,7 +49,7 @@ impl LiveCache {
     }
 
     /// Gives every sum to `add` (as [`Self::add`] does at eviction) and empties the cache.
-    pub(crate) fn flush(&mut self, mut add: impl FnMut(Offset, u64)) {
+    pub(super) fn flush(&mut self, mut add: impl FnMut(Offset, u64)) {
         for e in &mut self.entries {
             let (key, sum) = std::mem::take(e);
             if key != 0 && sum != 0 {

@@ -237,7 +237,7 @@ pub(crate) fn mark_barrier(
 /// Mark the object at `off` strongly; pass it to `push` if this call marked it.
 /// Objects on pages allocated in this cycle are live without marking.
 #[inline]
-pub(crate) fn mark_object(cx: &GcContext, off: Offset, push: &mut dyn FnMut(Offset)) {
+pub(super) fn mark_object(cx: &GcContext, off: Offset, push: &mut dyn FnMut(Offset)) {
     mark_object_in(cx, off, &crossbeam_epoch::pin(), push)
 }
 
@@ -300,7 +300,7 @@ impl Mark {
     }
 
     /// True if the global queue holds no work.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
 

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 /// Where a buffer's bytes are.
 #[derive(Debug)]
-pub(crate) enum Memory {
+pub(super) enum Memory {
     /// A slot of a pool chunk.
     Pooled(Slot),
     /// A mapping of its own.
@@ -75,7 +75,7 @@ impl std::fmt::Debug for PooledBuffer {
 }
 
 impl PooledBuffer {
-    pub(crate) fn new(
+    pub(super) fn new(
         pool: Arc<PoolShared>,
         id: u64,
         len: usize,

@@ -246,13 +246,13 @@ struct Counters {
 }
 
 /// What every handle of a pool shares; buffers keep it (and so its chunks) alive.
-pub(crate) struct PoolShared {
-    pub(crate) id: u64,
+pub(super) struct PoolShared {
+    pub(super) id: u64,
     config: PoolConfig,
     classes: SizeClasses,
     arenas: Vec<Mutex<Arena>>,
     next_arena: AtomicUsize,
-    pub(crate) next_buffer: AtomicU64,
+    pub(super) next_buffer: AtomicU64,
     cache_limits: Vec<usize>,
     class_chunks: Vec<AtomicU64>,
     counters: Counters,
@@ -270,21 +270,21 @@ static REGISTRY: std::sync::Mutex<Vec<Weak<PoolShared>>> = std::sync::Mutex::new
 
 impl PoolShared {
     /// Round-robin arena for a thread's first allocation.
-    pub(crate) fn next_arena(&self) -> usize {
+    pub(super) fn next_arena(&self) -> usize {
         self.next_arena.fetch_add(1, Ordering::Relaxed) % self.arenas.len()
     }
 
-    pub(crate) fn class_count(&self) -> usize {
+    pub(super) fn class_count(&self) -> usize {
         self.classes.count()
     }
 
     /// A new thread cache's counts, summed by `stats` from now on.
-    pub(crate) fn register_thread(&self, counts: Arc<Counts>) {
+    pub(super) fn register_thread(&self, counts: Arc<Counts>) {
         self.threads.lock().push(counts);
     }
 
     /// A thread cache going away (its thread exits): fold its counts into the retired ones.
-    pub(crate) fn retire_thread(&self, counts: &Arc<Counts>) {
+    pub(super) fn retire_thread(&self, counts: &Arc<Counts>) {
         let mut threads = self.threads.lock();
         counts.fold_into(&self.retired);
         threads.retain(|c| !Arc::ptr_eq(c, counts));
@@ -341,7 +341,7 @@ impl PoolShared {
     }
 
     /// Give a slot straight to its arena.
-    pub(crate) fn free_to_arena(&self, slot: Slot) {
+    pub(super) fn free_to_arena(&self, slot: Slot) {
         let out = self.arenas[slot.arena as usize].lock().free(slot);
         if out.unmapped > 0 {
             self.counters
@@ -353,12 +353,12 @@ impl PoolShared {
     }
 
     /// The slot size of `class`.
-    pub(crate) fn class_size(&self, class: usize) -> usize {
+    pub(super) fn class_size(&self, class: usize) -> usize {
         self.classes.size(class)
     }
 
     /// Free a buffer's memory: `len` and `capacity` are the buffer's.
-    pub(crate) fn free(self: &Arc<Self>, memory: Memory, len: usize, capacity: usize) {
+    pub(super) fn free(self: &Arc<Self>, memory: Memory, len: usize, capacity: usize) {
         let count = |w: Writer, c: &Counts, class: Option<usize>| {
             if let Some(k) = class {
                 add(w, &c.frees[k], 1);
@@ -399,7 +399,7 @@ impl PoolShared {
     }
 
     /// A buffer dropped with its count above zero; `site` if it was tracked.
-    pub(crate) fn dropped_unreleased(
+    pub(super) fn dropped_unreleased(
         &self,
         record: LeakRecord,
         site: Option<&'static Location<'static>>,

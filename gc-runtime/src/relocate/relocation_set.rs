@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// The current relocation set's forwardings.
-pub(crate) type Forwardings = Arc<[Arc<Forwarding>]>;
+pub(super) type Forwardings = Arc<[Arc<Forwarding>]>;
 
 pub(crate) struct RelocationSet {
     current: Mutex<Forwardings>,

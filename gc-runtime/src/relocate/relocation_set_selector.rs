@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Garbage share above which a page is evacuated (percent of the page size).
-pub(crate) const FRAGMENTATION_LIMIT_PERCENT: u64 = 25;
+pub(super) const FRAGMENTATION_LIMIT_PERCENT: u64 = 25;
 /// How long selection spends faulting in the new forwarding tables.
 const PREFAULT_BUDGET: Duration = Duration::from_millis(50);
 

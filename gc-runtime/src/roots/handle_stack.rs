@@ -74,7 +74,7 @@ impl HandleStack {
     }
 
     /// The slots in use when called (for root scanning).
-    pub(crate) fn live_slots(&self) -> &[AtomicU64] {
+    pub(super) fn live_slots(&self) -> &[AtomicU64] {
         &self.slots()[..self.top()]
     }
 }

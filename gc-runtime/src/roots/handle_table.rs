@@ -30,7 +30,7 @@ impl Default for HandleTable {
 }
 
 impl HandleTable {
-    pub(crate) fn new() -> Self {
+    pub(super) fn new() -> Self {
         HandleTable {
             slab: Mutex::new(Slab {
                 chunks: Vec::new(),

@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Mark-buffer entries a mutator collects before handing them to the GC workers.
-pub(crate) const MARK_BUFFER_FLUSH: usize = 256;
+pub(super) const MARK_BUFFER_FLUSH: usize = 256;
 
 /// How many mutators' mark buffers hold entries (see the module documentation).
 #[derive(Default)]

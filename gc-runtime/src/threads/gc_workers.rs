@@ -20,7 +20,7 @@ use std::sync::mpsc;
 
 /// What the driver panics with when a spawned worker panicked (the worker's own message is
 /// printed by the panic hook when it happens).
-pub(crate) const WORKER_PANICKED: &str =
+pub(super) const WORKER_PANICKED: &str =
     "a GC worker thread panicked (its own message is printed above, by the panic hook)";
 
 /// Run `work(i, state_i)` for every state of `states` at once: `states[0]` on the calling

@@ -26,10 +26,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often a waiter looks at the threads it waits for.
-pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(10);
+pub(super) const WATCH_PERIOD: Duration = Duration::from_millis(10);
 /// A runnable thread that ran for less than this share of a period was starved (our own
 /// mutators waking from pacing delays preempt it for a millisecond or so at a time).
-pub(crate) const STARVED_RUN_SHARE: f64 = 0.2;
+pub(super) const STARVED_RUN_SHARE: f64 = 0.2;
 /// How long GC threads stay at normal priority after the first starvation.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest such period (after five starvations in a row).
@@ -75,12 +75,12 @@ impl IdleClassGuard {
 
     /// The calling thread, a GC thread that just moved to the idle class, is watched until
     /// [`Self::leave`].
-    pub(crate) fn join(&self) {
+    pub(super) fn join(&self) {
         self.threads.lock().push(worker_priority::current_tid());
     }
 
     /// The calling thread's idle-class work is over.
-    pub(crate) fn leave(&self) {
+    pub(super) fn leave(&self) {
         let tid = worker_priority::current_tid();
         self.threads.lock().retain(|&t| t != tid);
     }
@@ -116,7 +116,7 @@ impl IdleClassGuard {
 /// A waiter's view of the heap's idle-class GC threads (all of them: the ones it waits for
 /// may share the cores they get with others, such as the workers of a phase handed to an
 /// idle-class thread): each one's CPU time at the last look.
-pub(crate) struct Watch<'a> {
+pub(super) struct Watch<'a> {
     guard: &'a IdleClassGuard,
     last: Vec<(i32, u64)>,
     last_at: Instant,
@@ -125,7 +125,7 @@ pub(crate) struct Watch<'a> {
 }
 
 impl<'a> Watch<'a> {
-    pub(crate) fn new(guard: &'a IdleClassGuard) -> Self {
+    pub(super) fn new(guard: &'a IdleClassGuard) -> Self {
         let now = Instant::now();
         let mut w = Watch {
             guard,
@@ -163,7 +163,7 @@ impl<'a> Watch<'a> {
     /// [`STARVED_RUN_SHARE`] of the time since the last look, they are starved, and every one
     /// is raised. (Judged together: idle-class GC threads that outnumber the cores they get
     /// share them, and each may run little.)
-    pub(crate) fn look(&mut self) {
+    pub(super) fn look(&mut self) {
         if self.starved_any {
             return;
         }
@@ -182,7 +182,7 @@ impl<'a> Watch<'a> {
     }
 
     /// The wait is over.
-    pub(crate) fn finish(self) {
+    pub(super) fn finish(self) {
         if !self.starved_any && self.started.elapsed() >= WATCH_PERIOD {
             self.guard.fed();
         }

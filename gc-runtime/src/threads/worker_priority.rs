@@ -31,7 +31,7 @@ pub fn lower_current_thread() {
 }
 
 /// The calling thread's kernel thread id (for [`raise_thread`] and its `/proc` entries).
-pub(crate) fn current_tid() -> i32 {
+pub(super) fn current_tid() -> i32 {
     // SAFETY: gettid has no preconditions and returns the calling thread's id.
     unsafe { libc::gettid() }
 }
@@ -40,7 +40,7 @@ pub(crate) fn current_tid() -> i32 {
 /// nice 0). Returns false where that is refused: leaving `SCHED_IDLE`, or lowering a nice
 /// value, needs `CAP_SYS_NICE` or an `RLIMIT_NICE` of 20 (root has the first; many desktop
 /// sessions have neither).
-pub(crate) fn raise_thread(tid: i32) -> bool {
+pub(super) fn raise_thread(tid: i32) -> bool {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: `param` is a valid sched_param that outlives the call; `tid` names a thread of
     // this process (a GC worker that may have exited meanwhile: the call then fails with
