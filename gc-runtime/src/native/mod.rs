@@ -40,13 +40,15 @@ mod chunk;
 mod counters;
 mod error;
 mod leak_detector;
+mod memory;
 mod pool;
+mod pool_config;
+mod shared;
 mod size_class;
 mod thread_cache;
 
 pub use buffer::PooledBuffer;
 pub use error::NativeError;
 pub use leak_detector::{LeakDetection, LeakRecord};
-pub use pool::{
-    registered_pools, NativePool, PoolConfig, PoolStats, SizeClassStats, MAX_BUFFER_SIZE_LIMIT,
-};
+pub use pool::{registered_pools, NativePool, PoolStats, SizeClassStats};
+pub use pool_config::{PoolConfig, MAX_BUFFER_SIZE_LIMIT};

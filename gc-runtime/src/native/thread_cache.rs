@@ -9,7 +9,7 @@
 
 use super::arena::Slot;
 use super::counters::{sub, Counts, Writer};
-use super::pool::PoolShared;
+use super::shared::PoolShared;
 use std::cell::RefCell;
 use std::sync::{Arc, Weak};
 
