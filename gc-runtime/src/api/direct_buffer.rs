@@ -171,7 +171,7 @@ impl<'s> Scope<'s> {
             return Err(NativeError::ZeroSize.into());
         }
         let heap = Arc::clone(self.heap());
-        let direct = &heap.direct();
+        let direct = heap.direct();
         let requested = len as u64;
         let collects = heap.config().mode != Mode::Epsilon;
         let mut cycles = 0;
@@ -246,7 +246,7 @@ impl<'s> Scope<'s> {
         }
         let heap = self.heap();
         let (slot, key) = (o.read_u64(0), o.read_u64(8));
-        let direct = &heap.direct();
+        let direct = heap.direct();
         let (buffer, pooled) = direct.lookup(slot, key).ok_or(not_direct)?;
         Ok(DirectBuffer {
             buffer,

@@ -94,7 +94,7 @@ impl Heap {
         if self.inner.config().mode == Mode::Epsilon {
             return Ok(());
         }
-        let control = &self.inner.control();
+        let control = self.inner.control();
         let wait = CycleWait::begin(&self.inner);
         let n = control.request(GcCause::Explicit(cause.to_string()));
         if control.wait_for_cycle(n, || wait.must_give_up()) || control.is_shut_down() {
@@ -136,7 +136,7 @@ impl Heap {
 
     /// The configuration the heap was created with.
     pub fn config(&self) -> &HeapConfig {
-        &self.inner.config()
+        self.inner.config()
     }
 
     /// A root region of `capacity` reference slots (an interpreter's value stack), scanned

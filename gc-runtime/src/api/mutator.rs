@@ -81,7 +81,7 @@ impl OtherHeaps for OtherHeapsOfThisThread {
         // gone: then the thread has no other mutator to mark.
         let _ = THREAD_MUTATORS.try_with(|r| {
             for a in r.borrow().iter().filter(|a| a.heap.id() != self.heap_id) {
-                f(&a.heap.safepoint(), &a.shared.thread);
+                f(a.heap.safepoint(), &a.shared.thread);
             }
         });
     }
@@ -421,7 +421,7 @@ impl Mutator {
             // the current cycle would be neither marked nor "allocated since mark start", and a
             // stale page registered while blocked could be freed as empty by Concurrent Select
             // Relocation Set before we free it here (a double free).
-            let pages = &heap.pages();
+            let pages = heap.pages();
             let page = self.blocking(|| pages.new_mutator_page(kind, size, heap.seqnum()))?;
             if page.seqnum() == heap.seqnum() {
                 pages.register(&page);
@@ -443,7 +443,7 @@ impl Mutator {
         let start = Instant::now();
         let start_ns = self.heap.now_ns();
         let heap = self.heap.clone();
-        let control = &heap.control();
+        let control = heap.control();
         let cycle_wait = CycleWait::begin(&heap);
         control.begin_stall();
         // The cycle that starts after this request must complete before we give up; until
@@ -537,7 +537,7 @@ impl Mutator {
         }
         let heap = self.heap.clone();
         let cycle_wait = CycleWait::begin(&heap);
-        let control = &heap.control();
+        let control = heap.control();
         self.blocking(|| {
             let n = control.request(cause);
             control.wait_for_cycle(n, || cycle_wait.must_give_up())

@@ -1,11 +1,12 @@
 //! The heap's collector state as a composition of subsystems (ZGC's `ZHeap`): the context
 //! every phase is handed ([`GcContext`]: phase state, pages, forwarding index, cycle monitor),
-//! the safepoint, the strong roots, the weak handles, the direct buffers, marking, relocation, the relocation set,
-//! the mutators' shared allocation state, the pacer, the statistics and the log. Each subsystem keeps its
-//! state private, and so does this struct: its fields are visible only inside the `heap`
-//! folder. The driver runs a cycle through the phase methods of `phases.rs` (ZGC's
-//! `ZHeap::mark_start`, `mark_end`, `relocate_start`...); the mutators and the embedding API
-//! reach the subsystems they register with or read through the narrow accessors below.
+//! the safepoint, the strong roots, the weak handles, the direct buffers, marking, relocation,
+//! the relocation set, the mutators' shared allocation state, the pacer, the statistics and
+//! the log. Each subsystem keeps its state private, and so does this struct: its fields are
+//! visible only inside the `heap` folder. The driver runs a cycle through the phase methods of
+//! `phases.rs` (ZGC's `ZHeap::mark_start`, `mark_end`, `relocate_start`...); the mutators and
+//! the embedding API reach the subsystems they register with or read through the narrow
+//! accessors below.
 
 use super::object_allocator::ObjectAllocator;
 use super::pacer::Pacer;
