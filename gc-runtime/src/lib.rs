@@ -16,18 +16,21 @@
 //! });
 //! ```
 //!
-//! Map of the crate: [`heap`] ([`Heap`], which owns the driver thread) over `heap_inner` (the
-//! collector's subsystems, as ZGC's `ZHeap` composes them: `roots`, `weak_processor`, `mark`,
-//! `relocation_set_selector`, `relocation_set`, `relocate`, with the `gc_context` each is
-//! handed: `gc_state`, `page_registry`, `forwarding_index`, `cycle_control`); `driver` (the
-//! cycle as a list of phases), `director` (when to collect), `pacer` (slowing mutators that
-//! outrun a cycle), `uncommitter` (giving unused memory back), `verifier`; [`mutator`]
-//! (threads, allocation, stalls), [`scope`] (handles and object access), `barrier_policy`
-//! (what the barrier's slow path does per phase), `safepoint`; [`stats`], `gc_log`,
-//! [`memory_report`] (what RSS is made of); [`native`] (pooled off-heap buffers) and the
-//! direct buffers built on it (`direct_buffer`, the embedder's [`DirectBuffer`]; `direct_buffers`,
-//! the heap's registry of them and their cleaners). ARCHITECTURE.md in the repository lists the module dependencies layer by
-//! layer.
+//! Map of the crate, as folders from the bottom up; each folder owns one invariant, keeps its
+//! files private and exports only what the folders above it use (`tests/module_graph.rs`
+//! checks that no folder uses one above it or reaches into another's files): the leaf files
+//! `sync` (the primitives the handshake protocols are written against) and `config`;
+//! [`native`] (pooled off-heap buffers, no dependency on the collector); `observe` (records,
+//! log, phase and cause names; [`stats`]); `threads` (the [`safepoint`] handshake, GC workers,
+//! their scheduling class, [`worker_priority`]); `context` (the state every collector
+//! subsystem is handed: phase state, pages, the [`forwarding`] index and protocol, the cycle
+//! monitor); `roots` (handle stacks and tables, the strong root sets, each mutator's shared
+//! part); `mark`; `relocate`; `direct` (the heap's registry of native memory owned by objects);
+//! `heap` (`HeapInner`, the collector's subsystems as ZGC's `ZHeap` composes them, with the
+//! object allocator, pacer, barrier slow paths, verifier and [`memory_report`]); `cycle` (the
+//! driver, the director, the uncommitter); `api` ([`Heap`], [`mutator`], [`scope`], global and
+//! weak handles, [`root_region`], the embedder's [`DirectBuffer`]). ARCHITECTURE.md in the
+//! repository lists the folders layer by layer.
 //!
 //! [`safepoint`], [`forwarding`] (its page reference count) and [`sync`] are public only so the
 //! loom models in `tests/loom_protocols.rs` can run the handshake protocols with loom's
@@ -36,72 +39,43 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-mod barrier_policy;
+// The folders, bottom up: each uses only the ones listed before it (and the leaf files
+// `sync` and `config`); `tests/module_graph.rs` checks it.
 pub mod config;
-mod cpu_time;
-mod cycle_control;
-mod direct_buffer;
-mod direct_buffers;
-mod director;
-mod driver;
-pub mod forwarding;
-mod forwarding_index;
-mod full_remap;
-mod gc_cause;
-mod gc_context;
-mod gc_log;
-mod gc_phase;
-mod gc_state;
-mod gc_workers;
-mod handle_stack;
-mod handle_table;
-pub mod heap;
-mod heap_inner;
-mod idle_class_guard;
-mod injected_panic;
-mod live_cache;
-mod mark;
-mod mark_buffer;
-pub mod memory_report;
-pub mod mutator;
-mod mutator_shared;
 pub mod native;
-mod object_allocator;
-mod pacer;
-mod page_registry;
-mod precise_sleep;
-mod relocate;
-mod relocation_set;
-mod relocation_set_selector;
-pub mod root_region;
-mod roots;
-pub mod safepoint;
-pub mod scope;
-pub mod stats;
 pub mod sync;
-mod table_handle;
-mod uncommitter;
-mod verifier;
-mod weak_processor;
-pub mod worker_priority;
 
+mod api;
+mod context;
+mod cycle;
+mod direct;
+mod heap;
+mod mark;
+mod observe;
+mod relocate;
+mod roots;
+mod threads;
+
+pub use api::{mutator, root_region, scope};
+pub use context::forwarding;
+pub use heap::memory_report;
+pub use observe::stats;
+pub use threads::{safepoint, worker_priority};
+
+pub use api::{
+    AttachError, DirectBuffer, DirectError, Global, Heap, HeapUsage, Local, Mutator, ObjRef,
+    OutOfMemory, RegionView, RootRegion, Scope, WeakRef,
+};
 pub use config::{
     DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV, PACING_ENV,
 };
-pub use direct_buffer::{DirectBuffer, DirectError};
-pub use direct_buffers::DIRECT_BUFFER_SHAPE;
-pub use gc_cause::GcCause;
+pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;
 pub use gc_core::virtual_memory::heap_limit_for_map_count;
 pub use gc_core::{format_size, parse_size, Backing, HeapError};
-pub use gc_phase::GcPhase;
-pub use heap::{Heap, HeapUsage};
-pub use memory_report::MemoryReport;
-pub use mutator::{AttachError, Mutator, OutOfMemory};
-pub use root_region::{RegionView, RootRegion};
-pub use scope::{Local, ObjRef, Scope};
+pub use heap::MemoryReport;
+pub use observe::{GcCause, GcPhase};
 pub use stats::{
     CycleRecord, DirectStats, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord,
     StallRecord,
 };
-pub use table_handle::{Global, WeakRef};

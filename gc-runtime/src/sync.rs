@@ -1,7 +1,7 @@
 //! The synchronization primitives the runtime's handshake protocols are written against.
 //!
-//! The safepoint handshake ([`crate::safepoint`]) and the forwarding page retain/release
-//! protocol ([`crate::forwarding::Forwarding`]) are generic over [`Primitives`], a small
+//! The safepoint handshake ([`crate::threads::safepoint`]) and the forwarding page retain/release
+//! protocol ([`crate::context::forwarding::Forwarding`]) are generic over [`Primitives`], a small
 //! family of atomics plus a monitor (a mutex with two condition variables) and a back-off for
 //! wait loops. The collector instantiates them with [`Std`] (`std` atomics, `parking_lot`'s
 //! mutex and condvars, a short sleep); the model-checking tests

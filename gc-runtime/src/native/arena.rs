@@ -13,23 +13,23 @@ use super::size_class::SizeClasses;
 
 /// Where a pooled buffer's memory is: its address, arena, chunk and class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Slot {
-    pub(crate) addr: usize,
-    pub(crate) arena: u32,
-    pub(crate) chunk: u32,
-    pub(crate) class: u32,
+pub(super) struct Slot {
+    pub(super) addr: usize,
+    pub(super) arena: u32,
+    pub(super) chunk: u32,
+    pub(super) class: u32,
 }
 
 /// What a free did to the arena's chunks.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct FreeOutcome {
+pub(super) struct FreeOutcome {
     /// Bytes of a chunk unmapped because it became empty.
-    pub(crate) unmapped: usize,
+    pub(super) unmapped: usize,
 }
 
 /// The chunks of one arena.
 #[derive(Debug)]
-pub(crate) struct Arena {
+pub(super) struct Arena {
     index: u32,
     /// Chunk id → chunk (`None`: unmapped, the id is on `free_ids`).
     chunks: Vec<Option<Chunk>>,
@@ -41,7 +41,7 @@ pub(crate) struct Arena {
 }
 
 impl Arena {
-    pub(crate) fn new(index: u32, classes: &SizeClasses) -> Arena {
+    pub(super) fn new(index: u32, classes: &SizeClasses) -> Arena {
         Arena {
             index,
             chunks: Vec::new(),
@@ -53,7 +53,7 @@ impl Arena {
 
     /// A slot of `class`, from a chunk with room or from a new chunk of `chunk_bytes`.
     /// Returns the slot and the bytes of a chunk mapped for it (0 if none).
-    pub(crate) fn alloc(
+    pub(super) fn alloc(
         &mut self,
         class: usize,
         classes: &SizeClasses,
@@ -101,7 +101,7 @@ impl Arena {
     }
 
     /// Give `slot` back to its chunk.
-    pub(crate) fn free(&mut self, slot: Slot) -> FreeOutcome {
+    pub(super) fn free(&mut self, slot: Slot) -> FreeOutcome {
         debug_assert_eq!(slot.arena, self.index);
         let class = slot.class as usize;
         let chunk = self.chunks[slot.chunk as usize]
@@ -124,7 +124,7 @@ impl Arena {
     }
 
     /// Bytes of this arena's chunks resident in RAM now.
-    pub(crate) fn resident_bytes(&self) -> u64 {
+    pub(super) fn resident_bytes(&self) -> u64 {
         self.chunks
             .iter()
             .flatten()
@@ -134,7 +134,7 @@ impl Arena {
 
     /// Chunks mapped for `class`.
     #[cfg(test)]
-    pub(crate) fn chunks_of(&self, class: usize) -> u32 {
+    pub(super) fn chunks_of(&self, class: usize) -> u32 {
         self.class_chunks[class]
     }
 }

@@ -13,32 +13,13 @@
 //! under the buffer's lock (which `release` takes too): no slice into native memory escapes,
 //! and two threads sharing a buffer cannot race on its bytes or free it under a reader.
 
-use super::arena::Slot;
-use super::chunk::OsMapping;
 use super::error::NativeError;
 use super::leak_detector::LeakRecord;
-use super::pool::PoolShared;
+use super::memory::Memory;
+use super::shared::PoolShared;
 use parking_lot::Mutex;
 use std::panic::Location;
 use std::sync::Arc;
-
-/// Where a buffer's bytes are.
-#[derive(Debug)]
-pub(crate) enum Memory {
-    /// A slot of a pool chunk.
-    Pooled(Slot),
-    /// A mapping of its own.
-    Unpooled(OsMapping),
-}
-
-impl Memory {
-    fn addr(&self) -> usize {
-        match self {
-            Memory::Pooled(s) => s.addr,
-            Memory::Unpooled(m) => m.addr(),
-        }
-    }
-}
 
 #[derive(Debug)]
 struct State {
@@ -75,7 +56,7 @@ impl std::fmt::Debug for PooledBuffer {
 }
 
 impl PooledBuffer {
-    pub(crate) fn new(
+    pub(super) fn new(
         pool: Arc<PoolShared>,
         id: u64,
         len: usize,

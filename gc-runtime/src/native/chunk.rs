@@ -9,7 +9,7 @@
 use super::error::NativeError;
 
 /// The system page size.
-pub(crate) fn page_size() -> usize {
+pub(super) fn page_size() -> usize {
     // SAFETY: sysconf has no memory-safety preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 {
@@ -21,14 +21,14 @@ pub(crate) fn page_size() -> usize {
 
 /// An anonymous read-write private mapping of `len` bytes (a multiple of the page size).
 #[derive(Debug)]
-pub(crate) struct OsMapping {
+pub(super) struct OsMapping {
     addr: usize,
     len: usize,
 }
 
 impl OsMapping {
     /// Map `len` bytes (rounded up to whole pages); `what` names the mapping in errors.
-    pub(crate) fn new(len: usize, what: &'static str) -> Result<OsMapping, NativeError> {
+    pub(super) fn new(len: usize, what: &'static str) -> Result<OsMapping, NativeError> {
         let page = page_size();
         let len = len.checked_next_multiple_of(page).ok_or(NativeError::Os {
             what,
@@ -61,17 +61,17 @@ impl OsMapping {
     }
 
     /// First byte.
-    pub(crate) fn addr(&self) -> usize {
+    pub(super) fn addr(&self) -> usize {
         self.addr
     }
 
     /// Bytes mapped.
-    pub(crate) fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
     /// Bytes of this mapping resident in RAM now (`mincore`).
-    pub(crate) fn resident_bytes(&self) -> u64 {
+    pub(super) fn resident_bytes(&self) -> u64 {
         let page = page_size();
         let mut vec = vec![0u8; self.len.div_ceil(page)];
         // SAFETY: `addr .. addr + len` is this mapping (page-aligned, mapped until drop) and
@@ -98,7 +98,7 @@ impl Drop for OsMapping {
 
 /// A mapping carved into `nslots` slots of `slot_size` bytes.
 #[derive(Debug)]
-pub(crate) struct Chunk {
+pub(super) struct Chunk {
     map: OsMapping,
     slot_size: usize,
     nslots: u32,
@@ -109,12 +109,12 @@ pub(crate) struct Chunk {
     /// One bit per slot: taken now.
     taken: Vec<u64>,
     /// Listed among its class's chunks with a free slot.
-    pub(crate) in_partial: bool,
+    pub(super) in_partial: bool,
 }
 
 impl Chunk {
     /// Map a chunk of `chunk_bytes` for slots of `slot_size` (a power of two ≤ `chunk_bytes`).
-    pub(crate) fn new(slot_size: usize, chunk_bytes: usize) -> Result<Chunk, NativeError> {
+    pub(super) fn new(slot_size: usize, chunk_bytes: usize) -> Result<Chunk, NativeError> {
         let map = OsMapping::new(chunk_bytes, "mmap of a native pool chunk")?;
         let nslots = (map.len() / slot_size) as u32;
         Ok(Chunk {
@@ -129,27 +129,27 @@ impl Chunk {
     }
 
     /// Bytes mapped.
-    pub(crate) fn bytes(&self) -> usize {
+    pub(super) fn bytes(&self) -> usize {
         self.map.len()
     }
 
     /// The mapping.
-    pub(crate) fn mapping(&self) -> &OsMapping {
+    pub(super) fn mapping(&self) -> &OsMapping {
         &self.map
     }
 
     /// Slots taken now.
-    pub(crate) fn used(&self) -> u32 {
+    pub(super) fn used(&self) -> u32 {
         self.fresh - self.free.len() as u32
     }
 
     /// No slot left.
-    pub(crate) fn is_full(&self) -> bool {
+    pub(super) fn is_full(&self) -> bool {
         self.used() == self.nslots
     }
 
     /// Take a free slot: its address, or `None` when full.
-    pub(crate) fn take(&mut self) -> Option<usize> {
+    pub(super) fn take(&mut self) -> Option<usize> {
         let i = match self.free.pop() {
             Some(i) => i,
             None if self.fresh < self.nslots => {
@@ -169,7 +169,7 @@ impl Chunk {
     /// # Panics
     /// If `addr` is not a taken slot of this chunk: the pool's bookkeeping is broken (a
     /// buffer's memory can be given back only once, by its last release or its drop).
-    pub(crate) fn give(&mut self, addr: usize) {
+    pub(super) fn give(&mut self, addr: usize) {
         let rel = addr
             .checked_sub(self.map.addr())
             .filter(|r| r % self.slot_size == 0 && *r < self.nslots as usize * self.slot_size)

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Who writes a [`Counts`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Writer {
+pub(super) enum Writer {
     /// Only the calling thread (the counts of its thread cache).
     Owner,
     /// Any thread.
@@ -21,16 +21,16 @@ pub(crate) enum Writer {
 
 /// Allocation counts of one thread (or of the shared fallback).
 #[derive(Debug)]
-pub(crate) struct Counts {
-    pub(crate) allocs: Vec<AtomicU64>,
-    pub(crate) frees: Vec<AtomicU64>,
-    pub(crate) used_bytes: AtomicU64,
-    pub(crate) used_capacity: AtomicU64,
-    pub(crate) cached: AtomicU64,
+pub(super) struct Counts {
+    pub(super) allocs: Vec<AtomicU64>,
+    pub(super) frees: Vec<AtomicU64>,
+    pub(super) used_bytes: AtomicU64,
+    pub(super) used_capacity: AtomicU64,
+    pub(super) cached: AtomicU64,
 }
 
 /// Add `d` (wrapping; a subtraction is the wrapping add of its negation).
-pub(crate) fn add(w: Writer, a: &AtomicU64, d: u64) {
+pub(super) fn add(w: Writer, a: &AtomicU64, d: u64) {
     match w {
         Writer::Owner => a.store(a.load(Ordering::Relaxed).wrapping_add(d), Ordering::Relaxed),
         Writer::Shared => {
@@ -40,23 +40,23 @@ pub(crate) fn add(w: Writer, a: &AtomicU64, d: u64) {
 }
 
 /// Subtract `d` (wrapping).
-pub(crate) fn sub(w: Writer, a: &AtomicU64, d: u64) {
+pub(super) fn sub(w: Writer, a: &AtomicU64, d: u64) {
     add(w, a, d.wrapping_neg());
 }
 
 /// A sum of [`Counts`].
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Totals {
-    pub(crate) allocs: Vec<u64>,
-    pub(crate) frees: Vec<u64>,
-    pub(crate) used_bytes: u64,
-    pub(crate) used_capacity: u64,
-    pub(crate) cached: u64,
+pub(super) struct Totals {
+    pub(super) allocs: Vec<u64>,
+    pub(super) frees: Vec<u64>,
+    pub(super) used_bytes: u64,
+    pub(super) used_capacity: u64,
+    pub(super) cached: u64,
 }
 
 impl Totals {
     /// The wrapped sums read as signed and clamped at zero.
-    pub(crate) fn clamped(mut self) -> Totals {
+    pub(super) fn clamped(mut self) -> Totals {
         let clamp = |v: &mut u64| *v = (*v as i64).max(0) as u64;
         self.allocs.iter_mut().for_each(clamp);
         self.frees.iter_mut().for_each(clamp);
@@ -68,7 +68,7 @@ impl Totals {
 }
 
 impl Counts {
-    pub(crate) fn new(classes: usize) -> Counts {
+    pub(super) fn new(classes: usize) -> Counts {
         let v = || (0..classes).map(|_| AtomicU64::new(0)).collect();
         Counts {
             allocs: v(),
@@ -80,7 +80,7 @@ impl Counts {
     }
 
     /// Add these counts to `t`.
-    pub(crate) fn add_to(&self, t: &mut Totals) {
+    pub(super) fn add_to(&self, t: &mut Totals) {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         if t.allocs.is_empty() {
             t.allocs = vec![0; self.allocs.len()];
@@ -98,7 +98,7 @@ impl Counts {
     }
 
     /// Move these counts into `into` (shared), leaving them zero. Called by the owner.
-    pub(crate) fn fold_into(&self, into: &Counts) {
+    pub(super) fn fold_into(&self, into: &Counts) {
         let mv = |from: &AtomicU64, to: &AtomicU64| {
             to.fetch_add(from.swap(0, Ordering::Relaxed), Ordering::Relaxed);
         };

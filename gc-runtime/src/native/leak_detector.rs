@@ -55,11 +55,11 @@ impl std::fmt::Display for LeakRecord {
 }
 
 /// At most this many records are kept; later leaks are only counted.
-pub(crate) const MAX_KEPT_RECORDS: usize = 4096;
+pub(super) const MAX_KEPT_RECORDS: usize = 4096;
 
 /// The detector of one pool.
 #[derive(Debug)]
-pub(crate) struct LeakDetector {
+pub(super) struct LeakDetector {
     level: LeakDetection,
     log: bool,
     pool_name: String,
@@ -70,7 +70,7 @@ pub(crate) struct LeakDetector {
 }
 
 impl LeakDetector {
-    pub(crate) fn new(level: LeakDetection, log: bool, pool_name: String) -> Self {
+    pub(super) fn new(level: LeakDetection, log: bool, pool_name: String) -> Self {
         LeakDetector {
             level,
             log,
@@ -82,12 +82,12 @@ impl LeakDetector {
         }
     }
 
-    pub(crate) fn level(&self) -> LeakDetection {
+    pub(super) fn level(&self) -> LeakDetection {
         self.level
     }
 
     /// For a new buffer allocated at `site`: the site to remember if it is tracked.
-    pub(crate) fn track(
+    pub(super) fn track(
         &self,
         site: &'static Location<'static>,
     ) -> Option<&'static Location<'static>> {
@@ -108,7 +108,7 @@ impl LeakDetector {
     }
 
     /// A tracked buffer leaked: record it and log it.
-    pub(crate) fn report(&self, record: LeakRecord) {
+    pub(super) fn report(&self, record: LeakRecord) {
         self.reported.fetch_add(1, Ordering::Relaxed);
         if self.log {
             eprintln!("[native-pool {}] {record}", self.pool_name);
@@ -120,17 +120,17 @@ impl LeakDetector {
     }
 
     /// Buffers tracked so far.
-    pub(crate) fn tracked(&self) -> u64 {
+    pub(super) fn tracked(&self) -> u64 {
         self.tracked.load(Ordering::Relaxed)
     }
 
     /// Leaks reported so far.
-    pub(crate) fn reported(&self) -> u64 {
+    pub(super) fn reported(&self) -> u64 {
         self.reported.load(Ordering::Relaxed)
     }
 
     /// The kept records.
-    pub(crate) fn records(&self) -> Vec<LeakRecord> {
+    pub(super) fn records(&self) -> Vec<LeakRecord> {
         self.records
             .lock()
             .unwrap_or_else(|e| e.into_inner())

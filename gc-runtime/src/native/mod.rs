@@ -9,11 +9,14 @@
 //! - `size_class`: the classes (512 B .. a quarter chunk; larger buffers are unpooled);
 //! - `chunk`: a mapping from the OS carved into slots of one class;
 //! - `arena`: the chunks of a share of the threads behind one lock (round-robin assignment);
+//! - `pool_config`: [`PoolConfig`], how a pool is laid out and what it checks;
+//! - `shared`: what every handle and buffer of a pool shares (the arenas, the counts);
 //! - `thread_cache`: per-thread caches of free slots (no lock on a hit);
+//! - `memory`: a buffer's memory, taken from and given back through the thread's cache;
 //! - `counters`: the hot counters, per thread (a load and a store, no locked instruction);
 //! - [`PooledBuffer`] (`buffer`): the handle, with Netty's reference count
 //!   (`retain`/`release`) and bounds-checked copying accessors;
-//! - [`NativePool`] (`pool`): configuration, allocation, [`PoolStats`], the registry that
+//! - [`NativePool`] (`pool`): allocation, [`PoolStats`], the registry that
 //!   memory reports read ([`registered_pools`]);
 //! - `leak_detector`: Netty's `ResourceLeakDetector` (off / sampled / paranoid);
 //! - [`NativeError`] (`error`).
@@ -40,13 +43,15 @@ mod chunk;
 mod counters;
 mod error;
 mod leak_detector;
+mod memory;
 mod pool;
+mod pool_config;
+mod shared;
 mod size_class;
 mod thread_cache;
 
 pub use buffer::PooledBuffer;
 pub use error::NativeError;
 pub use leak_detector::{LeakDetection, LeakRecord};
-pub use pool::{
-    registered_pools, NativePool, PoolConfig, PoolStats, SizeClassStats, MAX_BUFFER_SIZE_LIMIT,
-};
+pub use pool::{registered_pools, NativePool, PoolStats, SizeClassStats};
+pub use pool_config::{PoolConfig, MAX_BUFFER_SIZE_LIMIT};

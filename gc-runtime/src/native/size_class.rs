@@ -8,7 +8,7 @@
 
 /// The classes `min .. max`, both powers of two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SizeClasses {
+pub(super) struct SizeClasses {
     min_shift: u32,
     max_shift: u32,
 }
@@ -16,7 +16,7 @@ pub(crate) struct SizeClasses {
 impl SizeClasses {
     /// Classes from `min` to `max` bytes; both must be powers of two with `min <= max`
     /// (checked by `PoolConfig::validate`).
-    pub(crate) fn new(min: usize, max: usize) -> Self {
+    pub(super) fn new(min: usize, max: usize) -> Self {
         debug_assert!(min.is_power_of_two() && max.is_power_of_two() && min <= max);
         SizeClasses {
             min_shift: min.trailing_zeros(),
@@ -25,23 +25,23 @@ impl SizeClasses {
     }
 
     /// How many classes there are.
-    pub(crate) fn count(&self) -> usize {
+    pub(super) fn count(&self) -> usize {
         (self.max_shift - self.min_shift + 1) as usize
     }
 
     /// The slot size of class `class`.
-    pub(crate) fn size(&self, class: usize) -> usize {
+    pub(super) fn size(&self, class: usize) -> usize {
         1 << (self.min_shift as usize + class)
     }
 
     /// The largest pooled length.
-    pub(crate) fn max_size(&self) -> usize {
+    pub(super) fn max_size(&self) -> usize {
         1 << self.max_shift
     }
 
     /// The class whose slots hold `len` bytes (the smallest that fits); `None` when `len` is
     /// too large to pool. `len` is at least 1.
-    pub(crate) fn class_of(&self, len: usize) -> Option<usize> {
+    pub(super) fn class_of(&self, len: usize) -> Option<usize> {
         if len > self.max_size() {
             return None;
         }

@@ -9,7 +9,7 @@
 
 use super::arena::Slot;
 use super::counters::{sub, Counts, Writer};
-use super::pool::PoolShared;
+use super::shared::PoolShared;
 use std::cell::RefCell;
 use std::sync::{Arc, Weak};
 
@@ -21,7 +21,7 @@ const BYTES_PER_CLASS: usize = 256 << 10;
 const ID_BLOCK: u64 = 1024;
 
 /// Entries a thread cache keeps for slots of `size` bytes.
-pub(crate) fn cache_entries(size: usize) -> usize {
+pub(super) fn cache_entries(size: usize) -> usize {
     if size > MAX_CACHED_SIZE {
         0
     } else {
@@ -30,26 +30,26 @@ pub(crate) fn cache_entries(size: usize) -> usize {
 }
 
 /// One thread's cache for one pool.
-pub(crate) struct ThreadCache {
+pub(super) struct ThreadCache {
     pool_id: u64,
     pool: Weak<PoolShared>,
     /// The thread's arena in this pool.
-    pub(crate) arena: usize,
+    pub(super) arena: usize,
     bins: Vec<Vec<Slot>>,
     /// This thread's counts for the pool (written by this thread only).
-    pub(crate) counts: Arc<Counts>,
+    pub(super) counts: Arc<Counts>,
     /// Buffer ids reserved for this thread: `ids.0 .. ids.1`.
     ids: (u64, u64),
 }
 
 impl ThreadCache {
     /// A cached slot of `class`.
-    pub(crate) fn pop(&mut self, class: usize) -> Option<Slot> {
+    pub(super) fn pop(&mut self, class: usize) -> Option<Slot> {
         self.bins[class].pop()
     }
 
     /// Keep `slot` if its class has fewer than `limit` entries; otherwise hand it back.
-    pub(crate) fn push(&mut self, slot: Slot, limit: usize) -> Result<(), Slot> {
+    pub(super) fn push(&mut self, slot: Slot, limit: usize) -> Result<(), Slot> {
         let bin = &mut self.bins[slot.class as usize];
         if bin.len() < limit {
             bin.push(slot);
@@ -60,7 +60,7 @@ impl ThreadCache {
     }
 
     /// A new buffer id.
-    pub(crate) fn next_id(&mut self, pool: &PoolShared) -> u64 {
+    pub(super) fn next_id(&mut self, pool: &PoolShared) -> u64 {
         if self.ids.0 == self.ids.1 {
             let start = pool
                 .next_buffer
@@ -98,7 +98,7 @@ thread_local! {
 /// Run `f` on the calling thread's cache for `pool`, creating it (and assigning the thread
 /// an arena) if `create`. `None` when there is no cache and `create` is false, or while the
 /// thread's caches are being torn down (thread exit).
-pub(crate) fn with_cache<R>(
+pub(super) fn with_cache<R>(
     pool: &Arc<PoolShared>,
     create: bool,
     f: impl FnOnce(&mut ThreadCache) -> R,
@@ -132,6 +132,6 @@ pub(crate) fn with_cache<R>(
 }
 
 /// Give the calling thread's cached slots of `pool` back to their arenas.
-pub(crate) fn flush(pool: &Arc<PoolShared>) {
+pub(super) fn flush(pool: &Arc<PoolShared>) {
     with_cache(pool, false, |c| c.flush(pool));
 }

@@ -1,0 +1,262 @@
+//! The embedding API of direct buffers (JDK's `ByteBuffer.allocateDirect`, Netty's pooled
+//! `ByteBuf`): [`Scope::alloc_direct`] and [`Scope::alloc_pooled`] make a heap object that
+//! owns native memory, [`Scope::direct`] gives access to it as a [`DirectBuffer`].
+//!
+//! The owner is an ordinary object: it can be stored in reference slots, rooted, made global;
+//! the collector never copies or scans its native bytes. When the owner dies, its cleaner
+//! frees the memory (see `direct_buffers`); `release` frees it early. A [`DirectBuffer`]
+//! borrows the scope, so it cannot live across a safepoint, and reaches the bytes only
+//! through copying, bounds-checked accessors: no slice into native memory is ever handed out,
+//! and an access after the memory was freed is an error, never a use after free.
+
+use super::mutator::OutOfMemory;
+use super::scope::{Local, Scope};
+use crate::direct::{DirectBuffers, DIRECT_BUFFER_SHAPE, OWNER_BYTES};
+use crate::native::{NativeError, NativePool, PooledBuffer};
+use crate::observe::GcCause;
+use crate::observe::StallRecord;
+use crate::Mode;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Cycles a direct allocation runs at the limit before it gives up. An owner that died
+/// before the request is found dead by the first; the second catches owners whose death the
+/// first could not see yet (dropped while it was marking).
+const LIMIT_CYCLES: u32 = 2;
+
+/// Why a direct buffer could not be made or reached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DirectError {
+    /// The buffer would pass the heap's direct-memory limit, even after GC cycles freed what
+    /// dead owners held.
+    #[error(
+        "direct memory limit reached: {requested} bytes requested, {in_use} of {limit} bytes \
+         held by live buffers after {cycles} GC cycle(s){epsilon}; raise \
+         HeapConfig::max_direct_memory or release buffers (or drop their owners) sooner",
+        epsilon = if *.collects { "" } else { " (an epsilon heap never collects: only release frees)" }
+    )]
+    LimitReached {
+        /// Bytes asked for.
+        requested: u64,
+        /// Requested bytes of the buffers whose memory is not freed.
+        in_use: u64,
+        /// The limit.
+        limit: u64,
+        /// Cycles run for this allocation.
+        cycles: u32,
+        /// The heap collects (not `epsilon`).
+        collects: bool,
+    },
+    /// The heap has no room for the owner object.
+    #[error("{0}")]
+    OutOfMemory(#[from] OutOfMemory),
+    /// The native memory could not be had, or an access was refused.
+    #[error("{0}")]
+    Native(#[from] NativeError),
+    /// The object is not a direct buffer's owner.
+    #[error(
+        "the object is not a direct buffer (shape {shape}): use a handle that Scope::alloc_direct \
+         or Scope::alloc_pooled returned"
+    )]
+    NotDirect {
+        /// The object's shape.
+        shape: u32,
+    },
+}
+
+/// Access to one direct buffer, borrowed from the scope (see the module documentation).
+pub struct DirectBuffer<'a> {
+    buffer: PooledBuffer,
+    pooled: bool,
+    direct: &'a DirectBuffers,
+}
+
+impl std::fmt::Debug for DirectBuffer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirectBuffer")
+            .field("buffer", &self.buffer)
+            .field("pooled", &self.pooled)
+            .finish()
+    }
+}
+
+impl DirectBuffer<'_> {
+    /// Bytes readable and writable.
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+    /// Never true: a buffer has at least one byte.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+    /// Bytes of native memory behind it (a size class, or a page-rounded mapping).
+    pub fn capacity(&self) -> usize {
+        self.buffer.capacity()
+    }
+    /// From an embedder's pool ([`Scope::alloc_pooled`]).
+    pub fn is_pooled(&self) -> bool {
+        self.pooled
+    }
+    /// The reference count (0 once released).
+    pub fn ref_count(&self) -> u32 {
+        self.buffer.ref_count()
+    }
+    /// Copy `data` into the buffer at `offset`.
+    pub fn write(&self, offset: usize, data: &[u8]) -> Result<(), NativeError> {
+        self.buffer.write(offset, data)
+    }
+    /// Copy `out.len()` bytes at `offset` into `out`.
+    pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), NativeError> {
+        self.buffer.read(offset, out)
+    }
+    /// Set `len` bytes at `offset` to `byte`.
+    pub fn fill(&self, offset: usize, len: usize, byte: u8) -> Result<(), NativeError> {
+        self.buffer.fill(offset, len, byte)
+    }
+    /// Write a little-endian `u64` at `offset`.
+    pub fn write_u64(&self, offset: usize, v: u64) -> Result<(), NativeError> {
+        self.buffer.write_u64(offset, v)
+    }
+    /// Read a little-endian `u64` at `offset`.
+    pub fn read_u64(&self, offset: usize) -> Result<u64, NativeError> {
+        self.buffer.read_u64(offset)
+    }
+    /// A copy of the whole buffer.
+    pub fn to_vec(&self) -> Result<Vec<u8>, NativeError> {
+        self.buffer.to_vec()
+    }
+    /// Add one to the reference count (Netty's `retain`).
+    pub fn retain(&self) -> Result<(), NativeError> {
+        self.buffer.retain()
+    }
+    /// Take one from the reference count (Netty's `release`); at zero the memory is freed
+    /// now (back to its pool, or unmapped) and this returns `Ok(true)`. The owner object
+    /// stays until it dies; every later access is an error.
+    pub fn release(&self) -> Result<bool, NativeError> {
+        self.direct.release(&self.buffer, self.pooled)
+    }
+}
+
+impl<'s> Scope<'s> {
+    /// A direct buffer of `len` zeroed bytes of native memory (a mapping of its own, outside
+    /// the heap), owned by a new heap object: freed by [`DirectBuffer::release`] or when the
+    /// owner dies. At the direct-memory limit this runs GC cycles (cause "Direct Memory") for
+    /// dead owners' cleaners to free memory, and fails only if they do not free enough; the
+    /// wait is recorded as an allocation stall (`GcStats::stalls`).
+    #[track_caller]
+    pub fn alloc_direct(&mut self, len: usize) -> Result<Local<'s>, DirectError> {
+        self.alloc_owned_buffer(len, None)
+    }
+
+    /// A direct buffer of `len` bytes from `pool` (contents unspecified: a previous buffer's
+    /// bytes), owned by a new heap object: back to the pool on [`DirectBuffer::release`] or
+    /// when the owner dies (reported by the pool's leak detector if it tracked the buffer).
+    /// Counted against the same limit as [`Scope::alloc_direct`].
+    #[track_caller]
+    pub fn alloc_pooled(
+        &mut self,
+        pool: &NativePool,
+        len: usize,
+    ) -> Result<Local<'s>, DirectError> {
+        self.alloc_owned_buffer(len, Some(pool))
+    }
+
+    #[track_caller]
+    fn alloc_owned_buffer(
+        &mut self,
+        len: usize,
+        pool: Option<&NativePool>,
+    ) -> Result<Local<'s>, DirectError> {
+        if len == 0 {
+            return Err(NativeError::ZeroSize.into());
+        }
+        let heap = Arc::clone(self.heap());
+        let direct = heap.direct();
+        let requested = len as u64;
+        let collects = heap.config().mode != Mode::Epsilon;
+        let mut cycles = 0;
+        // The wait for "Direct Memory" cycles is an allocation stall: recorded as one.
+        let mut stall: Option<(Instant, u64)> = None;
+        let record_stall = |stall: Option<(Instant, u64)>, failed: bool, thread: &str| {
+            if let Some((t, start_at_ns)) = stall {
+                heap.stats().lock().stalls.push(StallRecord {
+                    thread: thread.to_string(),
+                    start_at_ns,
+                    duration_ns: t.elapsed().as_nanos() as u64,
+                    failed,
+                });
+            }
+        };
+        while !direct.try_reserve(requested) {
+            if cycles == LIMIT_CYCLES || !collects {
+                direct.note_limit_failure();
+                record_stall(stall, true, self.mutator().name());
+                return Err(DirectError::LimitReached {
+                    requested,
+                    in_use: direct.reserved(),
+                    limit: direct.limit(),
+                    cycles,
+                    collects,
+                });
+            }
+            stall.get_or_insert_with(|| (Instant::now(), heap.now_ns()));
+            direct.note_limit_cycle();
+            self.mutator_mut().collect_for(GcCause::DirectMemory);
+            cycles += 1;
+        }
+        record_stall(stall, false, self.mutator().name());
+        let buffer = match pool {
+            Some(p) => p.allocate(len),
+            None => direct.unpooled_pool().allocate_unpooled(len),
+        };
+        let buffer = buffer.inspect_err(|_| direct.unreserve(requested))?;
+        let owner = match self.alloc(DIRECT_BUFFER_SHAPE, 0, OWNER_BYTES) {
+            Ok(l) => l,
+            Err(e) => {
+                // Never registered: free it as its owner would have.
+                let _ = buffer.release();
+                direct.unreserve(requested);
+                return Err(e.into());
+            }
+        };
+        // From here to the end no call can reach a safepoint: the owner's pointer stays good
+        // while it is stored in the phantom slot, and the owner is rooted by `owner`.
+        let o = self.get(owner);
+        let ptr = o.ptr_for(&heap, "Scope::alloc_direct");
+        let (_, slot) = heap.phantoms().alloc(ptr.raw());
+        let key = direct.register(slot, buffer, pool.is_some());
+        o.write_u64(0, slot as u64);
+        o.write_u64(8, key);
+        Ok(owner)
+    }
+
+    /// The direct buffer owned by `l`.
+    ///
+    /// # Errors
+    /// [`DirectError::NotDirect`] if `l` is not a direct buffer's owner.
+    ///
+    /// # Panics
+    /// If `l` was made by a scope of another heap's mutator.
+    pub fn direct(&self, l: Local<'_>) -> Result<DirectBuffer<'_>, DirectError> {
+        let o = self.get(l);
+        let shape = o.shape();
+        let not_direct = DirectError::NotDirect { shape };
+        if shape != DIRECT_BUFFER_SHAPE || o.n_refs() != 0 || o.n_bytes() != OWNER_BYTES {
+            return Err(not_direct);
+        }
+        let heap = self.heap();
+        let (slot, key) = (o.read_u64(0), o.read_u64(8));
+        let direct = heap.direct();
+        let (buffer, pooled) = direct.lookup(slot, key).ok_or(not_direct)?;
+        Ok(DirectBuffer {
+            buffer,
+            pooled,
+            direct,
+        })
+    }
+
+    /// True if `l` is a direct buffer's owner.
+    pub fn is_direct(&self, l: Local<'_>) -> bool {
+        self.direct(l).is_ok()
+    }
+}

@@ -1,0 +1,194 @@
+//! The embedder's handle to a heap ([`Heap`], ZGC's `ZCollectedHeap`): it creates the
+//! collector's state (`HeapInner`), owns the driver thread, and offers what an embedder
+//! does with a heap as a whole — attach threads, request a cycle, read statistics and usage,
+//! register root regions.
+
+use super::mutator::{AttachError, CycleWait, Mutator};
+use super::root_region::RootRegion;
+use crate::config::{HeapConfig, Mode};
+use crate::heap::HeapInner;
+use crate::heap::MemoryReport;
+use crate::observe::GcCause;
+use crate::observe::GcStats;
+use crate::observe::InjectedPanic;
+use gc_core::HeapError;
+use serde::Serialize;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// A snapshot of heap usage for embedders.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct HeapUsage {
+    /// Max heap.
+    pub capacity: u64,
+    /// Bytes in pages in use.
+    pub used: u64,
+    /// Physical memory committed (the collector's own accounting; see `process_memory` for Pss).
+    pub committed: u64,
+    /// The most physical memory that was ever committed at once.
+    pub peak_committed: u64,
+    /// Bytes allocated by mutators since start.
+    pub allocated: u64,
+    /// GC cycles completed.
+    pub cycles: u64,
+}
+
+/// A garbage-collected heap. Dropping it stops the collector; the memory is released when
+/// the last mutator and handle are gone too.
+///
+/// Dropping the heap waits for the driver thread to finish its cycle, unless the dropping
+/// thread has a mutator of this heap or is inside a scope of any heap: that cycle's pauses may
+/// need the thread, so the driver is left to finish the cycle and exit on its own. The
+/// thread's mutators keep working after the drop (allocation, scopes, polls; `collect`
+/// returns at once, and an allocation that would need a cycle fails).
+///
+/// A panic in the collector (the driver thread or a GC worker: a broken invariant) aborts the
+/// process, with a message naming the heap and the panic on stderr: the heap can no longer be
+/// trusted, and its mutators may be parked in a pause that would never end.
+pub struct Heap {
+    pub(super) inner: Arc<HeapInner>,
+    driver: Option<JoinHandle<()>>,
+}
+
+impl Heap {
+    /// Create a heap: validate the configuration, map the memory, start the driver thread.
+    pub fn new(config: HeapConfig) -> Result<Heap, HeapError> {
+        let inner = Arc::new(HeapInner::new(config)?);
+        let driver = if inner.config().mode == Mode::Epsilon {
+            None
+        } else {
+            let i = inner.clone();
+            Some(
+                std::thread::Builder::new()
+                    .name("gc-driver".into())
+                    .spawn(move || crate::cycle::run_or_abort(&i))
+                    .map_err(|source| HeapError::Os {
+                        what: "spawning the GC driver thread",
+                        source,
+                    })?,
+            )
+        };
+        Ok(Heap { inner, driver })
+    }
+
+    /// Attach the calling thread as a mutator named `name`.
+    pub fn attach(&self, name: &str) -> Result<Mutator, AttachError> {
+        Mutator::attach(&self.inner, name)
+    }
+
+    /// Run a GC cycle now and wait for it to complete (`System.gc()`).
+    ///
+    /// Call it from a thread that has no mutator of this heap (use [`crate::Scope::collect`]
+    /// from a mutator): inside one of its scopes the mutator would never reach the safepoint
+    /// while this call waits. Such a call returns an error instead of hanging.
+    ///
+    /// Called inside a scope of another heap's mutator, it may also return an error before
+    /// the cycle completed, when waiting on could deadlock (see the `safepoint` module).
+    pub fn collect(&self, cause: &str) -> Result<(), String> {
+        if super::mutator::thread_has_mutator(self.inner.id()) {
+            return Err(
+                "Heap::collect called on a thread with an attached mutator: use Scope::collect"
+                    .into(),
+            );
+        }
+        if self.inner.config().mode == Mode::Epsilon {
+            return Ok(());
+        }
+        let control = self.inner.control();
+        let wait = CycleWait::begin(&self.inner);
+        let n = control.request(GcCause::Explicit(cause.to_string()));
+        if control.wait_for_cycle(n, || wait.must_give_up()) || control.is_shut_down() {
+            return Ok(());
+        }
+        Err(
+            "Heap::collect gave up waiting: the calling thread is inside a scope of another \
+             heap whose collector needs it while it waits"
+                .into(),
+        )
+    }
+
+    /// Everything recorded so far (pauses, cycles, stalls).
+    pub fn stats(&self) -> GcStats {
+        let mut s = self.inner.stats().lock().clone();
+        s.allocated_bytes = self.inner.allocator().allocated();
+        s.direct = self.inner.direct().stats();
+        s
+    }
+
+    /// The direct buffers' counters now: what [`Heap::stats`] puts in `direct`, without
+    /// copying the pause, cycle and stall records (cheap enough to sample often).
+    pub fn direct_stats(&self) -> crate::observe::DirectStats {
+        self.inner.direct().stats()
+    }
+
+    /// Heap usage now.
+    pub fn usage(&self) -> HeapUsage {
+        let u = self.inner.pages().usage();
+        HeapUsage {
+            capacity: u.capacity,
+            used: u.used,
+            committed: u.committed,
+            peak_committed: u.peak_committed,
+            allocated: self.inner.allocator().allocated(),
+            cycles: self.inner.control().completed(),
+        }
+    }
+
+    /// The configuration the heap was created with.
+    pub fn config(&self) -> &HeapConfig {
+        self.inner.config()
+    }
+
+    /// A root region of `capacity` reference slots (an interpreter's value stack), scanned
+    /// precisely by the collector as long as the returned handle lives.
+    pub fn root_region(&self, capacity: usize) -> RootRegion {
+        RootRegion::new(&self.inner, capacity)
+    }
+
+    /// Nanoseconds since the heap was created (the time base of [`GcStats`]).
+    pub fn uptime_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+
+    /// Make the GC driver panic inside its next pause, with every mutator stopped: what a
+    /// broken invariant in the collector does (for the tests of that).
+    #[doc(hidden)]
+    pub fn inject_gc_panic_for_tests(&self) {
+        self.inner.injected_panics().request(InjectedPanic::Driver);
+    }
+
+    /// Make a GC mark worker thread panic in the next parallel marking (needs two GC
+    /// threads or more; in `stw` mode that is inside the pause).
+    #[doc(hidden)]
+    pub fn inject_gc_worker_panic_for_tests(&self) {
+        self.inner
+            .injected_panics()
+            .request(InjectedPanic::MarkWorker);
+    }
+
+    /// Page table and memory facts for reports: page counts by kind and memory usage.
+    ///
+    /// Registered native pools (the default, see [`crate::native::PoolConfig::register`]) are
+    /// in it; [`Heap::memory_report_with_pools`] adds unregistered ones.
+    pub fn memory_report(&self) -> MemoryReport {
+        MemoryReport::collect(&self.inner, &[])
+    }
+
+    /// [`Heap::memory_report`] with `pools` listed too (registered or not; each once).
+    pub fn memory_report_with_pools(&self, pools: &[crate::native::NativePool]) -> MemoryReport {
+        MemoryReport::collect(&self.inner, pools)
+    }
+}
+
+impl Drop for Heap {
+    fn drop(&mut self) {
+        self.inner.control().shut_down();
+        let may_need_this_thread = super::mutator::thread_has_mutator(self.inner.id())
+            || super::mutator::thread_is_running_a_mutator();
+        if let Some(d) = self.driver.take() {
+            if !may_need_this_thread {
+                let _ = d.join();
+            }
+        }
+    }
+}

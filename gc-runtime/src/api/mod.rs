@@ -1,0 +1,19 @@
+//! The embedding API: [`Heap`] (ZGC's `ZCollectedHeap`: creates the collector's state and owns
+//! the driver thread), mutators (attach, allocation, stalls), scopes and local handles (the
+//! rooting discipline, checked by lifetimes), global and weak handles, root regions, and the
+//! embedder's direct buffers. It owns the rules an embedder must follow; everything below is
+//! reached through the heap's accessors.
+
+mod direct_buffer;
+mod global;
+pub mod heap;
+pub mod mutator;
+pub mod root_region;
+pub mod scope;
+
+pub use direct_buffer::{DirectBuffer, DirectError};
+pub use global::{Global, WeakRef};
+pub use heap::{Heap, HeapUsage};
+pub use mutator::{AttachError, Mutator, OutOfMemory};
+pub use root_region::{RegionView, RootRegion};
+pub use scope::{Local, ObjRef, Scope};

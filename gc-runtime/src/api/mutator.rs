@@ -1,0 +1,572 @@
+//! Mutators: threads attached to a heap (HotSpot's `JavaThread`, as far as the GC sees it).
+//! Allocation lives here too: the thread's pages, pacing delays every quantum of bytes while a
+//! cycle runs (the rule is `pacer`'s), and allocation stalls when the heap is full anyway. A
+//! new page that had to be committed and mapped (not handed out from the page cache) can take
+//! milliseconds; those page allocations are recorded as mutator waits as well.
+//!
+//! A mutator owns its local-handle stack, its allocation page (a private small page, bump
+//! allocated without atomic read-modify-write), its mark buffer (objects its barriers marked
+//! during Concurrent Mark, handed to the GC workers in batches) and its copy of the bad mask,
+//! refreshed whenever it leaves a safepoint or the blocked state. Dropping the [`Mutator`]
+//! detaches it, also while unwinding from a panic.
+//!
+//! A mutator touches the heap only inside a scope ([`Mutator::scope`]); outside every scope it
+//! counts as *blocked*, like a HotSpot thread "in native": pauses do not wait for it. It is
+//! attached blocked, its outermost scope makes it running on entry and blocked again on exit,
+//! and dropping it makes it running once more, to hand its mark buffer over, before it
+//! detaches. So an attached mutator that sits idle between two scopes (an interpreter waiting
+//! for input) holds up no pause, and neither does one lost with `mem::forget` (which no scope
+//! can borrow at that moment); a forgotten mutator stays registered, and its thread cannot
+//! attach to that heap again.
+//!
+//! Each thread keeps a registry of its mutators, one per heap. It refuses a second attach to
+//! the same heap and [`crate::Heap::collect`] on it, decides whether dropping a `Heap` may
+//! wait for its driver, and tells a wait at one heap (a park at its safepoint, a wait for one
+//! of its cycles) which of the thread's mutators of other heaps to mark as waiting elsewhere,
+//! so that those heaps' pauses give way instead of waiting on the waiting thread (see
+//! `safepoint`).
+
+use crate::config::Mode;
+use crate::heap::HeapInner;
+use crate::heap::MutatorSlowPath;
+use crate::observe::GcCause;
+use crate::observe::{PacingRecord, PageAllocationRecord, StallRecord, PAGE_ALLOCATION_RECORD_MIN};
+use crate::roots::HandleStack;
+use crate::roots::MutatorShared;
+use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
+use gc_core::{
+    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, SlowPath,
+    View,
+};
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One of the calling thread's mutators, as its registry keeps it.
+struct Attached {
+    heap: Arc<HeapInner>,
+    shared: Arc<MutatorShared>,
+}
+
+thread_local! {
+    /// The calling thread's mutators, at most one per heap.
+    static THREAD_MUTATORS: RefCell<Vec<Attached>> = const { RefCell::new(Vec::new()) };
+}
+
+/// True if the calling thread has a mutator of heap `heap_id` (forgotten ones included).
+pub(super) fn thread_has_mutator(heap_id: u64) -> bool {
+    THREAD_MUTATORS
+        .try_with(|r| r.borrow().iter().any(|a| a.heap.id() == heap_id))
+        .unwrap_or(false)
+}
+
+/// True if the calling thread is inside a scope of any heap's mutator (outside a blocking
+/// region): pauses of that heap wait for the thread while it waits for anything else.
+pub(super) fn thread_is_running_a_mutator() -> bool {
+    THREAD_MUTATORS
+        .try_with(|r| r.borrow().iter().any(|a| a.shared.thread.get() == RUNNING))
+        .unwrap_or(false)
+}
+
+/// The calling thread's mutators of heaps other than `heap_id`, for a wait at that heap.
+struct OtherHeapsOfThisThread {
+    heap_id: u64,
+}
+
+impl OtherHeaps for OtherHeapsOfThisThread {
+    fn for_each(&self, f: &mut dyn FnMut(&Safepoint, &ThreadState)) {
+        // During thread-local destruction (a mutator kept in a thread-local) the registry is
+        // gone: then the thread has no other mutator to mark.
+        let _ = THREAD_MUTATORS.try_with(|r| {
+            for a in r.borrow().iter().filter(|a| a.heap.id() != self.heap_id) {
+                f(a.heap.safepoint(), &a.shared.thread);
+            }
+        });
+    }
+}
+
+/// A wait of the calling thread for a GC cycle of `heap` (an allocation stall, a requested
+/// collection): for as long as it lasts, the thread's running mutators of other heaps say so,
+/// and those heaps' pauses give way (see `safepoint`).
+pub(super) struct CycleWait<'h> {
+    heap: &'h HeapInner,
+    ticket: u64,
+    others: OtherHeapsOfThisThread,
+    /// The thread has running mutators of other heaps: the wait can be part of a cycle of
+    /// waits.
+    crosses: bool,
+}
+
+impl<'h> CycleWait<'h> {
+    pub(super) fn begin(heap: &'h HeapInner) -> Self {
+        let ticket = threads::next_ticket();
+        let others = OtherHeapsOfThisThread { heap_id: heap.id() };
+        let crosses = threads::begin_cycle_wait(ticket, &others);
+        CycleWait {
+            heap,
+            ticket,
+            others,
+            crosses,
+        }
+    }
+
+    /// True if the wait must end now, unsatisfied: the heap's pause gives way to an older
+    /// wait of another thread for a cycle of a heap this thread runs in, so neither cycle
+    /// can complete while both threads wait.
+    pub(super) fn must_give_up(&self) -> bool {
+        self.crosses
+            && self
+                .heap
+                .safepoint()
+                .gave_way_to_an_older_cycle_wait(self.ticket)
+    }
+}
+
+impl Drop for CycleWait<'_> {
+    fn drop(&mut self) {
+        threads::end_cycle_wait(self.ticket, &self.others);
+    }
+}
+
+/// Bytes a mutator allocates before it adds them to the heap's shared count.
+const COUNT_BATCH: u64 = 64 << 10;
+
+/// The slow path of a mutator's barrier is the mutator itself, passed as the pointer the fast path
+/// already holds: the fast path builds nothing and stores nothing (the
+/// heap and the shared part are looked up only on a bad pointer).
+impl SlowPath for Mutator {
+    #[inline]
+    fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr {
+        MutatorSlowPath {
+            heap: &self.heap,
+            shared: &self.shared,
+        }
+        .make_good(ptr)
+    }
+}
+
+/// Out of memory: the heap could not satisfy an allocation even after a full GC cycle.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct OutOfMemory(pub AllocError);
+
+/// Why a thread could not attach.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AttachError {
+    #[error("this thread already has a mutator on this heap: use that one")]
+    AlreadyAttached,
+    #[error("mapping the local-handle stack failed: {0}")]
+    HandleStack(String),
+}
+
+/// A thread attached to a heap. Not `Send`: it belongs to the thread that attached.
+///
+/// It reads and writes the heap only inside a scope ([`Mutator::scope`]); outside every scope
+/// it counts as blocked, so the collector never waits for it there (see the module
+/// documentation). A thread may have one mutator per heap, and be inside scopes of several
+/// heaps at once.
+pub struct Mutator {
+    pub(super) heap: Arc<HeapInner>,
+    pub(super) shared: Arc<MutatorShared>,
+    pub(super) bad_mask: Cell<u64>,
+    tlab: Option<Arc<Page>>,
+    /// Bytes allocated since the last pacing decision (see `pacer`).
+    unpaced: u64,
+    /// Bytes allocated and not yet added to the heap's shared count (one atomic add per
+    /// [`COUNT_BATCH`] bytes instead of one per object; flushed also when the outermost scope
+    /// ends and at detach).
+    uncounted: Cell<u64>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Mutator {
+    pub(super) fn attach(heap: &Arc<HeapInner>, name: &str) -> Result<Mutator, AttachError> {
+        if thread_has_mutator(heap.id()) {
+            return Err(AttachError::AlreadyAttached);
+        }
+        let handles = HandleStack::new(heap.config().handle_capacity)
+            .map_err(|e| AttachError::HandleStack(e.to_string()))?;
+        let shared = Arc::new(MutatorShared::new(name, handles));
+        THREAD_MUTATORS.with(|r| {
+            r.borrow_mut().push(Attached {
+                heap: heap.clone(),
+                shared: shared.clone(),
+            })
+        });
+        let m = Mutator {
+            heap: heap.clone(),
+            shared,
+            // Set when the mutator leaves the blocked state (its first scope).
+            bad_mask: Cell::new(0),
+            tlab: None,
+            unpaced: 0,
+            uncounted: Cell::new(0),
+            _not_send: PhantomData,
+        };
+        // Registered, and left blocked: pauses do not wait for it until its first scope.
+        heap.safepoint().attach(&m.shared.thread, || {
+            heap.roots().add_mutator(m.shared.clone())
+        });
+        Ok(m)
+    }
+
+    /// The thread's name as given at attach.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    fn refresh(&self) {
+        self.bad_mask.set(self.heap.state().bad_mask());
+    }
+
+    fn others(&self) -> OtherHeapsOfThisThread {
+        OtherHeapsOfThisThread {
+            heap_id: self.heap.id(),
+        }
+    }
+
+    /// Become running: waits while a pause is in progress, then refreshes the bad mask.
+    pub(super) fn leave_blocked(&self) {
+        self.heap
+            .safepoint()
+            .leave_blocked(&self.shared.thread, &self.others());
+        self.refresh();
+    }
+
+    pub(super) fn enter_blocked(&self) {
+        self.heap.safepoint().enter_blocked(&self.shared.thread);
+    }
+
+    /// Safepoint poll: parks here while a pause is in progress.
+    #[inline]
+    pub(super) fn poll(&self) {
+        if self
+            .heap
+            .safepoint()
+            .poll(&self.shared.thread, &self.others())
+        {
+            self.refresh();
+        }
+    }
+
+    /// Run `f` as a blocked thread (sleep, I/O): pauses do not wait for it; on the way out it
+    /// waits while a pause is in progress.
+    pub(super) fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Leave<'a>(&'a Mutator);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.leave_blocked();
+            }
+        }
+        self.enter_blocked();
+        let _leave = Leave(self);
+        f()
+    }
+
+    /// The barrier load of a reference slot.
+    #[inline(always)]
+    pub(super) fn load_slot(&self, slot: &AtomicU64) -> ColoredPtr {
+        self.load_slot_masked(slot, self.bad_mask.get())
+    }
+
+    /// The barrier load of a reference slot, with `bad_mask` the mutator's bad mask read
+    /// earlier in the same safepoint-free stretch (it changes only at a safepoint or when the
+    /// mutator leaves the blocked state).
+    #[inline(always)]
+    pub(super) fn load_slot_masked(&self, slot: &AtomicU64, bad_mask: u64) -> ColoredPtr {
+        gc_core::load_barrier(slot, bad_mask, self)
+    }
+
+    /// Adds the bytes this mutator allocated since the last flush to the heap's count.
+    pub(super) fn count_allocated(&self) {
+        let uncounted = self.uncounted.replace(0);
+        if uncounted != 0 {
+            self.heap.allocator().count(uncounted);
+        }
+    }
+
+    /// Allocate an object; returns its good-colored pointer. Polls for a safepoint first.
+    pub(super) fn alloc(
+        &mut self,
+        shape: u32,
+        n_refs: u32,
+        n_bytes: u64,
+    ) -> Result<ColoredPtr, OutOfMemory> {
+        self.poll();
+        let size = object_size(n_refs as u64, n_bytes).map_err(OutOfMemory)?;
+        // Pacing: one decision per quantum allocated (an object larger than a quantum is one
+        // of its own size), before the allocation that completes it.
+        self.unpaced += size;
+        if self.unpaced >= self.heap.config().pacing.quantum {
+            let bytes = std::mem::take(&mut self.unpaced);
+            self.pace(bytes);
+        }
+        let sizes = self.heap.page_sizes();
+        if size > sizes.object_max {
+            return Err(OutOfMemory(AllocError::ObjectTooLarge {
+                size,
+                max: sizes.object_max,
+            }));
+        }
+        let offset = match sizes.kind_for(size) {
+            PageKind::Small => self.alloc_small(size)?,
+            PageKind::Medium => self.alloc_medium(size)?,
+            PageKind::Large => {
+                let page =
+                    self.page_stalling(PageKind::Large, sizes.page_size(PageKind::Large, size))?;
+                page.alloc_private(size)
+                    .expect("a large page holds its object")
+            }
+        };
+        let layout = self.heap.layout();
+        let addr = layout.address(offset, View::Remapped);
+        // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
+        unsafe {
+            Object::init(
+                addr,
+                ObjectHeader {
+                    shape,
+                    n_refs,
+                    n_bytes,
+                },
+            )
+        };
+        let uncounted = self.uncounted.get() + size;
+        if uncounted >= COUNT_BATCH {
+            self.heap.allocator().count(uncounted);
+            self.uncounted.set(0);
+        } else {
+            self.uncounted.set(uncounted);
+        }
+        Ok(layout.good(offset, self.heap.state().good()))
+    }
+
+    #[inline]
+    fn alloc_small(&mut self, size: u64) -> Result<Offset, OutOfMemory> {
+        let seq = self.heap.seqnum();
+        if let Some(p) = &self.tlab {
+            // A page from before the last Pause Mark Start is retired: never allocate into it.
+            if p.seqnum() == seq {
+                if let Some(off) = p.alloc_private(size) {
+                    return Ok(off);
+                }
+            }
+        }
+        self.tlab = None;
+        let small = self.heap.page_sizes().small;
+        let page = self.page_stalling(PageKind::Small, small)?;
+        let off = page
+            .alloc_private(size)
+            .expect("a fresh small page fits a small object");
+        self.tlab = Some(page);
+        Ok(off)
+    }
+
+    fn alloc_medium(&mut self, size: u64) -> Result<Offset, OutOfMemory> {
+        let seq = self.heap.seqnum();
+        if let Some(off) = self.heap.allocator().alloc_medium(size, seq) {
+            return Ok(off);
+        }
+        // The shared page is full (or retired): take a new one.
+        let medium = self.heap.page_sizes().medium.expect("medium pages enabled");
+        let page = self.page_stalling(PageKind::Medium, medium)?;
+        let off = page
+            .alloc_shared(size)
+            .expect("a fresh medium page fits a medium object");
+        self.heap.allocator().install_medium(page);
+        Ok(off)
+    }
+
+    /// Take a new page. Committing and mapping memory can take a millisecond (page faults,
+    /// `fallocate`), so it runs as a blocked thread: a pause need not wait for it. A Pause
+    /// Mark Start may run meanwhile; a page born before it must never receive this cycle's
+    /// objects (they would be neither marked nor "allocated since Mark Start"), so such a
+    /// page is given back and another taken.
+    /// Take a new page (without stalling). One that took [`PAGE_ALLOCATION_RECORD_MIN`] or
+    /// longer (memory committed and mapped, not a page from the cache) is recorded as a
+    /// mutator wait if `record` (not inside a stall, which is recorded as a whole).
+    fn take_page(
+        &mut self,
+        kind: PageKind,
+        size: u64,
+        record: bool,
+    ) -> Result<Arc<Page>, AllocError> {
+        let start = Instant::now();
+        let start_ns = self.heap.now_ns();
+        let page = self.take_page_unrecorded(kind, size);
+        let took = start.elapsed();
+        if record && took >= PAGE_ALLOCATION_RECORD_MIN {
+            let heap = &self.heap;
+            heap.log()
+                .page_allocation(heap.start(), &self.shared.name, took);
+            heap.stats()
+                .lock()
+                .page_allocations
+                .push(PageAllocationRecord {
+                    thread: self.shared.name.clone(),
+                    start_at_ns: start_ns,
+                    duration_ns: took.as_nanos() as u64,
+                });
+        }
+        page
+    }
+
+    fn take_page_unrecorded(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, AllocError> {
+        loop {
+            let heap = self.heap.clone();
+            // The page is registered in `pages` only here, running again, and only if no Pause
+            // Mark Start ran while we were blocked: an object allocated on a page born before
+            // the current cycle would be neither marked nor "allocated since mark start", and a
+            // stale page registered while blocked could be freed as empty by Concurrent Select
+            // Relocation Set before we free it here (a double free).
+            let pages = heap.pages();
+            let page = self.blocking(|| pages.new_mutator_page(kind, size, heap.seqnum()))?;
+            if page.seqnum() == heap.seqnum() {
+                pages.register(&page);
+                return Ok(page);
+            }
+            pages.free_unregistered(&page);
+        }
+    }
+
+    /// Take a page; when the heap is full, stall (as a blocked thread) for a GC cycle, and
+    /// fail with out-of-memory if a whole cycle that started after the request did not help.
+    /// (Pacing, which should make stalls rare, happens per quantum allocated, in `alloc`.)
+    fn page_stalling(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, OutOfMemory> {
+        match self.take_page(kind, size, true) {
+            Ok(p) => return Ok(p),
+            Err(AllocError::OutOfMemory { .. }) if self.heap.config().mode != Mode::Epsilon => {}
+            Err(e) => return Err(OutOfMemory(e)),
+        }
+        let start = Instant::now();
+        let start_ns = self.heap.now_ns();
+        let heap = self.heap.clone();
+        let control = heap.control();
+        let cycle_wait = CycleWait::begin(&heap);
+        control.begin_stall();
+        // The cycle that starts after this request must complete before we give up; until
+        // then retry whenever a page is freed (or every 10 ms).
+        let mut target = control.request(GcCause::AllocationStall);
+        let mut extra_cycles = 0;
+        let result = loop {
+            let (done, shutdown) = control.stall_progress(target);
+            match self.take_page(kind, size, false) {
+                Ok(p) => break Some(Ok(p)),
+                Err(AllocError::OutOfMemory { .. }) => {}
+                Err(e) => break Some(Err(e)),
+            }
+            if shutdown || cycle_wait.must_give_up() {
+                break None;
+            }
+            if done {
+                // Fail only if the completed cycle freed nothing for us. If it left room for
+                // this request and other threads took it first, wait for another cycle (a few
+                // at most), instead of reporting out-of-memory with a heap that is mostly
+                // garbage.
+                if extra_cycles < 4 && heap.last_cycle_left_room_for(size) {
+                    extra_cycles += 1;
+                    target = control.request(GcCause::AllocationStall);
+                    continue;
+                }
+                break None;
+            }
+            self.blocking(|| control.stall_wait(target));
+        };
+        control.end_stall();
+        drop(cycle_wait);
+        let failed = !matches!(result, Some(Ok(_)));
+        let dur = start.elapsed();
+        self.heap
+            .log()
+            .stall(self.heap.start(), &self.shared.name, dur);
+        self.heap.stats().lock().stalls.push(StallRecord {
+            thread: self.shared.name.clone(),
+            start_at_ns: start_ns,
+            duration_ns: dur.as_nanos() as u64,
+            failed,
+        });
+        match result {
+            Some(Ok(p)) => Ok(p),
+            Some(Err(e)) => Err(OutOfMemory(e)),
+            None => {
+                let u = self.heap.pages().usage();
+                Err(OutOfMemory(AllocError::OutOfMemory {
+                    requested: size,
+                    used: u.used,
+                    capacity: u.capacity,
+                }))
+            }
+        }
+    }
+
+    /// The pacing delay for `bytes` allocated, if the pacer asks for one: slept as a blocked
+    /// thread (pauses do not wait for it), recorded (the time held, and the delay imposed)
+    /// and logged.
+    fn pace(&self, bytes: u64) {
+        let heap = &self.heap;
+        let Some(delay) = heap.pacing_delay(bytes) else {
+            return;
+        };
+        let start_ns = heap.now_ns();
+        let t = Instant::now();
+        self.blocking(|| crate::threads::sleep_precisely(delay));
+        let held = t.elapsed();
+        heap.log().pacing(heap.start(), &self.shared.name, held);
+        heap.stats().lock().pacing.push(PacingRecord {
+            thread: self.shared.name.clone(),
+            start_at_ns: start_ns,
+            duration_ns: held.as_nanos() as u64,
+            imposed_ns: delay.as_nanos() as u64,
+        });
+    }
+
+    /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
+    /// yet completed, if the wait must give up (see [`CycleWait::must_give_up`]).
+    pub(super) fn collect(&mut self, cause: &str) {
+        self.collect_for(GcCause::Explicit(cause.to_string()));
+    }
+
+    /// Request a cycle for `cause` and wait (as a blocked thread) until a cycle that started
+    /// after the request has completed. Returns false if none completed: an `epsilon` heap,
+    /// a heap shutting down, or a wait that had to give way (see `CycleWait`).
+    pub(super) fn collect_for(&mut self, cause: GcCause) -> bool {
+        if self.heap.config().mode == Mode::Epsilon {
+            return false;
+        }
+        let heap = self.heap.clone();
+        let cycle_wait = CycleWait::begin(&heap);
+        let control = heap.control();
+        self.blocking(|| {
+            let n = control.request(cause);
+            control.wait_for_cycle(n, || cycle_wait.must_give_up())
+        })
+    }
+}
+
+impl Drop for Mutator {
+    fn drop(&mut self) {
+        // Outside every scope the mutator is blocked; it becomes running (waiting out a pause
+        // in progress) so that its handles are dropped and its mark buffer handed over while
+        // it runs (see `Safepoint::detach`): a buffer reaching the mark queue after Pause Mark
+        // End found the queue empty would never be traced.
+        debug_assert_eq!(self.shared.scope_depth.load(Ordering::Relaxed), 0);
+        self.count_allocated();
+        self.leave_blocked();
+        let heap = &self.heap;
+        let shared = &self.shared;
+        heap.safepoint().detach(
+            &shared.thread,
+            || {
+                shared.handles.truncate(0);
+                heap.flush_mark_buffer(shared);
+            },
+            || heap.roots().remove_mutator(shared),
+        );
+        let _ = THREAD_MUTATORS.try_with(|r| {
+            r.borrow_mut()
+                .retain(|a| !Arc::ptr_eq(&a.shared, &self.shared))
+        });
+    }
+}

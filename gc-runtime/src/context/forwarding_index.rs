@@ -1,0 +1,112 @@
+//! The forwarding index (ZGC's `ZForwardingTable`): from a heap offset to the relocation-set
+//! entry of the page that held it, a granule map with one slot per 2 MiB granule.
+//!
+//! Barrier slow paths read it lock-free inside a `crossbeam-epoch` guard. The index holds its
+//! own reference to each entry and drops it only once no reader that could have seen it is
+//! still pinned, so a reader never touches a freed forwarding.
+//!
+//! Remapping a stale pointer — one colored with the previous cycle's mark color, which may
+//! point into the previous relocation set — is a lookup here: [`ForwardingIndex::remap`].
+
+use super::forwarding::Forwarding;
+use crossbeam_epoch::Guard;
+use gc_core::granule_map::GranuleMap;
+use gc_core::{AddressLayout, ColoredPtr, GoodColor, Offset};
+use std::sync::Arc;
+
+pub(crate) struct ForwardingIndex(GranuleMap<Forwarding>);
+
+impl ForwardingIndex {
+    pub(crate) fn new(start: Offset, size: u64) -> Self {
+        ForwardingIndex(GranuleMap::new(start, size))
+    }
+
+    /// Enter `f` for its page's granules.
+    pub(crate) fn insert(&self, f: &Arc<Forwarding>) {
+        self.0.insert(f.page().start(), f.page().size(), f)
+    }
+
+    /// Remove `f` (entered with [`Self::insert`]).
+    pub(crate) fn remove(&self, f: &Forwarding) {
+        self.0.remove(f.page().start(), f.page().size(), f)
+    }
+
+    /// The forwarding of the page that held `offset`, valid while `guard` is pinned.
+    #[inline]
+    pub(crate) fn get<'g>(&self, offset: Offset, guard: &'g Guard) -> Option<&'g Forwarding> {
+        self.0.get(offset, guard)
+    }
+
+    /// The forwarding of the relocated page that holds `off`, if `off` lies in one, valid
+    /// while `guard` is pinned.
+    #[inline]
+    pub(crate) fn relocated<'g>(&self, off: Offset, guard: &'g Guard) -> Option<&'g Forwarding> {
+        self.get(off, guard).filter(|f| f.page().contains(off))
+    }
+
+    /// True if `ptr`, met during marking (`mark` is the cycle's mark color), has the previous
+    /// cycle's mark color and so may point into the previous relocation set.
+    #[inline]
+    pub(crate) fn may_be_stale(layout: AddressLayout, ptr: ColoredPtr, mark: GoodColor) -> bool {
+        layout.color(ptr).intersects(mark.other_mark().color())
+    }
+
+    /// The current offset of the object that was at `off` (forwarded if its page was
+    /// relocated, else unchanged).
+    ///
+    /// # Panics
+    /// If `off` lies in a relocated page but has no entry: a live object was not relocated.
+    pub(crate) fn remap(&self, off: Offset) -> Offset {
+        self.remap_in(off, &crossbeam_epoch::pin())
+    }
+
+    /// [`Self::remap`] inside the caller's pin.
+    #[inline]
+    pub(super) fn remap_in(&self, off: Offset, guard: &Guard) -> Offset {
+        match self.relocated(off, guard) {
+            Some(f) => {
+                let idx = f.page().index_of(off) as u64;
+                f.find(idx).unwrap_or_else(|| {
+                    panic!(
+                        "stale pointer to {off:#x} in relocated page {:?} has no forwarding entry \
+                         (a live object was not relocated)",
+                        f.page()
+                    )
+                })
+            }
+            None => off,
+        }
+    }
+
+    /// During marking (`mark` is the cycle's mark color): the current offset of the object
+    /// `ptr` points at. Only a pointer with the previous cycle's mark color can be stale.
+    #[inline]
+    pub(crate) fn remap_if_stale(
+        &self,
+        layout: AddressLayout,
+        ptr: ColoredPtr,
+        mark: GoodColor,
+    ) -> Offset {
+        let off = layout.offset(ptr);
+        if !Self::may_be_stale(layout, ptr, mark) {
+            return off;
+        }
+        self.remap(off)
+    }
+
+    /// [`Self::remap_if_stale`] inside the caller's pin.
+    #[inline]
+    pub(crate) fn remap_if_stale_in(
+        &self,
+        layout: AddressLayout,
+        ptr: ColoredPtr,
+        mark: GoodColor,
+        guard: &Guard,
+    ) -> Offset {
+        let off = layout.offset(ptr);
+        if !Self::may_be_stale(layout, ptr, mark) {
+            return off;
+        }
+        self.remap_in(off, guard)
+    }
+}

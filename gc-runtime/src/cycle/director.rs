@@ -1,0 +1,253 @@
+//! The director (ZGC's `ZDirector`): decides when a cycle starts. Checked every
+//! `interval` (10 ms by default); the first rule that matches wins and names the cause:
+//!
+//! 1. **Allocation Stall** — a mutator is waiting for memory (also requested directly);
+//! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage;
+//! 3. **Timer** — the configured interval has passed since the last cycle;
+//! 4. **Heap Target** — (only with `DirectorConfig::heap_target`) usage reached a multiple of
+//!    what the last cycle left, so a heap whose maximum is large stays near what the program
+//!    needs (Go's `GOGC` rule; the JVM sizes its heap between `-Xms` and `-Xmx` to a similar
+//!    end);
+//! 5. **Allocation Rate** — at the recent allocation rate (+20%) the memory mutators may
+//!    still take would run out before a cycle could finish: its expected duration is the
+//!    larger of twice the recent mean and the mean plus 3.3 standard deviations (ZGC's
+//!    "one in a thousand" margin), plus one check interval. Each recent duration is first
+//!    scaled to the heap as it is now: a cycle's work grows with the data it marks and
+//!    moves, so a cycle that left `u` bytes in use counts as `used / u` times as long (at
+//!    least 1, at most `MAX_SCALE`) when `used` bytes are in use now. Without it the first
+//!    cycles after a program built its live set were predicted from the warmup cycles, which
+//!    ran on a fraction of it, and started late (a 4G heap-churn run went 10 s without a
+//!    cycle, then paced its mutator through a 6 s one). Only concurrent cycles are scaled:
+//!    mutators allocate nothing during a stop-the-world cycle, so a longer one needs no more
+//!    free memory when it starts, and the `stw` baseline keeps the rule it was measured with;
+//! 6. **Direct Memory** — direct and pooled buffers hold 75% of `max_direct_memory` or more,
+//!    and buffers of a quarter of it were allocated since the last cycle started: dead owners
+//!    may hold memory only a cycle's cleaners can free, and a cycle now saves an allocation
+//!    at the limit from waiting for one (JDK's direct buffers only collect at the limit);
+//! 7. **High Usage** — 5% of the heap or less is left for mutators;
+//! 8. **Proactive** — the heap grew by 10% (or 5 minutes passed) since the last cycle and a
+//!    cycle now would cost under 1% of the time since the last one.
+//!
+//! "Free" is what mutators may still take: the heap less the pages in use *and* less the
+//! relocation reserve, which they can never use (counting the reserve as free started cycles
+//! late on small heaps, where it is up to an eighth of the heap). When a mutator outruns a
+//! cycle that started in time, the pacer (`pacer`) slows it.
+
+use crate::heap::HeapInner;
+use crate::observe::GcCause;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// The most a recent cycle's duration is scaled up by the heap's growth since it ended (a
+/// cycle of a nearly empty heap is mostly fixed costs, which do not grow with the heap).
+const MAX_SCALE: f64 = 8.0;
+
+pub(super) struct Director {
+    /// (time, bytes allocated so far), newest last, covering about one second.
+    samples: VecDeque<(Instant, u64)>,
+    last_cycle_end: Instant,
+    used_after_last: u64,
+    /// Recent cycles: duration in seconds, and the bytes in use when each ended.
+    durations: VecDeque<(f64, u64)>,
+    /// Bytes of direct buffers allocated before the last cycle started.
+    direct_at_last_start: u64,
+    /// Whether recent durations are scaled to the heap in use (concurrent cycles only).
+    scale_durations: bool,
+}
+
+impl Director {
+    /// A director for cycles that run concurrently (`concurrent`, whose predicted durations
+    /// are scaled to the heap in use) or in one pause (`!concurrent`).
+    pub(super) fn new(concurrent: bool) -> Self {
+        Director {
+            scale_durations: concurrent,
+            samples: VecDeque::new(),
+            last_cycle_end: Instant::now(),
+            used_after_last: 0,
+            durations: VecDeque::new(),
+            direct_at_last_start: 0,
+        }
+    }
+
+    /// A cycle starts (whatever asked for it): `direct_allocated` is what
+    /// `DirectBuffers::allocated_bytes` says now.
+    pub(super) fn cycle_started(&mut self, direct_allocated: u64) {
+        self.direct_at_last_start = direct_allocated;
+    }
+
+    pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64) {
+        self.last_cycle_end = Instant::now();
+        self.used_after_last = used_after;
+        self.durations
+            .push_back((duration.as_secs_f64(), used_after));
+        if self.durations.len() > 10 {
+            self.durations.pop_front();
+        }
+    }
+
+    fn sample(&mut self, allocated: u64) {
+        let now = Instant::now();
+        self.samples.push_back((now, allocated));
+        while self.samples.len() > 2
+            && now.duration_since(self.samples[0].0) > Duration::from_secs(1)
+        {
+            self.samples.pop_front();
+        }
+    }
+
+    /// Bytes per second: the larger of the last-second and last-100ms averages.
+    fn alloc_rate(&self) -> f64 {
+        let rate = |from: &(Instant, u64), to: &(Instant, u64)| {
+            let dt = to.0.duration_since(from.0).as_secs_f64();
+            if dt <= 0.0 {
+                0.0
+            } else {
+                (to.1 - from.1) as f64 / dt
+            }
+        };
+        let (Some(first), Some(last)) = (self.samples.front(), self.samples.back()) else {
+            return 0.0;
+        };
+        let long = rate(first, last);
+        let recent = self
+            .samples
+            .iter()
+            .rev()
+            .find(|s| last.0.duration_since(s.0) >= Duration::from_millis(100))
+            .map_or(long, |s| rate(s, last));
+        long.max(recent)
+    }
+
+    fn avg_duration(&self) -> f64 {
+        if self.durations.is_empty() {
+            0.1
+        } else {
+            self.durations.iter().map(|d| d.0).sum::<f64>() / self.durations.len() as f64
+        }
+    }
+
+    /// How long the next cycle may take with `used` bytes in use now, with margin: the larger
+    /// of twice the mean and the mean plus 3.3 standard deviations of the recent durations,
+    /// each scaled to `used` (see the module documentation).
+    fn max_duration(&self, used: u64) -> f64 {
+        if self.durations.is_empty() {
+            return 2.0 * self.avg_duration();
+        }
+        let scale = |after: u64| {
+            if self.scale_durations {
+                (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE)
+            } else {
+                1.0
+            }
+        };
+        let scaled = || self.durations.iter().map(|&(d, after)| d * scale(after));
+        let n = self.durations.len() as f64;
+        let avg = scaled().sum::<f64>() / n;
+        let sd = if n < 2.0 {
+            0.0
+        } else {
+            (scaled().map(|d| (d - avg).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+        };
+        (avg * 2.0).max(avg + 3.3 * sd)
+    }
+
+    /// Whether a cycle should start now in `heap`, and why: read from the bytes its mutators
+    /// allocated, its pages, its cycle counters and its direct buffers.
+    pub(super) fn decide(&mut self, heap: &HeapInner) -> Option<GcCause> {
+        let (cfg, pages, direct) = (&heap.config().director, heap.pages(), heap.direct());
+        self.sample(heap.allocator().allocated());
+        let control = heap.control();
+        let (stalled, completed) = (control.stalled(), control.completed());
+        if stalled > 0 {
+            return Some(GcCause::AllocationStall);
+        }
+        if cfg.continuous {
+            return Some(GcCause::Continuous);
+        }
+        let cap = pages.capacity() as f64;
+        let used = pages.used() as f64;
+        let free = pages.mutator_free() as f64;
+        if completed < 3 && used >= cap * 0.1 * (completed + 1) as f64 {
+            return Some(GcCause::Warmup);
+        }
+        let since_last = self.last_cycle_end.elapsed();
+        if let Some(t) = cfg.timer {
+            if since_last >= t {
+                return Some(GcCause::Timer);
+            }
+        }
+        if let Some(t) = cfg.heap_target {
+            let left = self.used_after_last as f64;
+            let target = (left * (100 + t.growth_percent) as f64 / 100.0).max(t.min_bytes as f64);
+            if used >= target {
+                return Some(GcCause::HeapTarget);
+            }
+        }
+        // Allocation rate: rate +20%, duration with margin, one interval.
+        let rate = self.alloc_rate() * 1.2;
+        if rate > 0.0 {
+            let time_to_full = free / rate;
+            let needed = self.max_duration(used as u64) + cfg.interval.as_secs_f64();
+            if time_to_full <= needed {
+                return Some(GcCause::AllocationRate);
+            }
+        }
+        let limit = direct.limit() as f64;
+        let turnover = direct
+            .allocated_bytes()
+            .saturating_sub(self.direct_at_last_start) as f64;
+        if direct.reserved() as f64 >= limit * 0.75 && turnover >= limit * 0.25 {
+            return Some(GcCause::DirectMemory);
+        }
+        if free <= cap * 0.05 {
+            return Some(GcCause::HighUsage);
+        }
+        if cfg.proactive {
+            let grown = used - self.used_after_last as f64 >= cap * 0.1;
+            let long = since_last >= Duration::from_secs(300);
+            if (grown || long) && self.avg_duration() * 100.0 <= since_last.as_secs_f64() {
+                return Some(GcCause::Proactive);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+
+    /// Durations of cycles that ended with less in use count as longer when more is in use
+    /// now (never shorter, at most `MAX_SCALE` times); a steady heap is predicted as before.
+    #[test]
+    fn predicted_duration_scales_with_the_heap_in_use() {
+        let mut d = Director::new(true);
+        for _ in 0..3 {
+            d.cycle_done(Duration::from_millis(400), 400 * MB);
+        }
+        // As much in use as the cycles left: twice the mean (no spread).
+        assert!((d.max_duration(400 * MB) - 0.8).abs() < 1e-9);
+        // Less in use: never predicted shorter.
+        assert!((d.max_duration(100 * MB) - 0.8).abs() < 1e-9);
+        // Five times as much: five times as long.
+        assert!((d.max_duration(2000 * MB) - 4.0).abs() < 1e-9);
+        // A hundred times as much: capped.
+        assert!((d.max_duration(40_000 * MB) - 0.8 * MAX_SCALE).abs() < 1e-9);
+        // Mixed history: each cycle is scaled by its own end state, then the margin applies.
+        let mut m = Director::new(true);
+        m.cycle_done(Duration::from_millis(100), 100 * MB);
+        m.cycle_done(Duration::from_millis(400), 400 * MB);
+        let same = m.max_duration(400 * MB);
+        assert!((same - 0.8).abs() < 1e-9, "both scale to 0.4 s: {same}");
+        let unscaled = Director::new(true).max_duration(400 * MB);
+        assert!((unscaled - 0.2).abs() < 1e-9, "no history: twice 0.1 s");
+        // Stop-the-world cycles are not scaled.
+        let mut stw = Director::new(false);
+        for _ in 0..3 {
+            stw.cycle_done(Duration::from_millis(400), 400 * MB);
+        }
+        assert!((stw.max_duration(2000 * MB) - 0.8).abs() < 1e-9);
+    }
+}

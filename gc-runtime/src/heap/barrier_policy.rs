@@ -1,0 +1,88 @@
+//! What the load barrier's slow path does in each phase (ZGC's `ZBarrier` slow paths), for a
+//! mutator. gc-core's barrier calls [`MutatorSlowPath::make_good`] on a bad pointer and heals
+//! the slot with the result.
+//!
+//! - **Mark**: the pointer has the previous cycle's color (stale: remap it through the
+//!   previous relocation set's forwarding) or Remapped; color it with this cycle's mark color,
+//!   mark the object in its page's live map and, if this call marked it, put it in the
+//!   mutator's mark buffer (handed to the GC workers in batches): `mark::mark_barrier`.
+//! - **MarkComplete**: marking is over; a bad pointer cannot be reached here (every reachable
+//!   slot was healed by marking), so it is only recolored.
+//! - **Relocate**: the pointer has this cycle's mark color; if its page is in the relocation
+//!   set, relocate the object (or take the winner's copy), else keep the offset; color it
+//!   Remapped: `Relocate::relocate_or_remap`.
+//! - **Weak loads** (a `WeakRef`): as a strong load, except between Pause Mark End and Pause
+//!   Relocate Start, when an unmarked referent reads as null ([`load_weak`]).
+
+use super::heap_inner::HeapInner;
+use crate::context::Phase;
+use crate::mark;
+use crate::roots::MutatorShared;
+use gc_core::{ColoredPtr, GoodColor, Offset, SlowPath};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The barrier slow path of a mutator: marks into its buffer, relocates with the shared
+/// relocation targets.
+pub(crate) struct MutatorSlowPath<'a> {
+    pub(crate) heap: &'a HeapInner,
+    pub(crate) shared: &'a MutatorShared,
+}
+
+impl SlowPath for MutatorSlowPath<'_> {
+    fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr {
+        debug_assert!(!ptr.is_null());
+        let cx = &self.heap.cx;
+        let layout = cx.layout();
+        match cx.state.phase() {
+            Phase::Mark => mark::mark_barrier(cx, ptr, &mut |off| self.mark_push(off)),
+            Phase::MarkComplete => {
+                let mark = cx.state.good();
+                let off = cx.forwarding.remap_if_stale(layout, ptr, mark);
+                debug_assert!(
+                    mark::is_live(cx, off),
+                    "a barrier after Pause Mark End met an unmarked object at {off:#x}"
+                );
+                layout.good(off, mark)
+            }
+            Phase::Relocate => layout.good(
+                self.heap.relocate.relocate_or_remap(cx, layout.offset(ptr)),
+                GoodColor::Remapped,
+            ),
+        }
+    }
+}
+
+impl MutatorSlowPath<'_> {
+    fn mark_push(&self, off: Offset) {
+        self.shared.mark_buffer.push(off, &self.heap.mark);
+    }
+}
+
+/// The weak-load barrier (a `WeakRef`'s slot): `strong` is the strong barrier load of the
+/// slot, used in every phase but one. Between Pause Mark End and Pause Relocate Start an
+/// unmarked referent reads as null (it is about to be cleared: it must not be resurrected); a
+/// marked one is healed to the good color like any slot.
+pub(crate) fn load_weak(
+    heap: &HeapInner,
+    slot: &AtomicU64,
+    strong: impl FnOnce() -> ColoredPtr,
+) -> ColoredPtr {
+    let cx = &heap.cx;
+    if cx.state.phase() != Phase::MarkComplete {
+        return strong();
+    }
+    let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+    if p.is_null() {
+        return ColoredPtr::NULL;
+    }
+    let good = cx.state.good();
+    let off = cx.forwarding.remap_if_stale(cx.layout(), p, good);
+    if !mark::is_live(cx, off) {
+        return ColoredPtr::NULL;
+    }
+    let g = cx.layout().good(off, good);
+    if g != p {
+        gc_core::self_heal(slot, p, g, cx.state.bad_mask());
+    }
+    g
+}

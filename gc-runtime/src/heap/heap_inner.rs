@@ -1,0 +1,262 @@
+//! The heap's collector state as a composition of subsystems (ZGC's `ZHeap`): the context
+//! every phase is handed ([`GcContext`]: phase state, pages, forwarding index, cycle monitor),
+//! the safepoint, the strong roots, the weak handles, the direct buffers, marking, relocation,
+//! the relocation set, the mutators' shared allocation state, the pacer, the statistics and
+//! the log. Each subsystem keeps its state private, and so does this struct: its fields are
+//! visible only inside the `heap` folder. The driver runs a cycle through the phase methods of
+//! `phases.rs` (ZGC's `ZHeap::mark_start`, `mark_end`, `relocate_start`...); the mutators and
+//! the embedding API reach the subsystems they register with or read through the narrow
+//! accessors below.
+
+use super::object_allocator::ObjectAllocator;
+use super::pacer::Pacer;
+use crate::config::{HeapConfig, Mode};
+use crate::context::{CycleControl, ForwardingIndex, GcContext, GcState, PageRegistry};
+use crate::direct::DirectBuffers;
+use crate::mark::Mark;
+use crate::mark::WeakProcessor;
+use crate::observe::GcLog;
+use crate::observe::GcStats;
+use crate::observe::InjectedPanics;
+use crate::relocate::Relocate;
+use crate::relocate::RelocationSet;
+use crate::roots::{HandleTable, MutatorShared, Roots};
+use crate::threads::IdleClassGuard;
+use crate::threads::Safepoint;
+use gc_core::{AddressLayout, HeapError, PageAllocator, PageSizes};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+static NEXT_HEAP_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) struct HeapInner {
+    /// Process-unique: tells heaps apart in a thread's mutator registry and in messages.
+    pub(super) id: u64,
+    pub(super) config: HeapConfig,
+    pub(super) cx: GcContext,
+    pub(super) safepoint: Safepoint,
+    pub(super) roots: Roots,
+    pub(super) weaks: WeakProcessor,
+    /// Native memory owned by heap objects, and its cleaners.
+    pub(super) direct: DirectBuffers,
+    pub(super) mark: Mark,
+    pub(super) relocate: Relocate,
+    /// Slows mutators that would fill the heap before the running cycle ends.
+    pub(super) pacer: Pacer,
+    pub(super) relocation_set: RelocationSet,
+    pub(super) allocator: ObjectAllocator,
+    pub(super) stats: Mutex<GcStats>,
+    pub(super) log: GcLog,
+    /// The time base of the statistics and the log.
+    pub(super) start: Instant,
+    /// Cores available to the process (GC workers are boosted to this many when mutators
+    /// stall, and in the `stw` pause).
+    pub(super) cores: usize,
+    pub(super) injected_panics: InjectedPanics,
+}
+
+impl HeapInner {
+    /// Validate the configuration, map the memory and build the subsystems.
+    pub(crate) fn new(config: HeapConfig) -> Result<HeapInner, HeapError> {
+        config.validate()?;
+        let mem = PageAllocator::new(&config.memory)?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        mem.set_poison(config.verify);
+        let layout = mem.layout();
+        let (start, size) = mem.reservation();
+        let reserve = relocation_reserve(&config, &mem, cores);
+        let id = NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed);
+        Ok(HeapInner {
+            id,
+            cx: GcContext {
+                state: GcState::new(layout),
+                pages: PageRegistry::new(mem, reserve),
+                forwarding: ForwardingIndex::new(start, size),
+                control: CycleControl::default(),
+                idle_class: IdleClassGuard::default(),
+            },
+            safepoint: Safepoint::default(),
+            roots: Roots::default(),
+            weaks: WeakProcessor::default(),
+            direct: DirectBuffers::new(id, config.direct_memory_limit()),
+            mark: Mark::default(),
+            relocate: Relocate::default(),
+            pacer: Pacer::new(&config),
+            relocation_set: RelocationSet::default(),
+            allocator: ObjectAllocator::default(),
+            stats: Mutex::new(GcStats::default()),
+            log: GcLog::new(config.log),
+            start: Instant::now(),
+            cores,
+            injected_panics: InjectedPanics::default(),
+            config,
+        })
+    }
+
+    /// Process-unique: tells heaps apart in a thread's mutator registry and in messages.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    #[inline]
+    pub(crate) fn config(&self) -> &HeapConfig {
+        &self.config
+    }
+
+    /// Cores available to the process.
+    #[inline]
+    pub(crate) fn cores(&self) -> usize {
+        self.cores
+    }
+
+    /// The time base of the statistics and the log.
+    #[inline]
+    pub(crate) fn start(&self) -> Instant {
+        self.start
+    }
+
+    #[inline]
+    pub(crate) fn stats(&self) -> &Mutex<GcStats> {
+        &self.stats
+    }
+
+    #[inline]
+    pub(crate) fn log(&self) -> &GcLog {
+        &self.log
+    }
+
+    #[inline]
+    pub(crate) fn injected_panics(&self) -> &InjectedPanics {
+        &self.injected_panics
+    }
+
+    /// The global phase state: good color, phase, sequence number.
+    #[inline]
+    pub(crate) fn state(&self) -> &GcState {
+        &self.cx.state
+    }
+
+    /// The sequence number of the current cycle (pages of an older one are not bumped).
+    #[inline]
+    pub(crate) fn seqnum(&self) -> u64 {
+        self.cx.state.seqnum()
+    }
+
+    /// The address layout: views, colors, offsets.
+    #[inline]
+    pub(crate) fn layout(&self) -> AddressLayout {
+        self.cx.layout()
+    }
+
+    /// The pages in use and the limits on taking new ones.
+    #[inline]
+    pub(crate) fn pages(&self) -> &PageRegistry {
+        &self.cx.pages
+    }
+
+    /// The sizes of small and medium pages.
+    #[inline]
+    pub(crate) fn page_sizes(&self) -> PageSizes {
+        *self.cx.pages.sizes()
+    }
+
+    /// Cycle requests, counters and stall bookkeeping.
+    #[inline]
+    pub(crate) fn control(&self) -> &CycleControl {
+        &self.cx.control
+    }
+
+    /// The starvation guard of the idle-class GC threads.
+    #[inline]
+    pub(crate) fn idle_class(&self) -> &IdleClassGuard {
+        &self.cx.idle_class
+    }
+
+    /// The safepoint mutators attach to, block at and leave.
+    #[inline]
+    pub(crate) fn safepoint(&self) -> &Safepoint {
+        &self.safepoint
+    }
+
+    /// The strong root sets: mutators, global handles, root regions register here.
+    #[inline]
+    pub(crate) fn roots(&self) -> &Roots {
+        &self.roots
+    }
+
+    /// The table of weak handles.
+    #[inline]
+    pub(crate) fn weak_handles(&self) -> &HandleTable {
+        self.weaks.handles()
+    }
+
+    /// The phantom slots of direct-buffer owners.
+    #[inline]
+    pub(crate) fn phantoms(&self) -> &HandleTable {
+        self.weaks.phantoms()
+    }
+
+    /// Native memory owned by heap objects, and its cleaners.
+    #[inline]
+    pub(crate) fn direct(&self) -> &DirectBuffers {
+        &self.direct
+    }
+
+    /// The mutators' shared allocation state.
+    #[inline]
+    pub(crate) fn allocator(&self) -> &ObjectAllocator {
+        &self.allocator
+    }
+
+    /// How long a mutator that allocated `bytes` since its last check should be delayed, if
+    /// at all (see `Pacer::delay_for`).
+    #[inline]
+    pub(crate) fn pacing_delay(&self, bytes: u64) -> Option<Duration> {
+        self.pacer.delay_for(&self.cx, bytes)
+    }
+
+    /// True if the pacer delayed a mutator within `d`.
+    pub(crate) fn paced_within(&self, d: Duration) -> bool {
+        self.pacer.paced_within(d)
+    }
+
+    /// Hand a detaching mutator's buffered mark work to the mark queue.
+    pub(crate) fn flush_mark_buffer(&self, shared: &MutatorShared) {
+        shared.mark_buffer.flush(&self.mark);
+    }
+
+    /// Nanoseconds since the heap was created.
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    /// True if the live data the last completed cycle found leaves room for `size` more
+    /// bytes of mutator pages: a stalled allocation that still failed lost what that cycle
+    /// freed to other threads, and should wait for another cycle rather than fail.
+    pub(crate) fn last_cycle_left_room_for(&self, size: u64) -> bool {
+        let live = self.stats.lock().cycles.last().map(|c| c.live_bytes);
+        live.is_some_and(|l| self.cx.pages.room_after(l, size))
+    }
+}
+
+/// Bytes mutators may not allocate, kept for relocation targets: the configured
+/// [`HeapConfig::relocation_reserve`], or by default one small page per GC
+/// worker and one for mutators, plus a medium page, but never more than an eighth of the heap
+/// (at least one small page): on a small heap a larger reserve would leave mutators almost
+/// nothing. When the reserve runs out, relocation compacts pages in place instead of failing.
+/// An `epsilon` heap never relocates and keeps none.
+fn relocation_reserve(config: &HeapConfig, mem: &PageAllocator, cores: usize) -> u64 {
+    if config.mode == Mode::Epsilon {
+        return 0;
+    }
+    if let Some(bytes) = config.relocation_reserve {
+        return bytes;
+    }
+    let sizes = mem.sizes();
+    let wanted =
+        (config.gc_threads.max(cores) as u64 + 1) * sizes.small + sizes.medium.unwrap_or(0);
+    let cap = (config.memory.max_heap / 8 / sizes.small).max(1) * sizes.small;
+    wanted.min(cap)
+}

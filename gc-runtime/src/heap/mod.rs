@@ -1,0 +1,19 @@
+//! The heap's collector state as one composition (ZGC's `ZHeap`): [`HeapInner`] owns one
+//! instance of every subsystem and keeps them private; the driver runs a cycle through its
+//! phase methods, and the embedding API reaches the subsystems only through its narrow
+//! accessors. Beside it: the mutators' shared allocation state (`ZObjectAllocator`), the pacer,
+//! the barrier's slow path per phase (`ZBarrier`), the verifier (`ZVerify`) and the memory
+//! report, which read the composition from inside.
+
+mod barrier_policy;
+mod heap_inner;
+pub mod memory_report;
+mod object_allocator;
+mod pacer;
+mod phases;
+mod verifier;
+
+pub(crate) use barrier_policy::{load_weak, MutatorSlowPath};
+pub(crate) use heap_inner::HeapInner;
+pub use memory_report::MemoryReport;
+pub(crate) use verifier::{verify, VerifyPoint};

@@ -1,0 +1,232 @@
+//! Mutator pacing (what Shenandoah's `ShenandoahPacer` does; ZGC itself only stalls): while a
+//! cycle runs, a mutator is delayed a little every *quantum* of bytes it allocates (default
+//! 64 KiB), so that the mutators together take free memory no faster than it lasts until the
+//! cycle ends. A mutator that outruns the collector is slowed gradually, by many short bounded
+//! delays, instead of running at full speed into a full heap and stalling until the cycle
+//! frees memory. The allocation stall (in `mutator`) stays the last resort when the heap runs
+//! dry anyway, and out-of-memory the answer after a whole cycle that freed nothing.
+//!
+//! # The rule
+//!
+//! When a mutator's allocations since its last decision reach `bytes` ≥ the quantum, while a
+//! cycle runs (`concurrent` mode, pacing on):
+//!
+//! 1. `free` is what mutators may still take (the heap less the relocation reserve less the
+//!    pages in use); `budget = free − bytes` is what is left once these bytes are counted.
+//! 2. `expected` is how long the cycle should take: the longest of the last five cycles
+//!    times `duration_margin` (default 1.25), or 100 ms before any cycle completed. (The
+//!    longest, not the mean: a cycle on a fuller heap takes longer than the last ones, and
+//!    an estimate too short costs a stall, one too long only some throughput.)
+//!    `remaining = expected − elapsed`, but never less than a quarter of `expected`: a cycle
+//!    that overruns its estimate still gets a budget that shrinks with the free memory.
+//! 3. Free memory lasts until the cycle ends if the mutators, all together, allocate no
+//!    faster than `bytes` every `interval = remaining × bytes / budget`.
+//! 4. The pacer keeps one *due time* for the heap: the next quantum is due `interval` after
+//!    the previous one was due, or now if that is later (unused time is not saved up). A
+//!    quantum completed before it is due waits until then, but never longer than `max_delay`
+//!    (default 1 ms); the debt beyond the cap is forgiven. Waits under 20 µs are not slept:
+//!    they stay owed and add to the next wait.
+//!
+//! So the delay grows as the free memory left shrinks relative to what the rest of the cycle
+//! needs: nothing while the mutators' own pace fits the budget, then some microseconds per
+//! quantum, up to `max_delay` on every quantum as the budget nears zero. With the cap on every
+//! quantum a mutator is held to at most one quantum per `max_delay` on top of its own time to
+//! allocate it: 64 KiB per 1 ms plus that time, under 64 MB/s (a mutator at 500 MB/s to about
+//! 58 MB/s). A collector slower than that still ends in a stall. The short quantum is
+//! what keeps each delay short: deciding once per 2 MiB page, a cap of 1 ms would hold a
+//! 500 MB/s mutator only to 400 MB/s. Between cycles nobody is paced: the director starts a
+//! cycle (its allocation-rate rule) before the heap fills.
+//!
+//! A delay is taken as a *blocked* thread, like a stall: pauses never wait for a paced
+//! mutator, and the sleeping mutator leaves its core to the GC workers (while mutators are
+//! paced the driver runs one per core: [`Pacer::paced_within`]). Each delay is
+//! recorded as a [`crate::PacingRecord`] — the time the mutator was held (the OS wakes a
+//! sleeper a little late, and a pause in progress holds it until the pause ends), which the
+//! wait reports use, and the delay imposed — and logged at level `debug`.
+//!
+//! # Why delays and not assists
+//!
+//! Go makes a mutator that allocates during marking do marking work in proportion (the mark
+//! assist). That needs mutators to trace with the GC workers' queues and take part in mark
+//! termination, a second entry into marking to keep correct; here a mutator only sleeps, and
+//! on a machine with fewer cores than threads a sleeping mutator gives the GC thread its core,
+//! which is most of what an assist would buy. The time-based estimate is the price: it knows
+//! the cycle's progress only by the clock, not by the bytes marked.
+
+use crate::config::HeapConfig;
+use crate::context::GcContext;
+use parking_lot::Mutex;
+use std::time::{Duration, Instant};
+
+/// The expected cycle duration before any cycle completed (the director assumes the same).
+const FIRST_CYCLE_ESTIMATE: Duration = Duration::from_millis(100);
+/// `remaining` is at least this share of `expected`.
+const MIN_REMAINING_SHARE: f64 = 0.25;
+/// Waits shorter than this are not slept (they stay owed).
+const MIN_SLEEP: Duration = Duration::from_micros(20);
+
+/// The heap's pacer. See the module documentation.
+pub(super) struct Pacer {
+    /// Pacing on, in `concurrent` mode.
+    active: bool,
+    max_delay: Duration,
+    duration_margin: f64,
+    /// When the next quantum is due (`None` before the first paced one).
+    due: Mutex<Option<Instant>>,
+    /// When the last delay was imposed (`None`: never).
+    last_delay: Mutex<Option<Instant>>,
+}
+
+impl Pacer {
+    pub(super) fn new(config: &HeapConfig) -> Self {
+        Pacer {
+            active: config.paces(),
+            max_delay: config.pacing.max_delay,
+            duration_margin: config.pacing.duration_margin,
+            due: Mutex::new(None),
+            last_delay: Mutex::new(None),
+        }
+    }
+
+    /// How long a mutator that allocated `bytes` since its last decision should wait; `None`
+    /// for no wait (pacing off, no cycle running, or the mutators' pace fits the budget).
+    /// The caller sleeps as a blocked thread and records the delay.
+    pub(super) fn delay_for(&self, cx: &GcContext, bytes: u64) -> Option<Duration> {
+        if !self.active {
+            return None;
+        }
+        let cycle = cx.control.running_cycle()?;
+        let expected = cycle
+            .expected
+            .unwrap_or(FIRST_CYCLE_ESTIMATE)
+            .mul_f64(self.duration_margin);
+        let remaining = expected
+            .saturating_sub(cycle.elapsed)
+            .max(expected.mul_f64(MIN_REMAINING_SHARE));
+        let interval = interval_for(cx.pages.mutator_free(), bytes, remaining);
+        let now = Instant::now();
+        let mut due = self.due.lock();
+        let (delay, next) = schedule(now, *due, interval, self.max_delay);
+        *due = Some(next);
+        drop(due);
+        if delay < MIN_SLEEP {
+            return None;
+        }
+        *self.last_delay.lock() = Some(now);
+        Some(delay)
+    }
+
+    /// True if a mutator was delayed within `window`: mutators are sleeping part of the time,
+    /// so their cores are partly idle (the driver then runs more GC workers).
+    pub(super) fn paced_within(&self, window: Duration) -> bool {
+        self.last_delay.lock().is_some_and(|t| t.elapsed() < window)
+    }
+}
+
+/// Step 3 of the rule: the spacing of quanta of `size` bytes that makes `free` bytes (these
+/// `size` included) last `remaining`; all of `remaining` when nothing is left beyond them.
+/// (The spacing may exceed `max_delay`: the mutator's own time allocating the quantum counts
+/// towards it, and only the wait beyond that is capped.)
+fn interval_for(free: u64, size: u64, remaining: Duration) -> Duration {
+    let budget = free.saturating_sub(size);
+    if budget == 0 {
+        return remaining;
+    }
+    let secs = remaining.as_secs_f64() * size as f64 / budget as f64;
+    Duration::from_secs_f64(secs.min(remaining.as_secs_f64()))
+}
+
+/// Step 4 of the rule: for a quantum completed at `now`, with the next one `due` and quanta to
+/// be spaced by `interval`, the wait (capped at `max_delay`) and the new due time. The debt
+/// beyond the cap is forgiven; a wait too short to sleep stays in the new due time.
+fn schedule(
+    now: Instant,
+    due: Option<Instant>,
+    interval: Duration,
+    max_delay: Duration,
+) -> (Duration, Instant) {
+    let start = due.map_or(now, |d| d.max(now));
+    let wait = start.duration_since(now);
+    let delay = wait.min(max_delay);
+    let taken_at = now + delay;
+    // A short wait is not slept, but stays owed: the next quantum is due after `start`.
+    let owed_from = if delay < MIN_SLEEP { start } else { taken_at };
+    (delay, owed_from + interval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn interval_grows_as_free_memory_shrinks() {
+        let remaining = Duration::from_secs(1);
+        // 1 GiB free for one second: a 2 MiB page every ~2 ms.
+        let roomy = interval_for(1024 * MIB, 2 * MIB, remaining);
+        let tight = interval_for(64 * MIB, 2 * MIB, remaining);
+        assert!(roomy < tight, "{roomy:?} {tight:?}");
+        assert!(
+            (roomy.as_secs_f64() - 2.0 / 1022.0).abs() < 1e-6,
+            "{roomy:?}"
+        );
+        assert!((tight.as_secs_f64() - 2.0 / 62.0).abs() < 1e-6, "{tight:?}");
+        // Nothing beyond this page: the whole remaining time (the wait is capped later).
+        assert_eq!(interval_for(2 * MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(interval_for(MIB, 2 * MIB, remaining), remaining);
+        assert_eq!(interval_for(3 * MIB, 2 * MIB, remaining), remaining);
+    }
+
+    #[test]
+    fn a_mutator_slower_than_the_budget_never_waits() {
+        let t0 = Instant::now();
+        let interval = MS;
+        let (mut due, mut delays) = (None, Vec::new());
+        // A page every 2 ms against a budget of one per 1 ms.
+        for i in 0..10 {
+            let (d, next) = schedule(t0 + 2 * MS * i, due, interval, 10 * MS);
+            delays.push(d);
+            due = Some(next);
+        }
+        assert!(delays.iter().all(|d| d.is_zero()), "{delays:?}");
+    }
+
+    #[test]
+    fn a_mutator_faster_than_the_budget_is_held_to_it() {
+        let t0 = Instant::now();
+        let interval = 3 * MS;
+        let mut due = None;
+        let mut now = t0;
+        for _ in 0..10 {
+            let (d, next) = schedule(now, due, interval, 10 * MS);
+            due = Some(next);
+            // It fills the page in 1 ms after its wait.
+            now += d + MS;
+        }
+        // Ten pages spaced by 3 ms take 27 ms after the first plus its own 1 ms: the
+        // mutator ran at the budget's pace, not at its own.
+        assert_eq!(now.duration_since(t0), 28 * MS);
+    }
+
+    #[test]
+    fn waits_are_capped_and_the_debt_beyond_forgiven() {
+        let t0 = Instant::now();
+        let cap = 10 * MS;
+        let (d, next) = schedule(t0, Some(t0 + Duration::from_secs(5)), cap, cap);
+        assert_eq!(d, cap);
+        assert_eq!(next, t0 + 2 * cap);
+    }
+
+    #[test]
+    fn short_waits_are_carried_not_slept() {
+        let t0 = Instant::now();
+        let short = Duration::from_micros(5);
+        let (d, next) = schedule(t0, Some(t0 + short), 10 * short, MS);
+        // Too short to sleep (the caller skips it), but owed by the next page.
+        assert_eq!(d, short);
+        assert!(d < MIN_SLEEP);
+        assert_eq!(next, t0 + 11 * short);
+    }
+}

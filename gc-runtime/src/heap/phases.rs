@@ -1,0 +1,138 @@
+//! The phase methods of the heap, which the driver calls one by one to run a cycle (ZGC's
+//! `ZHeap::mark_start`, `mark_end`, `relocate_start`, ... and the `ZDriver` steps around
+//! them). Each is one call, or a few, on the subsystems `HeapInner` owns, handed its
+//! `GcContext`; the driver never touches a subsystem itself, so the order and the owner of
+//! every step of a cycle can be read in `cycle/driver.rs` and its mechanics here.
+
+use super::heap_inner::HeapInner;
+use crate::direct::Cleaned;
+use crate::mark::WeakResult;
+use crate::relocate::{self, RelocationTotals, Selection};
+use crate::roots::MutatorShared;
+use std::sync::Arc;
+use std::time::Instant;
+
+impl HeapInner {
+    /// Stop every mutator for a pause (see `Safepoint::stop`), ordered by `ticket` against
+    /// other heaps' pauses. Returns when the stop was requested and the mutators of the pause
+    /// (taken after the request is published, so a thread attaching in between is waited for).
+    pub(crate) fn stop_mutators(&self, ticket: u64) -> (Instant, Vec<Arc<MutatorShared>>) {
+        self.safepoint.stop(ticket, || self.roots.mutators())
+    }
+
+    /// End the pause: resume every mutator.
+    pub(crate) fn resume_mutators(&self) {
+        self.safepoint.resume();
+    }
+
+    /// The mutators attached now.
+    pub(crate) fn mutators(&self) -> Vec<Arc<MutatorShared>> {
+        self.roots.mutators()
+    }
+
+    /// Pause Mark Start: the cycle's mark color and sequence number `n` (only a flip).
+    pub(crate) fn mark_start(&self, n: u64) {
+        self.cx.state.flip_to_mark(n);
+    }
+
+    /// Mark and heal the strong roots of `muts` (Concurrent Mark Roots, or Mark Roots inside
+    /// the `stw` pause). Returns the number of roots marked.
+    pub(crate) fn mark_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
+        self.mark.mark_roots(&self.cx, &self.roots, muts)
+    }
+
+    /// Remap the weak handles the last relocation left stale. Returns how many.
+    pub(crate) fn remap_stale_weaks(&self) -> u64 {
+        self.weaks.remap_stale(&self.cx)
+    }
+
+    /// Concurrent Mark: drain marking with `workers()` GC workers until the queue and the
+    /// mutators' buffers are empty. Returns the CPU ns of the workers other than the caller.
+    pub(crate) fn mark(&self, workers: impl Fn() -> usize) -> u64 {
+        self.mark
+            .drain(&self.cx, &self.roots, workers, &self.injected_panics)
+    }
+
+    /// Pause Mark End in `concurrent` mode: ends marking if no work is left anywhere (the
+    /// queue is empty and no mutator's mark buffer holds work); false means Concurrent Mark
+    /// Continue.
+    pub(crate) fn try_mark_end(&self) -> bool {
+        if !self.mark.is_complete() {
+            return false;
+        }
+        self.mark_end();
+        true
+    }
+
+    /// Marking is complete (the `stw` pause ends it unconditionally).
+    pub(crate) fn mark_end(&self) {
+        self.cx.state.set_mark_complete();
+    }
+
+    /// Concurrent Process Non-Strong References: clear dead weak handles, heal live ones, and
+    /// hand the dead direct-buffer owners to the direct buffers' cleaners.
+    pub(crate) fn process_non_strong_references(&self) -> WeakResult {
+        let r = self.weaks.process(&self.cx);
+        self.direct.discover(&r.dead_phantoms);
+        r
+    }
+
+    /// Free the native memory of the direct-buffer owners found dead (never inside a pause).
+    pub(crate) fn run_cleaners(&self) -> Cleaned {
+        self.direct.run_cleaners(&self.weaks)
+    }
+
+    /// Concurrent Reset Relocation Set: forget the previous cycle's forwardings.
+    pub(crate) fn reset_relocation_set(&self) {
+        self.relocation_set.reset(&self.cx);
+    }
+
+    /// Concurrent Select Relocation Set: free empty pages, choose sparse ones, take their
+    /// target pages now (so the roots' relocation inside a pause only bumps a pointer) and
+    /// publish the set.
+    pub(crate) fn select_relocation_set(&self) -> Selection {
+        let (sel, forwardings) = relocate::select(&self.cx);
+        self.relocate.prepare_targets(&self.cx, &forwardings);
+        self.relocation_set.install(&self.cx, forwardings);
+        sel
+    }
+
+    /// Pause Relocate Start: from now on a root with the mark color is bad (only a flip).
+    pub(crate) fn relocate_start(&self) {
+        self.cx.state.flip_to_remapped();
+    }
+
+    /// Relocate or remap every strong root of `muts` and every weak handle (the `stw` pause).
+    /// Returns the number of slots that were bad.
+    pub(crate) fn relocate_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
+        self.relocate
+            .relocate_roots(&self.cx, &self.roots, &self.weaks, muts)
+    }
+
+    /// Concurrent Relocate: evacuate the relocation set with `workers` GC workers. Returns
+    /// (pages freed, CPU ns of the workers other than the caller).
+    pub(crate) fn relocate(&self, workers: usize) -> (u64, u64) {
+        let set = self.relocation_set.forwardings();
+        self.relocate.relocate_parallel(&self.cx, &set, workers)
+    }
+
+    /// The `stw` mode's full remap, then the relocation set is reset: no stale pointer and no
+    /// forwarding survives the pause.
+    pub(crate) fn remap_all(&self) {
+        relocate::remap_all(&self.cx);
+    }
+
+    /// The cycle's relocation counters, and their reset at the start of a cycle.
+    pub(crate) fn relocation_totals(&self) -> RelocationTotals {
+        self.relocate.totals()
+    }
+
+    pub(crate) fn reset_relocation_counters(&self) {
+        self.relocate.reset_counters();
+    }
+
+    /// Objects traced and stale slots remapped by marking since the last call.
+    pub(crate) fn take_mark_counts(&self) -> (u64, u64) {
+        (self.mark.take_traced(), self.mark.take_stale_remapped())
+    }
+}

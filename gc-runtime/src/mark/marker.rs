@@ -1,0 +1,584 @@
+//! Marking (ZGC's `ZMark`): parallel GC workers trace the object graph from the roots with
+//! work stealing (`crossbeam-deque`), while mutators' barriers mark what they load into their
+//! own buffers, which are handed over in batches.
+//!
+//! Tracing an object applies the marking barrier to every slot: a bad pointer is made good
+//! (remapped if stale) and healed in place; the target is marked in its page's live map, and
+//! pushed if this worker marked it. Termination: a worker that finds no work goes idle; when
+//! every worker is idle and every queue is empty, the phase ends. Pause Mark End then checks
+//! the mutators' buffers; if they held work, marking resumes. A worker that panics never goes
+//! idle: it marks the marking abandoned instead, so the others stop waiting for it and its
+//! panic reaches the driver (which aborts the process) when the workers' scope ends.
+//!
+//! The subsystem owns the global mark queue. The live-map operations every phase needs —
+//! [`mark_object`], [`is_live`] and the marking barrier [`mark_barrier`] (what the load
+//! barrier's slow path does while marking) — are functions of the [`GcContext`], since they
+//! touch only the pages' live maps and the forwarding index.
+
+use super::live_cache::LiveCache;
+use crate::context::ForwardingIndex;
+use crate::context::GcContext;
+use crate::observe::{InjectedPanic, InjectedPanics};
+use crate::roots::MutatorShared;
+use crate::roots::Roots;
+use crate::roots::{BufferedWork, MarkSink};
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_epoch::Guard;
+use gc_core::{Address, ColoredPtr, Object, Offset, View};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Marking: the global mark queue (roots and mutator buffers go here; workers steal from it).
+#[derive(Default)]
+pub(crate) struct Mark {
+    queue: Injector<Offset>,
+    /// Objects GC workers traced since [`Mark::take_traced`] last ran.
+    traced: AtomicU64,
+    /// Stale slots GC workers remapped since [`Mark::take_stale_remapped`] last ran.
+    stale_remapped: AtomicU64,
+    /// How many mutators' mark buffers hold entries.
+    buffered: BufferedWork,
+}
+
+/// Adds `bytes` to the live bytes of the page holding `at` (a sum of a [`LiveCache`]).
+fn add_live_bytes(cx: &GcContext, at: Offset, bytes: u64, guard: &Guard) {
+    // The objects summed were traced in this cycle, so their page is not freed before
+    // marking ends: the lookup finds it.
+    if let Some(page) = cx.page_table().get(at, guard) {
+        page.live_map().add_live_bytes(cx.state.seqnum(), bytes);
+    }
+}
+
+/// Marks the marking abandoned if the worker holding it unwinds (see the module
+/// documentation).
+struct AbandonOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for AbandonOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Objects in flight between the mark stack and tracing.
+const PREFETCH_DEPTH: usize = 16;
+/// Targets in flight between being found in a slot and being marked (see [`MarkRing`]).
+const MARK_RING_DEPTH: usize = 8;
+/// Stale pointers in flight between being found in a slot and being remapped (see
+/// [`MarkRing`]).
+const STALE_RING_DEPTH: usize = 8;
+
+#[inline(always)]
+fn prefetch(addr: Address) {
+    prefetch_ptr(addr.raw() as *const u8)
+}
+
+#[inline(always)]
+fn prefetch_ptr(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults, even on an unmapped or null address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// A slot of a traced object that held a stale pointer into a relocated page: the pointer
+/// still to be remapped, healed into the slot and marked.
+#[derive(Clone, Copy)]
+struct StaleSlot {
+    /// The traced object: marked in this cycle, so its page stays mapped until marking ends.
+    obj: Object,
+    /// Which of its slots.
+    slot: usize,
+    /// The stale pointer read from the slot.
+    ptr: ColoredPtr,
+}
+
+/// A GC worker's targets found but not yet marked, in two stages, each a small FIFO that
+/// overlaps a cache miss with the work on the entries ahead of it:
+///
+/// - **stale**: a pointer with the previous cycle's mark color into a page that was relocated
+///   must be remapped through the page's forwarding table, whose entry is a random word of a
+///   large table (profiled: the lookup waited on that load most of its time). Such a slot
+///   enters with that entry prefetched and is remapped, healed and passed to the mark stage
+///   `STALE_RING_DEPTH` stale slots later.
+/// - **mark**: marking an object is a read-modify-write of one word of its page's live map, a
+///   random word of a large bitmap: a cache miss per object. A target entering has that word
+///   prefetched; it is marked when it leaves, `MARK_RING_DEPTH` targets later.
+///
+/// The ring is local to its worker and emptied ([`MarkRing::drain`], stale stage first)
+/// before the worker looks for more work or goes idle, so marking ends with it empty: nothing
+/// can be left unmarked in it when the workers terminate.
+struct MarkRing {
+    slots: [Offset; MARK_RING_DEPTH],
+    head: usize,
+    len: usize,
+    stale: [Option<StaleSlot>; STALE_RING_DEPTH],
+    stale_head: usize,
+    stale_len: usize,
+    /// Stale slots finished so far.
+    stale_remapped: u64,
+}
+
+impl MarkRing {
+    fn new() -> Self {
+        MarkRing {
+            slots: [Offset::ZERO; MARK_RING_DEPTH],
+            head: 0,
+            len: 0,
+            stale: [None; STALE_RING_DEPTH],
+            stale_head: 0,
+            stale_len: 0,
+            stale_remapped: 0,
+        }
+    }
+
+    /// Take a stale slot in (its forwarding entry prefetched by the caller); when the stale
+    /// stage is full, finish the oldest.
+    #[inline]
+    fn push_stale(
+        &mut self,
+        cx: &GcContext,
+        stale: StaleSlot,
+        guard: &Guard,
+        push: &mut dyn FnMut(Offset),
+    ) {
+        if self.stale_len < STALE_RING_DEPTH {
+            self.stale[(self.stale_head + self.stale_len) % STALE_RING_DEPTH] = Some(stale);
+            self.stale_len += 1;
+            return;
+        }
+        let oldest = self.stale[self.stale_head].replace(stale);
+        self.stale_head = (self.stale_head + 1) % STALE_RING_DEPTH;
+        self.finish_stale(cx, oldest.expect("a full stage holds entries"), guard, push);
+    }
+
+    /// Remap a stale slot's pointer (its forwarding entry now in the cache), heal the slot and
+    /// pass the target on to the mark stage.
+    #[inline]
+    fn finish_stale(
+        &mut self,
+        cx: &GcContext,
+        stale: StaleSlot,
+        guard: &Guard,
+        push: &mut dyn FnMut(Offset),
+    ) {
+        let layout = cx.layout();
+        let mark = cx.state.good();
+        let target = cx
+            .forwarding
+            .remap_if_stale_in(layout, stale.ptr, mark, guard);
+        gc_core::self_heal(
+            stale.obj.slot(stale.slot),
+            stale.ptr,
+            layout.good(target, mark),
+            cx.state.bad_mask(),
+        );
+        self.stale_remapped += 1;
+        self.push(cx, target, guard, push);
+    }
+
+    /// Take `off` in (prefetching its live-map word); when full, mark the oldest target.
+    #[inline]
+    fn push(&mut self, cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+        if let Some(page) = cx.page_table().get(off, guard) {
+            prefetch_ptr(page.live_map().word_addr(page.index_of(off)));
+        }
+        if self.len < MARK_RING_DEPTH {
+            self.slots[(self.head + self.len) % MARK_RING_DEPTH] = off;
+            self.len += 1;
+            return;
+        }
+        let oldest = std::mem::replace(&mut self.slots[self.head], off);
+        self.head = (self.head + 1) % MARK_RING_DEPTH;
+        mark_object_in(cx, oldest, guard, push);
+    }
+
+    /// Remap and mark every target still in the ring.
+    fn drain(&mut self, cx: &GcContext, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+        while self.stale_len > 0 {
+            let stale = self.stale[self.stale_head].take();
+            self.stale_head = (self.stale_head + 1) % STALE_RING_DEPTH;
+            self.stale_len -= 1;
+            self.finish_stale(cx, stale.expect("a queued stale slot"), guard, push);
+        }
+        while self.len > 0 {
+            let off = self.slots[self.head];
+            self.head = (self.head + 1) % MARK_RING_DEPTH;
+            self.len -= 1;
+            mark_object_in(cx, off, guard, push);
+        }
+    }
+}
+
+/// The marking barrier: the good (mark-colored) pointer for the bad pointer `ptr`, remapped if
+/// stale; marks the object and passes it to `push` if this call marked it.
+#[inline]
+pub(crate) fn mark_barrier(
+    cx: &GcContext,
+    ptr: ColoredPtr,
+    push: &mut dyn FnMut(Offset),
+) -> ColoredPtr {
+    debug_assert!(!ptr.is_null());
+    // One pin for the whole slow path.
+    let guard = crossbeam_epoch::pin();
+    let mark = cx.state.good();
+    let off = cx
+        .forwarding
+        .remap_if_stale_in(cx.layout(), ptr, mark, &guard);
+    mark_object_in(cx, off, &guard, push);
+    cx.layout().good(off, mark)
+}
+
+/// Mark the object at `off` strongly; pass it to `push` if this call marked it.
+/// Objects on pages allocated in this cycle are live without marking.
+#[inline]
+pub(super) fn mark_object(cx: &GcContext, off: Offset, push: &mut dyn FnMut(Offset)) {
+    mark_object_in(cx, off, &crossbeam_epoch::pin(), push)
+}
+
+/// [`mark_object`] inside the caller's pin.
+#[inline]
+fn mark_object_in(cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+    let seq = cx.state.seqnum();
+    let page = cx
+        .page_table()
+        .get(off, guard)
+        .unwrap_or_else(|| panic!("marking met a pointer to {off:#x} outside every page"));
+    if page.seqnum() == seq {
+        return;
+    }
+    let idx = page.index_of(off);
+    let live = page.live_map();
+    if live.is_strongly_marked(seq, idx) {
+        return;
+    }
+    // The object's size is added to the live bytes when it is traced (the tracer reads the
+    // header anyway): marking itself touches only the live map, one cache miss less.
+    if live.mark(seq, idx, true, 0).newly_strong {
+        push(off);
+    }
+}
+
+/// True if the object at `off` is live in the current cycle (marked, or allocated since
+/// Pause Mark Start).
+pub(crate) fn is_live(cx: &GcContext, off: Offset) -> bool {
+    let seq = cx.state.seqnum();
+    let guard = crossbeam_epoch::pin();
+    match cx.page_table().get(off, &guard) {
+        Some(p) => p.seqnum() == seq || p.live_map().is_marked(seq, p.index_of(off)),
+        None => false,
+    }
+}
+
+impl MarkSink for Mark {
+    /// Queue offsets a mutator's barriers marked.
+    fn push_all(&self, offs: &mut dyn Iterator<Item = Offset>) {
+        for o in offs {
+            self.queue.push(o);
+        }
+    }
+    /// The count of mutators' mark buffers that hold entries (see [`crate::roots::mark_buffer`]).
+    fn buffered(&self) -> &BufferedWork {
+        &self.buffered
+    }
+}
+
+impl Mark {
+    /// Objects traced by GC workers since the last call (one cycle's, when called at its end).
+    pub(crate) fn take_traced(&self) -> u64 {
+        self.traced.swap(0, Ordering::Relaxed)
+    }
+
+    /// Stale slots GC workers remapped through their rings' stale stage since the last call.
+    pub(crate) fn take_stale_remapped(&self) -> u64 {
+        self.stale_remapped.swap(0, Ordering::Relaxed)
+    }
+
+    /// True if the global queue holds no work.
+    pub(super) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Pause Mark End's test: true if the queue is empty and no mutator's buffer holds work.
+    /// Reads two words, whatever the number of mutators: the buffers are counted as they fill
+    /// and empty (at a safepoint the count is exact).
+    pub(crate) fn is_complete(&self) -> bool {
+        !self.buffered.any() && self.is_empty()
+    }
+
+    /// Bytes of mark work held now: the global queue's entries and the mutators' mark
+    /// buffers' capacity (for memory reports; the GC workers' own stacks exist only while
+    /// they mark).
+    pub(crate) fn footprint(&self, roots: &Roots) -> u64 {
+        let entry = std::mem::size_of::<Offset>() as u64;
+        let buffered: u64 = roots
+            .mutators()
+            .iter()
+            .map(|m| m.mark_buffer.capacity_bytes())
+            .sum();
+        self.queue.len() as u64 * entry + buffered
+    }
+
+    /// Mark the roots: make every strong root good (mark color), mark its object, queue it.
+    /// Returns the number of non-null roots. Runs in Concurrent Mark Roots, right after the
+    /// color flip of Pause Mark Start and while mutators run, or inside the `stw` pause.
+    ///
+    /// Slots are healed with a CAS, as the barrier heals: a mutator may heal the same slot
+    /// through its barrier, pop it and push another handle there, or clear a root region
+    /// slot meanwhile; a CAS from the bad value read only ever replaces that value with the
+    /// good pointer to the same object. Concurrently this is safe because no root can reach
+    /// Pause Mark End unmarked: a root that held its value since the flip is met by the scan
+    /// (it walks every root set that existed at the flip), and every value a mutator writes
+    /// into a root after the flip is good — read through the barrier, which marks, or freshly
+    /// allocated, which is live without marking.
+    pub(crate) fn mark_roots(
+        &self,
+        cx: &GcContext,
+        roots: &Roots,
+        muts: &[Arc<MutatorShared>],
+    ) -> u64 {
+        let mut n = 0;
+        let bad = cx.state.bad_mask();
+        let q = &self.queue;
+        roots.for_each_strong_root(muts, &mut |slot| {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if p.is_null() {
+                return;
+            }
+            n += 1;
+            if p.raw() & bad != 0 {
+                let good = mark_barrier(cx, p, &mut |o| q.push(o));
+                gc_core::self_heal(slot, p, good, bad);
+            } else {
+                mark_object(cx, cx.layout().offset(p), &mut |o| q.push(o));
+            }
+        });
+        n
+    }
+
+    /// Trace one object: the marking barrier on each of its slots, with the marking itself
+    /// deferred through `ring` (see [`MarkRing`]); the targets this worker marks go to `push`.
+    fn trace_object(
+        &self,
+        cx: &GcContext,
+        off: Offset,
+        guard: &Guard,
+        ring: &mut MarkRing,
+        live: &mut LiveCache,
+        push: &mut dyn FnMut(Offset),
+    ) {
+        let layout = cx.layout();
+        let bad = cx.state.bad_mask();
+        let mark = cx.state.good();
+        // SAFETY: `off` was marked, so it is a live object on a mapped page.
+        let obj = unsafe { Object::at(layout, off) };
+        // Account the object's bytes now that its header is at hand (marking counted it with
+        // size 0), summed per page in the worker's cache.
+        live.add(off, obj.size(), |at, bytes| {
+            add_live_bytes(cx, at, bytes, guard)
+        });
+        for (i, slot) in obj.slots().iter().enumerate() {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if p.is_null() {
+                continue;
+            }
+            let target = if p.raw() & bad != 0 {
+                let t = layout.offset(p);
+                if ForwardingIndex::may_be_stale(layout, p, mark) {
+                    if let Some(f) = cx.forwarding.relocated(t, guard) {
+                        // Into a relocated page: remap it once its forwarding entry has had
+                        // time to arrive (see `MarkRing`).
+                        prefetch_ptr(f.first_entry_addr(f.page().index_of(t) as u64));
+                        let stale = StaleSlot {
+                            obj,
+                            slot: i,
+                            ptr: p,
+                        };
+                        ring.push_stale(cx, stale, guard, push);
+                        continue;
+                    }
+                }
+                // Heal now (the good pointer does not depend on the marking), mark later.
+                gc_core::self_heal(slot, p, layout.good(t, mark), bad);
+                t
+            } else {
+                // A good pointer stored by a mutator: its object is marked already, but mark
+                // through it anyway (cheap: the live map says so at once).
+                layout.offset(p)
+            };
+            ring.push(cx, target, guard, push);
+        }
+    }
+
+    /// Concurrent Mark (and Mark in the `stw` pause): trace until the queue and the mutators'
+    /// buffers are empty, with `workers()` GC workers per round (asked anew each round: the
+    /// driver boosts them while mutators stall). Returns the CPU time of the workers other
+    /// than the calling thread.
+    pub(crate) fn drain(
+        &self,
+        cx: &GcContext,
+        roots: &Roots,
+        workers: impl Fn() -> usize,
+        panics: &InjectedPanics,
+    ) -> u64 {
+        let mut cpu = 0;
+        loop {
+            cpu += self.mark_parallel(cx, workers(), panics);
+            if self.flush_mutator_buffers(roots) == 0 && self.is_empty() {
+                return cpu;
+            }
+        }
+    }
+
+    /// Move every mutator's mark buffer into the global queue; returns the number of entries
+    /// moved (0: the buffers held no work). Concurrent Mark's, never a pause's: Pause Mark End
+    /// only tests [`Mark::is_complete`].
+    fn flush_mutator_buffers(&self, roots: &Roots) -> u64 {
+        let mut moved = 0;
+        for m in roots.mutators() {
+            moved += m.mark_buffer.flush(self);
+        }
+        moved
+    }
+
+    /// Drain the mark queue with `threads` workers (the calling thread is one of them).
+    /// Returns the CPU time the *other* workers used.
+    fn mark_parallel(&self, cx: &GcContext, threads: usize, panics: &InjectedPanics) -> u64 {
+        let threads = threads.max(1);
+        let workers: Vec<Worker<Offset>> = (0..threads).map(|_| Worker::new_lifo()).collect();
+        let stealers: Vec<Stealer<Offset>> = workers.iter().map(|w| w.stealer()).collect();
+        let idle = AtomicUsize::new(0);
+        let abandoned = AtomicBool::new(false);
+        let (stealers, idle, abandoned) = (&stealers, &idle, &abandoned);
+        crate::threads::run_workers("gc-mark", &cx.idle_class, workers, |i, w| {
+            // A worker that unwinds tells the others to stop waiting for it.
+            let _abandon = AbandonOnUnwind(abandoned);
+            if i > 0 && panics.take(InjectedPanic::MarkWorker) {
+                panic!("GC worker panic injected for a test");
+            }
+            self.mark_worker(cx, w, stealers, idle, abandoned, threads);
+        })
+    }
+
+    fn find_work(&self, local: &Worker<Offset>, stealers: &[Stealer<Offset>]) -> Option<Offset> {
+        if let Some(x) = local.pop() {
+            return Some(x);
+        }
+        loop {
+            let mut retry = false;
+            match self.queue.steal_batch_and_pop(local) {
+                Steal::Success(x) => return Some(x),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            for st in stealers {
+                match st.steal() {
+                    Steal::Success(x) => return Some(x),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn mark_worker(
+        &self,
+        cx: &GcContext,
+        local: Worker<Offset>,
+        stealers: &[Stealer<Offset>],
+        idle: &AtomicUsize,
+        abandoned: &AtomicBool,
+        n: usize,
+    ) {
+        // Stay pinned while tracing (the page-table lookups nest inside this pin) and repin
+        // now and then so deferred frees can proceed.
+        let mut guard = crossbeam_epoch::pin();
+        // Objects traced, counted into `self.traced` however the worker leaves (a panic too).
+        struct Count<'a>(&'a AtomicU64, u64);
+        impl Drop for Count<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(self.1, Ordering::Relaxed);
+            }
+        }
+        let mut count = Count(&self.traced, 0);
+        // A small FIFO between the mark stack and tracing: an object's header is prefetched
+        // when it enters and traced when it leaves, so its cache miss overlaps with the work
+        // on the objects before it (marking small objects is bound by memory latency).
+        let layout = cx.layout();
+        let mut fifo = [Offset::ZERO; PREFETCH_DEPTH];
+        let (mut head, mut len) = (0usize, 0usize);
+        let mut ring = MarkRing::new();
+        let mut live = LiveCache::new();
+        let push = &mut |o| local.push(o);
+        loop {
+            loop {
+                let mut next = local.pop();
+                if next.is_none() {
+                    // Mark what the ring holds first: it may give this worker work without
+                    // touching the shared queues.
+                    ring.drain(cx, &guard, push);
+                    next = self.find_work(&local, stealers);
+                }
+                if let Some(off) = next {
+                    prefetch(layout.address(off, View::Remapped));
+                    if len < PREFETCH_DEPTH {
+                        fifo[(head + len) % PREFETCH_DEPTH] = off;
+                        len += 1;
+                        continue;
+                    }
+                    let oldest = std::mem::replace(&mut fifo[head], off);
+                    head = (head + 1) % PREFETCH_DEPTH;
+                    self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
+                } else if len > 0 {
+                    let oldest = fifo[head];
+                    head = (head + 1) % PREFETCH_DEPTH;
+                    len -= 1;
+                    self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
+                } else {
+                    break;
+                }
+                count.1 += 1;
+                if count.1.is_multiple_of(1024) {
+                    // The ring holds no page or forwarding references, only offsets and
+                    // objects this cycle marked (their pages stay until marking ends):
+                    // repinning is safe with entries in it (each target is looked up again
+                    // when remapped or marked).
+                    guard.repin();
+                }
+            }
+            debug_assert_eq!(
+                (ring.len, ring.stale_len),
+                (0, 0),
+                "the ring is empty whenever the worker finds no work"
+            );
+            // Idle: finish when everyone is idle and nothing is queued.
+            idle.fetch_add(1, Ordering::SeqCst);
+            loop {
+                let queues_empty = self.queue.is_empty() && stealers.iter().all(|s| s.is_empty());
+                if !queues_empty {
+                    idle.fetch_sub(1, Ordering::SeqCst);
+                    break;
+                }
+                if idle.load(Ordering::SeqCst) == n || abandoned.load(Ordering::SeqCst) {
+                    // The pages' live bytes are complete once every worker has flushed (a
+                    // page left at 0 would be freed as empty). A worker that unwinds does
+                    // not get here, and its panic aborts the process before any selection.
+                    live.flush(|at, bytes| add_live_bytes(cx, at, bytes, &guard));
+                    self.stale_remapped
+                        .fetch_add(ring.stale_remapped, Ordering::Relaxed);
+                    return;
+                }
+                guard.repin();
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+}

@@ -1,0 +1,562 @@
+//! Relocation (ZGC's `ZRelocate`): copying live objects out of the relocation set.
+//!
+//! Whoever meets an object first — a GC worker evacuating its page, a mutator whose barrier
+//! loaded a pointer to it, or the driver relocating a root inside the `stw` pause —
+//! copies it into a target page and CASes the forwarding entry; the single winner's copy is
+//! the object from then on, a loser gives its copy back. Copies are made only from retained
+//! pages, and only into pages allocated in this cycle or into the room above the live
+//! objects of a page compacted in place in this cycle.
+//!
+//! Target pages: one shared page per size class (CAS bump allocation) serves mutators'
+//! barriers and the driver, and GC workers fill it first; only then does each worker take a
+//! private page (bump allocation without atomics). So a cycle that moves less than a page of
+//! objects takes one target page, not one per worker: in a heap of a few pages, a target page
+//! per worker can take as many pages as relocation frees, and a stalled mutator never gets
+//! one (ZGC shares its medium target page among workers the same way).
+//!
+//! When no target memory is left, the page's worker compacts the page *in place* (ZGC's
+//! in-place relocation, JDK 16+): it claims the page exclusively, slides the objects that
+//! have no entry yet down to the page start and keeps the page, which then serves as its
+//! target for the next pages. A mutator that finds no target memory, or meets a page being
+//! compacted, waits for the page's entry instead (see [`crate::context::forwarding`]); the driver,
+//! which cannot wait inside a pause, compacts the page in place itself and makes it the
+//! shared target page, so the next copies fill it instead of compacting one more page in
+//! place. So relocation never fails, and an object is never left in place while another
+//! thread may still copy it.
+//!
+//! The subsystem owns the shared target pages and the cycle's relocation counters. In the
+//! `concurrent` mode roots are not relocated by the collector: after Pause Relocate Start a
+//! root with this cycle's mark color is bad, so the mutator that loads it relocates or
+//! remaps it through its barrier, and the next cycle's Concurrent Mark Roots remaps the rest
+//! through the forwarding index, which keeps this cycle's entries until that cycle's
+//! Concurrent Reset Relocation Set. Inside the `stw` pause, [`Relocate::relocate_roots`]
+//! relocates every root, weak handles included.
+
+use crate::context::GcContext;
+use crate::context::{Forwarding, InPlace, Relocation};
+use crate::mark::WeakProcessor;
+use crate::roots::MutatorShared;
+use crate::roots::Roots;
+use gc_core::{ColoredPtr, GoodColor, Object, Offset, Page, PageKind, View};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Relocation's counters for the current cycle (reset at the start of each cycle).
+#[derive(Default)]
+struct RelocationCounters {
+    bytes_relocated: AtomicU64,
+    objects_relocated: AtomicU64,
+    pages_in_place: AtomicU64,
+    objects_in_place: AtomicU64,
+    self_forwards: AtomicU64,
+    waits: AtomicU64,
+}
+
+/// A snapshot of [`RelocationCounters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RelocationTotals {
+    pub(crate) bytes_relocated: u64,
+    pub(crate) objects_relocated: u64,
+    pub(crate) pages_in_place: u64,
+    pub(crate) objects_in_place: u64,
+    pub(crate) self_forwards: u64,
+    pub(crate) waits: u64,
+}
+
+impl RelocationCounters {
+    fn all(&self) -> [&AtomicU64; 6] {
+        [
+            &self.bytes_relocated,
+            &self.objects_relocated,
+            &self.pages_in_place,
+            &self.objects_in_place,
+            &self.self_forwards,
+            &self.waits,
+        ]
+    }
+
+    /// Start a new cycle's counts.
+    fn reset(&self) {
+        for c in self.all() {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// This cycle's counts so far.
+    fn totals(&self) -> RelocationTotals {
+        let [b, o, p, i, s, w] = self.all().map(|c| c.load(Ordering::Relaxed));
+        RelocationTotals {
+            bytes_relocated: b,
+            objects_relocated: o,
+            pages_in_place: p,
+            objects_in_place: i,
+            self_forwards: s,
+            waits: w,
+        }
+    }
+
+    fn copied(&self, size: u64) {
+        self.copied_many(1, size);
+    }
+
+    fn copied_many(&self, objects: u64, bytes: u64) {
+        self.bytes_relocated.fetch_add(bytes, Ordering::Relaxed);
+        self.objects_relocated.fetch_add(objects, Ordering::Relaxed);
+    }
+
+    fn compacted(&self, r: &InPlace) {
+        self.pages_in_place.fetch_add(1, Ordering::Relaxed);
+        self.objects_in_place
+            .fetch_add(r.objects, Ordering::Relaxed);
+        self.self_forwards
+            .fetch_add(r.self_forwards, Ordering::Relaxed);
+        self.bytes_relocated
+            .fetch_add(r.bytes_moved, Ordering::Relaxed);
+    }
+}
+
+/// The shared target page of one size class and the cycle it serves: a page taken for this
+/// cycle's copies, or a page the driver compacted in place in this cycle's pause.
+struct SharedTarget {
+    seqnum: u64,
+    page: Arc<Page>,
+}
+
+/// Relocation: shared target pages (CAS bump allocation), one per size class, and the
+/// cycle's counters.
+#[derive(Default)]
+pub(crate) struct Relocate {
+    small: Mutex<Option<SharedTarget>>,
+    medium: Mutex<Option<SharedTarget>>,
+    counters: RelocationCounters,
+}
+
+/// Where a worker's copy went: the shared target page or its private one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TargetSource {
+    Shared,
+    Private,
+}
+
+/// A GC worker's target pages for one size class: the cycle's shared target page, which it
+/// fills first (CAS bump allocation), then private pages (bump allocation without atomics or
+/// locks).
+#[derive(Default)]
+struct ClassTargets {
+    /// The shared page this worker bumps on, fetched once per cycle.
+    shared: Option<Arc<Page>>,
+    /// True once the shared page was fetched (and found missing, or later full).
+    shared_done: bool,
+    private: Option<Arc<Page>>,
+}
+
+/// A GC worker's target pages, and the objects and bytes it copied since it last added them
+/// to the cycle's counters (once per page evacuated, not per object: a shared counter per
+/// copy costs as much as a small copy).
+#[derive(Default)]
+struct WorkerTargets {
+    small: ClassTargets,
+    medium: ClassTargets,
+    copied_objects: u64,
+    copied_bytes: u64,
+}
+
+impl WorkerTargets {
+    fn class(&mut self, kind: PageKind) -> &mut ClassTargets {
+        match kind {
+            PageKind::Small => &mut self.small,
+            PageKind::Medium => &mut self.medium,
+            PageKind::Large => unreachable!("large objects are never relocated"),
+        }
+    }
+
+    /// The page a copy of `source` went to.
+    fn page(&mut self, kind: PageKind, source: TargetSource) -> Option<&Arc<Page>> {
+        let c = self.class(kind);
+        match source {
+            TargetSource::Shared => c.shared.as_ref(),
+            TargetSource::Private => c.private.as_ref(),
+        }
+    }
+
+    /// Add the copies counted so far to the cycle's counters.
+    fn flush_counts(&mut self, counters: &RelocationCounters) {
+        if self.copied_objects != 0 {
+            counters.copied_many(self.copied_objects, self.copied_bytes);
+        }
+        (self.copied_objects, self.copied_bytes) = (0, 0);
+    }
+}
+
+impl Relocate {
+    /// Start a new cycle's counts.
+    pub(crate) fn reset_counters(&self) {
+        self.counters.reset()
+    }
+
+    /// This cycle's counts so far.
+    pub(crate) fn totals(&self) -> RelocationTotals {
+        self.counters.totals()
+    }
+
+    /// The shared target page of `kind` for this cycle, if there is one.
+    fn shared_target(&self, cx: &GcContext, kind: PageKind) -> Option<Arc<Page>> {
+        let seq = cx.state.seqnum();
+        self.shared_slot(kind)
+            .lock()
+            .as_ref()
+            .filter(|t| t.seqnum == seq)
+            .map(|t| t.page.clone())
+    }
+
+    fn shared_slot(&self, kind: PageKind) -> &Mutex<Option<SharedTarget>> {
+        match kind {
+            PageKind::Small => &self.small,
+            PageKind::Medium => &self.medium,
+            PageKind::Large => unreachable!("large objects are never relocated"),
+        }
+    }
+
+    /// Target memory for a worker's copy of `size` bytes of `kind`: on the cycle's shared
+    /// target page while it has room, then on the worker's private page (taking a new one
+    /// when it is full); `None` if the heap has no page left.
+    fn alloc_for_worker(
+        &self,
+        cx: &GcContext,
+        t: &mut WorkerTargets,
+        kind: PageKind,
+        size: u64,
+    ) -> Option<(Offset, TargetSource)> {
+        let c = t.class(kind);
+        if !c.shared_done {
+            if c.shared.is_none() {
+                c.shared = self.shared_target(cx, kind);
+            }
+            if let Some(off) = c.shared.as_ref().and_then(|p| p.alloc_shared(size)) {
+                return Some((off, TargetSource::Shared));
+            }
+            // Full (objects differ in size, but a worker that found it full once would
+            // mostly find it full again), or there is none.
+            c.shared_done = true;
+            c.shared = None;
+        }
+        if let Some(off) = c.private.as_ref().and_then(|p| p.alloc_private(size)) {
+            return Some((off, TargetSource::Private));
+        }
+        let sizes = *cx.pages.sizes();
+        let page = cx
+            .pages
+            .new_relocation_page(kind, sizes.page_size(kind, size), cx.state.seqnum())
+            .ok()?;
+        let off = page.alloc_private(size)?;
+        c.private = Some(page);
+        Some((off, TargetSource::Private))
+    }
+
+    /// A GC worker relocates the object at `from` (it holds the page's reference, so no
+    /// retain is needed). With no target memory left it compacts the whole page in place.
+    fn relocate_object_worker(
+        &self,
+        cx: &GcContext,
+        f: &Forwarding,
+        from: Offset,
+        t: &mut WorkerTargets,
+    ) {
+        let idx = f.page().index_of(from) as u64;
+        if f.find(idx).is_some() {
+            return;
+        }
+        let layout = cx.layout();
+        // SAFETY: the worker's reference keeps the from-page mapped; `from` is marked live.
+        let obj = unsafe { Object::at(layout, from) };
+        let size = obj.size();
+        let kind = cx.pages.sizes().kind_for(size);
+        match self.alloc_for_worker(cx, t, kind, size) {
+            Some((to, source)) => {
+                // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
+                // cycle; from-space objects are never written during relocation (a mutator
+                // writes an object only after its barrier relocated it).
+                unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
+                match f.forward(idx, to) {
+                    Ok(_) => {
+                        t.copied_objects += 1;
+                        t.copied_bytes += size;
+                    }
+                    Err(_) => {
+                        // A mutator's copy won: give back ours if it is still the top of its
+                        // page (on the shared page another copy may lie above it: then ours
+                        // stays behind as a dead object, its header intact).
+                        let page = t.page(kind, source).expect("the page `to` is on");
+                        page.undo_alloc(to, size);
+                    }
+                }
+            }
+            None => {
+                // The page becomes this worker's private target: the next pages' objects go
+                // into the room compaction left above its live ones.
+                let page = self.compact_in_place(cx, f);
+                let kind = page.kind();
+                t.class(kind).private = Some(page);
+            }
+        }
+    }
+
+    /// Compact `f`'s page in place (its worker, or the driver inside a pause; see
+    /// [`Forwarding::compact_in_place`]). Returns the page, which keeps its live objects and
+    /// has free space above its new top.
+    fn compact_in_place(&self, cx: &GcContext, f: &Forwarding) -> Arc<Page> {
+        let page = f.page().clone();
+        let seq = cx.state.seqnum();
+        let layout = cx.layout();
+        let align = (1u64 << page.alignment_shift()) - 1;
+        let mut live = Vec::new();
+        page.live_map()
+            .for_each_marked(seq, |idx| live.push((idx as u64, page.offset_of(idx))));
+        let r = f.compact_in_place(
+            live,
+            |from| {
+                // SAFETY: `from` is a live object of the claimed page whose header nothing
+                // has overwritten yet (objects only move down, over space already passed).
+                let size = unsafe { Object::at(layout, from) }.size();
+                (size + align) & !align
+            },
+            |from, to, size| {
+                // SAFETY: both ranges lie in the claimed page, which no other thread touches
+                // until the claim ends; `ptr::copy` allows the overlap of a move downwards.
+                unsafe {
+                    std::ptr::copy(
+                        layout.address(from, View::Remapped).as_ptr::<u8>(),
+                        layout.address(to, View::Remapped).as_ptr::<u8>(),
+                        size as usize,
+                    )
+                }
+            },
+            |top| page.set_top_after_compaction(top),
+        );
+        self.counters.compacted(&r);
+        page
+    }
+
+    /// Target memory for a copy of `size` bytes on the shared target page (taking a new one
+    /// when it is full); `None` if the heap has none left.
+    fn alloc_for_relocation(&self, cx: &GcContext, size: u64) -> Option<Offset> {
+        let sizes = *cx.pages.sizes();
+        let kind = sizes.kind_for(size);
+        let seq = cx.state.seqnum();
+        let mut cur = self.shared_slot(kind).lock();
+        if let Some(t) = cur.as_ref().filter(|t| t.seqnum == seq) {
+            if let Some(off) = t.page.alloc_shared(size) {
+                return Some(off);
+            }
+        }
+        let page = cx
+            .pages
+            .new_relocation_page(kind, sizes.page_size(kind, size), seq)
+            .ok()?;
+        let off = page.alloc_shared(size);
+        *cur = Some(SharedTarget { seqnum: seq, page });
+        off
+    }
+
+    /// Make `page`, just compacted in place by the driver inside the pause, the shared
+    /// target of its class, unless the current one has more room: the next roots' copies (and
+    /// the workers' first ones) fill the room above its live objects instead of compacting
+    /// one more page in place.
+    fn share_in_place_page(&self, cx: &GcContext, page: Arc<Page>) {
+        let seq = cx.state.seqnum();
+        let mut cur = self.shared_slot(page.kind()).lock();
+        let room = |p: &Page| p.end().raw() - p.top().raw();
+        if cur
+            .as_ref()
+            .is_some_and(|t| t.seqnum == seq && room(&t.page) >= room(&page))
+        {
+            return;
+        }
+        *cur = Some(SharedTarget { seqnum: seq, page });
+    }
+
+    /// Give the shared relocation allocator fresh target pages of this cycle before
+    /// relocation starts, so the first copies (mutators' barriers right after Pause Relocate
+    /// Start, roots inside the `stw` pause) only bump a pointer: taking a page can mean
+    /// committing and mapping memory (hundreds of microseconds). Only the classes the
+    /// relocation set needs are prepared.
+    pub(crate) fn prepare_targets(&self, cx: &GcContext, set: &[Arc<Forwarding>]) {
+        let sizes = *cx.pages.sizes();
+        let seq = cx.state.seqnum();
+        for kind in [PageKind::Small, PageKind::Medium] {
+            let want = set.iter().any(|f| f.page().kind() == kind);
+            if !want {
+                continue;
+            }
+            let mut cur = self.shared_slot(kind).lock();
+            if cur.as_ref().is_some_and(|t| t.seqnum == seq) {
+                continue;
+            }
+            // No memory: relocation falls back as usual (compacting pages in place).
+            if let Ok(page) = cx
+                .pages
+                .new_relocation_page(kind, sizes.page_size(kind, 0), seq)
+            {
+                *cur = Some(SharedTarget { seqnum: seq, page });
+            }
+        }
+    }
+
+    /// Relocate (or find the relocated copy of) the object at `from` in `f`'s page, for a
+    /// mutator's barrier: when it cannot copy, it waits for the page's worker.
+    fn relocate_object(&self, cx: &GcContext, f: &Forwarding, from: Offset) -> Offset {
+        let idx = f.page().index_of(from) as u64;
+        match self.try_relocate(cx, f, from) {
+            Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
+            Relocation::NoMemory | Relocation::Unavailable => {
+                self.counters.waits.fetch_add(1, Ordering::Relaxed);
+                f.wait_for_entry(idx)
+            }
+        }
+    }
+
+    /// Relocate the object at `from` inside a pause (roots in the `stw` pause): no GC
+    /// worker runs that could be waited for, so with no target memory left the driver
+    /// compacts the page in place itself.
+    fn relocate_object_in_pause(&self, cx: &GcContext, f: &Forwarding, from: Offset) -> Offset {
+        let idx = f.page().index_of(from) as u64;
+        match self.try_relocate(cx, f, from) {
+            Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
+            Relocation::NoMemory => {
+                self.counters.waits.fetch_add(1, Ordering::Relaxed);
+                let page = self.compact_in_place(cx, f);
+                self.share_in_place_page(cx, page);
+                f.wait_for_entry(idx)
+            }
+            // Compacted in place earlier in this pause: the entry is there.
+            Relocation::Unavailable => f.wait_for_entry(idx),
+        }
+    }
+
+    /// Copy the object at `from` to shared target memory unless it has its entry.
+    fn try_relocate(&self, cx: &GcContext, f: &Forwarding, from: Offset) -> Relocation {
+        let idx = f.page().index_of(from) as u64;
+        let layout = cx.layout();
+        let size = std::cell::Cell::new(0);
+        let r = f.try_relocate(
+            idx,
+            || {
+                // SAFETY: the page is retained while this runs, so its memory is mapped;
+                // `from` is a live object (reached through a root or slot) on it.
+                let obj = unsafe { Object::at(layout, from) };
+                size.set(obj.size());
+                let to = self.alloc_for_relocation(cx, size.get())?;
+                // SAFETY: `to` is fresh memory of `size` bytes on a page of this cycle, not
+                // overlapping the from-page; from-space objects are never written during
+                // relocation, and the retained page is not compacted in place under us.
+                unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
+                Some(to)
+            },
+            |to| {
+                let guard = crossbeam_epoch::pin();
+                if let Some(p) = cx.page_table().get(to, &guard) {
+                    p.undo_alloc(to, size.get());
+                }
+            },
+        );
+        if let Relocation::Copied(_) = r {
+            self.counters.copied(size.get());
+        }
+        r
+    }
+
+    /// The load barrier's slow path during relocation: relocate the object at `off` if its
+    /// page is in the relocation set (waiting for the page's worker if this thread cannot
+    /// copy it), else keep the offset.
+    pub(crate) fn relocate_or_remap(&self, cx: &GcContext, off: Offset) -> Offset {
+        let guard = crossbeam_epoch::pin();
+        match cx.forwarding.get(off, &guard) {
+            Some(f) if f.page().contains(off) => self.relocate_object(cx, f, off),
+            _ => off,
+        }
+    }
+
+    /// [`Self::relocate_or_remap`] inside a pause (roots in the `stw` pause), where
+    /// nothing may wait for a GC worker.
+    fn relocate_or_remap_in_pause(&self, cx: &GcContext, off: Offset) -> Offset {
+        let guard = crossbeam_epoch::pin();
+        match cx.forwarding.get(off, &guard) {
+            Some(f) if f.page().contains(off) => self.relocate_object_in_pause(cx, f, off),
+            _ => off,
+        }
+    }
+
+    /// The `stw` pause: relocate or remap every strong root and every weak handle, healing
+    /// each slot with a CAS (as `Mark::mark_roots` does). Returns the number of slots that were
+    /// bad.
+    pub(crate) fn relocate_roots(
+        &self,
+        cx: &GcContext,
+        roots: &Roots,
+        weaks: &WeakProcessor,
+        muts: &[Arc<MutatorShared>],
+    ) -> u64 {
+        let mut n = 0;
+        let bad = cx.state.bad_mask();
+        let layout = cx.layout();
+        let mut fix = |slot: &AtomicU64| {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if p.raw() & bad != 0 {
+                n += 1;
+                let good = layout.good(
+                    self.relocate_or_remap_in_pause(cx, layout.offset(p)),
+                    GoodColor::Remapped,
+                );
+                gc_core::self_heal(slot, p, good, bad);
+            }
+        };
+        roots.for_each_strong_root(muts, &mut fix);
+        weaks.for_each_slot(|s| fix(s));
+        n
+    }
+
+    /// Evacuate every page of the current relocation set with `threads` workers; frees each
+    /// evacuated page. Returns (pages freed, CPU ns of the workers other than the caller).
+    pub(crate) fn relocate_parallel(
+        &self,
+        cx: &GcContext,
+        set: &[Arc<Forwarding>],
+        threads: usize,
+    ) -> (u64, u64) {
+        let next = AtomicUsize::new(0);
+        let freed = AtomicU64::new(0);
+        let seq = cx.state.seqnum();
+        let work = || {
+            let mut targets = WorkerTargets::default();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(f) = set.get(i) else {
+                    break;
+                };
+                let page = f.page();
+                // Fault in what is left of the page's table (selection does it for a bounded
+                // time, see `relocation_set_selector`): left to fault, each of its memory
+                // pages would take two faults (a read, then a write) while copying.
+                f.prefault_table();
+                let _guard = crossbeam_epoch::pin();
+                page.live_map().for_each_marked(seq, |idx| {
+                    self.relocate_object_worker(cx, f, page.offset_of(idx), &mut targets);
+                });
+                targets.flush_counts(&self.counters);
+                f.release_and_wait();
+                if !f.is_compacted_in_place() {
+                    cx.free_page(page);
+                    freed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        };
+        let cpu = crate::threads::run_workers(
+            "gc-relocate",
+            &cx.idle_class,
+            vec![(); threads.max(1)],
+            |_, ()| work(),
+        );
+        (freed.load(Ordering::Relaxed), cpu)
+    }
+}
