@@ -645,10 +645,7 @@ fn lox_files_form_no_cycle() {
     check_no_file_cycle("workloads/lox");
 }
 
-/// Off until the circle `cli`/`params`/`run_result`/`min_cycles` of workloads/src is gone
-/// (the `workloads` branch removes it); then drop the `#[ignore]`.
 #[test]
-#[ignore = "workloads/src still has the cli/params/run_result/min_cycles circle"]
 fn workloads_files_form_no_cycle() {
     check_no_file_cycle("workloads");
 }
