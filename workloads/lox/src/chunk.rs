@@ -1,5 +1,7 @@
-//! Bytecode: the instruction set ([`OpCode`]) and the [`Chunk`] that holds one function's code,
-//! its line table and its constant pool.
+//! Bytecode: the instruction set ([`OpCode`]) and the [`Chunk`] that holds one function's code
+//! and its line table. The constants the code names are not here but in the function's
+//! prototype ([`FunctionProto::constants`](crate::function::FunctionProto::constants)), beside
+//! the nested prototypes they can hold.
 //!
 //! The instruction set and encoding are clox's. Every instruction is one opcode byte followed by
 //! zero or more operand bytes:
@@ -36,8 +38,6 @@
 //!
 //! Jump offsets are big-endian `u16`s counted from the byte after the operand. Constant, slot and
 //! upvalue operands are single bytes, hence the 256-entry limits the compiler enforces.
-
-use crate::function::Constant;
 
 /// One bytecode instruction's opcode. The discriminants are the encoded bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -190,7 +190,7 @@ impl TryFrom<u8> for OpCode {
     }
 }
 
-/// The bytecode of one function: instructions, the source line of each byte, and constants.
+/// The bytecode of one function: instructions and the source line of each byte.
 ///
 /// Invariant: `lines.len() == code.len()` (`lines[i]` is the line of `code[i]`), which holds as
 /// long as bytes are appended with [`Chunk::write`].
@@ -201,9 +201,6 @@ pub struct Chunk {
     /// `lines[i]` is the source line that produced `code[i]`; runtime errors report the line of
     /// the failing instruction's opcode byte.
     pub lines: Vec<u32>,
-    /// The constant pool, indexed by `CONSTANT`, the name operands and `CLOSURE`. At most 256
-    /// entries are addressable; the compiler reports "Too many constants in one chunk." beyond.
-    pub constants: Vec<Constant>,
 }
 
 impl Chunk {
@@ -221,13 +218,6 @@ impl Chunk {
     /// Appends an opcode produced by source line `line`.
     pub fn write_op(&mut self, op: OpCode, line: u32) {
         self.write(op as u8, line);
-    }
-
-    /// Adds a constant to the pool and returns its index (which may exceed 255; the compiler
-    /// checks). Constants are not deduplicated, as in clox.
-    pub fn add_constant(&mut self, constant: Constant) -> usize {
-        self.constants.push(constant);
-        self.constants.len() - 1
     }
 
     /// Number of code bytes.
@@ -273,8 +263,6 @@ mod tests {
         assert_eq!(chunk.code, vec![OpCode::Jump as u8, 1, 2]);
         assert_eq!(chunk.lines, vec![3, 3, 4]);
         assert_eq!(chunk.read_u16(1), 0x0102);
-        assert_eq!(chunk.add_constant(Constant::Number(1.0)), 0);
-        assert_eq!(chunk.add_constant(Constant::Number(1.0)), 1);
         assert_eq!(chunk.len(), 3);
     }
 }

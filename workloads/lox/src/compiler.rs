@@ -11,8 +11,8 @@
 //! Unlike clox, the compiler allocates nothing in the garbage-collected heap: it returns a tree
 //! of [`FunctionProto`]s (see [`crate::function`]).
 //!
-//! Errors are clox's, message for message, with its limits (256 constants per chunk, 256 locals
-//! and 256 upvalues per function, 255 parameters and arguments, 16-bit jumps). After an error the
+//! Errors are clox's, message for message, with its limits (256 constants, 256 locals and 256
+//! upvalues per function, 255 parameters and arguments, 16-bit jumps). After an error the
 //! parser enters panic mode, suppressing further errors until it resynchronizes at a statement
 //! boundary, so one compilation can report several independent errors.
 //!
@@ -128,6 +128,8 @@ struct FunctionState<'src> {
     /// Counted beyond 255 so the error is reported once, like clox's `int arity`.
     arity: usize,
     chunk: Chunk,
+    /// The constant pool (see [`FunctionProto::constants`]).
+    constants: Vec<Constant>,
     locals: Vec<Local<'src>>,
     upvalues: Vec<UpvalueCapture>,
     scope_depth: u32,
@@ -329,8 +331,12 @@ impl<'src> Parser<'src> {
         self.emit_op(OpCode::Return);
     }
 
+    /// Adds a constant to the function's pool (not deduplicated, as in clox) and returns its
+    /// index, or reports "Too many constants in one chunk." past the 256 a byte addresses.
     fn make_constant(&mut self, constant: Constant) -> u8 {
-        let index = self.chunk().add_constant(constant);
+        let constants = &mut self.function().constants;
+        constants.push(constant);
+        let index = constants.len() - 1;
         if index >= UINT8_COUNT {
             self.error("Too many constants in one chunk.");
             return 0;
@@ -365,6 +371,7 @@ impl<'src> Parser<'src> {
             name,
             arity: 0,
             chunk: Chunk::new(),
+            constants: Vec::new(),
             locals: vec![slot_zero],
             upvalues: Vec::new(),
             scope_depth: 0,
@@ -380,6 +387,7 @@ impl<'src> Parser<'src> {
             arity: state.arity.min(u8::MAX as usize) as u8,
             upvalues: state.upvalues,
             chunk: state.chunk,
+            constants: state.constants,
         }
     }
 
@@ -1062,13 +1070,14 @@ mod tests {
     use super::*;
     use crate::instruction::Operands;
 
-    /// The chunk as `Op(operands)` words; jumps show their raw offset, `CLOSURE` its capture
-    /// pairs. Panics on malformed code.
-    fn listing(chunk: &Chunk) -> String {
+    /// The function's chunk as `Op(operands)` words; jumps show their raw offset, `CLOSURE` its
+    /// capture pairs. Panics on malformed code.
+    fn listing(function: &FunctionProto) -> String {
+        let chunk = &function.chunk;
         let mut words = Vec::new();
         let mut i = 0;
         while i < chunk.code.len() {
-            let ins = chunk.decode(i).expect("well-formed code");
+            let ins = function.decode(i).expect("well-formed code");
             let op = ins.op;
             words.push(match ins.operands {
                 Operands::None => format!("{op:?}"),
@@ -1097,13 +1106,12 @@ mod tests {
     }
 
     fn code(source: &str) -> String {
-        listing(&script(source).chunk)
+        listing(&script(source))
     }
 
     /// The `index`th function constant of `function`.
     fn nested(function: &FunctionProto, index: usize) -> &FunctionProto {
         function
-            .chunk
             .constants
             .iter()
             .filter_map(|c| match c {
@@ -1132,7 +1140,7 @@ mod tests {
         let s = script("");
         assert_eq!(s.name, None);
         assert_eq!(s.arity, 0);
-        assert_eq!(listing(&s.chunk), "Nil Return");
+        assert_eq!(listing(&s), "Nil Return");
         assert_eq!(s.chunk.lines, vec![1, 1]);
     }
 
@@ -1175,17 +1183,17 @@ mod tests {
     fn literals_and_constants() {
         let s = script("print nil; print true; print false; print \"hi\"; print 2.5;");
         assert_eq!(
-            listing(&s.chunk),
+            listing(&s),
             "Nil Print True Print False Print Constant(0) Print Constant(1) Print Nil Return"
         );
         assert_eq!(
-            s.chunk.constants,
+            s.constants,
             vec![Constant::String("hi".into()), Constant::Number(2.5)]
         );
         // Multi-line strings keep their newlines; constants are not deduplicated.
         let s = script("\"a\nb\"; 1; 1;");
         assert_eq!(
-            s.chunk.constants,
+            s.constants,
             vec![
                 Constant::String("a\nb".into()),
                 Constant::Number(1.0),
@@ -1205,11 +1213,11 @@ mod tests {
     fn globals() {
         let s = script("var a = 1; a = 2; print a; var b;");
         assert_eq!(
-            listing(&s.chunk),
+            listing(&s),
             "Constant(1) DefineGlobal(0) Constant(3) SetGlobal(2) Pop GetGlobal(4) Print \
              Nil DefineGlobal(5) Nil Return"
         );
-        assert_eq!(s.chunk.constants[0], Constant::String("a".into()));
+        assert_eq!(s.constants[0], Constant::String("a".into()));
         // Assignment is right-associative and an expression.
         assert_eq!(
             code("a = b = c;"),
@@ -1241,7 +1249,7 @@ mod tests {
     fn functions_and_calls() {
         let s = script("fun add(a, b) { return a + b; } print add(1, 2);");
         assert_eq!(
-            listing(&s.chunk),
+            listing(&s),
             "Closure(1) DefineGlobal(0) GetGlobal(2) Constant(3) Constant(4) Call(2) Print \
              Nil Return"
         );
@@ -1250,7 +1258,7 @@ mod tests {
         assert_eq!(add.arity, 2);
         assert_eq!(add.upvalue_count(), 0);
         assert_eq!(
-            listing(&add.chunk),
+            listing(add),
             "GetLocal(1) GetLocal(2) Add Return Nil Return"
         );
         // A local function can call itself: its name is initialized before its body.
@@ -1263,8 +1271,8 @@ mod tests {
                 index: 1
             }]
         );
-        assert_eq!(listing(&s.chunk), "Closure(0,L1) CloseUpvalue Nil Return");
-        assert_eq!(listing(&f.chunk), "GetUpvalue(0) Call(0) Pop Nil Return");
+        assert_eq!(listing(&s), "Closure(0,L1) CloseUpvalue Nil Return");
+        assert_eq!(listing(f), "GetUpvalue(0) Call(0) Pop Nil Return");
     }
 
     #[test]
@@ -1289,11 +1297,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            listing(&inner.chunk),
+            listing(inner),
             "GetUpvalue(0) GetUpvalue(1) Add GetUpvalue(0) Add Return Nil Return"
         );
         assert_eq!(
-            listing(&outer.chunk),
+            listing(outer),
             "Constant(0) Constant(1) Closure(2,L2,L1) GetLocal(3) Return Nil Return"
         );
 
@@ -1316,11 +1324,8 @@ mod tests {
                 index: 0
             }]
         );
-        assert_eq!(
-            listing(&c.chunk),
-            "Constant(0) SetUpvalue(0) Pop Nil Return"
-        );
-        assert_eq!(listing(&b.chunk), "Closure(0,U0) Nil Return");
+        assert_eq!(listing(c), "Constant(0) SetUpvalue(0) Pop Nil Return");
+        assert_eq!(listing(b), "Closure(0,U0) Nil Return");
     }
 
     #[test]
@@ -1406,16 +1411,13 @@ mod tests {
     fn classes_methods_and_properties() {
         let s = script("class A { m() { return this.x; } } A().y = A().m();");
         assert_eq!(
-            listing(&s.chunk),
+            listing(&s),
             "Class(0) DefineGlobal(0) GetGlobal(1) Closure(3) Method(2) Pop \
              GetGlobal(4) Call(0) GetGlobal(6) Call(0) Invoke(7,0) SetProperty(5) Pop Nil Return"
         );
         let m = nested(&s, 0);
         assert_eq!(m.name.as_deref(), Some("m"));
-        assert_eq!(
-            listing(&m.chunk),
-            "GetLocal(0) GetProperty(0) Return Nil Return"
-        );
+        assert_eq!(listing(m), "GetLocal(0) GetProperty(0) Return Nil Return");
         assert_eq!(
             code("a.b(1, 2);"),
             "GetGlobal(0) Constant(2) Constant(3) Invoke(1,2) Pop Nil Return"
@@ -1442,22 +1444,19 @@ mod tests {
         assert_eq!(init.name.as_deref(), Some("init"));
         assert_eq!(init.arity, 1);
         assert_eq!(
-            listing(&init.chunk),
+            listing(init),
             "GetLocal(0) GetLocal(1) SetProperty(0) Pop GetLocal(0) Return GetLocal(0) Return"
         );
         // Only a method named init is an initializer.
         let s = script("fun init() { return 1; }");
-        assert_eq!(
-            listing(&nested(&s, 0).chunk),
-            "Constant(0) Return Nil Return"
-        );
+        assert_eq!(listing(nested(&s, 0)), "Constant(0) Return Nil Return");
     }
 
     #[test]
     fn inheritance_and_super() {
         let s = script("class A < B { m() { super.m(1); return super.n; } }");
         assert_eq!(
-            listing(&s.chunk),
+            listing(&s),
             "Class(0) DefineGlobal(0) GetGlobal(1) GetGlobal(2) Inherit GetGlobal(3) \
              Closure(5,L1) Method(4) Pop CloseUpvalue Nil Return"
         );
@@ -1470,7 +1469,7 @@ mod tests {
             }]
         );
         assert_eq!(
-            listing(&m.chunk),
+            listing(m),
             "GetLocal(0) Constant(1) GetUpvalue(0) SuperInvoke(0,1) Pop \
              GetLocal(0) GetUpvalue(0) GetSuper(2) Return Nil Return"
         );
@@ -1692,7 +1691,7 @@ mod tests {
     #[test]
     fn limit_constants() {
         let ok: String = (0..256).map(|i| format!("{i};\n")).collect();
-        assert_eq!(script(&ok).chunk.constants.len(), 256);
+        assert_eq!(script(&ok).constants.len(), 256);
         let too_many = format!("{ok}256;\n");
         assert_eq!(
             error(&too_many),

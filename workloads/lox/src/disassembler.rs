@@ -14,7 +14,7 @@
 //! every function nested in it, innermost first — the order in which clox's `DEBUG_PRINT_CODE`
 //! prints them as each function finishes compiling. The `lox --disassemble` flag prints this.
 
-use crate::chunk::{Chunk, OpCode};
+use crate::chunk::OpCode;
 use crate::function::{Constant, FunctionProto};
 use crate::instruction::{DecodeError, Operands};
 use std::fmt::Write;
@@ -28,28 +28,30 @@ pub fn disassemble_function(function: &FunctionProto) -> String {
 }
 
 fn write_function(function: &FunctionProto, out: &mut String) {
-    for constant in &function.chunk.constants {
+    for constant in &function.constants {
         if let Constant::Function(nested) = constant {
             write_function(nested, out);
         }
     }
-    out.push_str(&disassemble_chunk(&function.chunk, function.display_name()));
+    out.push_str(&disassemble_chunk(function));
 }
 
-/// Lists one chunk under a `== name ==` header (nested functions are not expanded).
-pub fn disassemble_chunk(chunk: &Chunk, name: &str) -> String {
-    let mut out = format!("== {name} ==\n");
+/// Lists the chunk of one function under a `== name ==` header (its
+/// [`display_name`](FunctionProto::display_name); nested functions are not expanded).
+pub fn disassemble_chunk(function: &FunctionProto) -> String {
+    let mut out = format!("== {} ==\n", function.display_name());
     let mut offset = 0;
-    while offset < chunk.code.len() {
-        offset = disassemble_instruction(chunk, offset, &mut out);
+    while offset < function.chunk.code.len() {
+        offset = disassemble_instruction(function, offset, &mut out);
     }
     out
 }
 
-/// Appends the listing of the instruction at `offset` to `out` and returns the offset of the
-/// next instruction. A malformed chunk (an unknown opcode, operands cut off by the end of the
-/// code) is listed as far as it can be, never with a panic.
-pub fn disassemble_instruction(chunk: &Chunk, offset: usize, out: &mut String) -> usize {
+/// Appends the listing of the instruction at `offset` of `function`'s code to `out` and returns
+/// the offset of the next instruction. A malformed chunk (an unknown opcode, operands cut off by
+/// the end of the code) is listed as far as it can be, never with a panic.
+pub fn disassemble_instruction(function: &FunctionProto, offset: usize, out: &mut String) -> usize {
+    let chunk = &function.chunk;
     let _ = write!(out, "{offset:04} ");
     let line = chunk.lines.get(offset).copied().unwrap_or(0);
     if offset > 0 && chunk.lines.get(offset - 1) == Some(&line) {
@@ -58,7 +60,7 @@ pub fn disassemble_instruction(chunk: &Chunk, offset: usize, out: &mut String) -
         let _ = write!(out, "{line:4} ");
     }
 
-    let ins = match chunk.decode(offset) {
+    let ins = match function.decode(offset) {
         Ok(ins) => ins,
         Err(DecodeError::UnknownOpcode(byte)) => {
             let _ = writeln!(out, "Unknown opcode {byte}");
@@ -79,7 +81,7 @@ pub fn disassemble_instruction(chunk: &Chunk, offset: usize, out: &mut String) -
     };
     let name = ins.op.name();
     let constant = |index: u8| {
-        chunk
+        function
             .constants
             .get(index as usize)
             .map_or_else(|| "?".to_string(), |c| c.to_string())
@@ -191,10 +193,13 @@ class A { m() { this.f(1, 2); } }
 
     #[test]
     fn malformed_code_does_not_panic() {
-        let mut chunk = Chunk::new();
-        chunk.write(200, 1);
-        chunk.write(OpCode::Constant as u8, 1);
-        let listing = disassemble_chunk(&chunk, "bad");
+        let mut function = FunctionProto {
+            name: Some("bad".into()),
+            ..FunctionProto::default()
+        };
+        function.chunk.write(200, 1);
+        function.chunk.write(OpCode::Constant as u8, 1);
+        let listing = disassemble_chunk(&function);
         assert_eq!(
             listing,
             "== bad ==\n0000    1 Unknown opcode 200\n0001    | OP_CONSTANT      <truncated>\n"

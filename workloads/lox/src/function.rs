@@ -7,6 +7,10 @@
 //! function objects) before running it, so compilation never triggers a collection and the
 //! compiler needs no rooting.
 //!
+//! A prototype holds its bytecode (a [`Chunk`]: the code and its line table) and, beside it,
+//! the constant pool the code indexes. The pool lives here rather than in the chunk because its
+//! entries nest prototypes: the chunk stays plain bytecode, and the tree is this file's.
+//!
 //! The top-level script is a `FunctionProto` with no name and arity 0.
 
 use crate::chunk::Chunk;
@@ -29,6 +33,10 @@ pub struct FunctionProto {
     pub upvalues: Vec<UpvalueCapture>,
     /// The function's bytecode. It always ends with a `RETURN`.
     pub chunk: Chunk,
+    /// The constant pool, indexed by `CONSTANT`, the name operands and `CLOSURE`. At most 256
+    /// entries are addressable; the compiler reports "Too many constants in one chunk." beyond.
+    /// Constants are not deduplicated, as in clox.
+    pub constants: Vec<Constant>,
 }
 
 impl FunctionProto {
@@ -64,7 +72,7 @@ pub struct UpvalueCapture {
     pub index: u8,
 }
 
-/// An entry of a chunk's constant pool.
+/// An entry of a function's constant pool.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Constant {
     /// A number literal.

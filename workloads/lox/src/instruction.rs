@@ -5,7 +5,7 @@
 //! same format, for speed.)
 
 use crate::chunk::{Chunk, OpCode};
-use crate::function::Constant;
+use crate::function::{Constant, FunctionProto};
 
 /// An instruction's operands, by kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,14 +77,15 @@ impl Instruction {
     }
 }
 
-impl Chunk {
-    /// Decode the instruction at `offset` (which must lie in the code).
+impl FunctionProto {
+    /// Decode the instruction at `offset` of the function's code (which must lie in the code).
+    /// The function's constants give a `CLOSURE` its length (the nested function's upvalues).
     pub fn decode(&self, offset: usize) -> Result<Instruction, DecodeError> {
-        let byte = self.code[offset];
+        let code = &self.chunk.code;
+        let byte = code[offset];
         let op = OpCode::from_byte(byte).ok_or(DecodeError::UnknownOpcode(byte))?;
         let byte_at = |i: usize| {
-            self.code
-                .get(offset + i)
+            code.get(offset + i)
                 .copied()
                 .ok_or(DecodeError::Truncated(op))
         };
@@ -120,7 +121,7 @@ impl Chunk {
                     return Err(DecodeError::NotAFunction);
                 };
                 let len = 2 + 2 * f.upvalue_count();
-                if offset + len > self.code.len() {
+                if offset + len > code.len() {
                     return Err(DecodeError::Truncated(op));
                 }
                 (Operands::Closure(index), len)
@@ -158,30 +159,31 @@ mod tests {
 
     #[test]
     fn decodes_each_operand_kind_and_reports_bad_code() {
-        let mut c = Chunk::new();
-        c.add_constant(Constant::Number(1.0));
+        let mut f = FunctionProto::default();
+        f.constants.push(Constant::Number(1.0));
+        let c = &mut f.chunk;
         for b in [OpCode::Constant as u8, 0, OpCode::Loop as u8, 0, 3] {
             c.write(b, 1);
         }
         c.write_op(OpCode::Invoke, 1);
         c.write(0, 1);
         c.write(2, 1);
-        let i = c.decode(0).unwrap();
+        let i = f.decode(0).unwrap();
         assert_eq!((i.operands, i.len), (Operands::Constant(0), 2));
-        let j = c.decode(2).unwrap();
+        let j = f.decode(2).unwrap();
         assert_eq!((j.operands, j.len), (Operands::Jump(3), 3));
         assert_eq!(j.jump_target(), Some(2));
-        let k = c.decode(5).unwrap();
+        let k = f.decode(5).unwrap();
         assert_eq!(k.operands, Operands::Invoke { name: 0, args: 2 });
-        c.write(250, 1);
-        assert_eq!(c.decode(8), Err(DecodeError::UnknownOpcode(250)));
-        c.write_op(OpCode::Call, 1);
+        f.chunk.write(250, 1);
+        assert_eq!(f.decode(8), Err(DecodeError::UnknownOpcode(250)));
+        f.chunk.write_op(OpCode::Call, 1);
         assert_eq!(
-            c.decode(c.len() - 1),
+            f.decode(f.chunk.len() - 1),
             Err(DecodeError::Truncated(OpCode::Call))
         );
-        c.write_op(OpCode::Closure, 1);
-        c.write(0, 1);
-        assert_eq!(c.decode(c.len() - 2), Err(DecodeError::NotAFunction));
+        f.chunk.write_op(OpCode::Closure, 1);
+        f.chunk.write(0, 1);
+        assert_eq!(f.decode(f.chunk.len() - 2), Err(DecodeError::NotAFunction));
     }
 }

@@ -7,8 +7,9 @@
 //! - [`compiler`]: the single-pass Pratt compiler, [`compile`]`(source)` →
 //!   [`FunctionProto`] or [`CompileErrors`];
 //! - [`function`] and [`chunk`]: the compiler's output — a tree of function prototypes, each
-//!   with a [`Chunk`] of clox bytecode ([`OpCode`]), a line table and a [`Constant`] pool — which
-//!   a loader turns into heap objects;
+//!   with a [`Chunk`] of clox bytecode ([`OpCode`]) and its line table, and a [`Constant`] pool
+//!   — which a loader turns into heap objects;
+//! - [`instruction`]: decoding one instruction of a function's code;
 //! - [`disassembler`]: clox-style bytecode listings (`lox --disassemble`);
 //! - [`error`]: compile errors formatted exactly as clox prints them;
 //! - [`number`]: [`format_number`], Lox's `%g` number printing;

@@ -103,11 +103,11 @@ struct Code {
     /// Each constant's raw half, boxed ([`Value::to_raw`]): the number, or [`RAW_OBJ`] for an
     /// object constant, which is in the function's constant array. One entry per possible
     /// constant index (an instruction's `u8` operand), so that indexing needs no check; the
-    /// entries past the chunk's constants are never read.
+    /// entries past the function's constants are never read.
     constants: Box<[u64; CONSTANTS_MAX]>,
     /// For each string constant, the global slot of that name (globals are resolved when a
     /// function is loaded; `GET_GLOBAL`, `SET_GLOBAL` and `DEFINE_GLOBAL` name one by its
-    /// constant); `u32::MAX` for other constants (and past the chunk's constants).
+    /// constant); `u32::MAX` for other constants (and past the function's constants).
     globals: Box<[u32; CONSTANTS_MAX]>,
     /// For each string constant, its content hash (as its string object has it,
     /// [`crate::object::string_hash`]), for the table lookups of property and method names; 0
@@ -318,7 +318,7 @@ impl Vm {
         s: &mut Scope<'s>,
         proto: &FunctionProto,
     ) -> Result<Local<'s>, OutOfMemory> {
-        let constants = &proto.chunk.constants;
+        let constants = &proto.constants;
         let n = constants.len();
         let array = s.alloc(VALUE_ARRAY, n as u32, value_array_raw_size(n))?;
         for (i, constant) in constants.iter().enumerate() {
@@ -339,7 +339,7 @@ impl Vm {
         let id = u32::try_from(self.codes.len()).expect("fewer than 2^32 functions");
         assert!(
             n <= CONSTANTS_MAX,
-            "a chunk has at most {CONSTANTS_MAX} constants"
+            "a function has at most {CONSTANTS_MAX} constants"
         );
         let mut raw_constants = Box::new([RAW_NIL; CONSTANTS_MAX]);
         let mut globals = Box::new([u32::MAX; CONSTANTS_MAX]);

@@ -55,7 +55,7 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
     let mut offset = 0;
     while offset < chunk.code.len() {
         starts[offset] = true;
-        let ins = match chunk.decode(offset) {
+        let ins = match function.decode(offset) {
             Ok(ins) => ins,
             Err(e) => {
                 report(format!("{e:?} at {offset}"));
@@ -64,12 +64,16 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
         };
         let op = ins.op;
         last_op = Some(op);
-        let name_constant =
-            |i: u8| matches!(chunk.constants.get(i as usize), Some(Constant::String(_)));
+        let name_constant = |i: u8| {
+            matches!(
+                function.constants.get(i as usize),
+                Some(Constant::String(_))
+            )
+        };
         match ins.operands {
             Operands::Constant(i) if op == OpCode::Constant => {
                 if !matches!(
-                    chunk.constants.get(i as usize),
+                    function.constants.get(i as usize),
                     Some(Constant::Number(_) | Constant::String(_))
                 ) {
                     report(format!("CONSTANT at {offset} needs a number or string"));
@@ -87,7 +91,7 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
             }
             Operands::Jump(_) => targets.push((offset, ins.jump_target().expect("a jump"))),
             Operands::Closure(i) => {
-                let Some(Constant::Function(nested)) = chunk.constants.get(i as usize) else {
+                let Some(Constant::Function(nested)) = function.constants.get(i as usize) else {
                     unreachable!("decode checks that CLOSURE names a function");
                 };
                 for ((_, is_local, index), capture) in ins.captures(chunk).zip(&nested.upvalues) {
@@ -116,7 +120,7 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
             ));
         }
     }
-    for constant in &chunk.constants {
+    for constant in &function.constants {
         if let Constant::Function(nested) = constant {
             if nested.name.is_none() {
                 problems.push(format!("{name}: a nested function without a name"));
