@@ -637,10 +637,7 @@ fn gc_core_files_form_no_cycle_and_match_the_architecture_doc() {
     check_architecture_doc("gc-core", &listing(&graph, ""));
 }
 
-/// Off until lox's circle `chunk`/`function` (a chunk's constants are functions, a function
-/// holds its chunk) is gone; then drop the `#[ignore]`.
 #[test]
-#[ignore = "workloads/lox/src still has the chunk/function circle"]
 fn lox_files_form_no_cycle() {
     check_no_file_cycle("workloads/lox");
 }
