@@ -44,7 +44,7 @@ pub mod word;
 pub const GRANULE_SIZE: u64 = 2 << 20;
 
 pub use address::{AddressLayout, Color, GoodColor, View};
-pub use barrier::{load_barrier, load_barrier_on_slot, self_heal, self_heal_slot, SlowPath};
+pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;

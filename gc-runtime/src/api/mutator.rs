@@ -35,12 +35,12 @@ use crate::roots::HandleStack;
 use crate::roots::MutatorShared;
 use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
 use gc_core::{
-    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, SlowPath,
-    View,
+    object_size, AllocError, ColoredPtr, ColoredSlot, Object, ObjectHeader, Offset, Page, PageKind,
+    SlowPath, View,
 };
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -267,7 +267,7 @@ impl Mutator {
 
     /// The barrier load of a reference slot.
     #[inline(always)]
-    pub(super) fn load_slot(&self, slot: &AtomicU64) -> ColoredPtr {
+    pub(super) fn load_slot(&self, slot: &ColoredSlot) -> ColoredPtr {
         self.load_slot_masked(slot, self.bad_mask.get())
     }
 
@@ -275,7 +275,7 @@ impl Mutator {
     /// earlier in the same safepoint-free stretch (it changes only at a safepoint or when the
     /// mutator leaves the blocked state).
     #[inline(always)]
-    pub(super) fn load_slot_masked(&self, slot: &AtomicU64, bad_mask: u64) -> ColoredPtr {
+    pub(super) fn load_slot_masked(&self, slot: &ColoredSlot, bad_mask: u64) -> ColoredPtr {
         gc_core::load_barrier(slot, bad_mask, self)
     }
 
