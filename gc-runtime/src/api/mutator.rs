@@ -33,7 +33,7 @@ use crate::observe::GcCause;
 use crate::observe::{PacingRecord, PageAllocationRecord, StallRecord, PAGE_ALLOCATION_RECORD_MIN};
 use crate::roots::HandleStack;
 use crate::roots::MutatorShared;
-use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
+use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, ThreadStateCell};
 use gc_core::{
     object_size, AllocError, ColoredPtr, ColoredSlot, Object, ObjectHeader, Offset, Page, PageKind,
     SlowPath, View,
@@ -66,7 +66,11 @@ pub(super) fn thread_has_mutator(heap_id: u64) -> bool {
 /// region): pauses of that heap wait for the thread while it waits for anything else.
 pub(super) fn thread_is_running_a_mutator() -> bool {
     THREAD_MUTATORS
-        .try_with(|r| r.borrow().iter().any(|a| a.shared.thread.get() == RUNNING))
+        .try_with(|r| {
+            r.borrow()
+                .iter()
+                .any(|a| a.shared.thread.get() == ThreadState::Running)
+        })
         .unwrap_or(false)
 }
 
@@ -76,7 +80,7 @@ struct OtherHeapsOfThisThread {
 }
 
 impl OtherHeaps for OtherHeapsOfThisThread {
-    fn for_each(&self, f: &mut dyn FnMut(&Safepoint, &ThreadState)) {
+    fn for_each(&self, f: &mut dyn FnMut(&Safepoint, &ThreadStateCell)) {
         // During thread-local destruction (a mutator kept in a thread-local) the registry is
         // gone: then the thread has no other mutator to mark.
         let _ = THREAD_MUTATORS.try_with(|r| {
