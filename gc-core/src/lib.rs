@@ -34,7 +34,6 @@ pub mod page_cache;
 pub mod page_table;
 pub mod physical;
 mod prefault;
-pub mod proc_info;
 pub mod reservation;
 pub mod sync;
 pub mod virtual_memory;

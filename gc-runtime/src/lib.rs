@@ -59,7 +59,7 @@ mod threads;
 pub use api::{mutator, root_region, scope};
 pub use context::forwarding;
 pub use heap::memory_report;
-pub use observe::stats;
+pub use observe::{proc_info, stats};
 pub use threads::{safepoint, worker_priority};
 
 pub use api::{

@@ -198,7 +198,7 @@ fn mappings_in_views(layout: &AddressLayout, offset: u64, max_heap: u64) -> Vec<
             (start, start + len)
         })
         .collect();
-    gc_core::proc_info::smaps()
+    gc_runtime::proc_info::smaps()
         .iter()
         .filter(|m| ranges.iter().any(|&(s, e)| m.start < e && s < m.end))
         .map(|m| (m.start, m.end))

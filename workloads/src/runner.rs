@@ -59,7 +59,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     }
     // The runs of a sweep share one process: the free memory glibc malloc kept from the runs
     // before would count in this run's Pss and RSS.
-    gc_core::proc_info::trim_malloc();
+    gc_runtime::proc_info::trim_malloc();
     let heap_config = HeapConfig::new(config.heap_bytes)
         .mode(config.mode)
         .pacing(config.pacing)
@@ -236,7 +236,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     let hiccup = hiccups?;
     let control_hiccup = control?;
     peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
-    let pm = gc_core::proc_info::process_memory();
+    let pm = gc_runtime::proc_info::process_memory();
     let gc = heap.stats();
     let report = config.memory_report.then(|| {
         let pools: Vec<NativePool> = pool.iter().cloned().collect();
