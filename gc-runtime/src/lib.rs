@@ -67,7 +67,8 @@ pub use api::{
     OutOfMemory, RegionView, RootRegion, Scope, WeakRef,
 };
 pub use config::{
-    DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV, PACING_ENV,
+    DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,
+    GC_THREADS_ENV, LOG_ENV, PACING_ENV,
 };
 pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;

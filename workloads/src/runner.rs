@@ -60,7 +60,10 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     // The runs of a sweep share one process: the free memory glibc malloc kept from the runs
     // before would count in this run's Pss and RSS.
     gc_runtime::proc_info::trim_malloc();
-    let heap_config = HeapConfig::new(config.heap_bytes)
+    // The environment's overrides (`ZRS_GC_LOG`, `ZRS_GC_THREADS`, the pacing variables) apply
+    // to every run; a malformed one fails the run with the variable named.
+    let heap_config = HeapConfig::from_env(config.heap_bytes)
+        .map_err(|e| e.to_string())?
         .mode(config.mode)
         .pacing(config.pacing)
         .initial_heap(config.initial_heap_bytes);
