@@ -14,9 +14,9 @@
 
 use criterion::{black_box, BenchmarkId, Criterion, SamplingMode, Throughput};
 use gc_core::{
-    load_barrier_on_slot, Address, AddressLayout, ColoredPtr, ColoredSlot, ForwardingEntries,
-    GoodColor, MemoryConfig, Object, ObjectHeader, Offset, Page, PageAllocator, PageKind, SlowPath,
-    View, HEADER_SIZE,
+    load_barrier, Address, AddressLayout, ColoredPtr, ColoredSlot, ForwardingEntries, GoodColor,
+    MemoryConfig, Object, ObjectHeader, Offset, Page, PageAllocator, PageKind, SlowPath, View,
+    HEADER_SIZE,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -145,10 +145,10 @@ fn chase_plain(head: &ColoredSlot) -> u64 {
 
 #[inline(never)]
 fn chase_barrier(head: &ColoredSlot, bad_mask: u64, slow: &NeverSlow) -> u64 {
-    let mut p = load_barrier_on_slot(head, bad_mask, slow);
+    let mut p = load_barrier(head, bad_mask, slow);
     let mut n = 0;
     while !p.is_null() {
-        p = load_barrier_on_slot(slot0(p), bad_mask, slow);
+        p = load_barrier(slot0(p), bad_mask, slow);
         n += 1;
     }
     n

@@ -10,14 +10,10 @@
 //!
 //! Slots are [`ColoredSlot`]s: atomic words holding [`ColoredPtr`] bits; the barrier hands out
 //! and takes [`ColoredPtr`]s, and tests them against the bad mask as a raw `u64` (one AND).
-//!
-//! [`load_barrier`] and [`self_heal`] take a slot as a bare atomic word, for the callers that
-//! still hold their slots as `AtomicU64`: each views the word as a [`ColoredSlot`] and calls
-//! the typed function ([`load_barrier_on_slot`], [`self_heal_slot`]).
 
 use crate::sync::AtomicWord;
 use crate::word::{ColoredPtr, ColoredSlot};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// The runtime's policy for a bad pointer: return the good pointer for the same object.
 pub trait SlowPath {
@@ -27,7 +23,7 @@ pub trait SlowPath {
 
 /// Load a reference from `slot` through the barrier.
 #[inline(always)]
-pub fn load_barrier_on_slot<S: SlowPath + ?Sized>(
+pub fn load_barrier<S: SlowPath + ?Sized>(
     slot: &ColoredSlot,
     bad_mask: u64,
     slow: &S,
@@ -37,12 +33,6 @@ pub fn load_barrier_on_slot<S: SlowPath + ?Sized>(
         return ptr;
     }
     load_barrier_slow(slot, ptr, bad_mask, slow)
-}
-
-/// [`load_barrier_on_slot`] on a slot held as a bare atomic word.
-#[inline(always)]
-pub fn load_barrier<S: SlowPath + ?Sized>(slot: &AtomicU64, bad_mask: u64, slow: &S) -> ColoredPtr {
-    load_barrier_on_slot(ColoredSlot::from_atomic(slot), bad_mask, slow)
 }
 
 #[cold]
@@ -58,7 +48,7 @@ fn load_barrier_slow<S: SlowPath + ?Sized>(
         !good.is_null() && good.raw() & bad_mask == 0,
         "slow path returned a bad pointer"
     );
-    self_heal_slot(slot, ptr, good, bad_mask);
+    self_heal(slot, ptr, good, bad_mask);
     good
 }
 
@@ -68,7 +58,7 @@ fn load_barrier_slow<S: SlowPath + ?Sized>(
 /// holds a bad pointer (another barrier healed it, or a mutator stored a good pointer or null).
 /// If another barrier healed it to a *weaker* bad pointer of the same object, retries so the
 /// slot is not left weaker than what this barrier computed.
-pub fn self_heal_slot<W: AtomicWord>(
+pub fn self_heal<W: AtomicWord>(
     slot: &ColoredSlot<W>,
     bad: ColoredPtr,
     good: ColoredPtr,
@@ -94,15 +84,4 @@ pub fn self_heal_slot<W: AtomicWord>(
             }
         }
     }
-}
-
-/// [`self_heal_slot`] on a slot held as a bare atomic word.
-#[inline]
-pub fn self_heal<W: AtomicWord>(
-    slot: &W,
-    bad: ColoredPtr,
-    good: ColoredPtr,
-    bad_mask: u64,
-) -> bool {
-    self_heal_slot(ColoredSlot::from_atomic(slot), bad, good, bad_mask)
 }

@@ -34,7 +34,6 @@ pub mod page_cache;
 pub mod page_table;
 pub mod physical;
 mod prefault;
-pub mod proc_info;
 pub mod reservation;
 pub mod sync;
 pub mod virtual_memory;
@@ -44,7 +43,7 @@ pub mod word;
 pub const GRANULE_SIZE: u64 = 2 << 20;
 
 pub use address::{AddressLayout, Color, GoodColor, View};
-pub use barrier::{load_barrier, load_barrier_on_slot, self_heal, self_heal_slot, SlowPath};
+pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;

@@ -203,18 +203,6 @@ impl Object {
         }
     }
 
-    /// Reference slot `i` as a bare atomic word ([`Self::ref_slot`]'s word).
-    #[inline]
-    pub fn slot(&self, i: usize) -> &AtomicU64 {
-        self.ref_slot(i).as_atomic()
-    }
-
-    /// All reference slots as bare atomic words ([`Self::ref_slots`]' words).
-    #[inline]
-    pub fn slots(&self) -> &[AtomicU64] {
-        ColoredSlot::as_atomics(self.ref_slots())
-    }
-
     /// The raw area's words (the raw area starts 8-byte aligned, right after the slots).
     #[inline(always)]
     fn raw_words(&self) -> &[AtomicU64] {
@@ -426,8 +414,11 @@ mod tests {
             .ref_slots()
             .iter()
             .all(|s| s.load(Ordering::Relaxed).is_null()));
-        assert!(std::ptr::eq(o.slot(1), o.ref_slot(1).as_atomic()));
-        assert_eq!(o.slots().len(), 2);
+        assert!(std::ptr::eq(o.ref_slot(1), &o.ref_slots()[1]));
+        assert_eq!(
+            o.ref_slot(1) as *const ColoredSlot as u64,
+            addr.raw() + HEADER_SIZE + 8
+        );
         o.write_bytes(4, &[1, 2, 3]);
         let mut out = [0u8; 12];
         o.read_bytes(0, &mut out);

@@ -51,12 +51,19 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Implements the traits every word type shares: hex `Debug` and `LowerHex`.
+/// Implements the traits every word type shares: hex `Debug` (with the type's name),
+/// `Display` (`0x…`) and `LowerHex`.
 macro_rules! hex_word {
     ($t:ident) => {
         impl fmt::Debug for $t {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, concat!(stringify!($t), "({:#x})"), self.0)
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{:#x}", self.0)
             }
         }
 
@@ -188,7 +195,7 @@ hex_word!(Address);
 /// A slot holding a colored pointer: an object's reference slot or a root, the `volatile
 /// zpointer*` fields of ZGC. An atomic word ([`AtomicU64`] in the collector, loom's under the
 /// models) that takes and gives [`ColoredPtr`]s; the load barrier
-/// ([`crate::barrier::load_barrier_on_slot`]) reads and heals one.
+/// ([`crate::barrier::load_barrier`]) reads and heals one.
 ///
 /// `#[repr(transparent)]` over its word, so it can be viewed over memory that holds such
 /// words: an object's slot array ([`crate::Object::ref_slots`]), or an existing atomic
@@ -297,6 +304,8 @@ mod tests {
             "Address(0x400000000010)"
         );
         assert_eq!(format!("{:#x}", Offset::from_raw(255)), "0xff");
+        assert_eq!(Offset::from_raw(0x20_0000).to_string(), "0x200000");
+        assert_eq!(ColoredPtr::NULL.to_string(), "0x0");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Loom models of the racy protocols, run on the *same* generic code as the collector
-//! (`ForwardingEntries`, `ColoredSlot` with `self_heal_slot`, `LiveMap` are generic over
+//! (`ForwardingEntries`, `ColoredSlot` with `self_heal`, `LiveMap` are generic over
 //! `gc_core::sync::AtomicWord`; here the word is loom's `AtomicU64`, so loom explores every
 //! interleaving and every value the memory model lets a load see):
 //!
@@ -11,7 +11,7 @@
 //! - two markers marking the same object: counted once; a marker starting a new cycle (lazy
 //!   reset) against a reader: the reader never sees the old cycle's marks as new ones.
 
-use gc_core::barrier::self_heal_slot;
+use gc_core::barrier::self_heal;
 use gc_core::sync::loom::LoomWord;
 use gc_core::{
     AddressLayout, Color, ColoredPtr, ColoredSlot, ForwardingEntries, GoodColor, LiveMap, Offset,
@@ -184,7 +184,7 @@ fn barrier_load(slot: &LoomSlot, p: &Ptrs) -> (ColoredPtr, bool) {
         return (v, false);
     }
     assert_eq!(v, p.bad, "only the stale pointer is ever bad here");
-    let healed = self_heal_slot(slot, v, p.good, p.bad_mask);
+    let healed = self_heal(slot, v, p.good, p.bad_mask);
     (p.good, healed)
 }
 

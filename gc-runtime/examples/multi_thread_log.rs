@@ -22,7 +22,13 @@ fn main() {
             eprintln!("{e}");
             std::process::exit(64)
         });
-    let heap = match Heap::new(HeapConfig::new(heap_size).mode(mode).log(LogLevel::Phases)) {
+    // The environment may set the GC threads and pacing (`HeapConfig::from_env`); the log is
+    // at the phases level whatever `ZRS_GC_LOG` says.
+    let config = HeapConfig::from_env(heap_size).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(64)
+    });
+    let heap = match Heap::new(config.mode(mode).log(LogLevel::Phases)) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("cannot create the heap: {e}");

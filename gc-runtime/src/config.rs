@@ -1,5 +1,11 @@
 //! Runtime configuration: the heap geometry (`gc_core::MemoryConfig`) plus the collector's policy
-//! knobs — mode, GC threads, verification, logging, director and pacing settings.
+//! knobs — mode, GC threads, verification, logging, director and pacing settings (HotSpot's
+//! `-XX:` flags as one value).
+//!
+//! [`HeapConfig::new`] reads no environment: a heap is what its code says. Programs that want
+//! the environment's overrides for experiments ([`ENV_VARS`]: the GC log, the GC threads, two
+//! pacing settings) ask for them with [`HeapConfig::from_env`], the one place that reads them;
+//! a malformed value is an [`EnvError`] that names the variable and the values it accepts.
 
 use gc_core::{Backing, HeapError};
 use std::time::Duration;
@@ -65,18 +71,23 @@ pub enum LogLevel {
     Debug,
 }
 
-/// The environment variable that turns the GC log on for any program using the runtime:
-/// `ZRS_GC_LOG=gc`, `ZRS_GC_LOG=phases` or `ZRS_GC_LOG=debug`.
+/// The environment variable that turns the GC log on in programs that create their heaps
+/// with [`HeapConfig::from_env`]: `ZRS_GC_LOG=gc`, `ZRS_GC_LOG=phases` or `ZRS_GC_LOG=debug`.
 pub const LOG_ENV: &str = "ZRS_GC_LOG";
 
-impl LogLevel {
-    /// The level the environment asks for, if any.
-    pub fn from_env() -> Option<LogLevel> {
-        match std::env::var(LOG_ENV).ok()?.to_ascii_lowercase().as_str() {
-            "off" | "0" | "" => Some(LogLevel::Off),
-            "gc" | "info" | "1" => Some(LogLevel::Gc),
-            "debug" | "pacing" | "3" => Some(LogLevel::Debug),
-            _ => Some(LogLevel::Phases),
+/// The values [`LogLevel`]'s `FromStr` (and so [`LOG_ENV`]) accepts.
+const LOG_LEVELS: &str = "off, gc, phases or debug (or 0, 1, 2, 3; info for gc, pacing for debug)";
+
+impl std::str::FromStr for LogLevel {
+    type Err = String;
+    /// A level by name or number, in any case (see [`LOG_ENV`]).
+    fn from_str(s: &str) -> Result<LogLevel, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "off" | "0" => Ok(LogLevel::Off),
+            "gc" | "info" | "1" => Ok(LogLevel::Gc),
+            "phases" | "2" => Ok(LogLevel::Phases),
+            "debug" | "pacing" | "3" => Ok(LogLevel::Debug),
+            _ => Err(format!("unknown log level {s:?}: use {LOG_LEVELS}")),
         }
     }
 }
@@ -158,30 +169,33 @@ impl Default for PacingConfig {
     }
 }
 
-/// Environment overrides of the pacing defaults, for experiments (as `ZRS_GC_THREADS` is for
-/// the GC threads): `ZRS_PACING_QUANTUM` in bytes (suffixes K/M/G allowed) and
-/// `ZRS_PACING_MAX_DELAY_US` in microseconds. A value that does not parse is ignored; one out
-/// of range is refused when the heap is created, like the same setting made in code.
+/// Environment overrides of the pacing defaults, for experiments (as [`GC_THREADS_ENV`] is
+/// for the GC threads), read by [`HeapConfig::from_env`]: `ZRS_PACING_QUANTUM` in bytes (the
+/// workspace's size grammar, `gc_core::parse_size`) and `ZRS_PACING_MAX_DELAY_US` in
+/// microseconds. A value that does not parse is an [`EnvError`]; one out of range is refused
+/// when the heap is created, like the same setting made in code.
 pub const PACING_ENV: [&str; 2] = ["ZRS_PACING_QUANTUM", "ZRS_PACING_MAX_DELAY_US"];
 
-impl PacingConfig {
-    /// The settings with [`PACING_ENV`] applied.
-    pub fn with_env_overrides(mut self) -> Self {
-        if let Some(q) = std::env::var(PACING_ENV[0])
-            .ok()
-            .and_then(|v| gc_core::parse_size(&v).ok())
-        {
-            self.quantum = q;
-        }
-        if let Some(us) = std::env::var(PACING_ENV[1])
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-        {
-            self.max_delay = Duration::from_micros(us);
-        }
-        self
-    }
+/// The environment variable that overrides the default number of GC worker threads, read by
+/// [`HeapConfig::from_env`]: a whole number, 1 or more.
+pub const GC_THREADS_ENV: &str = "ZRS_GC_THREADS";
 
+/// Every environment variable [`HeapConfig::from_env`] reads.
+pub const ENV_VARS: [&str; 4] = [LOG_ENV, GC_THREADS_ENV, PACING_ENV[0], PACING_ENV[1]];
+
+/// A malformed value of one of the environment variables [`HeapConfig::from_env`] reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("environment variable {variable}={value:?} is not valid: {accepted}")]
+pub struct EnvError {
+    /// The variable, e.g. `ZRS_GC_LOG`.
+    pub variable: &'static str,
+    /// Its value (lossily decoded if it was not UTF-8).
+    pub value: String,
+    /// What the variable accepts instead.
+    pub accepted: String,
+}
+
+impl PacingConfig {
     /// The shortest and longest `max_delay` accepted.
     pub const MAX_DELAY_RANGE: (Duration, Duration) =
         (Duration::from_micros(1), Duration::from_secs(1));
@@ -256,27 +270,81 @@ pub struct HeapConfig {
 }
 
 impl HeapConfig {
-    /// A concurrent heap of `max_heap` bytes with default settings; the log level comes from
-    /// `ZRS_GC_LOG` if set.
+    /// A concurrent heap of `max_heap` bytes with default settings. Reads no environment
+    /// (see [`HeapConfig::from_env`]).
     pub fn new(max_heap: u64) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         HeapConfig {
             memory: gc_core::MemoryConfig::new(max_heap),
             mode: Mode::Concurrent,
-            // `ZRS_GC_THREADS` overrides the default, for experiments.
-            gc_threads: std::env::var("ZRS_GC_THREADS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or((cores / 2).max(1)),
+            gc_threads: (cores / 2).max(1),
             verify: false,
-            log: LogLevel::from_env().unwrap_or(LogLevel::Off),
+            log: LogLevel::Off,
             director: DirectorConfig::default(),
-            pacing: PacingConfig::default().with_env_overrides(),
+            pacing: PacingConfig::default(),
             handle_capacity: 1 << 20,
             uncommit_delay: Some(Duration::from_secs(300)),
             max_direct_memory: None,
             relocation_reserve: None,
         }
+    }
+    /// [`HeapConfig::new`] with the environment's overrides, for programs that let a user
+    /// experiment without a rebuild: [`LOG_ENV`] (the log level), [`GC_THREADS_ENV`] (GC
+    /// worker threads) and [`PACING_ENV`] (pacing quantum and longest delay). An unset or
+    /// empty variable keeps the default; settings made after this call override the
+    /// environment's.
+    ///
+    /// # Errors
+    /// [`EnvError`], naming the variable and what it accepts, if a value is malformed.
+    pub fn from_env(max_heap: u64) -> Result<Self, EnvError> {
+        Self::new(max_heap).with_env_from(|name| match std::env::var(name) {
+            Ok(v) => Some(v),
+            Err(std::env::VarError::NotPresent) => None,
+            Err(std::env::VarError::NotUnicode(v)) => Some(v.to_string_lossy().into_owned()),
+        })
+    }
+
+    /// Apply the overrides that `var` (an environment lookup) gives for [`ENV_VARS`].
+    fn with_env_from(mut self, var: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
+        let get = |name: &'static str| {
+            var(name)
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| (name, v))
+        };
+        let bad = |(variable, value): (&'static str, String), accepted: String| EnvError {
+            variable,
+            value,
+            accepted,
+        };
+        if let Some(v) = get(LOG_ENV) {
+            self.log =
+                v.1.parse()
+                    .map_err(|_| bad(v, format!("use {LOG_LEVELS}")))?;
+        }
+        if let Some(v) = get(GC_THREADS_ENV) {
+            self.gc_threads = match v.1.trim().parse::<usize>() {
+                Ok(n) if n >= 1 => n,
+                _ => {
+                    return Err(bad(
+                        v,
+                        "give a whole number of GC threads, 1 or more".into(),
+                    ))
+                }
+            };
+        }
+        if let Some(v) = get(PACING_ENV[0]) {
+            self.pacing.quantum = gc_core::parse_size(&v.1).map_err(|e| bad(v, e))?;
+        }
+        if let Some(v) = get(PACING_ENV[1]) {
+            let us = v.1.trim().parse::<u64>().map_err(|_| {
+                bad(
+                    v,
+                    "give a whole number of microseconds (e.g. 1000 for 1 ms)".into(),
+                )
+            })?;
+            self.pacing.max_delay = Duration::from_micros(us);
+        }
+        Ok(self)
     }
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
@@ -386,5 +454,87 @@ impl HeapConfig {
             });
         }
         self.memory.validate().map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`HeapConfig::with_env_from`] over a fixed environment of `vars`.
+    fn with_vars(vars: &[(&str, &str)]) -> Result<HeapConfig, EnvError> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        HeapConfig::new(64 << 20)
+            .with_env_from(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn each_variable_overrides_its_setting() {
+        let c = with_vars(&[
+            (LOG_ENV, "Phases"),
+            (GC_THREADS_ENV, "3"),
+            (PACING_ENV[0], "128K"),
+            (PACING_ENV[1], "250"),
+        ])
+        .unwrap();
+        assert_eq!(c.log, LogLevel::Phases);
+        assert_eq!(c.gc_threads, 3);
+        assert_eq!(c.pacing.quantum, 128 << 10);
+        assert_eq!(c.pacing.max_delay, Duration::from_micros(250));
+        for (value, level) in [
+            ("off", LogLevel::Off),
+            ("gc", LogLevel::Gc),
+            ("1", LogLevel::Gc),
+            ("debug", LogLevel::Debug),
+        ] {
+            assert_eq!(
+                with_vars(&[(LOG_ENV, value)]).unwrap().log,
+                level,
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn unset_or_empty_variables_keep_the_defaults() {
+        let defaults = HeapConfig::new(64 << 20);
+        for c in [
+            with_vars(&[]).unwrap(),
+            with_vars(&[(LOG_ENV, ""), (GC_THREADS_ENV, " "), (PACING_ENV[0], "")]).unwrap(),
+        ] {
+            assert_eq!(c.log, LogLevel::Off);
+            assert_eq!(c.gc_threads, defaults.gc_threads);
+            assert_eq!(c.pacing, defaults.pacing);
+        }
+    }
+
+    #[test]
+    fn a_malformed_value_is_an_error_naming_the_variable_and_what_it_accepts() {
+        for (variable, value, accepted) in [
+            (LOG_ENV, "phase", "off, gc, phases or debug"),
+            (
+                GC_THREADS_ENV,
+                "two",
+                "a whole number of GC threads, 1 or more",
+            ),
+            (
+                GC_THREADS_ENV,
+                "0",
+                "a whole number of GC threads, 1 or more",
+            ),
+            (PACING_ENV[0], "16 bytes", "is not a size"),
+            (PACING_ENV[1], "1ms", "a whole number of microseconds"),
+        ] {
+            let e = with_vars(&[(variable, value)]).unwrap_err();
+            assert_eq!((e.variable, e.value.as_str()), (variable, value));
+            let msg = e.to_string();
+            assert!(
+                msg.contains(variable) && msg.contains(value) && msg.contains(accepted),
+                "{msg}"
+            );
+        }
     }
 }

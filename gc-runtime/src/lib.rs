@@ -59,7 +59,7 @@ mod threads;
 pub use api::{mutator, root_region, scope};
 pub use context::forwarding;
 pub use heap::memory_report;
-pub use observe::stats;
+pub use observe::{proc_info, stats};
 pub use threads::{safepoint, worker_priority};
 
 pub use api::{
@@ -67,12 +67,13 @@ pub use api::{
     OutOfMemory, RegionView, RootRegion, Scope, WeakRef,
 };
 pub use config::{
-    DirectorConfig, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, LOG_ENV, PACING_ENV,
+    DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,
+    GC_THREADS_ENV, LOG_ENV, PACING_ENV,
 };
 pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;
 pub use gc_core::virtual_memory::heap_limit_for_map_count;
-pub use gc_core::{format_size, parse_size, Backing, HeapError};
+pub use gc_core::{format_size, parse_size, Backing, HeapError, Offset};
 pub use heap::MemoryReport;
 pub use observe::{GcCause, GcPhase};
 pub use stats::{

@@ -41,7 +41,7 @@ fn contents_survive_cycles_that_move_their_owners() {
                     .unwrap();
                 s.store(holder, i, Some(b));
             }
-            let before: Vec<u64> = (0..64)
+            let before: Vec<_> = (0..64)
                 .map(|i| {
                     let b = s.load(holder, i).unwrap();
                     s.address_of(b)

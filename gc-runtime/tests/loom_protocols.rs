@@ -1,5 +1,5 @@
 //! Loom models of the runtime's handshake protocols, run on the *same* code as the collector:
-//! `Safepoint`, `ThreadState` and `Forwarding` are generic over
+//! `Safepoint`, `ThreadStateCell` and `Forwarding` are generic over
 //! `gc_runtime::sync::Primitives`, and here they are instantiated with loom's atomics, mutex
 //! and condvars, so loom explores every interleaving (and every value the memory model lets
 //! a load see) of the code that runs in the collector.
@@ -40,7 +40,7 @@ use gc_core::sync::loom::LoomWord;
 use gc_core::Offset;
 use gc_runtime::forwarding::{Forwarding, Relocation};
 use gc_runtime::safepoint::{
-    begin_cycle_wait, end_cycle_wait, NoOtherHeaps, Safepoint, ThreadState,
+    begin_cycle_wait, end_cycle_wait, NoOtherHeaps, Safepoint, ThreadState, ThreadStateCell,
 };
 use gc_runtime::sync::loom::Loom;
 use loom::cell::UnsafeCell;
@@ -51,7 +51,7 @@ use std::sync::atomic::Ordering;
 
 // --- a tiny heap with a safepoint and a mutator registry ----------------------------------
 
-type State = std::sync::Arc<ThreadState<Loom>>;
+type State = std::sync::Arc<ThreadStateCell<Loom>>;
 
 struct World {
     sp: Safepoint<Loom>,
@@ -105,10 +105,13 @@ impl World {
     /// `Mutator::attach` and the first `Mutator::scope`: registered while blocked, then
     /// running.
     fn attach(&self) -> State {
-        let t: State = std::sync::Arc::new(ThreadState::new_blocked());
+        let t: State = std::sync::Arc::new(ThreadStateCell::new_blocked());
         self.sp
             .attach(&t, || self.registry.lock().unwrap().push(t.clone()));
+        // Only the thread itself writes its state.
+        assert_eq!(t.get(), ThreadState::Blocked);
         self.sp.leave_blocked(&t, &NoOtherHeaps);
+        assert_eq!(t.get(), ThreadState::Running);
         t
     }
 
@@ -328,7 +331,7 @@ fn old_order_detach_then_hand_over_loses_marking_work() {
 // --- threads attached to two heaps --------------------------------------------------------
 
 /// What `OtherHeaps` gives a wait at one heap: the thread's other heap and state there.
-fn other<'a>(w: &'a World, t: &'a State) -> [(&'a Safepoint<Loom>, &'a ThreadState<Loom>); 1] {
+fn other<'a>(w: &'a World, t: &'a State) -> [(&'a Safepoint<Loom>, &'a ThreadStateCell<Loom>); 1] {
     [(&w.sp, &**t)]
 }
 

@@ -3,8 +3,8 @@
 //!
 //! The tests share one process's RSS and malloc: they run one at a time (`LOCK`).
 
-use gc_core::proc_info::{malloc_stats, MappingKind};
 use gc_runtime::native::{LeakDetection, NativePool, PoolConfig};
+use gc_runtime::proc_info::{malloc_stats, MappingKind};
 use gc_runtime::{Heap, HeapConfig, MemoryReport, Mode};
 use std::sync::Mutex;
 
@@ -46,7 +46,7 @@ fn check_consistent(r: &MemoryReport) {
     assert!(rl.anonymous <= rl.rss);
     // The categories partition the mappings.
     let t = &r.smaps.total;
-    let sum = |f: fn(&gc_core::proc_info::CategoryUsage) -> u64| {
+    let sum = |f: fn(&gc_runtime::proc_info::CategoryUsage) -> u64| {
         r.smaps.categories.iter().map(|c| f(&c.usage)).sum::<u64>()
     };
     assert_eq!(sum(|u| u.mappings), t.mappings);

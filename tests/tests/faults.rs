@@ -18,7 +18,7 @@
 //! Leaks (fds, mappings, threads, memory) are checked in `leaks.rs`, alone in its binary.
 use gc_core::address::VIRTUAL_TO_PHYSICAL_RATIO;
 use gc_core::{AddressLayout, Reservation, View, GRANULE_SIZE};
-use gc_runtime::{Backing, Heap, HeapConfig, HeapError, Mode, OutOfMemory, Scope, WeakRef};
+use gc_runtime::{Backing, Heap, HeapConfig, HeapError, Mode, Offset, OutOfMemory, Scope, WeakRef};
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
@@ -198,7 +198,7 @@ fn mappings_in_views(layout: &AddressLayout, offset: u64, max_heap: u64) -> Vec<
             (start, start + len)
         })
         .collect();
-    gc_core::proc_info::smaps()
+    gc_runtime::proc_info::smaps()
         .iter()
         .filter(|m| ranges.iter().any(|&(s, e)| m.start < e && s < m.end))
         .map(|m| (m.start, m.end))
@@ -243,7 +243,8 @@ fn address_range_taken_by_another_mapping_or_heap() {
         s.collect("after refusal");
         assert_eq!(s.get(a).read_u64(0), 9);
         // The object lives at the requested offset.
-        assert!(s.address_of(a) >= offset && s.address_of(a) < offset + 64 * MIB * 16);
+        let (start, at) = (Offset::from_raw(offset), s.address_of(a));
+        assert!(at >= start && at < start + 64 * MIB * 16, "{at:?}");
     });
     drop(m);
     drop(first);
@@ -639,7 +640,7 @@ fn mutators_detach_in_the_middle_of_cycles() {
 fn a_mutator_blocked_forever_does_not_hold_up_pauses() {
     for mode in [Mode::Concurrent, Mode::Stw] {
         let h = Heap::new(HeapConfig::new(64 * MIB).mode(mode).verify(true)).unwrap();
-        let (to_main, from_sleeper) = std::sync::mpsc::channel::<u64>();
+        let (to_main, from_sleeper) = std::sync::mpsc::channel::<Offset>();
         let (to_sleeper, from_main) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|sc| {
             let h2 = &h;

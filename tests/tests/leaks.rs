@@ -7,7 +7,7 @@
 //! attached threads, collections, out-of-memory, root regions, globals and weak handles that
 //! outlive the `Heap` value, failed `Heap::new` calls in between. This is the only test in
 //! its binary: no other test creates heaps or threads while it counts.
-use gc_core::proc_info::{count_fds, count_mappings, process_memory};
+use gc_runtime::proc_info::{count_fds, count_mappings, process_memory};
 use gc_runtime::{Backing, Heap, HeapConfig, Mode};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;

@@ -60,7 +60,7 @@ impl MemorySample {
             direct_bytes: d.direct_bytes,
             pooled_bytes: d.pooled_bytes,
             direct_owners: d.owners,
-            rss_bytes: gc_core::proc_info::resident_bytes(),
+            rss_bytes: gc_runtime::proc_info::resident_bytes(),
             pss_bytes: pss,
         }
     }
@@ -91,7 +91,7 @@ impl MemorySampler {
             start: now,
             next: now,
             interval: Duration::from_millis(SAMPLE_INTERVAL_MS),
-            first_pss: Some(gc_core::proc_info::process_memory().pss),
+            first_pss: Some(gc_runtime::proc_info::process_memory().pss),
             samples: Vec::new(),
         }
     }
@@ -130,7 +130,7 @@ impl MemorySampler {
     pub fn finish(mut self, heap: &Heap) -> Vec<MemorySample> {
         let now = Instant::now();
         let at = now.saturating_duration_since(self.start).as_nanos() as u64;
-        let pss = gc_core::proc_info::process_memory().pss;
+        let pss = gc_runtime::proc_info::process_memory().pss;
         self.samples.push(MemorySample::take(heap, at, pss));
         self.samples
     }

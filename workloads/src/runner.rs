@@ -59,8 +59,11 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     }
     // The runs of a sweep share one process: the free memory glibc malloc kept from the runs
     // before would count in this run's Pss and RSS.
-    gc_core::proc_info::trim_malloc();
-    let heap_config = HeapConfig::new(config.heap_bytes)
+    gc_runtime::proc_info::trim_malloc();
+    // The environment's overrides (`ZRS_GC_LOG`, `ZRS_GC_THREADS`, the pacing variables) apply
+    // to every run; a malformed one fails the run with the variable named.
+    let heap_config = HeapConfig::from_env(config.heap_bytes)
+        .map_err(|e| e.to_string())?
         .mode(config.mode)
         .pacing(config.pacing)
         .initial_heap(config.initial_heap_bytes);
@@ -236,7 +239,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     let hiccup = hiccups?;
     let control_hiccup = control?;
     peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
-    let pm = gc_core::proc_info::process_memory();
+    let pm = gc_runtime::proc_info::process_memory();
     let gc = heap.stats();
     let report = config.memory_report.then(|| {
         let pools: Vec<NativePool> = pool.iter().cloned().collect();

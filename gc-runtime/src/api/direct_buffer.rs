@@ -223,7 +223,7 @@ impl<'s> Scope<'s> {
         // while it is stored in the phantom slot, and the owner is rooted by `owner`.
         let o = self.get(owner);
         let ptr = o.ptr_for(&heap, "Scope::alloc_direct");
-        let (_, slot) = heap.phantoms().alloc(ptr.raw());
+        let (_, slot) = heap.phantoms().alloc(ptr);
         let key = direct.register(slot, buffer, pool.is_some());
         o.write_u64(0, slot as u64);
         o.write_u64(8, key);

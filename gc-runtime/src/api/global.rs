@@ -9,8 +9,8 @@ use super::scope::{foreign, Local, ObjRef, Scope};
 use crate::heap::load_weak;
 use crate::heap::HeapInner;
 use crate::roots::HandleTable;
-use gc_core::ColoredPtr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use gc_core::{ColoredPtr, ColoredSlot};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Which of the heap's tables a slot belongs to.
@@ -24,11 +24,11 @@ enum Table {
 struct TableSlot {
     heap: Arc<HeapInner>,
     table: Table,
-    slot: *const AtomicU64,
+    slot: *const ColoredSlot,
     id: usize,
 }
 
-// SAFETY: the slot is an atomic word in one of the heap's handle tables, whose chunks never
+// SAFETY: the slot is an atomic slot in one of the heap's handle tables, whose chunks never
 // move or get freed while the table lives, and the `Arc` keeps the heap (and so the table)
 // alive; all access to the slot is atomic.
 unsafe impl Send for TableSlot {}
@@ -37,7 +37,7 @@ unsafe impl Sync for TableSlot {}
 
 impl TableSlot {
     fn new(heap: &Arc<HeapInner>, table: Table, ptr: ColoredPtr) -> Self {
-        let (slot, id) = Self::table_of(heap, table).alloc(ptr.raw());
+        let (slot, id) = Self::table_of(heap, table).alloc(ptr);
         TableSlot {
             heap: heap.clone(),
             table,
@@ -54,7 +54,7 @@ impl TableSlot {
     }
 
     #[inline]
-    fn slot(&self) -> &AtomicU64 {
+    fn slot(&self) -> &ColoredSlot {
         // SAFETY: see `unsafe impl Send`: the slot lives as long as the table, which `self`
         // keeps alive, and is not freed before `self` drops.
         unsafe { &*self.slot }
@@ -62,7 +62,7 @@ impl TableSlot {
 
     /// The slot, for a scope of `heap`; panics (naming `what`) for a scope of another heap.
     #[inline]
-    fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
+    fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &ColoredSlot {
         if !Arc::ptr_eq(&self.heap, heap) {
             foreign(what);
         }
@@ -89,7 +89,7 @@ impl Global {
     /// # Panics
     /// If `heap` is not the heap of this handle (`what` names the call).
     #[inline]
-    pub(super) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
+    pub(super) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &ColoredSlot {
         self.0.slot_for(heap, what)
     }
 
@@ -119,14 +119,14 @@ impl WeakRef {
     /// # Panics
     /// If `heap` is not the heap of this handle (`what` names the call).
     #[inline]
-    pub(super) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &AtomicU64 {
+    pub(super) fn slot_for(&self, heap: &Arc<HeapInner>, what: &str) -> &ColoredSlot {
         self.0.slot_for(heap, what)
     }
 
     /// True if the collector has cleared this handle (its object died). A `false` answer can
     /// change at the next cycle.
     pub fn is_cleared(&self) -> bool {
-        self.0.slot().load(Ordering::Acquire) == 0
+        self.0.slot().load(Ordering::Acquire).is_null()
     }
 }
 

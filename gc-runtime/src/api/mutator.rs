@@ -33,14 +33,14 @@ use crate::observe::GcCause;
 use crate::observe::{PacingRecord, PageAllocationRecord, StallRecord, PAGE_ALLOCATION_RECORD_MIN};
 use crate::roots::HandleStack;
 use crate::roots::MutatorShared;
-use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
+use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, ThreadStateCell};
 use gc_core::{
-    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, SlowPath,
-    View,
+    object_size, AllocError, ColoredPtr, ColoredSlot, Object, ObjectHeader, Offset, Page, PageKind,
+    SlowPath, View,
 };
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -66,7 +66,11 @@ pub(super) fn thread_has_mutator(heap_id: u64) -> bool {
 /// region): pauses of that heap wait for the thread while it waits for anything else.
 pub(super) fn thread_is_running_a_mutator() -> bool {
     THREAD_MUTATORS
-        .try_with(|r| r.borrow().iter().any(|a| a.shared.thread.get() == RUNNING))
+        .try_with(|r| {
+            r.borrow()
+                .iter()
+                .any(|a| a.shared.thread.get() == ThreadState::Running)
+        })
         .unwrap_or(false)
 }
 
@@ -76,7 +80,7 @@ struct OtherHeapsOfThisThread {
 }
 
 impl OtherHeaps for OtherHeapsOfThisThread {
-    fn for_each(&self, f: &mut dyn FnMut(&Safepoint, &ThreadState)) {
+    fn for_each(&self, f: &mut dyn FnMut(&Safepoint, &ThreadStateCell)) {
         // During thread-local destruction (a mutator kept in a thread-local) the registry is
         // gone: then the thread has no other mutator to mark.
         let _ = THREAD_MUTATORS.try_with(|r| {
@@ -267,7 +271,7 @@ impl Mutator {
 
     /// The barrier load of a reference slot.
     #[inline(always)]
-    pub(super) fn load_slot(&self, slot: &AtomicU64) -> ColoredPtr {
+    pub(super) fn load_slot(&self, slot: &ColoredSlot) -> ColoredPtr {
         self.load_slot_masked(slot, self.bad_mask.get())
     }
 
@@ -275,7 +279,7 @@ impl Mutator {
     /// earlier in the same safepoint-free stretch (it changes only at a safepoint or when the
     /// mutator leaves the blocked state).
     #[inline(always)]
-    pub(super) fn load_slot_masked(&self, slot: &AtomicU64, bad_mask: u64) -> ColoredPtr {
+    pub(super) fn load_slot_masked(&self, slot: &ColoredSlot, bad_mask: u64) -> ColoredPtr {
         gc_core::load_barrier(slot, bad_mask, self)
     }
 

@@ -13,8 +13,8 @@ use super::mutator::Mutator;
 use super::scope::{Local, ObjRef, Scope};
 use crate::heap::HeapInner;
 use crate::roots::RegionSlots;
-use gc_core::ColoredPtr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use gc_core::{ColoredPtr, ColoredSlot};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// A root region of fixed capacity. `Send + Sync`; accessed through a [`Scope`] of its heap.
@@ -40,7 +40,7 @@ impl RootRegion {
     #[inline]
     pub fn view<'a, const N: usize>(&'a self, s: &'a Scope<'_>) -> RegionView<'a, N> {
         self.check(s);
-        let slots: &'a [AtomicU64; N] = match (*self.inner.slots).try_into() {
+        let slots: &'a [ColoredSlot; N] = match (*self.inner.slots).try_into() {
             Ok(slots) => slots,
             Err(_) => panic!(
                 "RootRegion::view::<{N}> of a region of {} slots",
@@ -86,7 +86,7 @@ impl RootRegion {
         let p = v.map_or(ColoredPtr::NULL, |o| {
             o.ptr_for(&self.heap, "RootRegion::set")
         });
-        self.inner.slots[i].store(p.raw(), Ordering::Release);
+        self.inner.slots[i].store(p, Ordering::Release);
     }
 
     /// Store the object of a local handle (or null) into slot `i`.
@@ -98,13 +98,13 @@ impl RootRegion {
     /// Null every slot from `from` on.
     pub fn clear_from(&self, from: usize) {
         for slot in &self.inner.slots[from.min(self.capacity())..] {
-            slot.store(0, Ordering::Release);
+            slot.store(ColoredPtr::NULL, Ordering::Release);
         }
     }
 
     /// True if slot `i` holds null (no barrier needed).
     pub fn is_null(&self, i: usize) -> bool {
-        self.inner.slots[i].load(Ordering::Acquire) == 0
+        self.inner.slots[i].load(Ordering::Acquire).is_null()
     }
 }
 
@@ -114,7 +114,7 @@ impl RootRegion {
 /// scope is borrowed. Every load still goes through the load barrier.
 #[derive(Clone, Copy)]
 pub struct RegionView<'a, const N: usize> {
-    slots: &'a [AtomicU64; N],
+    slots: &'a [ColoredSlot; N],
     m: &'a Mutator,
     bad_mask: u64,
 }
@@ -137,13 +137,13 @@ impl<'a, const N: usize> RegionView<'a, N> {
     #[inline(always)]
     pub fn set(&self, i: usize, v: Option<ObjRef<'_>>) {
         let p = v.map_or(ColoredPtr::NULL, |o| o.ptr_of(self.m, "RegionView::set"));
-        self.slots[i].store(p.raw(), Ordering::Release);
+        self.slots[i].store(p, Ordering::Release);
     }
 
     /// True if slot `i` holds null (no barrier needed to test that).
     #[inline(always)]
     pub fn is_null(&self, i: usize) -> bool {
-        self.slots[i].load(Ordering::Acquire) == 0
+        self.slots[i].load(Ordering::Acquire).is_null()
     }
 }
 

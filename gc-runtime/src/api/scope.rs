@@ -16,15 +16,15 @@ use super::mutator::{Mutator, OutOfMemory};
 use crate::heap::HeapInner;
 use crate::roots::HandleStack;
 use crate::roots::MutatorShared;
-use gc_core::{ColoredPtr, Object};
+use gc_core::{ColoredPtr, ColoredSlot, Object, Offset};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// A rooted reference, valid for the scope `'s` on the thread that made it.
 #[derive(Clone, Copy)]
 pub struct Local<'s> {
-    slot: &'s AtomicU64,
+    slot: &'s ColoredSlot,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -109,7 +109,7 @@ impl<'a> ObjRef<'a> {
     /// Load reference slot `i` through the barrier (healing the slot).
     #[inline]
     pub fn load(&self, i: usize) -> Option<ObjRef<'a>> {
-        let p = self.m.load_slot(self.obj().slot(i));
+        let p = self.m.load_slot(self.obj().ref_slot(i));
         ObjRef::from_ptr(p, self.m)
     }
 
@@ -124,7 +124,7 @@ impl<'a> ObjRef<'a> {
             p.raw() & self.m.bad_mask.get() == 0,
             "a mutator never stores a bad pointer"
         );
-        self.obj().slot(i).store(p.raw(), Ordering::Release);
+        self.obj().ref_slot(i).store(p, Ordering::Release);
     }
 
     /// Copy raw bytes starting at `offset` into `out`.
@@ -169,10 +169,11 @@ impl<'a> ObjRef<'a> {
         l.offset(self.ptr) == l.offset(other.ptr)
     }
 
-    /// The object's current heap offset (changes when the collector moves it).
+    /// The object's current heap offset (changes when the collector moves it): a typed word
+    /// that compares, hashes and prints as hex, for tests and tools.
     #[inline]
-    pub fn address(&self) -> u64 {
-        self.m.heap.layout().offset(self.ptr).raw()
+    pub fn address(&self) -> Offset {
+        self.m.heap.layout().offset(self.ptr)
     }
 }
 
@@ -267,10 +268,10 @@ impl<'s> Scope<'s> {
 
     #[inline]
     pub(super) fn push(&self, ptr: ColoredPtr) -> Local<'s> {
-        let slot = self.m.shared.handles.push(ptr.raw());
+        let slot = self.m.shared.handles.push(ptr);
         // SAFETY: handle-stack slots never move or get unmapped while the mutator lives, and
         // this scope truncates the stack only after `'s` ends, so the slot outlives `'s`.
-        let slot: &'s AtomicU64 = unsafe { &*(slot as *const AtomicU64) };
+        let slot: &'s ColoredSlot = unsafe { &*(slot as *const ColoredSlot) };
         Local {
             slot,
             _not_send: PhantomData,
@@ -375,7 +376,7 @@ impl<'s> Scope<'s> {
     }
 
     /// The current heap offset of an object (changes when it moves; for tests and tools).
-    pub fn address_of(&self, l: Local<'_>) -> u64 {
+    pub fn address_of(&self, l: Local<'_>) -> Offset {
         self.get(l).address()
     }
 

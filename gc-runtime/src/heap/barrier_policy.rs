@@ -18,8 +18,8 @@ use super::heap_inner::HeapInner;
 use crate::context::Phase;
 use crate::mark;
 use crate::roots::MutatorShared;
-use gc_core::{ColoredPtr, GoodColor, Offset, SlowPath};
-use std::sync::atomic::{AtomicU64, Ordering};
+use gc_core::{ColoredPtr, ColoredSlot, GoodColor, Offset, SlowPath};
+use std::sync::atomic::Ordering;
 
 /// The barrier slow path of a mutator: marks into its buffer, relocates with the shared
 /// relocation targets.
@@ -64,14 +64,14 @@ impl MutatorSlowPath<'_> {
 /// marked one is healed to the good color like any slot.
 pub(crate) fn load_weak(
     heap: &HeapInner,
-    slot: &AtomicU64,
+    slot: &ColoredSlot,
     strong: impl FnOnce() -> ColoredPtr,
 ) -> ColoredPtr {
     let cx = &heap.cx;
     if cx.state.phase() != Phase::MarkComplete {
         return strong();
     }
-    let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+    let p = slot.load(Ordering::Acquire);
     if p.is_null() {
         return ColoredPtr::NULL;
     }

@@ -12,7 +12,7 @@
 
 use super::heap_inner::HeapInner;
 use crate::native::{NativePool, PoolStats};
-use gc_core::proc_info::{
+use crate::observe::proc_info::{
     self, CategoryUsage, MallocStats, MappingKind, SmapsBreakdown, SmapsRollup,
 };
 use gc_core::{PageKind, View};

@@ -60,9 +60,8 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
     };
     w.check_pages();
     let mut roots = Vec::new();
-    heap.roots.for_each_strong_root(muts, &mut |s| {
-        roots.push(ColoredPtr::from_raw(s.load(Ordering::Acquire)))
-    });
+    heap.roots
+        .for_each_strong_root(muts, &mut |s| roots.push(s.load(Ordering::Acquire)));
     for (i, p) in roots.into_iter().enumerate() {
         if !p.is_null() {
             w.reference(p, true, &|| format!("root #{i}"));
@@ -71,8 +70,8 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
     while let Some(off) = w.stack.pop() {
         // SAFETY: `off` passed the object-start check on a registered, mapped page.
         let obj = unsafe { Object::at(heap.cx.layout(), off) };
-        for (i, slot) in obj.slots().iter().enumerate() {
-            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+        for (i, slot) in obj.ref_slots().iter().enumerate() {
+            let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
                 w.reference(p, false, &|| {
                     format!("slot {i} of object {off:#x} (shape {})", obj.shape())

@@ -173,7 +173,7 @@ impl MarkRing {
             .forwarding
             .remap_if_stale_in(layout, stale.ptr, mark, guard);
         gc_core::self_heal(
-            stale.obj.slot(stale.slot),
+            stale.obj.ref_slot(stale.slot),
             stale.ptr,
             layout.good(target, mark),
             cx.state.bad_mask(),
@@ -346,7 +346,7 @@ impl Mark {
         let bad = cx.state.bad_mask();
         let q = &self.queue;
         roots.for_each_strong_root(muts, &mut |slot| {
-            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            let p = slot.load(Ordering::Acquire);
             if p.is_null() {
                 return;
             }
@@ -382,8 +382,8 @@ impl Mark {
         live.add(off, obj.size(), |at, bytes| {
             add_live_bytes(cx, at, bytes, guard)
         });
-        for (i, slot) in obj.slots().iter().enumerate() {
-            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+        for (i, slot) in obj.ref_slots().iter().enumerate() {
+            let p = slot.load(Ordering::Acquire);
             if p.is_null() {
                 continue;
             }

@@ -23,8 +23,8 @@
 use super::marker as mark;
 use crate::context::GcContext;
 use crate::roots::HandleTable;
-use gc_core::{Color, ColoredPtr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use gc_core::{Color, ColoredPtr, ColoredSlot};
+use std::sync::atomic::Ordering;
 
 #[derive(Default)]
 pub(crate) struct WeakProcessor {
@@ -39,7 +39,7 @@ pub(crate) struct WeakResult {
     pub(crate) cleared: u64,
     /// Weak handles kept (referent live), healed to the good color.
     pub(crate) kept: u64,
-    /// Ids of the phantom slots whose referent died: each now holds 0 and stays allocated
+    /// Ids of the phantom slots whose referent died: each now holds null and stays allocated
     /// until its owner (the cleaner) frees it.
     pub(crate) dead_phantoms: Vec<usize>,
 }
@@ -56,7 +56,7 @@ impl WeakProcessor {
     }
 
     /// Call `f` on every weak and phantom slot.
-    pub(crate) fn for_each_slot(&self, mut f: impl FnMut(&AtomicU64)) {
+    pub(crate) fn for_each_slot(&self, mut f: impl FnMut(&ColoredSlot)) {
         self.weaks.for_each_slot(&mut f);
         self.phantoms.for_each_slot(f)
     }
@@ -67,7 +67,7 @@ impl WeakProcessor {
     /// load of the slot during marking must still mark it. Returns the slots rewritten.
     ///
     /// The CAS from the value read may fail: a concurrent upgrade healed the slot itself, the
-    /// handle was dropped (0), or its slot now holds a new handle's good pointer. A non-null
+    /// handle was dropped (null), or its slot now holds a new handle's good pointer. A non-null
     /// weak slot is stale only if its object was live at the previous Pause Mark End (else the
     /// slot was cleared), so its forwarding entry exists.
     pub(crate) fn remap_stale(&self, cx: &GcContext) -> u64 {
@@ -75,14 +75,14 @@ impl WeakProcessor {
         let stale = cx.state.good().other_mark().color();
         let mut n = 0;
         self.for_each_slot(|slot| {
-            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            let p = slot.load(Ordering::Acquire);
             if p.is_null() || !layout.color(p).intersects(stale) {
                 return;
             }
             let off = cx.forwarding.remap(layout.offset(p));
             let new = layout.with_color(off, Color::REMAPPED);
             if slot
-                .compare_exchange(p.raw(), new.raw(), Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(p, new, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
                 n += 1;
@@ -115,10 +115,10 @@ impl WeakProcessor {
 
 /// Clear `slot` if its referent is dead, else heal it to the good color: `Some(live)`, or
 /// `None` for an empty slot.
-fn process_slot(cx: &GcContext, slot: &AtomicU64) -> Option<bool> {
+fn process_slot(cx: &GcContext, slot: &ColoredSlot) -> Option<bool> {
     let layout = cx.layout();
     let good = cx.state.good();
-    let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+    let p = slot.load(Ordering::Acquire);
     if p.is_null() {
         return None;
     }
@@ -130,6 +130,6 @@ fn process_slot(cx: &GcContext, slot: &AtomicU64) -> Option<bool> {
         ColoredPtr::NULL
     };
     // A concurrent upgrade may have healed it to the same value: ignore failure.
-    let _ = slot.compare_exchange(p.raw(), new.raw(), Ordering::AcqRel, Ordering::Acquire);
+    let _ = slot.compare_exchange(p, new, Ordering::AcqRel, Ordering::Acquire);
     Some(live)
 }

@@ -3,7 +3,7 @@
 //! a forwarding table. Work proportional to the heap, as a stop-the-world collector's is.
 
 use crate::context::GcContext;
-use gc_core::{ColoredPtr, GoodColor};
+use gc_core::GoodColor;
 use std::sync::atomic::Ordering;
 
 /// Rewrite every bad slot of every object. Mutators must be stopped.
@@ -17,8 +17,8 @@ pub(crate) fn remap_all(cx: &GcContext) {
         // up to its top has its header written; the page is mapped while registered.
         unsafe {
             page.for_each_object(layout, |obj| {
-                for slot in obj.slots() {
-                    let p = ColoredPtr::from_raw(slot.load(Ordering::Relaxed));
+                for slot in obj.ref_slots() {
+                    let p = slot.load(Ordering::Relaxed);
                     if p.raw() & bad == 0 {
                         continue;
                     }
@@ -34,10 +34,7 @@ pub(crate) fn remap_all(cx: &GcContext) {
                         }
                         _ => off,
                     };
-                    slot.store(
-                        layout.good(new, GoodColor::Remapped).raw(),
-                        Ordering::Relaxed,
-                    );
+                    slot.store(layout.good(new, GoodColor::Remapped), Ordering::Relaxed);
                 }
             })
         };

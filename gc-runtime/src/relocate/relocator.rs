@@ -37,7 +37,7 @@ use crate::context::{Forwarding, InPlace, Relocation};
 use crate::mark::WeakProcessor;
 use crate::roots::MutatorShared;
 use crate::roots::Roots;
-use gc_core::{ColoredPtr, GoodColor, Object, Offset, Page, PageKind, View};
+use gc_core::{ColoredSlot, GoodColor, Object, Offset, Page, PageKind, View};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -500,8 +500,8 @@ impl Relocate {
         let mut n = 0;
         let bad = cx.state.bad_mask();
         let layout = cx.layout();
-        let mut fix = |slot: &AtomicU64| {
-            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+        let mut fix = |slot: &ColoredSlot| {
+            let p = slot.load(Ordering::Acquire);
             if p.raw() & bad != 0 {
                 n += 1;
                 let good = layout.good(

@@ -10,7 +10,8 @@
 //! scan meets in a slot was a root during this cycle (marking it keeps garbage one cycle at
 //! worst), and a CAS from a bad value can only replace the value the scan read.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use gc_core::{ColoredPtr, ColoredSlot};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Handle slots of one mutator.
 pub(crate) struct HandleStack {
@@ -32,15 +33,18 @@ impl HandleStack {
         })
     }
 
-    fn slots(&self) -> &[AtomicU64] {
+    fn slots(&self) -> &[ColoredSlot] {
         // SAFETY: the mapping is `capacity * 8` bytes, page aligned (so 8-byte aligned), zero
-        // initialized, lives as long as `self`, and AtomicU64 has the layout of u64.
-        unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU64, self.capacity) }
+        // initialized (null slots), lives as long as `self`, and ColoredSlot
+        // (repr(transparent) over AtomicU64) has the layout of u64.
+        unsafe {
+            std::slice::from_raw_parts(self.map.as_ptr() as *const ColoredSlot, self.capacity)
+        }
     }
 
     /// Push `ptr`; returns its slot.
     #[inline]
-    pub(crate) fn push(&self, ptr: u64) -> &AtomicU64 {
+    pub(crate) fn push(&self, ptr: ColoredPtr) -> &ColoredSlot {
         let top = self.top.load(Ordering::Relaxed);
         assert!(
             top < self.capacity,
@@ -61,9 +65,9 @@ impl HandleStack {
     /// True if `slot` is one of this stack's slots in use (a handle made by a scope of this
     /// mutator that is still open).
     #[inline]
-    pub(crate) fn owns(&self, slot: &AtomicU64) -> bool {
+    pub(crate) fn owns(&self, slot: &ColoredSlot) -> bool {
         let base = self.map.as_ptr() as usize;
-        let addr = slot as *const AtomicU64 as usize;
+        let addr = slot as *const ColoredSlot as usize;
         addr >= base && addr < base + self.top() * 8
     }
 
@@ -74,7 +78,7 @@ impl HandleStack {
     }
 
     /// The slots in use when called (for root scanning).
-    pub(super) fn live_slots(&self) -> &[AtomicU64] {
+    pub(super) fn live_slots(&self) -> &[ColoredSlot] {
         &self.slots()[..self.top()]
     }
 }

@@ -6,15 +6,16 @@
 //! global slots as strong roots, and weak and phantom slots in Concurrent Process Non-Strong
 //! References (clearing dead referents, healing live ones).
 
+use gc_core::{ColoredPtr, ColoredSlot};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 const CHUNK: usize = 256;
 
 struct Slab {
     /// Shared with scans that run without the lock (a chunk never moves or shrinks).
-    chunks: Vec<Arc<[AtomicU64]>>,
+    chunks: Vec<Arc<[ColoredSlot]>>,
     free: Vec<(usize, usize)>,
 }
 
@@ -41,38 +42,42 @@ impl HandleTable {
 
     /// A slot holding `ptr`, and its id for [`Self::free`]. The slot pointer stays valid until
     /// the slot is freed or the table drops.
-    pub(crate) fn alloc(&self, ptr: u64) -> (*const AtomicU64, usize) {
+    pub(crate) fn alloc(&self, ptr: ColoredPtr) -> (*const ColoredSlot, usize) {
         let mut s = self.slab.lock();
         if s.free.is_empty() {
             let c = s.chunks.len();
-            s.chunks
-                .push((0..CHUNK).map(|_| AtomicU64::new(0)).collect());
+            s.chunks.push(
+                (0..CHUNK)
+                    .map(|_| ColoredSlot::new(ColoredPtr::NULL))
+                    .collect(),
+            );
             s.free.extend((0..CHUNK).rev().map(|i| (c, i)));
         }
         let (c, i) = s.free.pop().expect("a free slot");
         let slot = &s.chunks[c][i];
         slot.store(ptr, Ordering::Release);
-        (slot as *const AtomicU64, c * CHUNK + i)
+        (slot as *const ColoredSlot, c * CHUNK + i)
     }
 
     /// Give the slot with id `id` back.
     pub(crate) fn free(&self, id: usize) {
         let mut s = self.slab.lock();
         let (c, i) = (id / CHUNK, id % CHUNK);
-        s.chunks[c][i].store(0, Ordering::Release);
+        s.chunks[c][i].store(ColoredPtr::NULL, Ordering::Release);
         s.free.push((c, i));
     }
 
-    /// Call `f` on every slot (free slots hold 0). The table lock is held only to take the
+    /// Call `f` on every slot (free slots hold null). The table lock is held only to take the
     /// list of chunks, so handles can be made and dropped while the scan runs: a slot freed
-    /// meanwhile reads as 0 or as its last value, one allocated meanwhile as 0 or its new value.
-    pub(crate) fn for_each_slot(&self, mut f: impl FnMut(&AtomicU64)) {
+    /// meanwhile reads as null or as its last value, one allocated meanwhile as null or its new
+    /// value.
+    pub(crate) fn for_each_slot(&self, mut f: impl FnMut(&ColoredSlot)) {
         self.for_each_slot_with_id(|_, slot| f(slot))
     }
 
     /// [`Self::for_each_slot`], with each slot's id (as [`Self::alloc`] returned it).
-    pub(crate) fn for_each_slot_with_id(&self, mut f: impl FnMut(usize, &AtomicU64)) {
-        let chunks: Vec<Arc<[AtomicU64]>> = self.slab.lock().chunks.clone();
+    pub(crate) fn for_each_slot_with_id(&self, mut f: impl FnMut(usize, &ColoredSlot)) {
+        let chunks: Vec<Arc<[ColoredSlot]>> = self.slab.lock().chunks.clone();
         for (c, chunk) in chunks.iter().enumerate() {
             for (i, slot) in chunk.iter().enumerate() {
                 f(c * CHUNK + i, slot);

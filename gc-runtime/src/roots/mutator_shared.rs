@@ -6,12 +6,12 @@
 
 use super::handle_stack::HandleStack;
 use super::mark_buffer::MarkBuffer;
-use crate::threads::{HasThreadState, ThreadState};
+use crate::threads::{HasThreadState, ThreadStateCell};
 use std::sync::atomic::AtomicU32;
 
 pub(crate) struct MutatorShared {
     pub(crate) name: String,
-    pub(crate) thread: ThreadState,
+    pub(crate) thread: ThreadStateCell,
     pub(crate) handles: HandleStack,
     pub(crate) mark_buffer: MarkBuffer,
     /// Scopes open on the mutator (touched only by its own thread).
@@ -22,7 +22,7 @@ impl MutatorShared {
     pub(crate) fn new(name: &str, handles: HandleStack) -> Self {
         MutatorShared {
             name: name.to_string(),
-            thread: ThreadState::new_blocked(),
+            thread: ThreadStateCell::new_blocked(),
             handles,
             mark_buffer: MarkBuffer::default(),
             scope_depth: AtomicU32::new(0),
@@ -31,7 +31,7 @@ impl MutatorShared {
 }
 
 impl HasThreadState for MutatorShared {
-    fn thread_state(&self) -> &ThreadState {
+    fn thread_state(&self) -> &ThreadStateCell {
         &self.thread
     }
 }

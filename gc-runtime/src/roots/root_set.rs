@@ -10,13 +10,13 @@
 
 use super::handle_table::HandleTable;
 use super::mutator_shared::MutatorShared;
+use gc_core::{ColoredPtr, ColoredSlot};
 use parking_lot::Mutex;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// The slots of one registered root region (see `RootRegion`).
 pub(crate) struct RegionSlots {
-    pub(crate) slots: Box<[AtomicU64]>,
+    pub(crate) slots: Box<[ColoredSlot]>,
 }
 
 #[derive(Default)]
@@ -50,7 +50,9 @@ impl Roots {
     /// Register a root region of `capacity` null slots.
     pub(crate) fn add_region(&self, capacity: usize) -> Arc<RegionSlots> {
         let r = Arc::new(RegionSlots {
-            slots: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+            slots: (0..capacity)
+                .map(|_| ColoredSlot::new(ColoredPtr::NULL))
+                .collect(),
         });
         self.regions.lock().push(r.clone());
         r
@@ -65,7 +67,7 @@ impl Roots {
     pub(crate) fn for_each_strong_root(
         &self,
         muts: &[Arc<MutatorShared>],
-        f: &mut dyn FnMut(&AtomicU64),
+        f: &mut dyn FnMut(&ColoredSlot),
     ) {
         for m in muts {
             for slot in m.handles.live_slots() {

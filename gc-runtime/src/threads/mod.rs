@@ -16,5 +16,5 @@ pub(crate) use idle_class_guard::IdleClassGuard;
 pub(crate) use precise_sleep::sleep_precisely;
 pub(crate) use safepoint::{
     begin_cycle_wait, end_cycle_wait, next_ticket, HasThreadState, OtherHeaps, Safepoint,
-    ThreadState, RUNNING,
+    ThreadState, ThreadStateCell,
 };

@@ -53,9 +53,48 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub const RUNNING: u8 = 0;
-pub const BLOCKED: u8 = 1;
-pub const STOPPED: u8 = 2;
+/// A mutator's safepoint state (see the module documentation), stored as its `u8` in a
+/// [`ThreadStateCell`].
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ThreadState {
+    /// Inside a scope: may touch the heap; a pause waits for it to stop.
+    Running = 0,
+    /// Outside every scope, in a `blocking` region, detaching, or waiting for an allocation
+    /// stall: counts as stopped (a HotSpot thread "in native").
+    Blocked = 1,
+    /// Parked at a safepoint until the pause ends.
+    Stopped = 2,
+}
+
+impl ThreadState {
+    /// The state whose `u8` is `raw`, or `None` for a value no state has.
+    #[inline]
+    pub const fn from_u8(raw: u8) -> Option<ThreadState> {
+        match raw {
+            0 => Some(ThreadState::Running),
+            1 => Some(ThreadState::Blocked),
+            2 => Some(ThreadState::Stopped),
+            _ => None,
+        }
+    }
+}
+
+impl From<ThreadState> for u8 {
+    #[inline]
+    fn from(s: ThreadState) -> u8 {
+        s as u8
+    }
+}
+
+impl TryFrom<u8> for ThreadState {
+    type Error = u8;
+    /// The state whose `u8` is `raw`; `Err(raw)` for a value no state has.
+    #[inline]
+    fn try_from(raw: u8) -> Result<ThreadState, u8> {
+        ThreadState::from_u8(raw).ok_or(raw)
+    }
+}
 
 /// The condvar the collector waits on for mutators to stop (or to end a wait elsewhere).
 const STOPPED_CV: Cond = Cond::First;
@@ -75,40 +114,53 @@ pub fn next_ticket() -> u64 {
     TICKETS.fetch_add(1, Ordering::Relaxed)
 }
 
-/// A mutator's safepoint state, shared with the collector.
-pub struct ThreadState<P: Primitives = Std> {
+/// A mutator's [`ThreadState`], shared with the collector: an atomic `u8` that only this
+/// module's protocol writes, and what the thread waits for at another heap.
+pub struct ThreadStateCell<P: Primitives = Std> {
     state: P::AtomicU8,
     /// While the thread waits at another heap and this state says running: what it waits
     /// for there (see [`CYCLE_WAIT`]); 0 otherwise. Written only by the thread.
     elsewhere: P::AtomicU64,
 }
 
-impl<P: Primitives> ThreadState<P> {
+impl<P: Primitives> ThreadStateCell<P> {
     /// A new thread counts as blocked until it leaves that state (its first scope).
     pub fn new_blocked() -> Self {
-        ThreadState {
-            state: P::AtomicU8::new(BLOCKED),
+        ThreadStateCell {
+            state: P::AtomicU8::new(ThreadState::Blocked.into()),
             elsewhere: P::AtomicU64::new(0),
         }
     }
-    pub fn get(&self) -> u8 {
-        self.state.load(Ordering::SeqCst)
+
+    /// The state now (a `SeqCst` load, one side of the Dekker handshake).
+    #[inline]
+    pub fn get(&self) -> ThreadState {
+        match ThreadState::from_u8(self.state.load(Ordering::SeqCst)) {
+            Some(s) => s,
+            None => unreachable!("a thread state cell holds only ThreadState values"),
+        }
+    }
+
+    /// Set the state (a `SeqCst` store, the other side of the handshake).
+    #[inline]
+    fn set(&self, s: ThreadState) {
+        self.state.store(s.into(), Ordering::SeqCst)
     }
 }
 
-/// Anything that carries a [`ThreadState`] (a mutator's shared part).
+/// Anything that carries a [`ThreadStateCell`] (a mutator's shared part).
 pub trait HasThreadState<P: Primitives = Std> {
-    fn thread_state(&self) -> &ThreadState<P>;
+    fn thread_state(&self) -> &ThreadStateCell<P>;
 }
 
-impl<P: Primitives> HasThreadState<P> for ThreadState<P> {
-    fn thread_state(&self) -> &ThreadState<P> {
+impl<P: Primitives> HasThreadState<P> for ThreadStateCell<P> {
+    fn thread_state(&self) -> &ThreadStateCell<P> {
         self
     }
 }
 
 impl<P: Primitives, T: HasThreadState<P> + ?Sized> HasThreadState<P> for Arc<T> {
-    fn thread_state(&self) -> &ThreadState<P> {
+    fn thread_state(&self) -> &ThreadStateCell<P> {
         (**self).thread_state()
     }
 }
@@ -120,18 +172,18 @@ pub trait OtherHeaps<P: Primitives = Std> {
     /// other heaps. The calls that begin and end one wait must visit the same mutators in the
     /// same states (only the calling thread attaches, detaches and changes its states, and it
     /// is waiting in between).
-    fn for_each(&self, f: &mut dyn FnMut(&Safepoint<P>, &ThreadState<P>));
+    fn for_each(&self, f: &mut dyn FnMut(&Safepoint<P>, &ThreadStateCell<P>));
 }
 
 /// A thread without mutators of other heaps.
 pub struct NoOtherHeaps;
 
 impl<P: Primitives> OtherHeaps<P> for NoOtherHeaps {
-    fn for_each(&self, _f: &mut dyn FnMut(&Safepoint<P>, &ThreadState<P>)) {}
+    fn for_each(&self, _f: &mut dyn FnMut(&Safepoint<P>, &ThreadStateCell<P>)) {}
 }
 
-impl<P: Primitives> OtherHeaps<P> for [(&Safepoint<P>, &ThreadState<P>)] {
-    fn for_each(&self, f: &mut dyn FnMut(&Safepoint<P>, &ThreadState<P>)) {
+impl<P: Primitives> OtherHeaps<P> for [(&Safepoint<P>, &ThreadStateCell<P>)] {
+    fn for_each(&self, f: &mut dyn FnMut(&Safepoint<P>, &ThreadStateCell<P>)) {
         for (sp, t) in self {
             f(sp, t)
         }
@@ -144,7 +196,8 @@ impl<P: Primitives> OtherHeaps<P> for [(&Safepoint<P>, &ThreadState<P>)] {
 fn mark_waiting<P: Primitives, O: OtherHeaps<P> + ?Sized>(what: u64, others: &O) -> bool {
     let mut any = false;
     others.for_each(&mut |sp, o| {
-        if o.get() != RUNNING || o.elsewhere.load(Ordering::Relaxed) & CYCLE_WAIT != 0 {
+        if o.get() != ThreadState::Running || o.elsewhere.load(Ordering::Relaxed) & CYCLE_WAIT != 0
+        {
             return;
         }
         any = true;
@@ -162,7 +215,7 @@ fn mark_waiting<P: Primitives, O: OtherHeaps<P> + ?Sized>(what: u64, others: &O)
 /// Undo [`mark_waiting`] of `what` (a park inside a cycle wait leaves the cycle wait's mark).
 fn unmark_waiting<P: Primitives, O: OtherHeaps<P> + ?Sized>(what: u64, others: &O) {
     others.for_each(&mut |sp, o| {
-        if o.get() != RUNNING || o.elsewhere.load(Ordering::Relaxed) != what {
+        if o.get() != ThreadState::Running || o.elsewhere.load(Ordering::Relaxed) != what {
             return;
         }
         o.elsewhere.store(0, Ordering::SeqCst);
@@ -224,7 +277,7 @@ impl<P: Primitives> Safepoint<P> {
     /// Safepoint poll: park if a pause is requested. `others` are the calling thread's
     /// mutators of other heaps.
     #[inline(always)]
-    pub fn poll<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadState<P>, others: &O) -> bool {
+    pub fn poll<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadStateCell<P>, others: &O) -> bool {
         if self.is_requested() {
             self.park(t, others);
             true
@@ -236,7 +289,7 @@ impl<P: Primitives> Safepoint<P> {
     /// Park the calling (running) mutator until the pause is over. Meanwhile its running
     /// states of other heaps say "parked elsewhere, for this request".
     #[cold]
-    pub fn park<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadState<P>, others: &O) {
+    pub fn park<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadStateCell<P>, others: &O) {
         // The ticket is stored before the request is published: loading the request (with
         // acquire ordering: the poll's relaxed load orders nothing) and then the ticket gives
         // the request being waited out, or a later one.
@@ -248,7 +301,7 @@ impl<P: Primitives> Safepoint<P> {
         // in the other order.
         mark_waiting(ticket, others);
         let g = self.lock.lock();
-        t.state.store(STOPPED, Ordering::SeqCst);
+        t.set(ThreadState::Stopped);
         self.lock.notify_all(STOPPED_CV);
         drop(g);
         // Most pauses end within microseconds: watch for the end before sleeping on the
@@ -260,15 +313,15 @@ impl<P: Primitives> Safepoint<P> {
         while self.requested.load(Ordering::SeqCst) {
             g = self.lock.wait(RESUME_CV, g);
         }
-        t.state.store(RUNNING, Ordering::SeqCst);
+        t.set(ThreadState::Running);
         drop(g);
         unmark_waiting(ticket, others);
     }
 
     /// The mutator enters the blocked state (leaves its outermost scope, enters a blocking
     /// region, detaches, or stalls).
-    pub fn enter_blocked(&self, t: &ThreadState<P>) {
-        t.state.store(BLOCKED, Ordering::SeqCst);
+    pub fn enter_blocked(&self, t: &ThreadStateCell<P>) {
+        t.set(ThreadState::Blocked);
         P::fence(Ordering::SeqCst);
         if self.requested.load(Ordering::SeqCst) {
             let _g = self.lock.lock();
@@ -277,8 +330,8 @@ impl<P: Primitives> Safepoint<P> {
     }
 
     /// The mutator leaves the blocked state: it waits while a pause is in progress.
-    pub fn leave_blocked<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadState<P>, others: &O) {
-        t.state.store(RUNNING, Ordering::SeqCst);
+    pub fn leave_blocked<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadStateCell<P>, others: &O) {
+        t.set(ThreadState::Running);
         P::fence(Ordering::SeqCst);
         if self.requested.load(Ordering::SeqCst) {
             self.park(t, others);
@@ -288,8 +341,8 @@ impl<P: Primitives> Safepoint<P> {
     /// Attach a (blocked) thread: `register` makes it visible to the snapshot of the next
     /// [`Self::stop`]. It stays blocked; [`Self::leave_blocked`] lets it run (waiting if a
     /// pause is in progress).
-    pub fn attach(&self, t: &ThreadState<P>, register: impl FnOnce()) {
-        debug_assert_eq!(t.get(), BLOCKED);
+    pub fn attach(&self, t: &ThreadStateCell<P>, register: impl FnOnce()) {
+        debug_assert_eq!(t.get(), ThreadState::Blocked);
         register();
     }
 
@@ -299,8 +352,13 @@ impl<P: Primitives> Safepoint<P> {
     ///
     /// Handing over after entering the blocked state would be wrong: the collector could be
     /// inside Pause Mark End, past its last look at the mark queue, and would miss the work.
-    pub fn detach(&self, t: &ThreadState<P>, hand_over: impl FnOnce(), unregister: impl FnOnce()) {
-        debug_assert_eq!(t.get(), RUNNING);
+    pub fn detach(
+        &self,
+        t: &ThreadStateCell<P>,
+        hand_over: impl FnOnce(),
+        unregister: impl FnOnce(),
+    ) {
+        debug_assert_eq!(t.get(), ThreadState::Running);
         hand_over();
         self.enter_blocked(t);
         unregister();
@@ -342,7 +400,7 @@ impl<P: Primitives> Safepoint<P> {
                 let mut give_way = None;
                 for (i, th) in threads.iter().enumerate() {
                     let t = th.thread_state();
-                    if t.get() != RUNNING {
+                    if t.get() != ThreadState::Running {
                         continue;
                     }
                     running = true;
@@ -367,7 +425,8 @@ impl<P: Primitives> Safepoint<P> {
                         P::spin_until(|| {
                             threads.iter().all(|th| {
                                 let t = th.thread_state();
-                                t.get() != RUNNING || t.elsewhere.load(Ordering::SeqCst) != 0
+                                t.get() != ThreadState::Running
+                                    || t.elsewhere.load(Ordering::SeqCst) != 0
                             })
                         });
                         g = self.lock.lock();

@@ -11,7 +11,7 @@
 use super::model::ObjModel;
 use super::program::{Frame, Level, Program, REGION_SLOTS_PER_THREAD};
 use super::report::Checked;
-use gc_runtime::{Mode, ObjRef, Scope};
+use gc_runtime::{Mode, ObjRef, Offset, Scope};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -132,8 +132,8 @@ impl<'h> Program<'h> {
         objs: &HashMap<u64, ObjModel>,
         roots: Vec<(ObjRef<'a>, u64, String)>,
         buf: &mut Vec<u8>,
-    ) -> (HashMap<u64, u64>, Checked, Vec<(ObjRef<'a>, u64)>) {
-        let mut seen: HashMap<u64, u64> = HashMap::new();
+    ) -> (HashMap<u64, Offset>, Checked, Vec<(ObjRef<'a>, u64)>) {
+        let mut seen: HashMap<u64, Offset> = HashMap::new();
         let mut queue: Vec<(ObjRef<'a>, u64)> = Vec::new();
         for (o, id, via) in roots {
             self.header_in(objs, &o, id, &|| via.clone());
@@ -343,7 +343,7 @@ impl<'h> Program<'h> {
         &self,
         o: &ObjRef<'a>,
         id: u64,
-        seen: &mut HashMap<u64, u64>,
+        seen: &mut HashMap<u64, Offset>,
         queue: &mut Vec<(ObjRef<'a>, u64)>,
         via: &dyn Fn() -> String,
     ) {

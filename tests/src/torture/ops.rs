@@ -13,7 +13,7 @@ use super::model::{ObjModel, WeakEntry};
 use super::program::{Frame, Level, Program, REGION_SLOTS_PER_THREAD};
 use super::rng::{splitmix, Rng};
 use gc_core::{object_size, PageKind};
-use gc_runtime::{Local, Mode, ObjRef, Scope};
+use gc_runtime::{Local, Mode, ObjRef, Offset, Scope};
 
 /// Share of the allocations that make a direct buffer's owner, and of the objects of a
 /// garbage burst (per mille).
@@ -192,7 +192,7 @@ impl<'h> Program<'h> {
                     self,
                     got.is_none(),
                     "slot {i} of {id:#x} should be null, holds an object at {:#x}",
-                    got.map_or(0, |g| g.address())
+                    got.map_or(Offset::ZERO, |g| g.address())
                 );
                 break;
             };

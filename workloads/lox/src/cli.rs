@@ -125,9 +125,13 @@ impl Options {
         }
     }
 
-    /// The collector configuration the options ask for.
-    pub fn heap_config(&self) -> gc_runtime::HeapConfig {
-        let mut config = gc_runtime::HeapConfig::new(self.heap_size())
+    /// The collector configuration the options ask for, over the environment's overrides
+    /// (`ZRS_GC_LOG`, `ZRS_GC_THREADS`, the pacing variables: `HeapConfig::from_env`).
+    ///
+    /// # Errors
+    /// A malformed environment variable, named in the error.
+    pub fn heap_config(&self) -> Result<gc_runtime::HeapConfig, gc_runtime::EnvError> {
+        let mut config = gc_runtime::HeapConfig::from_env(self.heap_size())?
             .mode(self.gc)
             .verify(self.verify)
             .continuous(self.gc_stress)
@@ -140,7 +144,7 @@ impl Options {
         if self.gc_log {
             config = config.log(gc_runtime::LogLevel::Gc);
         }
-        config
+        Ok(config)
     }
 }
 
@@ -237,7 +241,7 @@ mod tests {
         assert_eq!(o.heap_size(), 16 << 20);
         let o = Options::try_parse_from(["lox", "--heap", "3m", "--verify"]).unwrap();
         assert_eq!(o.heap_size(), 4 << 20);
-        assert!(o.verify && o.heap_config().verify);
+        assert!(o.verify && o.heap_config().unwrap().verify);
         let default = Options::try_parse_from(["lox"]).unwrap().heap_size();
         assert!(default >= MIN_DEFAULT_HEAP && default.is_multiple_of(HEAP_GRANULE));
         if let Some(m) = gc_runtime::physical_memory_bytes() {
@@ -254,9 +258,9 @@ mod tests {
     #[test]
     fn pacing_switch() {
         let o = Options::try_parse_from(["lox"]).unwrap();
-        assert!(o.pacing && o.heap_config().pacing.enabled);
+        assert!(o.pacing && o.heap_config().unwrap().pacing.enabled);
         let o = Options::try_parse_from(["lox", "--pacing", "off"]).unwrap();
-        assert!(!o.pacing && !o.heap_config().pacing.enabled);
+        assert!(!o.pacing && !o.heap_config().unwrap().pacing.enabled);
         let e = Options::try_parse_from(["lox", "--pacing", "maybe"]).unwrap_err();
         assert!(e.to_string().contains("expected on or off"), "{e}");
     }

@@ -89,7 +89,14 @@ fn run(options: &Options) -> u8 {
 
 /// Creates the interpreter, or reports why it cannot be.
 fn start(options: &Options) -> Option<Lox> {
-    match Lox::new(options.heap_config()) {
+    let config = match options.heap_config() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("lox: {e}");
+            return None;
+        }
+    };
+    match Lox::new(config) {
         Ok(lox) => Some(lox),
         Err(e) => {
             eprintln!("lox: {e}");

@@ -286,6 +286,45 @@ fn gc_stats_and_gc_log_report_cycles() {
 }
 
 #[test]
+fn the_environment_sets_the_gc_log_and_a_malformed_variable_is_a_clean_error() {
+    let path = script(
+        "env.lox",
+        "var keep = nil;\nfor (var i = 0; i < 200000; i = i + 1) keep = \"x\" + \"y\";\nprint 1;\n",
+    );
+    let run = |var: &str, value: &str| {
+        Command::new(env!("CARGO_BIN_EXE_lox"))
+            .args([
+                "--gc",
+                "concurrent",
+                "--heap",
+                "16m",
+                path.to_str().unwrap(),
+            ])
+            .env(var, value)
+            .output()
+            .expect("running lox")
+    };
+    let output = run("ZRS_GC_LOG", "gc");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("Garbage Collection"),
+        "ZRS_GC_LOG=gc printed no GC log line: {}",
+        stderr(&output)
+    );
+    for (var, value) in [("ZRS_GC_LOG", "loud"), ("ZRS_GC_THREADS", "-1")] {
+        let output = run(var, value);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(64), "{var}={value}: {err}");
+        assert!(
+            err.starts_with("lox: environment variable ") && err.contains(var),
+            "{var}={value}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(stdout(&output).is_empty(), "{}", stdout(&output));
+    }
+}
+
+#[test]
 fn epsilon_never_collects() {
     let path = script(
         "eps.lox",

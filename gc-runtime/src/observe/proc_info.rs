@@ -6,13 +6,16 @@
 //! three times in `VmRSS` but once in `Pss` (proportional set size). Memory reports use the
 //! collector's own committed-bytes accounting and Pss, never RSS alone.
 //!
-//! The mechanism uses none of this: the mapping count it checks against `vm.max_map_count`
-//! is [`crate::virtual_memory::count_mappings`], re-exported here for this module's users. The
-//! module serves the runtime's and the workloads' reports.
+//! It serves the reports of the runtime (`Heap::memory_report`) and of the workloads, so it
+//! lives with the rest of what the collector tells about itself, not in gc-core: the mechanism
+//! needs only the mapping count it checks against `vm.max_map_count`,
+//! [`gc_core::virtual_memory::count_mappings`], re-exported here for this module's users.
+//! It mirrors no ZGC class: it is the view from outside the collector (what `/proc` and `pmap`
+//! show) that reports set beside the collector's own accounting.
 
 use serde::Serialize;
 
-pub use crate::virtual_memory::count_mappings;
+pub use gc_core::virtual_memory::count_mappings;
 
 /// Number of open file descriptors (entries of `/proc/self/fd`).
 pub fn count_fds() -> u64 {
