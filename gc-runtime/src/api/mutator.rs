@@ -30,7 +30,6 @@ use crate::config::Mode;
 use crate::heap::HeapInner;
 use crate::heap::MutatorSlowPath;
 use crate::observe::GcCause;
-use crate::observe::{PacingRecord, PageAllocationRecord, StallRecord, PAGE_ALLOCATION_RECORD_MIN};
 use crate::roots::HandleStack;
 use crate::roots::MutatorShared;
 use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, RUNNING};
@@ -42,7 +41,6 @@ use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// One of the calling thread's mutators, as its registry keeps it.
 struct Attached {
@@ -384,7 +382,7 @@ impl Mutator {
     /// Mark Start may run meanwhile; a page born before it must never receive this cycle's
     /// objects (they would be neither marked nor "allocated since Mark Start"), so such a
     /// page is given back and another taken.
-    /// Take a new page (without stalling). One that took [`PAGE_ALLOCATION_RECORD_MIN`] or
+    /// Take a new page (without stalling). One that took `PAGE_ALLOCATION_RECORD_MIN` or
     /// longer (memory committed and mapped, not a page from the cache) is recorded as a
     /// mutator wait if `record` (not inside a stall, which is recorded as a whole).
     fn take_page(
@@ -393,22 +391,10 @@ impl Mutator {
         size: u64,
         record: bool,
     ) -> Result<Arc<Page>, AllocError> {
-        let start = Instant::now();
-        let start_ns = self.heap.now_ns();
+        let began = self.heap.events().begin();
         let page = self.take_page_unrecorded(kind, size);
-        let took = start.elapsed();
-        if record && took >= PAGE_ALLOCATION_RECORD_MIN {
-            let heap = &self.heap;
-            heap.log()
-                .page_allocation(heap.start(), &self.shared.name, took);
-            heap.stats()
-                .lock()
-                .page_allocations
-                .push(PageAllocationRecord {
-                    thread: self.shared.name.clone(),
-                    start_at_ns: start_ns,
-                    duration_ns: took.as_nanos() as u64,
-                });
+        if record {
+            self.heap.events().page_allocation(&self.shared.name, began);
         }
         page
     }
@@ -440,8 +426,7 @@ impl Mutator {
             Err(AllocError::OutOfMemory { .. }) if self.heap.config().mode != Mode::Epsilon => {}
             Err(e) => return Err(OutOfMemory(e)),
         }
-        let start = Instant::now();
-        let start_ns = self.heap.now_ns();
+        let began = self.heap.events().begin();
         let heap = self.heap.clone();
         let control = heap.control();
         let cycle_wait = CycleWait::begin(&heap);
@@ -477,16 +462,9 @@ impl Mutator {
         control.end_stall();
         drop(cycle_wait);
         let failed = !matches!(result, Some(Ok(_)));
-        let dur = start.elapsed();
         self.heap
-            .log()
-            .stall(self.heap.start(), &self.shared.name, dur);
-        self.heap.stats().lock().stalls.push(StallRecord {
-            thread: self.shared.name.clone(),
-            start_at_ns: start_ns,
-            duration_ns: dur.as_nanos() as u64,
-            failed,
-        });
+            .events()
+            .allocation_stall(&self.shared.name, began, failed);
         match result {
             Some(Ok(p)) => Ok(p),
             Some(Err(e)) => Err(OutOfMemory(e)),
@@ -509,17 +487,9 @@ impl Mutator {
         let Some(delay) = heap.pacing_delay(bytes) else {
             return;
         };
-        let start_ns = heap.now_ns();
-        let t = Instant::now();
+        let began = heap.events().begin();
         self.blocking(|| crate::threads::sleep_precisely(delay));
-        let held = t.elapsed();
-        heap.log().pacing(heap.start(), &self.shared.name, held);
-        heap.stats().lock().pacing.push(PacingRecord {
-            thread: self.shared.name.clone(),
-            start_at_ns: start_ns,
-            duration_ns: held.as_nanos() as u64,
-            imposed_ns: delay.as_nanos() as u64,
-        });
+        heap.events().pacing(&self.shared.name, began, delay);
     }
 
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
