@@ -8,7 +8,7 @@
 //! the embedding API reach the subsystems they register with or read through the narrow
 //! accessors below.
 
-use super::object_allocator::ObjectAllocator;
+use super::object_allocator::{AllocationContext, ObjectAllocator};
 use super::pacer::Pacer;
 use crate::config::{HeapConfig, Mode};
 use crate::context::{CycleControl, ForwardingIndex, GcContext, GcState, PageRegistry};
@@ -22,7 +22,7 @@ use crate::relocate::RelocationSet;
 use crate::roots::{HandleTable, MutatorShared, Roots};
 use crate::threads::IdleClassGuard;
 use crate::threads::Safepoint;
-use gc_core::{AddressLayout, HeapError, PageAllocator, PageSizes};
+use gc_core::{AddressLayout, HeapError, PageAllocator};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -122,12 +122,6 @@ impl HeapInner {
         &self.cx.state
     }
 
-    /// The sequence number of the current cycle (pages of an older one are not bumped).
-    #[inline]
-    pub(crate) fn seqnum(&self) -> u64 {
-        self.cx.state.seqnum()
-    }
-
     /// The address layout: views, colors, offsets.
     #[inline]
     pub(crate) fn layout(&self) -> AddressLayout {
@@ -138,12 +132,6 @@ impl HeapInner {
     #[inline]
     pub(crate) fn pages(&self) -> &PageRegistry {
         &self.cx.pages
-    }
-
-    /// The sizes of small and medium pages.
-    #[inline]
-    pub(crate) fn page_sizes(&self) -> PageSizes {
-        *self.cx.pages.sizes()
     }
 
     /// Cycle requests, counters and stall bookkeeping.
@@ -188,17 +176,22 @@ impl HeapInner {
         &self.direct
     }
 
-    /// The mutators' shared allocation state.
+    /// The mutators' shared allocation state (bytes allocated).
     #[inline]
     pub(crate) fn allocator(&self) -> &ObjectAllocator {
         &self.allocator
     }
 
-    /// How long a mutator that allocated `bytes` since its last check should be delayed, if
-    /// at all (see `Pacer::delay_for`).
+    /// What an allocation reads of the heap (see `object_allocator`).
     #[inline]
-    pub(crate) fn pacing_delay(&self, bytes: u64) -> Option<Duration> {
-        self.pacer.delay_for(&self.cx, bytes)
+    pub(crate) fn allocation(&self) -> AllocationContext<'_> {
+        AllocationContext {
+            config: &self.config,
+            cx: &self.cx,
+            pacer: &self.pacer,
+            events: &self.events,
+            shared: &self.allocator,
+        }
     }
 
     /// True if the pacer delayed a mutator within `d`.
@@ -214,14 +207,6 @@ impl HeapInner {
     /// Nanoseconds since the heap was created.
     pub(crate) fn now_ns(&self) -> u64 {
         self.events.now_ns()
-    }
-
-    /// True if the live data the last completed cycle found leaves room for `size` more
-    /// bytes of mutator pages: a stalled allocation that still failed lost what that cycle
-    /// freed to other threads, and should wait for another cycle rather than fail.
-    pub(crate) fn last_cycle_left_room_for(&self, size: u64) -> bool {
-        let live = self.events.last_cycle_live_bytes();
-        live.is_some_and(|l| self.cx.pages.room_after(l, size))
     }
 }
 
