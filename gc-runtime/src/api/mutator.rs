@@ -139,69 +139,6 @@ impl SlowPath for Mutator {
     }
 }
 
-/// A mutator as the thread it runs on: what blocking, polling and waiting for cycles touch
-/// (the heap, the thread state, the bad mask), and what the object allocator knows of it.
-struct MutatorThread<'m> {
-    heap: &'m Arc<HeapInner>,
-    shared: &'m MutatorShared,
-    bad_mask: &'m Cell<u64>,
-}
-
-impl MutatorThread<'_> {
-    fn others(&self) -> OtherHeapsOfThisThread {
-        OtherHeapsOfThisThread {
-            heap_id: self.heap.id(),
-        }
-    }
-
-    fn refresh(&self) {
-        self.bad_mask.set(self.heap.state().bad_mask());
-    }
-
-    /// Become running: waits while a pause is in progress, then refreshes the bad mask.
-    fn leave_blocked(&self) {
-        self.heap
-            .safepoint()
-            .leave_blocked(&self.shared.thread, &self.others());
-        self.refresh();
-    }
-
-    /// Safepoint poll: parks here while a pause is in progress.
-    #[inline]
-    fn poll(&self) {
-        if self
-            .heap
-            .safepoint()
-            .poll(&self.shared.thread, &self.others())
-        {
-            self.refresh();
-        }
-    }
-}
-
-impl AllocatingThread for MutatorThread<'_> {
-    fn name(&self) -> &str {
-        &self.shared.name
-    }
-
-    fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
-        struct Leave<'a, 'm>(&'a MutatorThread<'m>);
-        impl Drop for Leave<'_, '_> {
-            fn drop(&mut self) {
-                self.0.leave_blocked();
-            }
-        }
-        self.heap.safepoint().enter_blocked(&self.shared.thread);
-        let _leave = Leave(self);
-        f()
-    }
-
-    fn waiting_for_cycles<R>(&self, f: impl FnOnce(&dyn Fn() -> bool) -> R) -> R {
-        let cycle_wait = CycleWait::begin(self.heap);
-        f(&|| cycle_wait.must_give_up())
-    }
-}
-
 /// Out of memory: the heap could not satisfy an allocation even after a full GC cycle.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -265,32 +202,52 @@ impl Mutator {
         &self.shared.name
     }
 
-    /// The mutator as the thread that blocks and waits, apart from its allocation state (so
-    /// the allocator can borrow both).
-    #[inline]
-    fn thread(&self) -> MutatorThread<'_> {
-        MutatorThread {
-            heap: &self.heap,
-            shared: &self.shared,
-            bad_mask: &self.bad_mask,
+    fn refresh(&self) {
+        self.bad_mask.set(self.heap.state().bad_mask());
+    }
+
+    fn others(&self) -> OtherHeapsOfThisThread {
+        OtherHeapsOfThisThread {
+            heap_id: self.heap.id(),
         }
     }
 
     /// Become running: waits while a pause is in progress, then refreshes the bad mask.
     pub(super) fn leave_blocked(&self) {
-        self.thread().leave_blocked();
+        self.heap
+            .safepoint()
+            .leave_blocked(&self.shared.thread, &self.others());
+        self.refresh();
+    }
+
+    pub(super) fn enter_blocked(&self) {
+        self.heap.safepoint().enter_blocked(&self.shared.thread);
     }
 
     /// Safepoint poll: parks here while a pause is in progress.
     #[inline]
     pub(super) fn poll(&self) {
-        self.thread().poll();
+        if self
+            .heap
+            .safepoint()
+            .poll(&self.shared.thread, &self.others())
+        {
+            self.refresh();
+        }
     }
 
     /// Run `f` as a blocked thread (sleep, I/O): pauses do not wait for it; on the way out it
     /// waits while a pause is in progress.
     pub(super) fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.thread().blocking(f)
+        struct Leave<'a>(&'a Mutator);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.leave_blocked();
+            }
+        }
+        self.enter_blocked();
+        let _leave = Leave(self);
+        f()
     }
 
     /// The barrier load of a reference slot.
@@ -309,7 +266,7 @@ impl Mutator {
 
     /// Adds the bytes this mutator allocated since the last flush to the heap's count.
     pub(super) fn count_allocated(&self) {
-        self.allocation.count_allocated(self.heap.allocation());
+        self.allocation.count_allocated(&*self.heap);
     }
 
     /// Allocate an object; returns its good-colored pointer. Polls for a safepoint first.
@@ -320,15 +277,7 @@ impl Mutator {
         n_bytes: u64,
     ) -> Result<ColoredPtr, OutOfMemory> {
         self.poll();
-        // Built from the fields, not by `thread()`: the allocation state is borrowed apart.
-        let thread = MutatorThread {
-            heap: &self.heap,
-            shared: &self.shared,
-            bad_mask: &self.bad_mask,
-        };
-        self.allocation
-            .alloc(self.heap.allocation(), &thread, shape, n_refs, n_bytes)
-            .map_err(OutOfMemory)
+        MutatorAllocation::alloc(self, shape, n_refs, n_bytes).map_err(OutOfMemory)
     }
 
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
@@ -351,6 +300,34 @@ impl Mutator {
             let n = control.request(cause);
             control.wait_for_cycle(n, || cycle_wait.must_give_up())
         })
+    }
+}
+
+/// The object allocator sees a mutator as the thread it allocates on.
+impl AllocatingThread for Mutator {
+    type Heap = HeapInner;
+
+    #[inline]
+    fn heap(&self) -> &HeapInner {
+        &self.heap
+    }
+
+    #[inline]
+    fn allocation(&mut self) -> &mut MutatorAllocation {
+        &mut self.allocation
+    }
+
+    fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
+        Mutator::blocking(self, f)
+    }
+
+    fn waiting_for_cycles<R>(&self, f: impl FnOnce(&dyn Fn() -> bool) -> R) -> R {
+        let cycle_wait = CycleWait::begin(&self.heap);
+        f(&|| cycle_wait.must_give_up())
     }
 }
 

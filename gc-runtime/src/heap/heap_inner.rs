@@ -8,7 +8,7 @@
 //! the embedding API reach the subsystems they register with or read through the narrow
 //! accessors below.
 
-use super::object_allocator::{AllocationContext, ObjectAllocator};
+use super::object_allocator::{AllocationHeap, ObjectAllocator};
 use super::pacer::Pacer;
 use crate::config::{HeapConfig, Mode};
 use crate::context::{CycleControl, ForwardingIndex, GcContext, GcState, PageRegistry};
@@ -182,18 +182,6 @@ impl HeapInner {
         &self.allocator
     }
 
-    /// What an allocation reads of the heap (see `object_allocator`).
-    #[inline]
-    pub(crate) fn allocation(&self) -> AllocationContext<'_> {
-        AllocationContext {
-            config: &self.config,
-            cx: &self.cx,
-            pacer: &self.pacer,
-            events: &self.events,
-            shared: &self.allocator,
-        }
-    }
-
     /// True if the pacer delayed a mutator within `d`.
     pub(crate) fn paced_within(&self, d: Duration) -> bool {
         self.pacer.paced_within(d)
@@ -207,6 +195,34 @@ impl HeapInner {
     /// Nanoseconds since the heap was created.
     pub(crate) fn now_ns(&self) -> u64 {
         self.events.now_ns()
+    }
+}
+
+/// What an allocation reads of the heap (see `object_allocator`).
+impl AllocationHeap for HeapInner {
+    #[inline]
+    fn config(&self) -> &HeapConfig {
+        &self.config
+    }
+
+    #[inline]
+    fn cx(&self) -> &GcContext {
+        &self.cx
+    }
+
+    #[inline]
+    fn pacing_delay(&self, bytes: u64) -> Option<Duration> {
+        self.pacer.delay_for(&self.cx, bytes)
+    }
+
+    #[inline]
+    fn events(&self) -> &GcEvents {
+        &self.events
+    }
+
+    #[inline]
+    fn shared(&self) -> &ObjectAllocator {
+        &self.allocator
     }
 }
 

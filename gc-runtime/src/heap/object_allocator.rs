@@ -12,11 +12,13 @@
 //! out-of-memory only if a whole cycle that started after its request did not help. Every
 //! wait is one call on the heap's event sink, which logs and records it.
 //!
-//! The allocator knows the allocating thread only as an [`AllocatingThread`]: its name, how
-//! it blocks, how it waits for cycles (the embedding API's mutator, which owns the thread's
-//! safepoint state and its registry of other heaps).
+//! The allocator knows the allocating thread only as an [`AllocatingThread`]: its allocation
+//! state, its heap, its name, how it blocks, how it waits for cycles (the embedding API's
+//! mutator, which owns the thread's safepoint state and its registry of other heaps); and the
+//! heap only as an [`AllocationHeap`], the parts of it an allocation reads. Both are generic
+//! parameters, so the fast path is compiled for the mutator and reads everything through the
+//! one mutator pointer.
 
-use super::pacer::Pacer;
 use crate::config::{HeapConfig, Mode};
 use crate::context::GcContext;
 use crate::observe::{GcCause, GcEvents};
@@ -27,6 +29,7 @@ use parking_lot::Mutex;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Bytes a mutator allocates before it adds them to the heap's shared count.
 const COUNT_BATCH: u64 = 64 << 10;
@@ -69,20 +72,29 @@ impl ObjectAllocator {
     }
 }
 
-/// What an allocation reads of the heap (`HeapInner::allocation`): its settings, the
-/// collector's context (phase state, pages, cycle requests), the pacer, the event sink and
-/// the shared allocation state.
-#[derive(Clone, Copy)]
-pub(crate) struct AllocationContext<'h> {
-    pub(super) config: &'h HeapConfig,
-    pub(super) cx: &'h GcContext,
-    pub(super) pacer: &'h Pacer,
-    pub(super) events: &'h GcEvents,
-    pub(super) shared: &'h ObjectAllocator,
+/// What an allocation reads of the heap (`HeapInner` is the one heap): its settings, the
+/// collector's context (phase state, pages, cycle requests), the pacer's decision, the event
+/// sink and the shared allocation state.
+pub(crate) trait AllocationHeap {
+    fn config(&self) -> &HeapConfig;
+    fn cx(&self) -> &GcContext;
+    /// How long to delay a mutator that allocated `bytes` since its last check, if at all
+    /// (the pacer's `delay_for`).
+    fn pacing_delay(&self, bytes: u64) -> Option<Duration>;
+    fn events(&self) -> &GcEvents;
+    fn shared(&self) -> &ObjectAllocator;
 }
 
 /// The thread an allocation runs on, as the allocator needs it.
 pub(crate) trait AllocatingThread {
+    type Heap: AllocationHeap;
+
+    /// The heap it allocates in.
+    fn heap(&self) -> &Self::Heap;
+
+    /// Its own allocation state.
+    fn allocation(&mut self) -> &mut MutatorAllocation;
+
     /// Its name in records and the log.
     fn name(&self) -> &str;
 
@@ -112,19 +124,17 @@ pub(crate) struct MutatorAllocation {
 
 impl MutatorAllocation {
     /// Adds the bytes this mutator allocated since the last flush to the heap's count.
-    pub(crate) fn count_allocated(&self, heap: AllocationContext<'_>) {
+    pub(crate) fn count_allocated(&self, heap: &impl AllocationHeap) {
         let uncounted = self.uncounted.replace(0);
         if uncounted != 0 {
-            heap.shared.count(uncounted);
+            heap.shared().count(uncounted);
         }
     }
 
     /// Allocate and initialize an object on `thread`; returns its good-colored pointer.
     #[inline]
-    pub(crate) fn alloc(
-        &mut self,
-        heap: AllocationContext<'_>,
-        thread: &impl AllocatingThread,
+    pub(crate) fn alloc<T: AllocatingThread>(
+        thread: &mut T,
         shape: u32,
         n_refs: u32,
         n_bytes: u64,
@@ -132,12 +142,15 @@ impl MutatorAllocation {
         let size = object_size(n_refs as u64, n_bytes)?;
         // Pacing: one decision per quantum allocated (an object larger than a quantum is one
         // of its own size), before the allocation that completes it.
-        self.unpaced += size;
-        if self.unpaced >= heap.config.pacing.quantum {
-            let bytes = std::mem::take(&mut self.unpaced);
-            pace(heap, thread, bytes);
+        let quantum = thread.heap().config().pacing.quantum;
+        let a = thread.allocation();
+        a.unpaced += size;
+        if a.unpaced >= quantum {
+            let bytes = std::mem::take(&mut a.unpaced);
+            pace(thread, bytes);
         }
-        let sizes = *heap.cx.pages.sizes();
+        let heap = thread.heap();
+        let sizes = *heap.cx().pages.sizes();
         if size > sizes.object_max {
             return Err(AllocError::ObjectTooLarge {
                 size,
@@ -145,11 +158,10 @@ impl MutatorAllocation {
             });
         }
         let offset = match sizes.kind_for(size) {
-            PageKind::Small => self.alloc_small(heap, thread, size)?,
-            PageKind::Medium => alloc_medium(heap, thread, size)?,
+            PageKind::Small => Self::alloc_small(thread, size)?,
+            PageKind::Medium => alloc_medium(thread, size)?,
             PageKind::Large => {
                 let page = page_stalling(
-                    heap,
                     thread,
                     PageKind::Large,
                     sizes.page_size(PageKind::Large, size),
@@ -158,7 +170,8 @@ impl MutatorAllocation {
                     .expect("a large page holds its object")
             }
         };
-        let layout = heap.cx.layout();
+        let heap = thread.heap();
+        let layout = heap.cx().layout();
         let addr = layout.address(offset, View::Remapped);
         // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
         unsafe {
@@ -171,25 +184,22 @@ impl MutatorAllocation {
                 },
             )
         };
-        let uncounted = self.uncounted.get() + size;
+        let good = layout.good(offset, heap.cx().state.good());
+        let a = thread.allocation();
+        let uncounted = a.uncounted.get() + size;
         if uncounted >= COUNT_BATCH {
-            heap.shared.count(uncounted);
-            self.uncounted.set(0);
+            a.uncounted.set(0);
+            thread.heap().shared().count(uncounted);
         } else {
-            self.uncounted.set(uncounted);
+            a.uncounted.set(uncounted);
         }
-        Ok(layout.good(offset, heap.cx.state.good()))
+        Ok(good)
     }
 
     #[inline]
-    fn alloc_small(
-        &mut self,
-        heap: AllocationContext<'_>,
-        thread: &impl AllocatingThread,
-        size: u64,
-    ) -> Result<Offset, AllocError> {
-        let seq = heap.cx.state.seqnum();
-        if let Some(p) = &self.small {
+    fn alloc_small<T: AllocatingThread>(thread: &mut T, size: u64) -> Result<Offset, AllocError> {
+        let seq = thread.heap().cx().state.seqnum();
+        if let Some(p) = &thread.allocation().small {
             // A page from before the last Pause Mark Start is retired: never allocate into it.
             if p.seqnum() == seq {
                 if let Some(off) = p.alloc_private(size) {
@@ -197,33 +207,35 @@ impl MutatorAllocation {
                 }
             }
         }
-        self.small = None;
-        let small = heap.cx.pages.sizes().small;
-        let page = page_stalling(heap, thread, PageKind::Small, small)?;
+        thread.allocation().small = None;
+        let small = thread.heap().cx().pages.sizes().small;
+        let page = page_stalling(thread, PageKind::Small, small)?;
         let off = page
             .alloc_private(size)
             .expect("a fresh small page fits a small object");
-        self.small = Some(page);
+        thread.allocation().small = Some(page);
         Ok(off)
     }
 }
 
-fn alloc_medium(
-    heap: AllocationContext<'_>,
-    thread: &impl AllocatingThread,
-    size: u64,
-) -> Result<Offset, AllocError> {
-    let seq = heap.cx.state.seqnum();
-    if let Some(off) = heap.shared.alloc_medium(size, seq) {
+fn alloc_medium(thread: &impl AllocatingThread, size: u64) -> Result<Offset, AllocError> {
+    let heap = thread.heap();
+    let seq = heap.cx().state.seqnum();
+    if let Some(off) = heap.shared().alloc_medium(size, seq) {
         return Ok(off);
     }
     // The shared page is full (or retired): take a new one.
-    let medium = heap.cx.pages.sizes().medium.expect("medium pages enabled");
-    let page = page_stalling(heap, thread, PageKind::Medium, medium)?;
+    let medium = heap
+        .cx()
+        .pages
+        .sizes()
+        .medium
+        .expect("medium pages enabled");
+    let page = page_stalling(thread, PageKind::Medium, medium)?;
     let off = page
         .alloc_shared(size)
         .expect("a fresh medium page fits a medium object");
-    heap.shared.install_medium(page);
+    heap.shared().install_medium(page);
     Ok(off)
 }
 
@@ -231,16 +243,16 @@ fn alloc_medium(
 /// (memory committed and mapped, not a page from the cache) is recorded as a mutator wait if
 /// `record` (not inside a stall, which is recorded as a whole).
 fn take_page(
-    heap: AllocationContext<'_>,
     thread: &impl AllocatingThread,
     kind: PageKind,
     size: u64,
     record: bool,
 ) -> Result<Arc<Page>, AllocError> {
-    let began = heap.events.begin();
-    let page = take_page_unrecorded(heap, thread, kind, size);
+    let events = thread.heap().events();
+    let began = events.begin();
+    let page = take_page_unrecorded(thread, kind, size);
     if record {
-        heap.events.page_allocation(thread.name(), began);
+        events.page_allocation(thread.name(), began);
     }
     page
 }
@@ -251,12 +263,12 @@ fn take_page(
 /// (they would be neither marked nor "allocated since Mark Start"), so such a page is given
 /// back and another taken.
 fn take_page_unrecorded(
-    heap: AllocationContext<'_>,
     thread: &impl AllocatingThread,
     kind: PageKind,
     size: u64,
 ) -> Result<Arc<Page>, AllocError> {
-    let (pages, state) = (&heap.cx.pages, &heap.cx.state);
+    let cx = thread.heap().cx();
+    let (pages, state) = (&cx.pages, &cx.state);
     loop {
         // The page is registered in `pages` only here, running again, and only if no Pause
         // Mark Start ran while we were blocked: an object allocated on a page born before
@@ -275,27 +287,29 @@ fn take_page_unrecorded(
 /// True if the live data the last completed cycle found leaves room for `size` more bytes of
 /// mutator pages: a stalled allocation that still failed lost what that cycle freed to other
 /// threads, and should wait for another cycle rather than fail.
-fn last_cycle_left_room_for(heap: AllocationContext<'_>, size: u64) -> bool {
-    let live = heap.events.last_cycle_live_bytes();
-    live.is_some_and(|l| heap.cx.pages.room_after(l, size))
+fn last_cycle_left_room_for(heap: &impl AllocationHeap, size: u64) -> bool {
+    let live = heap.events().last_cycle_live_bytes();
+    live.is_some_and(|l| heap.cx().pages.room_after(l, size))
 }
 
 /// Take a page; when the heap is full, stall (as a blocked thread) for a GC cycle, and fail
 /// with out-of-memory if a whole cycle that started after the request did not help. (Pacing,
 /// which should make stalls rare, happens per quantum allocated, in `alloc`.)
+#[cold]
+#[inline(never)]
 fn page_stalling(
-    heap: AllocationContext<'_>,
     thread: &impl AllocatingThread,
     kind: PageKind,
     size: u64,
 ) -> Result<Arc<Page>, AllocError> {
-    match take_page(heap, thread, kind, size, true) {
+    let heap = thread.heap();
+    match take_page(thread, kind, size, true) {
         Ok(p) => return Ok(p),
-        Err(AllocError::OutOfMemory { .. }) if heap.config.mode != Mode::Epsilon => {}
+        Err(AllocError::OutOfMemory { .. }) if heap.config().mode != Mode::Epsilon => {}
         Err(e) => return Err(e),
     }
-    let began = heap.events.begin();
-    let control = &heap.cx.control;
+    let began = heap.events().begin();
+    let control = &heap.cx().control;
     let result = thread.waiting_for_cycles(|must_give_up| {
         control.begin_stall();
         // The cycle that starts after this request must complete before we give up; until
@@ -304,7 +318,7 @@ fn page_stalling(
         let mut extra_cycles = 0;
         let result = loop {
             let (done, shutdown) = control.stall_progress(target);
-            match take_page(heap, thread, kind, size, false) {
+            match take_page(thread, kind, size, false) {
                 Ok(p) => break Some(Ok(p)),
                 Err(AllocError::OutOfMemory { .. }) => {}
                 Err(e) => break Some(Err(e)),
@@ -330,11 +344,11 @@ fn page_stalling(
         result
     });
     let failed = !matches!(result, Some(Ok(_)));
-    heap.events.allocation_stall(thread.name(), began, failed);
+    heap.events().allocation_stall(thread.name(), began, failed);
     match result {
         Some(r) => r,
         None => {
-            let u = heap.cx.pages.usage();
+            let u = heap.cx().pages.usage();
             Err(AllocError::OutOfMemory {
                 requested: size,
                 used: u.used,
@@ -347,11 +361,14 @@ fn page_stalling(
 /// The pacing delay for `bytes` allocated, if the pacer asks for one: slept as a blocked
 /// thread (pauses do not wait for it), recorded (the time held, and the delay imposed) and
 /// logged.
-fn pace(heap: AllocationContext<'_>, thread: &impl AllocatingThread, bytes: u64) {
-    let Some(delay) = heap.pacer.delay_for(heap.cx, bytes) else {
+#[cold]
+#[inline(never)]
+fn pace(thread: &impl AllocatingThread, bytes: u64) {
+    let heap = thread.heap();
+    let Some(delay) = heap.pacing_delay(bytes) else {
         return;
     };
-    let began = heap.events.begin();
+    let began = heap.events().begin();
     thread.blocking(|| crate::threads::sleep_precisely(delay));
-    heap.events.pacing(thread.name(), began, delay);
+    heap.events().pacing(thread.name(), began, delay);
 }
