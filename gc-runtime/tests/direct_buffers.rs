@@ -218,7 +218,9 @@ fn the_limit_runs_direct_memory_cycles_then_fails_with_a_clear_error() {
             "{mode}: the limit was never reached"
         );
         assert!(
-            st.cycles.iter().any(|c| c.cause == "Direct Memory"),
+            st.cycles
+                .iter()
+                .any(|c| c.cause == gc_runtime::GcCause::DirectMemory),
             "{mode}: no cycle with cause Direct Memory"
         );
         assert_eq!(st.direct.limit_failures, 0);
@@ -425,7 +427,7 @@ fn the_director_collects_before_the_limit_is_reached() {
     let director_cycles = st
         .cycles
         .iter()
-        .filter(|c| c.cause == "Direct Memory")
+        .filter(|c| c.cause == gc_runtime::GcCause::DirectMemory)
         .count() as u64;
     assert!(
         director_cycles > st.direct.limit_cycles,

@@ -75,7 +75,7 @@ fn a_null_stored_during_a_pause_stays_null() {
         .cycles
         .iter()
         .flat_map(|c| c.phases.iter())
-        .filter(|p| p.name == "Concurrent Mark Roots")
+        .filter(|p| p.name == gc_runtime::GcPhase::ConcurrentMarkRoots)
         .map(|p| (p.start_at_ns, p.start_at_ns + p.duration_ns))
         .collect();
     let overlapped = clears

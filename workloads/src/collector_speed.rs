@@ -11,19 +11,24 @@
 //! marked) is given beside it.
 
 use crate::run_result::RunResult;
+use gc_runtime::GcPhase;
 use serde::{Deserialize, Serialize};
 
 /// The phases whose durations count as marking (both modes).
-const MARK_PHASES: [&str; 5] = [
-    "Concurrent Mark Roots",
-    "Concurrent Mark",
-    "Concurrent Mark Continue",
-    "Mark Roots",
-    "Mark",
+const MARK_PHASES: [GcPhase; 5] = [
+    GcPhase::ConcurrentMarkRoots,
+    GcPhase::ConcurrentMark,
+    GcPhase::ConcurrentMarkContinue,
+    GcPhase::MarkRoots,
+    GcPhase::Mark,
 ];
 
 /// The phases whose durations count as relocation (both modes).
-const RELOCATE_PHASES: [&str; 3] = ["Concurrent Relocate", "Relocate Roots", "Relocate"];
+const RELOCATE_PHASES: [GcPhase; 3] = [
+    GcPhase::ConcurrentRelocate,
+    GcPhase::RelocateRoots,
+    GcPhase::Relocate,
+];
 
 /// The collector's speed in a run (medians over its complete cycles).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -58,10 +63,10 @@ impl CollectorSpeed {
         let mut cycles = 0;
         for c in r.complete_cycles() {
             cycles += 1;
-            let sum = |names: &[&str]| -> u64 {
+            let sum = |phases: &[GcPhase]| -> u64 {
                 c.phases
                     .iter()
-                    .filter(|p| names.contains(&p.name.as_str()))
+                    .filter(|p| phases.iter().any(|&ph| p.name == ph))
                     .map(|p| p.duration_ns)
                     .sum()
             };
@@ -90,7 +95,7 @@ mod tests {
     use gc_runtime::stats::PhaseRecord;
     use gc_runtime::Mode;
 
-    fn phase(name: &str, ms: u64) -> PhaseRecord {
+    fn phase(name: GcPhase, ms: u64) -> PhaseRecord {
         PhaseRecord {
             name: name.into(),
             start_at_ns: 0,
@@ -105,11 +110,11 @@ mod tests {
         for (i, c) in r.gc.cycles.iter_mut().enumerate() {
             let k = i as u64 + 1;
             // Marking: 10 + 90·k ms over 1M objects; relocation: 100·k MB in 100 ms.
-            c.phases.push(phase("Concurrent Mark Roots", 10));
-            c.phases.push(phase("Concurrent Mark", 90 * k));
-            c.phases.push(phase("Concurrent Relocate", 100));
+            c.phases.push(phase(GcPhase::ConcurrentMarkRoots, 10));
+            c.phases.push(phase(GcPhase::ConcurrentMark, 90 * k));
+            c.phases.push(phase(GcPhase::ConcurrentRelocate, 100));
             c.phases
-                .push(phase("Concurrent Select Relocation Set", 500));
+                .push(phase(GcPhase::ConcurrentSelectRelocationSet, 500));
             c.objects_marked = 1_000_000;
             c.bytes_relocated = 100_000_000 * k;
             c.gc_cpu_ns = 200_000_000;

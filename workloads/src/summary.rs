@@ -16,6 +16,7 @@ use crate::mmu::STANDARD_WINDOWS_NS;
 use crate::run_result::{Mode, RunResult};
 use crate::waits::{self, Wait, WaitFigures, WaitKind};
 use crate::workloads::WorkloadKind;
+use gc_runtime::{GcCause, PauseKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -43,8 +44,8 @@ pub struct RunSummary {
     pub pauses: PercentileSummary,
     /// Time to safepoint alone.
     pub time_to_safepoint: PercentileSummary,
-    /// Whole pauses per kind, by log name ("Pause Mark Start", ...).
-    pub pauses_by_kind: BTreeMap<String, PercentileSummary>,
+    /// Whole pauses per kind (keyed by log name in results.json: "Pause Mark Start", ...).
+    pub pauses_by_kind: BTreeMap<PauseKind, PercentileSummary>,
     /// Sum of all pause times.
     pub total_pause_ns: u64,
     pub stalls: u64,
@@ -101,8 +102,8 @@ pub struct RunSummary {
     /// How far `--min-cycles` extended the measurement past the requested duration.
     #[serde(default)]
     pub extended_by_ms: u64,
-    /// Cycles per director cause.
-    pub causes: BTreeMap<String, u64>,
+    /// Cycles per cause (keyed by log name in results.json: "Allocation Rate", ...).
+    pub causes: BTreeMap<GcCause, u64>,
     /// GC thread CPU time of the measured cycles.
     pub gc_cpu_ns: u64,
     pub request_latency: Option<PercentileSummary>,
@@ -125,14 +126,11 @@ impl RunSummary {
             .measured_pauses()
             .map(|p| p.time_to_safepoint_ns)
             .collect();
-        let mut by_kind: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        let mut by_kind: BTreeMap<PauseKind, Vec<u64>> = BTreeMap::new();
         for p in r.measured_pauses() {
-            by_kind
-                .entry(p.kind.name().to_string())
-                .or_default()
-                .push(p.total_ns);
+            by_kind.entry(p.kind).or_default().push(p.total_ns);
         }
-        let mut causes: BTreeMap<String, u64> = BTreeMap::new();
+        let mut causes: BTreeMap<GcCause, u64> = BTreeMap::new();
         for c in r.measured_cycles() {
             *causes.entry(c.cause.clone()).or_default() += 1;
         }
@@ -227,9 +225,9 @@ mod tests {
             total_ns: total,
             work_items: 0,
         };
-        let c = |start, cause: &str| CycleRecord {
+        let c = |start, cause: GcCause| CycleRecord {
             cycle: 1,
-            cause: cause.into(),
+            cause,
             start_at_ns: start,
             duration_ns: 1_000_000,
             gc_cpu_ns: 2_000_000,
@@ -253,9 +251,9 @@ mod tests {
                     p(PauseKind::RelocateStart, 300_000_000, 200_000),
                 ],
                 cycles: vec![
-                    c(100_000_000, "Allocation Rate"),
-                    c(500_000_000, "Allocation Rate"),
-                    c(600_000_000, "Warmup"),
+                    c(100_000_000, GcCause::AllocationRate),
+                    c(500_000_000, GcCause::AllocationRate),
+                    c(600_000_000, GcCause::Warmup),
                 ],
                 ..GcStats::default()
             },
@@ -279,9 +277,9 @@ mod tests {
         assert_eq!(s.pauses.max_ns, 300_000);
         assert_eq!(s.total_pause_ns, 600_000);
         assert_eq!(s.time_to_safepoint.max_ns, 10_000);
-        assert_eq!(s.pauses_by_kind["Pause Mark End"].max_ns, 300_000);
+        assert_eq!(s.pauses_by_kind[&PauseKind::MarkEnd].max_ns, 300_000);
         assert_eq!(s.cycles, 3);
-        assert_eq!(s.causes["Allocation Rate"], 2);
+        assert_eq!(s.causes[&GcCause::AllocationRate], 2);
         assert_eq!(s.gc_cpu_ns, 6_000_000);
         assert_eq!(s.hiccup.count, 10);
         assert_eq!(s.control_hiccup.count, 10);

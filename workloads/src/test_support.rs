@@ -5,7 +5,7 @@
 use crate::hiccup::HiccupSamples;
 use crate::run_result::{Mode, RunConfig, RunResult};
 use crate::workloads::WorkloadKind;
-use gc_runtime::stats::{CycleRecord, GcStats, PauseKind, PauseRecord, PhaseRecord};
+use gc_runtime::stats::{CycleRecord, GcCause, GcStats, PauseKind, PauseRecord, PhaseRecord};
 use std::path::PathBuf;
 
 /// A 2 s heap-churn run (live set half the heap, seed 42, 12 345 ops/s, 100 hiccup samples
@@ -46,13 +46,13 @@ pub fn sample_result(mode: Mode, heap_bytes: u64, pauses_ns: &[u64]) -> RunResul
             let end = last.start_at_ns + last.total_ns;
             CycleRecord {
                 cycle: i as u64 + 1,
-                cause: "Allocation Rate".into(),
+                cause: GcCause::AllocationRate,
                 start_at_ns: first,
                 duration_ns: end - first,
                 phases: ps
                     .iter()
                     .map(|p| PhaseRecord {
-                        name: p.kind.name().into(),
+                        name: p.kind.into(),
                         start_at_ns: p.start_at_ns,
                         duration_ns: p.total_ns,
                     })

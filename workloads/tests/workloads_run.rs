@@ -288,3 +288,26 @@ fn message_engine_delivers_queue_messages_once_and_topic_messages_to_every_subsc
         assert_eq!((e.delivered(), e.lost()), (2 + 3 * 4 + 20, 5));
     });
 }
+
+/// The report's collector-speed figures come from the phase records of a real run: marking
+/// costs a nonzero time per object in both modes, and relocation a nonzero rate where pages
+/// were relocated. A phase the report no longer finds among the records (a renamed or
+/// re-typed phase) would leave these `None` or zero.
+#[test]
+fn collector_speed_figures_of_a_real_run_are_nonzero() {
+    use workloads::collector_speed::CollectorSpeed;
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        let mut config = RunConfig::new(WorkloadKind::HeapChurn, mode, HEAP, LIVE, DURATION_MS);
+        config.min_cycles = 2;
+        let r = run_workload(&config).unwrap_or_else(|e| panic!("heap-churn {mode}: {e}"));
+        let s = CollectorSpeed::of(&r);
+        assert!(s.cycles > 0, "{mode}: no complete cycle");
+        let mark = s.mark_ns_per_object.unwrap_or(0.0);
+        assert!(mark > 0.0, "{mode}: mark ns/object {mark} ({s:?})");
+        assert!(s.gc_cpu_ns_per_object.unwrap_or(0.0) > 0.0, "{mode}: {s:?}");
+        let relocated = r.complete_cycles().any(|c| c.bytes_relocated > 0);
+        if relocated {
+            assert!(s.relocate_mb_per_s.unwrap_or(0.0) > 0.0, "{mode}: {s:?}");
+        }
+    }
+}

@@ -13,11 +13,10 @@ use super::mutator::OutOfMemory;
 use super::scope::{Local, Scope};
 use crate::direct::{DirectBuffers, DIRECT_BUFFER_SHAPE, OWNER_BYTES};
 use crate::native::{NativeError, NativePool, PooledBuffer};
+use crate::observe::EventStart;
 use crate::observe::GcCause;
-use crate::observe::StallRecord;
 use crate::Mode;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Cycles a direct allocation runs at the limit before it gives up. An owner that died
 /// before the request is found dead by the first; the second catches owners whose death the
@@ -175,16 +174,12 @@ impl<'s> Scope<'s> {
         let requested = len as u64;
         let collects = heap.config().mode != Mode::Epsilon;
         let mut cycles = 0;
-        // The wait for "Direct Memory" cycles is an allocation stall: recorded as one.
-        let mut stall: Option<(Instant, u64)> = None;
-        let record_stall = |stall: Option<(Instant, u64)>, failed: bool, thread: &str| {
-            if let Some((t, start_at_ns)) = stall {
-                heap.stats().lock().stalls.push(StallRecord {
-                    thread: thread.to_string(),
-                    start_at_ns,
-                    duration_ns: t.elapsed().as_nanos() as u64,
-                    failed,
-                });
+        // The wait for "Direct Memory" cycles is an allocation stall: recorded as one, and
+        // logged as a direct-memory stall.
+        let mut stall: Option<EventStart> = None;
+        let record_stall = |stall: Option<EventStart>, failed: bool, thread: &str| {
+            if let Some(began) = stall {
+                heap.events().direct_memory_stall(thread, began, failed);
             }
         };
         while !direct.try_reserve(requested) {
@@ -199,7 +194,7 @@ impl<'s> Scope<'s> {
                     collects,
                 });
             }
-            stall.get_or_insert_with(|| (Instant::now(), heap.now_ns()));
+            stall.get_or_insert_with(|| heap.events().begin());
             direct.note_limit_cycle();
             self.mutator_mut().collect_for(GcCause::DirectMemory);
             cycles += 1;
@@ -258,5 +253,41 @@ impl<'s> Scope<'s> {
     /// True if `l` is a direct buffer's owner.
     pub fn is_direct(&self, l: Local<'_>) -> bool {
         self.direct(l).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Heap, HeapConfig, LogLevel, Mode};
+
+    /// A wait at the direct-memory limit goes through the event sink like a heap stall: one
+    /// record and one log line each (the record alone, without its line, was once the case).
+    #[test]
+    fn a_direct_memory_stall_is_recorded_and_logged() {
+        for mode in [Mode::Concurrent, Mode::Stw] {
+            let config = HeapConfig::new(64 << 20)
+                .mode(mode)
+                .log(LogLevel::Gc)
+                .max_direct_memory(1 << 20);
+            let h = Heap::new(config).unwrap();
+            let mut m = h.attach("main").unwrap();
+            // 64 buffers of 64 KiB dropped as they go: 4 MiB through a 1 MiB limit.
+            for _ in 0..64 {
+                m.scope(|s| {
+                    s.alloc_direct(64 << 10).unwrap();
+                });
+            }
+            let stalls = h.stats().stalls;
+            assert!(!stalls.is_empty(), "{mode}: the limit was never waited at");
+            let lines: Vec<String> = h
+                .inner
+                .events()
+                .logged()
+                .into_iter()
+                .filter(|l| l.contains("[info][gc] Direct Memory Stall (main) "))
+                .collect();
+            assert_eq!(lines.len(), stalls.len(), "{mode}: {lines:?}");
+            assert!(lines.iter().all(|l| l.ends_with("ms")), "{lines:?}");
+        }
     }
 }

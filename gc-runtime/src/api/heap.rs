@@ -109,7 +109,7 @@ impl Heap {
 
     /// Everything recorded so far (pauses, cycles, stalls).
     pub fn stats(&self) -> GcStats {
-        let mut s = self.inner.stats().lock().clone();
+        let mut s = self.inner.events().stats();
         s.allocated_bytes = self.inner.allocator().allocated();
         s.direct = self.inner.direct().stats();
         s

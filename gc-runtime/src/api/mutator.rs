@@ -1,10 +1,9 @@
 //! Mutators: threads attached to a heap (HotSpot's `JavaThread`, as far as the GC sees it).
-//! Allocation lives here too: the thread's pages, pacing delays every quantum of bytes while a
-//! cycle runs (the rule is `pacer`'s), and allocation stalls when the heap is full anyway. A
-//! new page that had to be committed and mapped (not handed out from the page cache) can take
-//! milliseconds; those page allocations are recorded as mutator waits as well.
+//! A mutator allocates through the heap's object allocator (`object_allocator`: its pages,
+//! page refills, pacing delays, allocation stalls), which it hands its own allocation state
+//! and itself as the thread that blocks and waits.
 //!
-//! A mutator owns its local-handle stack, its allocation page (a private small page, bump
+//! A mutator owns its local-handle stack, its allocation state (a private small page, bump
 //! allocated without atomic read-modify-write), its mark buffer (objects its barriers marked
 //! during Concurrent Mark, handed to the GC workers in batches) and its copy of the bad mask,
 //! refreshed whenever it leaves a safepoint or the blocked state. Dropping the [`Mutator`]
@@ -29,20 +28,16 @@
 use crate::config::Mode;
 use crate::heap::HeapInner;
 use crate::heap::MutatorSlowPath;
+use crate::heap::{AllocatingThread, MutatorAllocation};
 use crate::observe::GcCause;
-use crate::observe::{PacingRecord, PageAllocationRecord, StallRecord, PAGE_ALLOCATION_RECORD_MIN};
 use crate::roots::HandleStack;
 use crate::roots::MutatorShared;
 use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, ThreadStateCell};
-use gc_core::{
-    object_size, AllocError, ColoredPtr, ColoredSlot, Object, ObjectHeader, Offset, Page, PageKind,
-    SlowPath, View,
-};
+use gc_core::{AllocError, ColoredPtr, ColoredSlot, SlowPath};
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// One of the calling thread's mutators, as its registry keeps it.
 struct Attached {
@@ -134,9 +129,6 @@ impl Drop for CycleWait<'_> {
     }
 }
 
-/// Bytes a mutator allocates before it adds them to the heap's shared count.
-const COUNT_BATCH: u64 = 64 << 10;
-
 /// The slow path of a mutator's barrier is the mutator itself, passed as the pointer the fast path
 /// already holds: the fast path builds nothing and stores nothing (the
 /// heap and the shared part are looked up only on a bad pointer).
@@ -175,13 +167,8 @@ pub struct Mutator {
     pub(super) heap: Arc<HeapInner>,
     pub(super) shared: Arc<MutatorShared>,
     pub(super) bad_mask: Cell<u64>,
-    tlab: Option<Arc<Page>>,
-    /// Bytes allocated since the last pacing decision (see `pacer`).
-    unpaced: u64,
-    /// Bytes allocated and not yet added to the heap's shared count (one atomic add per
-    /// [`COUNT_BATCH`] bytes instead of one per object; flushed also when the outermost scope
-    /// ends and at detach).
-    uncounted: Cell<u64>,
+    /// Its small page and allocation counters (the allocator's per-thread state).
+    allocation: MutatorAllocation,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -204,9 +191,7 @@ impl Mutator {
             shared,
             // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
-            tlab: None,
-            unpaced: 0,
-            uncounted: Cell::new(0),
+            allocation: MutatorAllocation::default(),
             _not_send: PhantomData,
         };
         // Registered, and left blocked: pauses do not wait for it until its first scope.
@@ -285,10 +270,7 @@ impl Mutator {
 
     /// Adds the bytes this mutator allocated since the last flush to the heap's count.
     pub(super) fn count_allocated(&self) {
-        let uncounted = self.uncounted.replace(0);
-        if uncounted != 0 {
-            self.heap.allocator().count(uncounted);
-        }
+        self.allocation.count_allocated(&*self.heap);
     }
 
     /// Allocate an object; returns its good-colored pointer. Polls for a safepoint first.
@@ -299,231 +281,7 @@ impl Mutator {
         n_bytes: u64,
     ) -> Result<ColoredPtr, OutOfMemory> {
         self.poll();
-        let size = object_size(n_refs as u64, n_bytes).map_err(OutOfMemory)?;
-        // Pacing: one decision per quantum allocated (an object larger than a quantum is one
-        // of its own size), before the allocation that completes it.
-        self.unpaced += size;
-        if self.unpaced >= self.heap.config().pacing.quantum {
-            let bytes = std::mem::take(&mut self.unpaced);
-            self.pace(bytes);
-        }
-        let sizes = self.heap.page_sizes();
-        if size > sizes.object_max {
-            return Err(OutOfMemory(AllocError::ObjectTooLarge {
-                size,
-                max: sizes.object_max,
-            }));
-        }
-        let offset = match sizes.kind_for(size) {
-            PageKind::Small => self.alloc_small(size)?,
-            PageKind::Medium => self.alloc_medium(size)?,
-            PageKind::Large => {
-                let page =
-                    self.page_stalling(PageKind::Large, sizes.page_size(PageKind::Large, size))?;
-                page.alloc_private(size)
-                    .expect("a large page holds its object")
-            }
-        };
-        let layout = self.heap.layout();
-        let addr = layout.address(offset, View::Remapped);
-        // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
-        unsafe {
-            Object::init(
-                addr,
-                ObjectHeader {
-                    shape,
-                    n_refs,
-                    n_bytes,
-                },
-            )
-        };
-        let uncounted = self.uncounted.get() + size;
-        if uncounted >= COUNT_BATCH {
-            self.heap.allocator().count(uncounted);
-            self.uncounted.set(0);
-        } else {
-            self.uncounted.set(uncounted);
-        }
-        Ok(layout.good(offset, self.heap.state().good()))
-    }
-
-    #[inline]
-    fn alloc_small(&mut self, size: u64) -> Result<Offset, OutOfMemory> {
-        let seq = self.heap.seqnum();
-        if let Some(p) = &self.tlab {
-            // A page from before the last Pause Mark Start is retired: never allocate into it.
-            if p.seqnum() == seq {
-                if let Some(off) = p.alloc_private(size) {
-                    return Ok(off);
-                }
-            }
-        }
-        self.tlab = None;
-        let small = self.heap.page_sizes().small;
-        let page = self.page_stalling(PageKind::Small, small)?;
-        let off = page
-            .alloc_private(size)
-            .expect("a fresh small page fits a small object");
-        self.tlab = Some(page);
-        Ok(off)
-    }
-
-    fn alloc_medium(&mut self, size: u64) -> Result<Offset, OutOfMemory> {
-        let seq = self.heap.seqnum();
-        if let Some(off) = self.heap.allocator().alloc_medium(size, seq) {
-            return Ok(off);
-        }
-        // The shared page is full (or retired): take a new one.
-        let medium = self.heap.page_sizes().medium.expect("medium pages enabled");
-        let page = self.page_stalling(PageKind::Medium, medium)?;
-        let off = page
-            .alloc_shared(size)
-            .expect("a fresh medium page fits a medium object");
-        self.heap.allocator().install_medium(page);
-        Ok(off)
-    }
-
-    /// Take a new page. Committing and mapping memory can take a millisecond (page faults,
-    /// `fallocate`), so it runs as a blocked thread: a pause need not wait for it. A Pause
-    /// Mark Start may run meanwhile; a page born before it must never receive this cycle's
-    /// objects (they would be neither marked nor "allocated since Mark Start"), so such a
-    /// page is given back and another taken.
-    /// Take a new page (without stalling). One that took [`PAGE_ALLOCATION_RECORD_MIN`] or
-    /// longer (memory committed and mapped, not a page from the cache) is recorded as a
-    /// mutator wait if `record` (not inside a stall, which is recorded as a whole).
-    fn take_page(
-        &mut self,
-        kind: PageKind,
-        size: u64,
-        record: bool,
-    ) -> Result<Arc<Page>, AllocError> {
-        let start = Instant::now();
-        let start_ns = self.heap.now_ns();
-        let page = self.take_page_unrecorded(kind, size);
-        let took = start.elapsed();
-        if record && took >= PAGE_ALLOCATION_RECORD_MIN {
-            let heap = &self.heap;
-            heap.log()
-                .page_allocation(heap.start(), &self.shared.name, took);
-            heap.stats()
-                .lock()
-                .page_allocations
-                .push(PageAllocationRecord {
-                    thread: self.shared.name.clone(),
-                    start_at_ns: start_ns,
-                    duration_ns: took.as_nanos() as u64,
-                });
-        }
-        page
-    }
-
-    fn take_page_unrecorded(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, AllocError> {
-        loop {
-            let heap = self.heap.clone();
-            // The page is registered in `pages` only here, running again, and only if no Pause
-            // Mark Start ran while we were blocked: an object allocated on a page born before
-            // the current cycle would be neither marked nor "allocated since mark start", and a
-            // stale page registered while blocked could be freed as empty by Concurrent Select
-            // Relocation Set before we free it here (a double free).
-            let pages = heap.pages();
-            let page = self.blocking(|| pages.new_mutator_page(kind, size, heap.seqnum()))?;
-            if page.seqnum() == heap.seqnum() {
-                pages.register(&page);
-                return Ok(page);
-            }
-            pages.free_unregistered(&page);
-        }
-    }
-
-    /// Take a page; when the heap is full, stall (as a blocked thread) for a GC cycle, and
-    /// fail with out-of-memory if a whole cycle that started after the request did not help.
-    /// (Pacing, which should make stalls rare, happens per quantum allocated, in `alloc`.)
-    fn page_stalling(&mut self, kind: PageKind, size: u64) -> Result<Arc<Page>, OutOfMemory> {
-        match self.take_page(kind, size, true) {
-            Ok(p) => return Ok(p),
-            Err(AllocError::OutOfMemory { .. }) if self.heap.config().mode != Mode::Epsilon => {}
-            Err(e) => return Err(OutOfMemory(e)),
-        }
-        let start = Instant::now();
-        let start_ns = self.heap.now_ns();
-        let heap = self.heap.clone();
-        let control = heap.control();
-        let cycle_wait = CycleWait::begin(&heap);
-        control.begin_stall();
-        // The cycle that starts after this request must complete before we give up; until
-        // then retry whenever a page is freed (or every 10 ms).
-        let mut target = control.request(GcCause::AllocationStall);
-        let mut extra_cycles = 0;
-        let result = loop {
-            let (done, shutdown) = control.stall_progress(target);
-            match self.take_page(kind, size, false) {
-                Ok(p) => break Some(Ok(p)),
-                Err(AllocError::OutOfMemory { .. }) => {}
-                Err(e) => break Some(Err(e)),
-            }
-            if shutdown || cycle_wait.must_give_up() {
-                break None;
-            }
-            if done {
-                // Fail only if the completed cycle freed nothing for us. If it left room for
-                // this request and other threads took it first, wait for another cycle (a few
-                // at most), instead of reporting out-of-memory with a heap that is mostly
-                // garbage.
-                if extra_cycles < 4 && heap.last_cycle_left_room_for(size) {
-                    extra_cycles += 1;
-                    target = control.request(GcCause::AllocationStall);
-                    continue;
-                }
-                break None;
-            }
-            self.blocking(|| control.stall_wait(target));
-        };
-        control.end_stall();
-        drop(cycle_wait);
-        let failed = !matches!(result, Some(Ok(_)));
-        let dur = start.elapsed();
-        self.heap
-            .log()
-            .stall(self.heap.start(), &self.shared.name, dur);
-        self.heap.stats().lock().stalls.push(StallRecord {
-            thread: self.shared.name.clone(),
-            start_at_ns: start_ns,
-            duration_ns: dur.as_nanos() as u64,
-            failed,
-        });
-        match result {
-            Some(Ok(p)) => Ok(p),
-            Some(Err(e)) => Err(OutOfMemory(e)),
-            None => {
-                let u = self.heap.pages().usage();
-                Err(OutOfMemory(AllocError::OutOfMemory {
-                    requested: size,
-                    used: u.used,
-                    capacity: u.capacity,
-                }))
-            }
-        }
-    }
-
-    /// The pacing delay for `bytes` allocated, if the pacer asks for one: slept as a blocked
-    /// thread (pauses do not wait for it), recorded (the time held, and the delay imposed)
-    /// and logged.
-    fn pace(&self, bytes: u64) {
-        let heap = &self.heap;
-        let Some(delay) = heap.pacing_delay(bytes) else {
-            return;
-        };
-        let start_ns = heap.now_ns();
-        let t = Instant::now();
-        self.blocking(|| crate::threads::sleep_precisely(delay));
-        let held = t.elapsed();
-        heap.log().pacing(heap.start(), &self.shared.name, held);
-        heap.stats().lock().pacing.push(PacingRecord {
-            thread: self.shared.name.clone(),
-            start_at_ns: start_ns,
-            duration_ns: held.as_nanos() as u64,
-            imposed_ns: delay.as_nanos() as u64,
-        });
+        MutatorAllocation::alloc(self, shape, n_refs, n_bytes).map_err(OutOfMemory)
     }
 
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
@@ -546,6 +304,34 @@ impl Mutator {
             let n = control.request(cause);
             control.wait_for_cycle(n, || cycle_wait.must_give_up())
         })
+    }
+}
+
+/// The object allocator sees a mutator as the thread it allocates on.
+impl AllocatingThread for Mutator {
+    type Heap = HeapInner;
+
+    #[inline]
+    fn heap(&self) -> &HeapInner {
+        &self.heap
+    }
+
+    #[inline]
+    fn allocation(&mut self) -> &mut MutatorAllocation {
+        &mut self.allocation
+    }
+
+    fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
+        Mutator::blocking(self, f)
+    }
+
+    fn waiting_for_cycles<R>(&self, f: impl FnOnce(&dyn Fn() -> bool) -> R) -> R {
+        let cycle_wait = CycleWait::begin(&self.heap);
+        f(&|| cycle_wait.must_give_up())
     }
 }
 

@@ -7,9 +7,11 @@
 use gc_core::{AddressLayout, GoodColor};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
-/// The phase a mutator's barrier works in.
+/// The phase a mutator's barrier works in (ZGC's `ZGlobalPhase`): not a phase of the GC log
+/// or of the records (those are `GcPhase` and `PauseKind`), but which slow path a bad pointer
+/// takes, set only inside pauses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Phase {
+pub(crate) enum BarrierPhase {
     /// From Pause Mark Start to Pause Mark End: bad pointers are marked (and remapped).
     Mark,
     /// From Pause Mark End to Pause Relocate Start: marking is complete; weak references
@@ -48,7 +50,7 @@ impl GcState {
         GcState {
             layout,
             good: AtomicU8::new(enc_good(GoodColor::Remapped)),
-            phase: AtomicU8::new(Phase::Relocate as u8),
+            phase: AtomicU8::new(BarrierPhase::Relocate as u8),
             // Live maps treat 0 as "no cycle"; the first Pause Mark Start makes it 2.
             seqnum: AtomicU64::new(1),
         }
@@ -69,11 +71,11 @@ impl GcState {
     }
 
     #[inline]
-    pub(crate) fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> BarrierPhase {
         match self.phase.load(Ordering::Acquire) {
-            0 => Phase::Mark,
-            1 => Phase::MarkComplete,
-            _ => Phase::Relocate,
+            0 => BarrierPhase::Mark,
+            1 => BarrierPhase::MarkComplete,
+            _ => BarrierPhase::Relocate,
         }
     }
 
@@ -89,20 +91,22 @@ impl GcState {
         let mark = GoodColor::mark_color_for_cycle(cycle);
         self.seqnum.fetch_add(1, Ordering::AcqRel);
         self.good.store(enc_good(mark), Ordering::Release);
-        self.phase.store(Phase::Mark as u8, Ordering::Release);
+        self.phase
+            .store(BarrierPhase::Mark as u8, Ordering::Release);
         mark
     }
 
     /// Pause Mark End (successful).
     pub(crate) fn set_mark_complete(&self) {
         self.phase
-            .store(Phase::MarkComplete as u8, Ordering::Release);
+            .store(BarrierPhase::MarkComplete as u8, Ordering::Release);
     }
 
     /// Pause Relocate Start: good color = Remapped.
     pub(crate) fn flip_to_remapped(&self) {
         self.good
             .store(enc_good(GoodColor::Remapped), Ordering::Release);
-        self.phase.store(Phase::Relocate as u8, Ordering::Release);
+        self.phase
+            .store(BarrierPhase::Relocate as u8, Ordering::Release);
     }
 }

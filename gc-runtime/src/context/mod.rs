@@ -16,5 +16,5 @@ pub(crate) use cycle_control::{CycleControl, NextCycle};
 pub(crate) use forwarding::{Forwarding, InPlace, Relocation};
 pub(crate) use forwarding_index::ForwardingIndex;
 pub(crate) use gc_context::GcContext;
-pub(crate) use gc_state::{GcState, Phase};
+pub(crate) use gc_state::{BarrierPhase, GcState};
 pub(crate) use page_registry::PageRegistry;

@@ -49,7 +49,7 @@ use crate::observe::thread_cpu_ns;
 use crate::observe::GcCause;
 use crate::observe::GcPhase;
 use crate::observe::InjectedPanic;
-use crate::observe::{CycleRecord, PauseKind, PauseRecord, PhaseRecord};
+use crate::observe::{CycleRecord, PauseKind, PauseRecord};
 use crate::roots::MutatorShared;
 use crate::threads;
 use std::io::Write;
@@ -120,23 +120,12 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
 fn uncommit(heap: &HeapInner, u: &mut Uncommitter) {
     match u.tick(heap.pages()) {
         Ok(Some(done)) => {
-            heap.stats().lock().uncommitted_bytes += done.bytes;
-            heap.log().heap(
-                heap.start(),
-                format_args!(
-                    "Uncommitted {}M (committed {}M->{}M)",
-                    done.bytes >> 20,
-                    done.committed_before >> 20,
-                    done.committed_after >> 20
-                ),
-            );
+            heap.events()
+                .uncommitted(done.bytes, done.committed_before, done.committed_after)
         }
         Ok(None) => {}
         // The memory stays committed: the heap works on, it only keeps its footprint.
-        Err(e) => heap.log().heap(
-            heap.start(),
-            format_args!("Uncommit failed, memory kept: {e}"),
-        ),
+        Err(e) => heap.events().uncommit_failed(&e),
     }
 }
 
@@ -159,7 +148,7 @@ impl<'h> Cycle<'h> {
         Cycle {
             rec: CycleRecord {
                 cycle: n,
-                cause: cause.name().to_string(),
+                cause: cause.clone(),
                 start_at_ns: heap.now_ns(),
                 heap_before: heap.pages().used(),
                 heap_capacity: heap.pages().capacity(),
@@ -189,9 +178,7 @@ impl<'h> Cycle<'h> {
     /// in 44 of the 45 such waits over 1 ms of a 256 MiB and a 1 GiB run. The phase keeps its
     /// progress while the mutators run flat out: they are paced, and sleep.
     fn phase<R: Send>(&mut self, phase: GcPhase, f: impl FnOnce(&mut Self) -> R + Send) -> R {
-        let name = phase.name();
-        let start_at_ns = self.heap.now_ns();
-        let t = Instant::now();
+        let began = self.heap.events().begin();
         let r = if self.offload_phases() {
             let guard = self.heap.idle_class();
             let (r, cpu) = crate::threads::offload("gc-phase", guard, || f(self));
@@ -201,13 +188,7 @@ impl<'h> Cycle<'h> {
         } else {
             f(self)
         };
-        let d = t.elapsed();
-        self.heap.log().phase(self.heap.start(), self.n(), name, d);
-        self.rec.phases.push(PhaseRecord {
-            name: name.to_string(),
-            start_at_ns,
-            duration_ns: d.as_nanos() as u64,
-        });
+        self.heap.events().phase(&mut self.rec, phase, began);
         r
     }
 
@@ -236,8 +217,7 @@ impl<'h> Cycle<'h> {
         let ttsp = t1.duration_since(t0);
         let at = t2.duration_since(t1);
         let total = t2.duration_since(t0);
-        heap.log().phase(heap.start(), self.n(), kind.name(), total);
-        heap.stats().lock().pauses.push(PauseRecord {
+        let pause = PauseRecord {
             kind,
             cycle: self.n(),
             start_at_ns,
@@ -245,12 +225,8 @@ impl<'h> Cycle<'h> {
             at_safepoint_ns: at.as_nanos() as u64,
             total_ns: total.as_nanos() as u64,
             work_items: self.pause_work,
-        });
-        self.rec.phases.push(PhaseRecord {
-            name: kind.name().to_string(),
-            start_at_ns,
-            duration_ns: total.as_nanos() as u64,
-        });
+        };
+        heap.events().pause(&mut self.rec, pause);
         r
     }
 
@@ -351,8 +327,7 @@ impl<'h> Cycle<'h> {
         let h = self.heap;
         self.phase(GcPhase::ConcurrentProcessNonStrongReferences, |c| {
             let r = h.process_non_strong_references();
-            h.log().info(
-                h.start(),
+            h.events().info(
                 c.n(),
                 &format!(
                     "Weak handles: {} cleared, {} kept; {} dead direct-buffer owners",
@@ -377,8 +352,7 @@ impl<'h> Cycle<'h> {
         });
         self.rec.live_bytes = sel.live_bytes;
         self.rec.pages_freed_empty = sel.empty_pages_freed;
-        self.heap.log().info(
-            self.heap.start(),
+        self.heap.events().info(
             self.n(),
             &format!(
                 "Relocation Set: {} pages ({}K live), {} empty pages freed ({}M)",
@@ -398,8 +372,7 @@ impl<'h> Cycle<'h> {
         self.rec.direct_bytes_cleaned += c.bytes;
         if c.owners > 0 {
             let st = h.direct().stats();
-            h.log().info(
-                h.start(),
+            h.events().info(
                 self.n(),
                 &format!(
                     "Cleaners: {} run, {}K of direct memory freed; buffers hold {}K direct, \
@@ -461,8 +434,7 @@ impl<'h> Cycle<'h> {
         self.rec.idle_class_starvations = guard.starvations() - self.starvations0.0;
         self.rec.idle_class_raised = guard.raised() - self.starvations0.1;
         if self.rec.idle_class_starvations > 0 {
-            heap.log().info(
-                heap.start(),
+            heap.events().info(
                 self.n(),
                 &format!(
                     "Idle-class GC threads starved: {} (other threads kept every core busy), \
@@ -471,17 +443,7 @@ impl<'h> Cycle<'h> {
                 ),
             );
         }
-        heap.log().cycle(
-            heap.start(),
-            self.n(),
-            &self.rec.cause,
-            self.rec.heap_before,
-            self.rec.heap_after,
-            self.rec.heap_capacity,
-        );
-        let mut s = heap.stats().lock();
-        s.gc_cpu_ns += self.rec.gc_cpu_ns;
-        s.cycles.push(self.rec.clone());
+        heap.events().cycle(&self.rec);
         self.rec
     }
 }

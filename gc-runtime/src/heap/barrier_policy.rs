@@ -15,7 +15,7 @@
 //!   Relocate Start, when an unmarked referent reads as null ([`load_weak`]).
 
 use super::heap_inner::HeapInner;
-use crate::context::Phase;
+use crate::context::BarrierPhase;
 use crate::mark;
 use crate::roots::MutatorShared;
 use gc_core::{ColoredPtr, ColoredSlot, GoodColor, Offset, SlowPath};
@@ -34,8 +34,8 @@ impl SlowPath for MutatorSlowPath<'_> {
         let cx = &self.heap.cx;
         let layout = cx.layout();
         match cx.state.phase() {
-            Phase::Mark => mark::mark_barrier(cx, ptr, &mut |off| self.mark_push(off)),
-            Phase::MarkComplete => {
+            BarrierPhase::Mark => mark::mark_barrier(cx, ptr, &mut |off| self.mark_push(off)),
+            BarrierPhase::MarkComplete => {
                 let mark = cx.state.good();
                 let off = cx.forwarding.remap_if_stale(layout, ptr, mark);
                 debug_assert!(
@@ -44,7 +44,7 @@ impl SlowPath for MutatorSlowPath<'_> {
                 );
                 layout.good(off, mark)
             }
-            Phase::Relocate => layout.good(
+            BarrierPhase::Relocate => layout.good(
                 self.heap.relocate.relocate_or_remap(cx, layout.offset(ptr)),
                 GoodColor::Remapped,
             ),
@@ -68,7 +68,7 @@ pub(crate) fn load_weak(
     strong: impl FnOnce() -> ColoredPtr,
 ) -> ColoredPtr {
     let cx = &heap.cx;
-    if cx.state.phase() != Phase::MarkComplete {
+    if cx.state.phase() != BarrierPhase::MarkComplete {
         return strong();
     }
     let p = slot.load(Ordering::Acquire);

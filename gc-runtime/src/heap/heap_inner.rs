@@ -1,32 +1,30 @@
 //! The heap's collector state as a composition of subsystems (ZGC's `ZHeap`): the context
 //! every phase is handed ([`GcContext`]: phase state, pages, forwarding index, cycle monitor),
 //! the safepoint, the strong roots, the weak handles, the direct buffers, marking, relocation,
-//! the relocation set, the mutators' shared allocation state, the pacer, the statistics and
-//! the log. Each subsystem keeps its state private, and so does this struct: its fields are
+//! the relocation set, the object allocator, the pacer, and the event sink (the statistics,
+//! the log and their time base). Each subsystem keeps its state private, and so does this struct: its fields are
 //! visible only inside the `heap` folder. The driver runs a cycle through the phase methods of
 //! `phases.rs` (ZGC's `ZHeap::mark_start`, `mark_end`, `relocate_start`...); the mutators and
 //! the embedding API reach the subsystems they register with or read through the narrow
 //! accessors below.
 
-use super::object_allocator::ObjectAllocator;
+use super::object_allocator::{AllocationHeap, ObjectAllocator};
 use super::pacer::Pacer;
 use crate::config::{HeapConfig, Mode};
 use crate::context::{CycleControl, ForwardingIndex, GcContext, GcState, PageRegistry};
 use crate::direct::DirectBuffers;
 use crate::mark::Mark;
 use crate::mark::WeakProcessor;
-use crate::observe::GcLog;
-use crate::observe::GcStats;
+use crate::observe::GcEvents;
 use crate::observe::InjectedPanics;
 use crate::relocate::Relocate;
 use crate::relocate::RelocationSet;
 use crate::roots::{HandleTable, MutatorShared, Roots};
 use crate::threads::IdleClassGuard;
 use crate::threads::Safepoint;
-use gc_core::{AddressLayout, HeapError, PageAllocator, PageSizes};
-use parking_lot::Mutex;
+use gc_core::{AddressLayout, HeapError, PageAllocator};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 static NEXT_HEAP_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -46,10 +44,8 @@ pub(crate) struct HeapInner {
     pub(super) pacer: Pacer,
     pub(super) relocation_set: RelocationSet,
     pub(super) allocator: ObjectAllocator,
-    pub(super) stats: Mutex<GcStats>,
-    pub(super) log: GcLog,
-    /// The time base of the statistics and the log.
-    pub(super) start: Instant,
+    /// The statistics and the log, each event written to both, and their time base.
+    pub(super) events: GcEvents,
     /// Cores available to the process (GC workers are boosted to this many when mutators
     /// stall, and in the `stw` pause).
     pub(super) cores: usize,
@@ -85,9 +81,7 @@ impl HeapInner {
             pacer: Pacer::new(&config),
             relocation_set: RelocationSet::default(),
             allocator: ObjectAllocator::default(),
-            stats: Mutex::new(GcStats::default()),
-            log: GcLog::new(config.log),
-            start: Instant::now(),
+            events: GcEvents::new(config.log),
             cores,
             injected_panics: InjectedPanics::default(),
             config,
@@ -111,20 +105,10 @@ impl HeapInner {
         self.cores
     }
 
-    /// The time base of the statistics and the log.
+    /// The statistics and the log: every event is one call here.
     #[inline]
-    pub(crate) fn start(&self) -> Instant {
-        self.start
-    }
-
-    #[inline]
-    pub(crate) fn stats(&self) -> &Mutex<GcStats> {
-        &self.stats
-    }
-
-    #[inline]
-    pub(crate) fn log(&self) -> &GcLog {
-        &self.log
+    pub(crate) fn events(&self) -> &GcEvents {
+        &self.events
     }
 
     #[inline]
@@ -138,12 +122,6 @@ impl HeapInner {
         &self.cx.state
     }
 
-    /// The sequence number of the current cycle (pages of an older one are not bumped).
-    #[inline]
-    pub(crate) fn seqnum(&self) -> u64 {
-        self.cx.state.seqnum()
-    }
-
     /// The address layout: views, colors, offsets.
     #[inline]
     pub(crate) fn layout(&self) -> AddressLayout {
@@ -154,12 +132,6 @@ impl HeapInner {
     #[inline]
     pub(crate) fn pages(&self) -> &PageRegistry {
         &self.cx.pages
-    }
-
-    /// The sizes of small and medium pages.
-    #[inline]
-    pub(crate) fn page_sizes(&self) -> PageSizes {
-        *self.cx.pages.sizes()
     }
 
     /// Cycle requests, counters and stall bookkeeping.
@@ -204,17 +176,10 @@ impl HeapInner {
         &self.direct
     }
 
-    /// The mutators' shared allocation state.
+    /// The mutators' shared allocation state (bytes allocated).
     #[inline]
     pub(crate) fn allocator(&self) -> &ObjectAllocator {
         &self.allocator
-    }
-
-    /// How long a mutator that allocated `bytes` since its last check should be delayed, if
-    /// at all (see `Pacer::delay_for`).
-    #[inline]
-    pub(crate) fn pacing_delay(&self, bytes: u64) -> Option<Duration> {
-        self.pacer.delay_for(&self.cx, bytes)
     }
 
     /// True if the pacer delayed a mutator within `d`.
@@ -229,15 +194,35 @@ impl HeapInner {
 
     /// Nanoseconds since the heap was created.
     pub(crate) fn now_ns(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+        self.events.now_ns()
+    }
+}
+
+/// What an allocation reads of the heap (see `object_allocator`).
+impl AllocationHeap for HeapInner {
+    #[inline]
+    fn config(&self) -> &HeapConfig {
+        &self.config
     }
 
-    /// True if the live data the last completed cycle found leaves room for `size` more
-    /// bytes of mutator pages: a stalled allocation that still failed lost what that cycle
-    /// freed to other threads, and should wait for another cycle rather than fail.
-    pub(crate) fn last_cycle_left_room_for(&self, size: u64) -> bool {
-        let live = self.stats.lock().cycles.last().map(|c| c.live_bytes);
-        live.is_some_and(|l| self.cx.pages.room_after(l, size))
+    #[inline]
+    fn cx(&self) -> &GcContext {
+        &self.cx
+    }
+
+    #[inline]
+    fn pacing_delay(&self, bytes: u64) -> Option<Duration> {
+        self.pacer.delay_for(&self.cx, bytes)
+    }
+
+    #[inline]
+    fn events(&self) -> &GcEvents {
+        &self.events
+    }
+
+    #[inline]
+    fn shared(&self) -> &ObjectAllocator {
+        &self.allocator
     }
 }
 

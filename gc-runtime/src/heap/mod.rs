@@ -1,9 +1,10 @@
 //! The heap's collector state as one composition (ZGC's `ZHeap`): [`HeapInner`] owns one
 //! instance of every subsystem and keeps them private; the driver runs a cycle through its
 //! phase methods, and the embedding API reaches the subsystems only through its narrow
-//! accessors. Beside it: the mutators' shared allocation state (`ZObjectAllocator`), the pacer,
-//! the barrier's slow path per phase (`ZBarrier`), the verifier (`ZVerify`) and the memory
-//! report, which read the composition from inside.
+//! accessors. Beside it: object allocation (`ZObjectAllocator`: the mutators' pages, page
+//! refills, pacing delays and allocation stalls), the pacer, the barrier's slow path per
+//! phase (`ZBarrier`), the verifier (`ZVerify`) and the memory report, which read the
+//! composition from inside.
 
 mod barrier_policy;
 mod heap_inner;
@@ -16,4 +17,5 @@ mod verifier;
 pub(crate) use barrier_policy::{load_weak, MutatorSlowPath};
 pub(crate) use heap_inner::HeapInner;
 pub use memory_report::MemoryReport;
+pub(crate) use object_allocator::{AllocatingThread, MutatorAllocation};
 pub(crate) use verifier::{verify, VerifyPoint};

@@ -1,12 +1,41 @@
-//! The mutators' shared allocation state (ZGC's `ZObjectAllocator`): the medium page all
-//! mutators bump-allocate into with a CAS, and the count of bytes allocated. Small objects go
-//! to each mutator's private page (kept in the `Mutator`), large ones to a page of their own.
+//! Object allocation (ZGC's `ZObjectAllocator`): where a mutator's objects go and what it waits
+//! for when memory is short. Small objects are bump-allocated without atomic read-modify-write
+//! on the mutator's private small page ([`MutatorAllocation`], the state each mutator keeps),
+//! medium ones with a CAS on the medium page all mutators share ([`ObjectAllocator`], the
+//! heap's state, which also counts the bytes allocated), large ones on a page of their own.
+//!
+//! Only a page refill leaves the fast path. A new page is taken as a blocked thread (a pause
+//! need not wait for it); one that had to be committed and mapped, not handed out from the
+//! page cache, can take milliseconds and is recorded as a mutator wait. While a cycle runs,
+//! every quantum of bytes allocated asks the pacer for a short delay (the rule is `pacer`'s);
+//! when the heap is full anyway the mutator stalls for a GC cycle, and fails with
+//! out-of-memory only if a whole cycle that started after its request did not help. Every
+//! wait is one call on the heap's event sink, which logs and records it.
+//!
+//! The allocator knows the allocating thread only as an [`AllocatingThread`]: its allocation
+//! state, its heap, its name, how it blocks, how it waits for cycles (the embedding API's
+//! mutator, which owns the thread's safepoint state and its registry of other heaps); and the
+//! heap only as an [`AllocationHeap`], the parts of it an allocation reads. Both are generic
+//! parameters, so the fast path is compiled for the mutator and reads everything through the
+//! one mutator pointer.
 
-use gc_core::{Offset, Page};
+use crate::config::{HeapConfig, Mode};
+use crate::context::GcContext;
+use crate::observe::{GcCause, GcEvents};
+use gc_core::{
+    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, View,
+};
 use parking_lot::Mutex;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
+/// Bytes a mutator allocates before it adds them to the heap's shared count.
+const COUNT_BATCH: u64 = 64 << 10;
+
+/// The heap's shared allocation state: the medium page all mutators bump-allocate into with a
+/// CAS, and the count of bytes allocated.
 #[derive(Default)]
 pub(crate) struct ObjectAllocator {
     /// The medium page mutators share.
@@ -17,7 +46,7 @@ pub(crate) struct ObjectAllocator {
 impl ObjectAllocator {
     /// `size` bytes on the shared medium page, if it was born with `seqnum` (a page from
     /// before the last Pause Mark Start is retired) and has room.
-    pub(crate) fn alloc_medium(&self, size: u64, seqnum: u64) -> Option<Offset> {
+    fn alloc_medium(&self, size: u64, seqnum: u64) -> Option<Offset> {
         let shared = self.shared_medium.lock();
         shared
             .as_ref()
@@ -27,13 +56,13 @@ impl ObjectAllocator {
 
     /// Make `page` the shared medium page. If another thread installed one meanwhile, that
     /// page keeps only what was allocated on it so far.
-    pub(crate) fn install_medium(&self, page: Arc<Page>) {
+    fn install_medium(&self, page: Arc<Page>) {
         *self.shared_medium.lock() = Some(page);
     }
 
     /// Count `size` allocated bytes.
     #[inline]
-    pub(crate) fn count(&self, size: u64) {
+    fn count(&self, size: u64) {
         self.allocated.fetch_add(size, Ordering::Relaxed);
     }
 
@@ -41,4 +70,305 @@ impl ObjectAllocator {
     pub(crate) fn allocated(&self) -> u64 {
         self.allocated.load(Ordering::Relaxed)
     }
+}
+
+/// What an allocation reads of the heap (`HeapInner` is the one heap): its settings, the
+/// collector's context (phase state, pages, cycle requests), the pacer's decision, the event
+/// sink and the shared allocation state.
+pub(crate) trait AllocationHeap {
+    fn config(&self) -> &HeapConfig;
+    fn cx(&self) -> &GcContext;
+    /// How long to delay a mutator that allocated `bytes` since its last check, if at all
+    /// (the pacer's `delay_for`).
+    fn pacing_delay(&self, bytes: u64) -> Option<Duration>;
+    fn events(&self) -> &GcEvents;
+    fn shared(&self) -> &ObjectAllocator;
+}
+
+/// The thread an allocation runs on, as the allocator needs it.
+pub(crate) trait AllocatingThread {
+    type Heap: AllocationHeap;
+
+    /// The heap it allocates in.
+    fn heap(&self) -> &Self::Heap;
+
+    /// Its own allocation state.
+    fn allocation(&mut self) -> &mut MutatorAllocation;
+
+    /// Its name in records and the log.
+    fn name(&self) -> &str;
+
+    /// Run `f` as a blocked thread (pauses do not wait for it); on the way out, wait while a
+    /// pause is in progress.
+    fn blocking<R>(&self, f: impl FnOnce() -> R) -> R;
+
+    /// Run `f`, a wait for GC cycles of this heap; the test `f` is given says the wait must
+    /// end now, unsatisfied (it would wait for ever on a thread waiting for it at another
+    /// heap).
+    fn waiting_for_cycles<R>(&self, f: impl FnOnce(&dyn Fn() -> bool) -> R) -> R;
+}
+
+/// A mutator's own allocation state (ZGC's per-thread small page): its private small page,
+/// the bytes allocated since its last pacing decision, and the bytes not yet added to the
+/// heap's count.
+#[derive(Default)]
+pub(crate) struct MutatorAllocation {
+    small: Option<Arc<Page>>,
+    /// Bytes allocated since the last pacing decision (see `pacer`).
+    unpaced: u64,
+    /// Bytes allocated and not yet added to the heap's shared count (one atomic add per
+    /// [`COUNT_BATCH`] bytes instead of one per object; flushed also when the outermost scope
+    /// ends and at detach).
+    uncounted: Cell<u64>,
+}
+
+impl MutatorAllocation {
+    /// Adds the bytes this mutator allocated since the last flush to the heap's count.
+    pub(crate) fn count_allocated(&self, heap: &impl AllocationHeap) {
+        let uncounted = self.uncounted.replace(0);
+        if uncounted != 0 {
+            heap.shared().count(uncounted);
+        }
+    }
+
+    /// Allocate and initialize an object on `thread`; returns its good-colored pointer.
+    #[inline]
+    pub(crate) fn alloc<T: AllocatingThread>(
+        thread: &mut T,
+        shape: u32,
+        n_refs: u32,
+        n_bytes: u64,
+    ) -> Result<ColoredPtr, AllocError> {
+        let size = object_size(n_refs as u64, n_bytes)?;
+        // Pacing: one decision per quantum allocated (an object larger than a quantum is one
+        // of its own size), before the allocation that completes it.
+        let quantum = thread.heap().config().pacing.quantum;
+        let a = thread.allocation();
+        a.unpaced += size;
+        if a.unpaced >= quantum {
+            let bytes = std::mem::take(&mut a.unpaced);
+            pace(thread, bytes);
+        }
+        let heap = thread.heap();
+        let sizes = *heap.cx().pages.sizes();
+        if size > sizes.object_max {
+            return Err(AllocError::ObjectTooLarge {
+                size,
+                max: sizes.object_max,
+            });
+        }
+        let offset = match sizes.kind_for(size) {
+            PageKind::Small => Self::alloc_small(thread, size)?,
+            PageKind::Medium => alloc_medium(thread, size)?,
+            PageKind::Large => {
+                let page = page_stalling(
+                    thread,
+                    PageKind::Large,
+                    sizes.page_size(PageKind::Large, size),
+                )?;
+                page.alloc_private(size)
+                    .expect("a large page holds its object")
+            }
+        };
+        let heap = thread.heap();
+        let layout = heap.cx().layout();
+        let addr = layout.address(offset, View::Remapped);
+        // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
+        unsafe {
+            Object::init(
+                addr,
+                ObjectHeader {
+                    shape,
+                    n_refs,
+                    n_bytes,
+                },
+            )
+        };
+        let good = layout.good(offset, heap.cx().state.good());
+        let a = thread.allocation();
+        let uncounted = a.uncounted.get() + size;
+        if uncounted >= COUNT_BATCH {
+            a.uncounted.set(0);
+            thread.heap().shared().count(uncounted);
+        } else {
+            a.uncounted.set(uncounted);
+        }
+        Ok(good)
+    }
+
+    #[inline]
+    fn alloc_small<T: AllocatingThread>(thread: &mut T, size: u64) -> Result<Offset, AllocError> {
+        let seq = thread.heap().cx().state.seqnum();
+        if let Some(p) = &thread.allocation().small {
+            // A page from before the last Pause Mark Start is retired: never allocate into it.
+            if p.seqnum() == seq {
+                if let Some(off) = p.alloc_private(size) {
+                    return Ok(off);
+                }
+            }
+        }
+        thread.allocation().small = None;
+        let small = thread.heap().cx().pages.sizes().small;
+        let page = page_stalling(thread, PageKind::Small, small)?;
+        let off = page
+            .alloc_private(size)
+            .expect("a fresh small page fits a small object");
+        thread.allocation().small = Some(page);
+        Ok(off)
+    }
+}
+
+fn alloc_medium(thread: &impl AllocatingThread, size: u64) -> Result<Offset, AllocError> {
+    let heap = thread.heap();
+    let seq = heap.cx().state.seqnum();
+    if let Some(off) = heap.shared().alloc_medium(size, seq) {
+        return Ok(off);
+    }
+    // The shared page is full (or retired): take a new one.
+    let medium = heap
+        .cx()
+        .pages
+        .sizes()
+        .medium
+        .expect("medium pages enabled");
+    let page = page_stalling(thread, PageKind::Medium, medium)?;
+    let off = page
+        .alloc_shared(size)
+        .expect("a fresh medium page fits a medium object");
+    heap.shared().install_medium(page);
+    Ok(off)
+}
+
+/// Take a new page (without stalling). One that took `PAGE_ALLOCATION_RECORD_MIN` or longer
+/// (memory committed and mapped, not a page from the cache) is recorded as a mutator wait if
+/// `record` (not inside a stall, which is recorded as a whole).
+fn take_page(
+    thread: &impl AllocatingThread,
+    kind: PageKind,
+    size: u64,
+    record: bool,
+) -> Result<Arc<Page>, AllocError> {
+    let events = thread.heap().events();
+    let began = events.begin();
+    let page = take_page_unrecorded(thread, kind, size);
+    if record {
+        events.page_allocation(thread.name(), began);
+    }
+    page
+}
+
+/// Take a new page. Committing and mapping memory can take a millisecond (page faults,
+/// `fallocate`), so it runs as a blocked thread: a pause need not wait for it. A Pause Mark
+/// Start may run meanwhile; a page born before it must never receive this cycle's objects
+/// (they would be neither marked nor "allocated since Mark Start"), so such a page is given
+/// back and another taken.
+fn take_page_unrecorded(
+    thread: &impl AllocatingThread,
+    kind: PageKind,
+    size: u64,
+) -> Result<Arc<Page>, AllocError> {
+    let cx = thread.heap().cx();
+    let (pages, state) = (&cx.pages, &cx.state);
+    loop {
+        // The page is registered in `pages` only here, running again, and only if no Pause
+        // Mark Start ran while we were blocked: an object allocated on a page born before
+        // the current cycle would be neither marked nor "allocated since mark start", and a
+        // stale page registered while blocked could be freed as empty by Concurrent Select
+        // Relocation Set before we free it here (a double free).
+        let page = thread.blocking(|| pages.new_mutator_page(kind, size, state.seqnum()))?;
+        if page.seqnum() == state.seqnum() {
+            pages.register(&page);
+            return Ok(page);
+        }
+        pages.free_unregistered(&page);
+    }
+}
+
+/// True if the live data the last completed cycle found leaves room for `size` more bytes of
+/// mutator pages: a stalled allocation that still failed lost what that cycle freed to other
+/// threads, and should wait for another cycle rather than fail.
+fn last_cycle_left_room_for(heap: &impl AllocationHeap, size: u64) -> bool {
+    let live = heap.events().last_cycle_live_bytes();
+    live.is_some_and(|l| heap.cx().pages.room_after(l, size))
+}
+
+/// Take a page; when the heap is full, stall (as a blocked thread) for a GC cycle, and fail
+/// with out-of-memory if a whole cycle that started after the request did not help. (Pacing,
+/// which should make stalls rare, happens per quantum allocated, in `alloc`.)
+#[cold]
+#[inline(never)]
+fn page_stalling(
+    thread: &impl AllocatingThread,
+    kind: PageKind,
+    size: u64,
+) -> Result<Arc<Page>, AllocError> {
+    let heap = thread.heap();
+    match take_page(thread, kind, size, true) {
+        Ok(p) => return Ok(p),
+        Err(AllocError::OutOfMemory { .. }) if heap.config().mode != Mode::Epsilon => {}
+        Err(e) => return Err(e),
+    }
+    let began = heap.events().begin();
+    let control = &heap.cx().control;
+    let result = thread.waiting_for_cycles(|must_give_up| {
+        control.begin_stall();
+        // The cycle that starts after this request must complete before we give up; until
+        // then retry whenever a page is freed (or every 10 ms).
+        let mut target = control.request(GcCause::AllocationStall);
+        let mut extra_cycles = 0;
+        let result = loop {
+            let (done, shutdown) = control.stall_progress(target);
+            match take_page(thread, kind, size, false) {
+                Ok(p) => break Some(Ok(p)),
+                Err(AllocError::OutOfMemory { .. }) => {}
+                Err(e) => break Some(Err(e)),
+            }
+            if shutdown || must_give_up() {
+                break None;
+            }
+            if done {
+                // Fail only if the completed cycle freed nothing for us. If it left room for
+                // this request and other threads took it first, wait for another cycle (a
+                // few at most), instead of reporting out-of-memory with a heap that is
+                // mostly garbage.
+                if extra_cycles < 4 && last_cycle_left_room_for(heap, size) {
+                    extra_cycles += 1;
+                    target = control.request(GcCause::AllocationStall);
+                    continue;
+                }
+                break None;
+            }
+            thread.blocking(|| control.stall_wait(target));
+        };
+        control.end_stall();
+        result
+    });
+    let failed = !matches!(result, Some(Ok(_)));
+    heap.events().allocation_stall(thread.name(), began, failed);
+    match result {
+        Some(r) => r,
+        None => {
+            let u = heap.cx().pages.usage();
+            Err(AllocError::OutOfMemory {
+                requested: size,
+                used: u.used,
+                capacity: u.capacity,
+            })
+        }
+    }
+}
+
+/// The pacing delay for `bytes` allocated, if the pacer asks for one: slept as a blocked
+/// thread (pauses do not wait for it), recorded (the time held, and the delay imposed) and
+/// logged.
+#[cold]
+#[inline(never)]
+fn pace(thread: &impl AllocatingThread, bytes: u64) {
+    let heap = thread.heap();
+    let Some(delay) = heap.pacing_delay(bytes) else {
+        return;
+    };
+    let began = heap.events().begin();
+    thread.blocking(|| crate::threads::sleep_precisely(delay));
+    heap.events().pacing(thread.name(), began, delay);
 }

@@ -1,9 +1,13 @@
 //! Why a GC cycle runs (HotSpot's `GCCause`): the director's rules, an allocation stall, or an
 //! explicit request with the embedder's own label. Its `name()` is the string the GC log, the
-//! cycle records and the reports show.
+//! cycle records and the reports show; records serialize it as that name and read it back (a
+//! name no rule has is an explicit request's label).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::cmp::Ordering;
 
 /// The cause of one GC cycle.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum GcCause {
     /// A mutator is waiting for memory.
     AllocationStall,
@@ -30,6 +34,19 @@ pub enum GcCause {
 }
 
 impl GcCause {
+    /// Every cause but an explicit request.
+    pub const RULES: [GcCause; 9] = [
+        GcCause::AllocationStall,
+        GcCause::Continuous,
+        GcCause::Warmup,
+        GcCause::Timer,
+        GcCause::HeapTarget,
+        GcCause::AllocationRate,
+        GcCause::HighUsage,
+        GcCause::Proactive,
+        GcCause::DirectMemory,
+    ];
+
     /// The name in logs and records.
     pub fn name(&self) -> &str {
         match self {
@@ -45,10 +62,78 @@ impl GcCause {
             GcCause::Explicit(label) => label,
         }
     }
+
+    /// The cause named `name` in logs and records: one of [`GcCause::RULES`], or else an
+    /// explicit request labelled `name` (so an explicit request labelled like a rule reads
+    /// back as that rule).
+    pub fn from_name(name: &str) -> GcCause {
+        GcCause::RULES
+            .into_iter()
+            .find(|c| c.name() == name)
+            .unwrap_or_else(|| GcCause::Explicit(name.to_string()))
+    }
+
+    /// True for `Heap::collect` and `Scope::collect`.
+    pub fn is_explicit(&self) -> bool {
+        matches!(self, GcCause::Explicit(_))
+    }
+}
+
+impl Default for GcCause {
+    /// An explicit request without a label (the cause of a record built by hand).
+    fn default() -> Self {
+        GcCause::Explicit(String::new())
+    }
+}
+
+impl Serialize for GcCause {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for GcCause {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(GcCause::from_name(&String::deserialize(d)?))
+    }
+}
+
+impl PartialOrd for GcCause {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// By name, so maps keyed by cause list them as they did by string (a rule before an explicit
+/// request of the same label).
+impl Ord for GcCause {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.name()
+            .cmp(other.name())
+            .then(self.is_explicit().cmp(&other.is_explicit()))
+    }
 }
 
 impl std::fmt::Display for GcCause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_serialize_as_their_names_and_read_back() {
+        let mut all = GcCause::RULES.to_vec();
+        all.push(GcCause::Explicit("System.gc".into()));
+        for c in all {
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.name()));
+            assert_eq!(serde_json::from_str::<GcCause>(&json).unwrap(), c);
+        }
+        assert!(GcCause::Warmup < GcCause::Explicit("Warmup".into()));
+        assert!(GcCause::AllocationRate < GcCause::AllocationStall);
     }
 }

@@ -1,12 +1,14 @@
-//! The `-Xlog:gc`-style log, on stderr: one line per cycle and allocation stall at level
-//! `gc`, plus one per phase and pause at level `phases`, plus one per pacing delay at level
-//! `debug`. Turn it on with the heap's
-//! `log` setting or the `ZRS_GC_LOG` environment variable.
+//! The `-Xlog:gc`-style log, on stderr: one line per cycle and allocation stall (for heap or
+//! for direct memory) at level `gc`, plus one per phase and pause at level `phases`, plus one
+//! per pacing delay and slow page allocation at level `debug`. Turn it on with the heap's
+//! `log` setting or the `ZRS_GC_LOG` environment variable. Only the event sink
+//! (`event_sink`) writes it, with the time base it owns.
 //!
 //! ```text
 //! [1.234s][info][gc] GC(3) Garbage Collection (Allocation Rate) 512M(25%)->128M(6%)
 //! [1.230s][info][gc,phases] GC(3) Pause Mark Start 0.021ms
 //! [2.001s][info][gc] Allocation Stall (main) 12.345ms
+//! [2.050s][info][gc] Direct Memory Stall (main) 3.210ms
 //! [2.107s][debug][gc,pacing] Pacing (main) 0.750ms
 //! [305.0s][info][gc,heap] Uncommitted 192M (committed 256M->64M)
 //! ```
@@ -15,8 +17,11 @@ use crate::config::LogLevel;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-pub(crate) struct GcLog {
+pub(super) struct GcLog {
     level: LogLevel,
+    /// The lines written, kept for the crate's unit tests.
+    #[cfg(test)]
+    pub(super) written: parking_lot::Mutex<Vec<String>>,
 }
 
 fn mb(bytes: u64) -> u64 {
@@ -28,8 +33,12 @@ fn pct(part: u64, whole: u64) -> u64 {
 }
 
 impl GcLog {
-    pub(crate) fn new(level: LogLevel) -> Self {
-        GcLog { level }
+    pub(super) fn new(level: LogLevel) -> Self {
+        GcLog {
+            level,
+            #[cfg(test)]
+            written: Default::default(),
+        }
     }
 
     fn line(&self, start: Instant, tags: &str, msg: std::fmt::Arguments<'_>) {
@@ -38,11 +47,15 @@ impl GcLog {
 
     fn line_at(&self, start: Instant, level: &str, tags: &str, msg: std::fmt::Arguments<'_>) {
         let t = start.elapsed().as_secs_f64();
+        #[cfg(test)]
+        self.written
+            .lock()
+            .push(format!("[{t:.3}s][{level}][{tags}] {msg}"));
         let mut e = std::io::stderr().lock();
         let _ = writeln!(e, "[{t:.3}s][{level}][{tags}] {msg}");
     }
 
-    pub(crate) fn phase(&self, start: Instant, cycle: u64, name: &str, d: Duration) {
+    pub(super) fn phase(&self, start: Instant, cycle: u64, name: &str, d: Duration) {
         if self.level >= LogLevel::Phases {
             self.line(
                 start,
@@ -52,7 +65,7 @@ impl GcLog {
         }
     }
 
-    pub(crate) fn cycle(
+    pub(super) fn cycle(
         &self,
         start: Instant,
         cycle: u64,
@@ -76,7 +89,7 @@ impl GcLog {
         }
     }
 
-    pub(crate) fn stall(&self, start: Instant, thread: &str, d: Duration) {
+    pub(super) fn stall(&self, start: Instant, thread: &str, d: Duration) {
         if self.level >= LogLevel::Gc {
             self.line(
                 start,
@@ -90,15 +103,29 @@ impl GcLog {
         }
     }
 
+    /// A wait for "Direct Memory" cycles at the direct-memory limit.
+    pub(super) fn direct_memory_stall(&self, start: Instant, thread: &str, d: Duration) {
+        if self.level >= LogLevel::Gc {
+            self.line(
+                start,
+                "gc",
+                format_args!(
+                    "Direct Memory Stall ({thread}) {:.3}ms",
+                    d.as_secs_f64() * 1e3
+                ),
+            );
+        }
+    }
+
     /// A heap event between cycles (memory given back to the operating system).
-    pub(crate) fn heap(&self, start: Instant, msg: std::fmt::Arguments<'_>) {
+    pub(super) fn heap(&self, start: Instant, msg: std::fmt::Arguments<'_>) {
         if self.level >= LogLevel::Gc {
             self.line(start, "gc,heap", msg);
         }
     }
 
     /// A pacing delay `d` imposed on `thread` (see `pacer`).
-    pub(crate) fn pacing(&self, start: Instant, thread: &str, d: Duration) {
+    pub(super) fn pacing(&self, start: Instant, thread: &str, d: Duration) {
         if self.level >= LogLevel::Debug {
             self.line_at(
                 start,
@@ -109,7 +136,7 @@ impl GcLog {
         }
     }
 
-    pub(crate) fn page_allocation(&self, start: Instant, thread: &str, d: Duration) {
+    pub(super) fn page_allocation(&self, start: Instant, thread: &str, d: Duration) {
         if self.level >= LogLevel::Debug {
             self.line_at(
                 start,
@@ -120,7 +147,7 @@ impl GcLog {
         }
     }
 
-    pub(crate) fn info(&self, start: Instant, cycle: u64, msg: &str) {
+    pub(super) fn info(&self, start: Instant, cycle: u64, msg: &str) {
         if self.level >= LogLevel::Phases {
             self.line(start, "gc,phases", format_args!("GC({cycle}) {msg}"));
         }

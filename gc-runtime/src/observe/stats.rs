@@ -1,35 +1,13 @@
 //! Statistics an embedder can read and serialize: every pause, every cycle, every allocation
 //! stall and pacing delay, heap usage (ZGC's `ZStatistics`, in the units of `-Xlog:gc`).
 //!
-//! Times are nanoseconds; `*_at_ns` timestamps count from the heap's creation.
+//! Times are nanoseconds; `*_at_ns` timestamps count from the heap's creation. Pauses, phases
+//! and causes are the enums of `gc_phase` and `gc_cause`, serialized as their log names.
 
 use serde::{Deserialize, Serialize};
 
-/// The three pauses of a cycle, plus the single pause of the `stw` mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum PauseKind {
-    #[serde(rename = "Pause Mark Start")]
-    MarkStart,
-    #[serde(rename = "Pause Mark End")]
-    MarkEnd,
-    #[serde(rename = "Pause Relocate Start")]
-    RelocateStart,
-    /// The whole cycle inside one pause (`stw` mode).
-    #[serde(rename = "Pause Full")]
-    Full,
-}
-
-impl PauseKind {
-    /// The name in logs and records.
-    pub fn name(self) -> &'static str {
-        match self {
-            PauseKind::MarkStart => "Pause Mark Start",
-            PauseKind::MarkEnd => "Pause Mark End",
-            PauseKind::RelocateStart => "Pause Relocate Start",
-            PauseKind::Full => "Pause Full",
-        }
-    }
-}
+pub use super::gc_cause::GcCause;
+pub use super::gc_phase::{CyclePhase, GcPhase, PauseKind};
 
 /// One stop-the-world pause.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,8 +34,8 @@ pub struct PauseRecord {
 /// One concurrent (or stop-the-world) phase of a cycle.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PhaseRecord {
-    /// Log name, e.g. "Concurrent Mark".
-    pub name: String,
+    /// The pause or phase, serialized as its log name, e.g. "Concurrent Mark".
+    pub name: CyclePhase,
     pub start_at_ns: u64,
     pub duration_ns: u64,
 }
@@ -66,8 +44,9 @@ pub struct PhaseRecord {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CycleRecord {
     pub cycle: u64,
-    /// Director cause, e.g. "Allocation Rate", "Warmup", "System.gc".
-    pub cause: String,
+    /// Why the cycle ran, serialized as its log name, e.g. "Allocation Rate", "Warmup",
+    /// "System.gc".
+    pub cause: GcCause,
     pub start_at_ns: u64,
     pub duration_ns: u64,
     /// Phases in order, pauses included (named as the pauses).

@@ -125,7 +125,7 @@ pub fn chrome_trace(results: &[RunResult]) -> Value {
             ));
             for ph in &c.phases {
                 events.push(complete(
-                    &ph.name,
+                    ph.name.name(),
                     "gc_phase",
                     pid,
                     TID_PHASES,
