@@ -1,7 +1,8 @@
 //! The `-Xlog:gc`-style log, on stderr: one line per cycle and allocation stall (for heap or
 //! for direct memory) at level `gc`, plus one per phase and pause at level `phases`, plus one
 //! per pacing delay and slow page allocation at level `debug`. Turn it on with the heap's
-//! `log` setting or the `ZRS_GC_LOG` environment variable. Only the event sink
+//! `log` setting, or with the `ZRS_GC_LOG` environment variable in a program that builds its
+//! configuration with `HeapConfig::from_env` (the sweep and lox do). Only the event sink
 //! (`event_sink`) writes it, with the time base it owns.
 //!
 //! ```text
