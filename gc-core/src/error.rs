@@ -64,6 +64,19 @@ pub enum HeapError {
         granules: u64,
         suggested: u64,
     },
+    /// A call on the heap views named a range they do not own (`Views::map`, `Views::unmap`):
+    /// a bug in the caller, refused so that no other mapping is replaced.
+    #[error(
+        "{what}: range {start:#x}+{len:#x} is not whole granules inside the views' reservation \
+         {reserved_start:#x}..{reserved_end:#x}; nothing was changed"
+    )]
+    RangeOutsideReservation {
+        what: &'static str,
+        start: u64,
+        len: u64,
+        reserved_start: u64,
+        reserved_end: u64,
+    },
     /// A policy setting of the runtime (not the heap geometry) is out of range.
     #[error("{setting} {problem}")]
     InvalidSetting {

@@ -3,9 +3,12 @@
 //! to its page's relocation-set entry.
 //!
 //! A value spans the granules of its range. Readers look entries up lock-free inside a
-//! `crossbeam-epoch` guard; the map holds one `Arc` reference per entered value, and removing
-//! a value defers dropping that reference until no guard that could have seen it is still
-//! pinned, so a lookup never touches a freed value.
+//! `crossbeam-epoch` guard; each granule's entry holds its own `Arc` reference, and an entry
+//! replaced or removed defers dropping its reference until no guard that could have seen it
+//! is still pinned, so a lookup never touches a freed value. Because no entry shares its
+//! reference, no call can free a value another entry still names — whatever ranges it is
+//! given (a value entered over a taken granule, or removed from part of its range, costs
+//! only that granule's reference): the map's safety rests on no caller contract.
 
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
@@ -46,37 +49,47 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
     /// The granule indices of `[start, start + size)`; panics outside the map.
     fn range(&self, start: Offset, size: u64) -> std::ops::Range<usize> {
         let first = self.index(start).expect("range inside the map");
-        let n = (size / GRANULE_SIZE) as usize;
-        assert!(first + n <= self.entries.len(), "range inside the map");
-        first..first + n
+        let n = usize::try_from(size / GRANULE_SIZE).unwrap_or(usize::MAX);
+        let end = first.checked_add(n).filter(|&e| e <= self.entries.len());
+        first..end.expect("range inside the map")
     }
 
-    /// Enter `value` for the granules of `[start, start + size)`, which must be empty; the
-    /// map keeps one reference until [`Self::remove`].
+    /// Enter `value` for the granules of `[start, start + size)`, which should be empty (a
+    /// value entered before is replaced); each granule keeps one reference until
+    /// [`Self::remove`]. Panics if the range is not inside the map.
     pub fn insert(&self, start: Offset, size: u64, value: &Arc<T>) {
-        let raw = Arc::into_raw(value.clone()) as *mut T;
         for i in self.range(start, size) {
+            let raw = Arc::into_raw(value.clone()) as *mut T;
             let old = self.entries[i].swap(raw, Ordering::AcqRel);
             debug_assert!(old.is_null(), "granule map entry already taken");
+            Self::release(old);
         }
     }
 
-    /// Remove `value` from the granules of `[start, start + size)`, where it was entered; its
-    /// reference is dropped once no reader can still see it.
+    /// Remove `value` from the granules of `[start, start + size)`, where it was entered;
+    /// each granule's reference is dropped once no reader can still see it. (A granule that
+    /// holds another value is emptied all the same.) Panics if the range is not inside the
+    /// map.
     pub fn remove(&self, start: Offset, size: u64, value: &T) {
-        let mut raw = std::ptr::null_mut();
         for i in self.range(start, size) {
-            raw = self.entries[i].swap(std::ptr::null_mut(), Ordering::AcqRel);
-            debug_assert!(std::ptr::eq(raw, value), "granule map entry does not match");
+            let old = self.entries[i].swap(std::ptr::null_mut(), Ordering::AcqRel);
+            debug_assert!(std::ptr::eq(old, value), "granule map entry does not match");
+            Self::release(old);
         }
+    }
+
+    /// Drop the reference `raw` (one entry's, just unlinked; null: none) once no reader that
+    /// could have loaded it is still pinned.
+    fn release(raw: *mut T) {
         if raw.is_null() {
             return;
         }
         let p = SendPtr(raw as *const T);
         let guard = crossbeam_epoch::pin();
-        // SAFETY: the pointer came from `Arc::into_raw` in `insert` and is no longer reachable
-        // from the map; readers that loaded it hold a guard pinned before this unlink, and the
-        // closure runs only after all of them are unpinned.
+        // SAFETY: the pointer came from `Arc::into_raw` in `insert`, is the reference of the
+        // one entry it was just swapped out of (no other entry shares it), and is no longer
+        // reachable from the map; readers that loaded it hold a guard pinned before this
+        // unlink, and the closure runs only after all of them are unpinned.
         unsafe {
             guard.defer_unchecked(move || {
                 let p = p;
@@ -112,17 +125,13 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
 
 impl<T: Send + Sync + 'static> Drop for GranuleMap<T> {
     fn drop(&mut self) {
-        // Drop the map's references of values still entered (each value once: a value's
-        // granules are consecutive).
-        let mut last: *mut T = std::ptr::null_mut();
+        // Drop the references of the entries still taken, one per entry.
         for e in self.entries.iter() {
             let p = e.swap(std::ptr::null_mut(), Ordering::AcqRel);
-            if !p.is_null() && p != last {
-                // SAFETY: `p` came from `Arc::into_raw`; consecutive entries of one value are
-                // skipped, so each reference is released exactly once; `&mut self` means no
-                // reader is active.
+            if !p.is_null() {
+                // SAFETY: `p` came from `Arc::into_raw` and is this entry's own reference,
+                // released exactly once here; `&mut self` means no reader is active.
                 unsafe { drop(Arc::from_raw(p)) };
-                last = p;
             }
         }
     }
@@ -149,14 +158,18 @@ mod tests {
         assert_eq!(map.get(o(3 * g), &guard), None, "below the map");
         assert_eq!(map.get(o(12 * g), &guard), None, "above the map");
         drop(guard);
-        assert_eq!(Arc::strong_count(&a), 2);
+        assert_eq!(
+            Arc::strong_count(&a),
+            1 + 2,
+            "one reference per granule of a"
+        );
         map.remove(o(6 * g), g, &b);
         assert!(map.get_arc(o(6 * g)).is_none());
         drop(map);
         assert_eq!(
             Arc::strong_count(&a),
             1,
-            "the map's reference of a was dropped"
+            "the map's references of a were dropped"
         );
     }
 }

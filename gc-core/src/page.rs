@@ -204,18 +204,22 @@ impl Page {
         self.start + ((index as u64) << self.alignment_shift)
     }
 
+    /// `size` rounded up to the page's object alignment; `u64::MAX` (which fits no page) if
+    /// that overflows.
     #[inline]
     fn aligned(&self, size: u64) -> u64 {
         let a = (1u64 << self.alignment_shift) - 1;
-        (size + a) & !a
+        size.checked_add(a).map_or(u64::MAX, |s| s & !a)
     }
 
     /// Bump-allocate `size` bytes on a page only the calling thread allocates on (no atomic
-    /// read-modify-write). Returns the offset.
+    /// read-modify-write). Returns the offset, always inside the page. (Two threads calling
+    /// it at once may be handed the same offset: who writes there is `Object::init`'s
+    /// contract.)
     #[inline]
     pub fn alloc_private(&self, size: u64) -> Option<Offset> {
         let top = self.top.load(Ordering::Relaxed);
-        let new = top + self.aligned(size);
+        let new = top.checked_add(self.aligned(size))?;
         if new > self.end().raw() {
             return None;
         }
@@ -230,7 +234,7 @@ impl Page {
         let end = self.end().raw();
         let mut top = self.top.load(Ordering::Relaxed);
         loop {
-            let new = top + size;
+            let new = top.checked_add(size)?;
             if new > end {
                 return None;
             }
@@ -246,8 +250,16 @@ impl Page {
 
     /// Undo the most recent allocation at `offset` of `size` bytes if nothing was allocated
     /// after it (a relocator that lost the forwarding race gives its copy back).
+    /// `false` (nothing changes) if `[offset, offset + size)` is not an allocation inside the
+    /// page, so the bump pointer never leaves the page.
     pub fn undo_alloc(&self, offset: Offset, size: u64) -> bool {
-        let end = offset + self.aligned(size);
+        let Some(end) = offset.raw().checked_add(self.aligned(size)) else {
+            return false;
+        };
+        if offset < self.start || end > self.end().raw() {
+            return false;
+        }
+        let end = Offset::from_raw(end);
         self.top
             .compare_exchange(end.raw(), offset.raw(), Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
@@ -275,8 +287,15 @@ impl Page {
 
     /// Set the bump pointer after the page was compacted in place: the objects now end at
     /// `top`, and the space above it can be allocated again (by the compacting GC worker).
+    ///
+    /// # Panics
+    /// If `top` is below the page start or above the current bump pointer (then the page
+    /// would hand out memory outside it, or memory that holds objects).
     pub fn set_top_after_compaction(&self, top: Offset) {
-        debug_assert!(top >= self.start && top <= self.top());
+        assert!(
+            top >= self.start && top <= self.top(),
+            "compacted top {top:?} outside the page's allocated range"
+        );
         self.top.store(top.raw(), Ordering::Release);
     }
 

@@ -257,7 +257,9 @@ impl PageAllocator {
             }
         };
         if let Err(e) = self.views.map(start, self.physical.fd(), &ranges) {
-            self.views.unmap(start, size);
+            self.views
+                .unmap(start, size)
+                .expect("a range the address space handed out lies inside the reservation");
             st.vspace.free(start, size);
             self.physical.free(&ranges);
             return Err(AllocError::CommitFailed {
@@ -273,16 +275,22 @@ impl PageAllocator {
     }
 
     fn release_memory(&self, st: &mut State, m: PageMemory) {
-        self.views.unmap(m.start, m.size);
+        self.views
+            .unmap(m.start, m.size)
+            .expect("a page's range lies inside the reservation");
         st.vspace.free(m.start, m.size);
         self.physical.free(&m.ranges);
     }
 
-    /// Free a page: remove it from the page table and keep its memory in the page cache.
+    /// Free a page: remove it from the page table and keep its memory in the page cache,
+    /// from where the next page of its size reuses it. A page freed twice is freed once.
     ///
-    /// The caller guarantees no object on the page is reachable or in use (it is empty, or
-    /// every live object has been relocated and no relocator still reads it).
-    pub fn free_page(&self, page: &Page) {
+    /// # Safety
+    /// No thread reads or writes an object on the page any more, and none will: the page is
+    /// empty, or every live object has been relocated and no relocator still reads it. (With
+    /// poisoning on, this call overwrites the page; without, the next page allocated over
+    /// its memory does.)
+    pub unsafe fn free_page(&self, page: &Page) {
         let Some(memory) = page.take_memory() else {
             debug_assert!(false, "page freed twice");
             return;

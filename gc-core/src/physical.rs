@@ -139,8 +139,30 @@ impl PhysicalMemory {
     }
 
     /// Return ranges to the free list (they stay committed until [`Self::uncommit_free`]).
+    ///
+    /// # Panics
+    /// If a range lies outside the file or overlaps a free range (a double free, which would
+    /// hand the same memory to two pages); nothing is freed then.
     pub fn free(&self, ranges: &[PhysRange]) {
         let mut g = self.granules.lock();
+        for (n, r) in ranges.iter().enumerate() {
+            let end = r.offset.checked_add(r.len).filter(|&e| e <= self.size);
+            assert!(
+                end.is_some(),
+                "freeing {r:?}: outside the {} byte file",
+                self.size
+            );
+            let overlaps =
+                |f: &PhysRange| f.offset < r.offset + r.len && r.offset < f.offset + f.len;
+            let i = g.free.partition_point(|f| f.offset < r.offset);
+            let twice = (i > 0 && overlaps(&g.free[i - 1]))
+                || g.free.get(i).is_some_and(overlaps)
+                || ranges[..n].iter().any(overlaps);
+            assert!(
+                !twice,
+                "freeing {r:?}: part of it is free already (a double free)"
+            );
+        }
         for r in ranges {
             let i = g.free.partition_point(|f| f.offset < r.offset);
             g.free.insert(i, *r);
@@ -163,9 +185,22 @@ impl PhysicalMemory {
     }
 
     /// Uncommit committed granules of `range` (`fallocate(PUNCH_HOLE | KEEP_SIZE)`).
-    /// Returns the bytes uncommitted.
+    /// Returns the bytes uncommitted. Only free memory can be uncommitted: a range any part
+    /// of which is handed out (a page's memory, whose contents the hole would zero) is
+    /// refused with `InvalidInput`.
     pub fn uncommit(&self, range: PhysRange) -> Result<u64, std::io::Error> {
         let mut g = self.granules.lock();
+        let end = range.offset.checked_add(range.len);
+        let free = g
+            .free
+            .iter()
+            .any(|f| f.offset <= range.offset && end.is_some_and(|e| e <= f.offset + f.len));
+        if !free {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("uncommitting {range:?}: not all of it is free memory"),
+            ));
+        }
         self.set_committed(&mut g, range, false)
     }
 

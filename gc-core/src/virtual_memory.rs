@@ -102,15 +102,51 @@ impl Views {
         self.layout
     }
 
+    /// Check that `[at, at + len)` is a non-empty, granule-aligned range inside these views'
+    /// reservation: the only memory `map` and `unmap` may replace. A range of another
+    /// reservation (another heap's granules) is refused, in every build.
+    fn check_range(&self, at: Offset, len: u64, what: &'static str) -> Result<(), HeapError> {
+        let end = self.start.raw() + self.size;
+        let inside = at.raw() >= self.start.raw()
+            && at.raw().is_multiple_of(GRANULE_SIZE)
+            && len > 0
+            && len.is_multiple_of(GRANULE_SIZE)
+            && at.raw().checked_add(len).is_some_and(|e| e <= end);
+        if inside {
+            return Ok(());
+        }
+        Err(HeapError::RangeOutsideReservation {
+            what,
+            start: at.raw(),
+            len,
+            reserved_start: self.start.raw(),
+            reserved_end: end,
+        })
+    }
+
     /// Map physical `ranges` of `fd`, one after another, at offset `at` in all three views.
+    ///
+    /// The whole run must lie inside the reservation, in whole granules; otherwise nothing is
+    /// mapped and [`HeapError::RangeOutsideReservation`] is returned.
     pub fn map(&self, at: Offset, fd: i32, ranges: &[PhysRange]) -> Result<(), HeapError> {
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        // 0 (refused below) if any range is empty, not whole granules, or the sum overflows.
+        let total = ranges
+            .iter()
+            .try_fold(0u64, |n, r| {
+                (r.len > 0 && r.len.is_multiple_of(GRANULE_SIZE)).then_some(())?;
+                n.checked_add(r.len)
+            })
+            .unwrap_or(0);
+        self.check_range(at, total, "mapping physical memory into the heap views")?;
         let mut off = at;
         for r in ranges {
-            debug_assert!(off >= self.start && off + r.len <= self.start + self.size);
             for v in View::ALL {
                 let addr: Address = self.layout.address(off, v);
                 // SAFETY: `addr..addr+len` lies inside our own reservation for view `v`
-                // (asserted above), so MAP_FIXED replaces only memory this heap owns.
+                // (`check_range` above), so MAP_FIXED replaces only memory this heap owns.
                 let p = unsafe {
                     libc::mmap(
                         addr.as_ptr(),
@@ -131,12 +167,18 @@ impl Views {
     }
 
     /// Unmap `[at, at + len)` in all three views, keeping the reservation.
-    pub fn unmap(&self, at: Offset, len: u64) {
-        debug_assert!(at >= self.start && at + len <= self.start + self.size);
+    ///
+    /// The range must lie inside the reservation, in whole granules; otherwise nothing is
+    /// unmapped and [`HeapError::RangeOutsideReservation`] is returned. (Within it, the owner
+    /// of the views decides what may be unmapped: every read of heap memory goes through an
+    /// `unsafe` constructor of [`crate::Object`], whose contract requires the memory mapped.)
+    pub fn unmap(&self, at: Offset, len: u64) -> Result<(), HeapError> {
+        self.check_range(at, len, "unmapping a range of the heap views")?;
         for v in View::ALL {
             let addr = self.layout.address(at, v);
-            // SAFETY: the range lies inside our own reservation; replacing it with PROT_NONE
-            // keeps the address space reserved. Callers guarantee no object there is in use.
+            // SAFETY: the range lies inside our own reservation (`check_range` above);
+            // replacing it with PROT_NONE keeps the address space reserved and touches no
+            // other mapping.
             let p = unsafe {
                 libc::mmap(
                     addr.as_ptr(),
@@ -153,6 +195,7 @@ impl Views {
                 std::io::Error::last_os_error()
             );
         }
+        Ok(())
     }
 }
 

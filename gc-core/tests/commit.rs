@@ -60,7 +60,8 @@ fn punch_hole_drops_touched_memory() {
     unsafe { std::ptr::write_bytes(base.as_ptr::<u8>(), 0x5A, GRANULE_SIZE as usize) };
     let before = file_bytes(heap.physical());
     assert_eq!(before, 2 * MIB);
-    heap.free_page(&page);
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { heap.free_page(&page) };
     assert_eq!(heap.uncommit(0).unwrap(), 2 * MIB);
     assert_eq!(heap.physical().committed_bytes(), 0);
     assert_eq!(file_bytes(heap.physical()), 0);
@@ -91,7 +92,8 @@ fn initial_heap_is_committed_and_kept() {
 
     // Pages in the cache stay committed until uncommit flushes them.
     for p in &pages {
-        heap.free_page(p);
+        // SAFETY: nothing reads or writes the page's objects after it is freed.
+        unsafe { heap.free_page(p) };
     }
     assert_eq!(heap.used(), 0);
     assert_eq!(heap.usage().cached, 24 * MIB);
@@ -113,7 +115,8 @@ fn uncommit_keep_lowers_committed_bytes() {
     assert_eq!(heap.physical().committed_bytes(), 20 * MIB);
     // Free all but the first two pages; in-use pages are never uncommitted.
     for p in &pages[2..] {
-        heap.free_page(p);
+        // SAFETY: nothing reads or writes the page's objects after it is freed.
+        unsafe { heap.free_page(p) };
     }
     let done = heap.uncommit(10 * MIB).unwrap();
     assert_eq!(done, 10 * MIB);
@@ -225,7 +228,8 @@ fn an_unaligned_initial_heap_is_rounded_up_and_kept_whole() {
         .collect();
     assert_eq!(heap.physical().committed_bytes(), 8 * MIB);
     for p in &pages {
-        heap.free_page(p);
+        // SAFETY: nothing reads or writes the page's objects after it is freed.
+        unsafe { heap.free_page(p) };
     }
     heap.uncommit(0).unwrap();
     assert_eq!(

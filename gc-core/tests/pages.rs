@@ -80,7 +80,8 @@ fn every_size_class_allocates() {
         }
     }
     for p in &pages {
-        h.free_page(p);
+        // SAFETY: nothing reads or writes the page's objects after it is freed.
+        unsafe { h.free_page(p) };
         assert!(h.page_table().get_arc(p.start()).is_none());
         assert!(h.page_table().get_arc(p.start() + (p.size() - 8)).is_none());
     }
@@ -127,7 +128,8 @@ fn page_cache_reuses_memory() {
     // SAFETY: the page is mapped and ours.
     unsafe { addr.write(0xCAFE) };
     let committed = h.physical().committed_bytes();
-    h.free_page(&p);
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { h.free_page(&p) };
     assert_eq!(h.used(), 0);
     assert_eq!(h.usage().cached, 2 * MIB);
     assert_eq!(h.physical().committed_bytes(), committed);
@@ -152,7 +154,8 @@ fn page_cache_reuses_memory() {
 
     // With poisoning on, freed memory is overwritten so stale reads show up.
     h.set_poison(true);
-    h.free_page(&q);
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { h.free_page(&q) };
     let r = h.alloc_page(PageKind::Small, 2 * MIB, 3).unwrap();
     assert_eq!(r.start(), start);
     // SAFETY: mapped and ours.
@@ -164,7 +167,8 @@ fn page_cache_reuses_memory() {
         .map(|_| h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap())
         .collect();
     for p in &smalls {
-        h.free_page(p);
+        // SAFETY: nothing reads or writes the page's objects after it is freed.
+        unsafe { h.free_page(p) };
     }
     assert_eq!(h.usage().cached, 16 * MIB);
     let big = h.alloc_page(PageKind::Large, 16 * MIB, 2).unwrap();
@@ -205,12 +209,15 @@ fn max_heap_exhaustion_is_an_error_and_freeing_makes_room() {
 
     // Free two pages that are not neighbours: a 4 MiB large page fits again (from scattered
     // file ranges, after flushing the cache).
-    h.free_page(&pages[1]);
-    h.free_page(&pages[5]);
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { h.free_page(&pages[1]) };
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { h.free_page(&pages[5]) };
     let big = h.alloc_page(PageKind::Large, 4 * MIB, 2).unwrap();
     assert_eq!(h.used(), 16 * MIB);
     assert_oom(h.alloc_page(PageKind::Small, 2 * MIB, 1), 2 * MIB, 16 * MIB);
-    h.free_page(&big);
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { h.free_page(&big) };
     h.alloc_page(PageKind::Small, 2 * MIB, 3).unwrap();
     h.alloc_page(PageKind::Small, 2 * MIB, 3).unwrap();
     assert_oom(h.alloc_page(PageKind::Small, 2 * MIB, 1), 2 * MIB, 16 * MIB);
@@ -518,7 +525,8 @@ fn allocation_within_a_limit_keeps_a_reserve() {
         .collect();
     assert_oom(h.alloc_page(PageKind::Small, 2 * MIB, 1), 2 * MIB, 16 * MIB);
     // A limit above the capacity is the capacity.
-    h.free_page(&reserve[0]);
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { h.free_page(&reserve[0]) };
     assert!(h
         .alloc_page_within(PageKind::Small, 2 * MIB, 1, 64 * MIB)
         .is_ok());

@@ -85,7 +85,9 @@ impl PageRegistry {
 
     /// Free a page that was never registered.
     pub(crate) fn free_unregistered(&self, page: &Page) {
-        self.mem.free_page(page);
+        // SAFETY: an unregistered page is a mutator's page that was never published (see
+        // the module documentation): no object on it was ever handed out.
+        unsafe { self.mem.free_page(page) };
     }
 
     /// A relocation target page (it may use the relocation reserve), registered.
@@ -100,10 +102,14 @@ impl PageRegistry {
         Ok(page)
     }
 
-    /// Unregister and free a page (its memory goes to the page cache).
+    /// Unregister and free a page (its memory goes to the page cache). Called only for a page
+    /// the collector found empty (relocation-set selection) or has evacuated completely and
+    /// no relocator reads any more (relocation): gc-core's `PageAllocator::free_page`
+    /// contract.
     pub(crate) fn free(&self, page: &Page) {
         self.pages.lock().remove(&page.start());
-        self.mem.free_page(page);
+        // SAFETY: see above: no object on the page is in use by any thread.
+        unsafe { self.mem.free_page(page) };
     }
 
     /// The registered pages now.

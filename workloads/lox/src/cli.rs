@@ -3,7 +3,8 @@
 //! ```text
 //! lox [OPTIONS] [SCRIPT]
 //!   --heap <SIZE>      maximum heap size: bytes, or with a K/M/G/T suffix (64m, 16MB, 1GiB);
-//!                      default a quarter of the machine's memory, committed only as needed
+//!                      at least 6m unless --gc epsilon; default a quarter of the
+//!                      machine's memory, committed only as needed
 //!   --gc <MODE>        concurrent | stw | epsilon (default concurrent)
 //!   --gc-log           print the runtime's collector log
 //!   --gc-stats         print a pause summary and the heap's footprint on exit
@@ -45,7 +46,8 @@ pub struct Options {
     /// The script to run; without one, lox starts a REPL.
     pub script: Option<PathBuf>,
     /// Maximum heap size: bytes, or a number with a k, m, g or t suffix (e.g. 64m, 16MB);
-    /// rounded up to a multiple of 2m. A hard limit: a program that needs more ends with "Out of memory.".
+    /// rounded up to a multiple of 2m; at least 6m unless --gc epsilon. A hard limit: a
+    /// program that needs more ends with "Out of memory.".
     /// Default: a quarter of the machine's memory (the JVM's default maximum heap); the heap
     /// commits memory only as the program needs it, cycles once it doubles what the last cycle
     /// left (16m at least), and gives back memory unused for 5 minutes.
@@ -115,6 +117,16 @@ pub const MAX_GC_THREADS: usize = 2;
 /// The heap's granule: heap sizes are rounded up to a multiple of it.
 pub const HEAP_GRANULE: u64 = 2 << 20;
 
+/// The smallest heap a collecting mode (`concurrent`, `stw`) can run in: three 2m pages. The
+/// runtime keeps a relocation reserve from the program (an eighth of the heap, but at least
+/// one small page), and the program needs two pages besides: the one a cycle leaves its
+/// surviving objects on, and one to allocate in once that cycle retired the page it was
+/// using. In a 4m heap the program has one page: it runs only as long as no cycle starts
+/// before it is done (the warmup cycle starts as soon as that page is taken), so it failed at
+/// random with "the heap is too small to start" or "Out of memory.". `epsilon` never
+/// collects and keeps no reserve: any heap that holds the program does.
+pub const MIN_COLLECTED_HEAP: u64 = 3 * HEAP_GRANULE;
+
 impl Options {
     /// The heap size to use: `--heap` rounded up to a granule, or [`default_heap`] rounded
     /// down to one.
@@ -123,6 +135,22 @@ impl Options {
             Some(h) => h.div_ceil(HEAP_GRANULE).saturating_mul(HEAP_GRANULE),
             None => default_heap() / HEAP_GRANULE * HEAP_GRANULE,
         }
+    }
+
+    /// Refuse a heap too small for the collector mode (see [`MIN_COLLECTED_HEAP`]), with a
+    /// message naming the minimum.
+    pub fn check_heap(&self) -> Result<(), String> {
+        let heap = self.heap_size();
+        if self.gc != Mode::Epsilon && heap < MIN_COLLECTED_HEAP {
+            return Err(format!(
+                "--heap {}m is too small for --gc {}: a collected heap needs at least {}m (or use \
+                 --gc epsilon, which never collects)",
+                heap >> 20,
+                self.gc,
+                MIN_COLLECTED_HEAP >> 20
+            ));
+        }
+        Ok(())
     }
 
     /// The collector configuration the options ask for, over the environment's overrides

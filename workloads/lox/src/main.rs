@@ -34,6 +34,11 @@ fn main() -> ExitCode {
 }
 
 fn run(options: &Options) -> u8 {
+    if let Err(e) = options.check_heap() {
+        eprintln!("lox: {e}");
+        eprintln!("Usage: lox [OPTIONS] [SCRIPT]");
+        return EXIT_USAGE;
+    }
     let Some(path) = &options.script else {
         if options.compile_only || options.disassemble {
             eprintln!("lox: --compile-only and --disassemble need a script");
