@@ -95,9 +95,11 @@ impl std::str::FromStr for LogLevel {
 /// Director settings (when to start a cycle).
 #[derive(Clone, Debug)]
 pub struct DirectorConfig {
-    /// How often the rules are checked.
+    /// How often the rules are checked (default 10 ms, between 100 µs and 10 s,
+    /// [`DirectorConfig::INTERVAL_RANGE`]).
     pub interval: Duration,
-    /// Start a cycle at least this often (ZGC's `ZCollectionInterval`); `None` = never.
+    /// Start a cycle at least this often (ZGC's `ZCollectionInterval`); `None` = never. At
+    /// least 1 ms and at least `interval` (for cycles back to back, use `continuous`).
     pub timer: Option<Duration>,
     /// Run cycles back to back (for stress tests).
     pub continuous: bool,
@@ -115,9 +117,12 @@ pub struct DirectorConfig {
 /// machine) then costs nothing: a small program cycles at a small heap and commits little.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeapTarget {
-    /// The target never goes below this.
+    /// The target never goes below this (any value: one above the maximum heap leaves the
+    /// other rules to start cycles).
     pub min_bytes: u64,
     /// How much the heap may grow past what the last cycle left, in percent (100: double).
+    /// Any value: the target is computed without overflow, and one past the maximum heap
+    /// leaves the other rules to start cycles.
     pub growth_percent: u32,
 }
 
@@ -195,6 +200,42 @@ pub struct EnvError {
     pub accepted: String,
 }
 
+impl DirectorConfig {
+    /// The shortest and longest `interval` accepted: a zero interval would spin the
+    /// director's thread, one of more than seconds would let the heap fill unnoticed.
+    pub const INTERVAL_RANGE: (Duration, Duration) =
+        (Duration::from_micros(100), Duration::from_secs(10));
+    /// The shortest `timer` accepted (and it must not be shorter than `interval`).
+    pub const MIN_TIMER: Duration = Duration::from_millis(1);
+
+    /// Check the settings; the error says which one and what to give instead.
+    pub fn validate(&self) -> Result<(), HeapError> {
+        let (lo, hi) = Self::INTERVAL_RANGE;
+        if !(lo..=hi).contains(&self.interval) {
+            return Err(HeapError::InvalidSetting {
+                setting: "director_interval",
+                problem: format!(
+                    "is {:?}: give an interval between 100 µs and 10 s (e.g. 10 ms, the default)",
+                    self.interval
+                ),
+            });
+        }
+        if let Some(t) = self.timer {
+            if t < Self::MIN_TIMER || t < self.interval {
+                return Err(HeapError::InvalidSetting {
+                    setting: "timer",
+                    problem: format!(
+                        "is {t:?}: give at least 1 ms and at least the director interval \
+                         ({:?}), or use continuous for cycles back to back",
+                        self.interval
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 impl PacingConfig {
     /// The shortest and longest `max_delay` accepted.
     pub const MAX_DELAY_RANGE: (Duration, Duration) =
@@ -242,7 +283,8 @@ pub struct HeapConfig {
     /// Memory geometry: max/initial heap, backing, huge pages.
     pub memory: gc_core::MemoryConfig,
     pub mode: Mode,
-    /// GC worker threads for concurrent phases (default: half the available cores, at least 1).
+    /// GC worker threads for concurrent phases (default: half the available cores, at least 1;
+    /// between 1 and 1024, [`HeapConfig::GC_THREADS_RANGE`]).
     pub gc_threads: usize,
     /// Run the verifier in every pause and poison freed pages.
     pub verify: bool,
@@ -250,10 +292,13 @@ pub struct HeapConfig {
     pub director: DirectorConfig,
     /// Mutator pacing (on by default; used by `concurrent` heaps only).
     pub pacing: PacingConfig,
-    /// Capacity of each mutator's local-handle stack.
+    /// Capacity of each mutator's local-handle stack, in handles (default 2^20; between 1
+    /// and 2^28, [`HeapConfig::HANDLE_CAPACITY_RANGE`]: 8 bytes of address space each,
+    /// memory only for those used).
     pub handle_capacity: usize,
     /// Uncommit memory the heap has not needed for this long (ZGC's `ZUncommitDelay`, also
-    /// 5 minutes by default); `None` keeps everything committed once it was.
+    /// 5 minutes by default; at most [`HeapConfig::MAX_UNCOMMIT_DELAY`]); `None` keeps
+    /// everything committed once it was.
     pub uncommit_delay: Option<Duration>,
     /// The most native memory the heap's direct and pooled buffers may hold at once, in
     /// requested bytes (JDK's `MaxDirectMemorySize`); `None` (the default) means as much as
@@ -269,7 +314,26 @@ pub struct HeapConfig {
     pub relocation_reserve: Option<u64>,
 }
 
+/// The smallest heap a collecting mode (`concurrent`, `stw`) runs in with the default
+/// relocation reserve: three small pages of 2 MiB. The reserve is at least one small page, and
+/// mutators need two more: the page a cycle leaves the survivors on, and one to allocate in
+/// once that cycle retired the page they were using. With one page left to them, a program
+/// runs only as long as no cycle starts before it is done, so it failed at random. `Heap::new`
+/// refuses a smaller collected heap (an `epsilon` heap keeps no reserve and runs in one page).
+pub const MIN_COLLECTED_HEAP: u64 = 3 * gc_core::GRANULE_SIZE;
+
 impl HeapConfig {
+    /// The fewest and most GC worker threads accepted.
+    pub const GC_THREADS_RANGE: (usize, usize) = (1, 1024);
+    /// The smallest and largest `handle_capacity` accepted (the largest maps 2 GiB of
+    /// address space per mutator).
+    pub const HANDLE_CAPACITY_RANGE: (usize, usize) = (1, 1 << 28);
+    /// The longest `uncommit_delay` accepted (a year; longer, leave it `None`).
+    pub const MAX_UNCOMMIT_DELAY: Duration = Duration::from_secs(365 * 24 * 3600);
+    /// Pages of the small size mutators of a collected heap need besides the relocation
+    /// reserve (see [`MIN_COLLECTED_HEAP`]).
+    pub const MIN_MUTATOR_SMALL_PAGES: u64 = 2;
+
     /// A concurrent heap of `max_heap` bytes with default settings. Reads no environment
     /// (see [`HeapConfig::from_env`]).
     pub fn new(max_heap: u64) -> Self {
@@ -428,8 +492,133 @@ impl HeapConfig {
         self.pacing.enabled && self.mode == Mode::Concurrent
     }
 
-    /// Check the memory and policy settings (both are checked when the heap is created, too).
+    /// Check the memory and policy settings (both are checked when the heap is created, too):
+    /// each numeric setting against its documented range, and a collected heap against
+    /// [`MIN_COLLECTED_HEAP`] (its reserve must leave mutators two small pages). The error
+    /// names the setting and what to give instead.
     pub fn validate(&self) -> Result<(), HeapError> {
+        self.validate_settings()?;
+        self.memory.validate()?;
+        self.validate_room_beyond_reserve(
+            gc_core::GRANULE_SIZE,
+            self.relocation_reserve_bytes(gc_core::GRANULE_SIZE, None, 1),
+        )
+    }
+
+    /// The bytes kept from mutators for relocation targets (see
+    /// [`HeapConfig::relocation_reserve`]), for small and medium pages of the given sizes and
+    /// `cores` available: the configured reserve, or one small page per GC worker (at least
+    /// one per core) and one for mutators, plus a medium page, but never more than an eighth
+    /// of the heap (at least one small page). Zero for `epsilon` heaps, which never relocate.
+    /// Saturating: no setting makes it wrap.
+    pub(crate) fn relocation_reserve_bytes(
+        &self,
+        small: u64,
+        medium: Option<u64>,
+        cores: usize,
+    ) -> u64 {
+        if self.mode == Mode::Epsilon {
+            return 0;
+        }
+        if let Some(bytes) = self.relocation_reserve {
+            return bytes;
+        }
+        let small = small.max(1);
+        let pages = (self.gc_threads.max(cores) as u64).saturating_add(1);
+        let wanted = pages
+            .saturating_mul(small)
+            .saturating_add(medium.unwrap_or(0));
+        let cap = (self.memory.max_heap / 8 / small)
+            .max(1)
+            .saturating_mul(small);
+        wanted.min(cap)
+    }
+
+    /// Refuse a collected heap whose relocation reserve of `reserve` bytes leaves mutators
+    /// fewer than [`Self::MIN_MUTATOR_SMALL_PAGES`] small pages of `small` bytes.
+    pub(crate) fn validate_room_beyond_reserve(
+        &self,
+        small: u64,
+        reserve: u64,
+    ) -> Result<(), HeapError> {
+        if self.mode == Mode::Epsilon {
+            return Ok(());
+        }
+        let need = Self::MIN_MUTATOR_SMALL_PAGES.saturating_mul(small);
+        let max = self.memory.max_heap;
+        if max.saturating_sub(reserve) >= need {
+            return Ok(());
+        }
+        let problem = if self.relocation_reserve.is_some() {
+            format!(
+                "is {} with a relocation_reserve of {}: a {} heap needs {} beyond the reserve \
+                 (the page a cycle leaves survivors on and one to allocate in): give at least \
+                 {}, or a smaller reserve",
+                gc_core::format_size(max),
+                gc_core::format_size(reserve),
+                self.mode,
+                gc_core::format_size(need),
+                gc_core::format_size(
+                    reserve
+                        .saturating_add(need)
+                        .div_ceil(small)
+                        .saturating_mul(small)
+                ),
+            )
+        } else {
+            format!(
+                "is {}: a {} heap needs at least {} (a relocation reserve of one page, the \
+                 page a cycle leaves survivors on and one to allocate in): give at least {}, \
+                 or use the epsilon mode, which never collects",
+                gc_core::format_size(max),
+                self.mode,
+                gc_core::format_size(MIN_COLLECTED_HEAP),
+                gc_core::format_size(MIN_COLLECTED_HEAP),
+            )
+        };
+        Err(HeapError::InvalidSetting {
+            setting: "max_heap",
+            problem,
+        })
+    }
+
+    /// The policy settings' ranges (everything but the heap geometry).
+    fn validate_settings(&self) -> Result<(), HeapError> {
+        let (tlo, thi) = Self::GC_THREADS_RANGE;
+        if !(tlo..=thi).contains(&self.gc_threads) {
+            return Err(HeapError::InvalidSetting {
+                setting: "gc_threads",
+                problem: format!(
+                    "is {}: give between {tlo} and {thi} GC worker threads (e.g. half the cores, \
+                     the default)",
+                    self.gc_threads
+                ),
+            });
+        }
+        let (hlo, hhi) = Self::HANDLE_CAPACITY_RANGE;
+        if !(hlo..=hhi).contains(&self.handle_capacity) {
+            return Err(HeapError::InvalidSetting {
+                setting: "handle_capacity",
+                problem: format!(
+                    "is {}: give between {hlo} and {hhi} (2^28) handles per mutator (e.g. 2^20, \
+                     the default)",
+                    self.handle_capacity
+                ),
+            });
+        }
+        if let Some(d) = self
+            .uncommit_delay
+            .filter(|&d| d > Self::MAX_UNCOMMIT_DELAY)
+        {
+            return Err(HeapError::InvalidSetting {
+                setting: "uncommit_delay",
+                problem: format!(
+                    "is {d:?}: give at most a year (e.g. 5 minutes, the default), or none to \
+                     keep memory committed"
+                ),
+            });
+        }
+        self.director.validate()?;
         self.pacing.validate()?;
         if self.max_direct_memory == Some(0) {
             return Err(HeapError::InvalidSetting {
@@ -446,14 +635,14 @@ impl HeapConfig {
             return Err(HeapError::InvalidSetting {
                 setting: "relocation_reserve",
                 problem: format!(
-                    "is {} of a {} heap: keep at most half the heap from mutators, or leave \
-                     it unset for the default",
+                    "is {} of a {} heap: keep at most half the heap from mutators (give a \
+                     smaller reserve), or leave it unset for the default",
                     gc_core::format_size(r),
                     gc_core::format_size(self.memory.max_heap)
                 ),
             });
         }
-        self.memory.validate().map(|_| ())
+        Ok(())
     }
 }
 
@@ -536,5 +725,29 @@ mod tests {
                 "{msg}"
             );
         }
+    }
+
+    /// A variable that parses but is out of range is refused when the config is checked (and
+    /// so by `Heap::new`), naming the setting it overrides.
+    #[test]
+    fn an_out_of_range_variable_is_refused_by_validate_naming_the_setting() {
+        for (variable, value, setting) in [
+            (GC_THREADS_ENV, "18446744073709551615", "gc_threads"),
+            (GC_THREADS_ENV, "1025", "gc_threads"),
+            (PACING_ENV[0], "1T", "pacing_quantum"),
+            (PACING_ENV[1], "18446744073709551615", "pacing_max_delay"),
+        ] {
+            let c = with_vars(&[(variable, value)]).unwrap();
+            match c.validate() {
+                Err(HeapError::InvalidSetting { setting: s, .. }) => {
+                    assert_eq!(s, setting, "{variable}={value}")
+                }
+                other => panic!("{variable}={value}: {other:?}"),
+            }
+        }
+        with_vars(&[(GC_THREADS_ENV, "1024")])
+            .unwrap()
+            .validate()
+            .unwrap();
     }
 }

@@ -68,7 +68,7 @@ pub use api::{
 };
 pub use config::{
     DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,
-    GC_THREADS_ENV, LOG_ENV, PACING_ENV,
+    GC_THREADS_ENV, LOG_ENV, MIN_COLLECTED_HEAP, PACING_ENV,
 };
 pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;

@@ -118,7 +118,7 @@ fn no_growth_allowed_cycles_once_the_program_allocates() {
         heap.stats()
             .cycles
             .iter()
-            .filter(|c| c.cause == "Heap Target")
+            .filter(|c| c.cause == gc_runtime::GcCause::HeapTarget)
             .count()
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(20);

@@ -10,7 +10,7 @@
 
 use super::object_allocator::{AllocationHeap, ObjectAllocator};
 use super::pacer::Pacer;
-use crate::config::{HeapConfig, Mode};
+use crate::config::HeapConfig;
 use crate::context::{CycleControl, ForwardingIndex, GcContext, GcState, PageRegistry};
 use crate::direct::DirectBuffers;
 use crate::mark::Mark;
@@ -62,6 +62,7 @@ impl HeapInner {
         let layout = mem.layout();
         let (start, size) = mem.reservation();
         let reserve = relocation_reserve(&config, &mem, cores);
+        config.validate_room_beyond_reserve(mem.sizes().small, reserve)?;
         let id = NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed);
         Ok(HeapInner {
             id,
@@ -226,22 +227,14 @@ impl AllocationHeap for HeapInner {
     }
 }
 
-/// Bytes mutators may not allocate, kept for relocation targets: the configured
-/// [`HeapConfig::relocation_reserve`], or by default one small page per GC
-/// worker and one for mutators, plus a medium page, but never more than an eighth of the heap
-/// (at least one small page): on a small heap a larger reserve would leave mutators almost
-/// nothing. When the reserve runs out, relocation compacts pages in place instead of failing.
-/// An `epsilon` heap never relocates and keeps none.
+/// Bytes mutators may not allocate, kept for relocation targets (see
+/// [`HeapConfig::relocation_reserve_bytes`]): the configured
+/// [`HeapConfig::relocation_reserve`], or by default one small page per GC worker and one for
+/// mutators, plus a medium page, but never more than an eighth of the heap (at least one small
+/// page): on a small heap a larger reserve would leave mutators almost nothing. When the
+/// reserve runs out, relocation compacts pages in place instead of failing. An `epsilon` heap
+/// never relocates and keeps none.
 fn relocation_reserve(config: &HeapConfig, mem: &PageAllocator, cores: usize) -> u64 {
-    if config.mode == Mode::Epsilon {
-        return 0;
-    }
-    if let Some(bytes) = config.relocation_reserve {
-        return bytes;
-    }
     let sizes = mem.sizes();
-    let wanted =
-        (config.gc_threads.max(cores) as u64 + 1) * sizes.small + sizes.medium.unwrap_or(0);
-    let cap = (config.memory.max_heap / 8 / sizes.small).max(1) * sizes.small;
-    wanted.min(cap)
+    config.relocation_reserve_bytes(sizes.small, sizes.medium, cores)
 }

@@ -22,10 +22,26 @@ pub(crate) struct HandleStack {
 }
 
 impl HandleStack {
+    /// A stack of `capacity` slots (at least one). The mapping's size is computed with checked
+    /// arithmetic: a capacity whose byte size overflows is an error, never a smaller mapping
+    /// treated as `capacity` slots. (`HeapConfig::validate` keeps the capacity in a range
+    /// first; this check holds whatever the caller.)
     pub(crate) fn new(capacity: usize) -> std::io::Result<Self> {
-        let map = memmap2::MmapOptions::new()
-            .len(capacity.max(1) * 8)
-            .map_anon()?;
+        let capacity = capacity.max(1);
+        let bytes = capacity
+            .checked_mul(std::mem::size_of::<ColoredSlot>())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "a handle stack of {capacity} slots is larger than the address space: \
+                         lower HeapConfig::handle_capacity"
+                    ),
+                )
+            })?;
+        let map = memmap2::MmapOptions::new().len(bytes).map_anon()?;
+        debug_assert_eq!(map.len(), bytes);
         Ok(HandleStack {
             map,
             capacity,
@@ -34,7 +50,7 @@ impl HandleStack {
     }
 
     fn slots(&self) -> &[ColoredSlot] {
-        // SAFETY: the mapping is `capacity * 8` bytes, page aligned (so 8-byte aligned), zero
+        // SAFETY: the mapping is `capacity * 8` bytes (checked in `new`), page aligned (so 8-byte aligned), zero
         // initialized (null slots), lives as long as `self`, and ColoredSlot
         // (repr(transparent) over AtomicU64) has the layout of u64.
         unsafe {
@@ -80,5 +96,38 @@ impl HandleStack {
     /// The slots in use when called (for root scanning).
     pub(super) fn live_slots(&self) -> &[ColoredSlot] {
         &self.slots()[..self.top()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A capacity whose byte size wraps is refused, not mapped short.
+    #[test]
+    fn a_capacity_whose_size_overflows_is_an_error() {
+        for capacity in [usize::MAX, (usize::MAX >> 3) + 2, 1 << 61] {
+            let e = HandleStack::new(capacity).err().expect("must be refused");
+            assert_eq!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput,
+                "{capacity}: {e}"
+            );
+            assert!(e.to_string().contains("handle_capacity"), "{e}");
+        }
+    }
+
+    /// Every slot of the capacity is usable, and one more push is refused by the overflow check.
+    #[test]
+    fn every_slot_of_the_capacity_is_mapped() {
+        let s = HandleStack::new(1000).unwrap();
+        for _ in 0..1000 {
+            s.push(ColoredPtr::NULL);
+        }
+        assert_eq!(s.top(), 1000);
+        let over = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.push(ColoredPtr::NULL);
+        }));
+        assert!(over.is_err());
     }
 }

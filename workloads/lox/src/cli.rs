@@ -117,15 +117,16 @@ pub const MAX_GC_THREADS: usize = 2;
 /// The heap's granule: heap sizes are rounded up to a multiple of it.
 pub const HEAP_GRANULE: u64 = 2 << 20;
 
-/// The smallest heap a collecting mode (`concurrent`, `stw`) can run in: three 2m pages. The
-/// runtime keeps a relocation reserve from the program (an eighth of the heap, but at least
-/// one small page), and the program needs two pages besides: the one a cycle leaves its
-/// surviving objects on, and one to allocate in once that cycle retired the page it was
-/// using. In a 4m heap the program has one page: it runs only as long as no cycle starts
-/// before it is done (the warmup cycle starts as soon as that page is taken), so it failed at
-/// random with "the heap is too small to start" or "Out of memory.". `epsilon` never
-/// collects and keeps no reserve: any heap that holds the program does.
-pub const MIN_COLLECTED_HEAP: u64 = 3 * HEAP_GRANULE;
+/// The smallest heap a collecting mode (`concurrent`, `stw`) can run in: the runtime's
+/// `gc_runtime::MIN_COLLECTED_HEAP`, three 2m pages. The runtime keeps a relocation reserve
+/// from the program (an eighth of the heap, but at least one small page), and the program
+/// needs two pages besides: the one a cycle leaves its surviving objects on, and one to
+/// allocate in once that cycle retired the page it was using. In a 4m heap the program had
+/// one page and failed at random with "the heap is too small to start" or "Out of memory.";
+/// `Heap::new` now refuses such a heap, and lox refuses it earlier, as a usage error naming
+/// the option. `epsilon` never collects and keeps no reserve: any heap that holds the program
+/// does.
+pub const MIN_COLLECTED_HEAP: u64 = gc_runtime::MIN_COLLECTED_HEAP;
 
 impl Options {
     /// The heap size to use: `--heap` rounded up to a granule, or [`default_heap`] rounded
@@ -225,6 +226,31 @@ pub fn parse_heap_size(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// lox's own check and the runtime's agree: the smallest heap `check_heap` accepts for a
+    /// collecting mode is one `Heap::new` creates from lox's configuration, and one granule
+    /// less is refused by both, the runtime naming the same minimum.
+    #[test]
+    fn the_heap_check_agrees_with_the_runtime() {
+        for gc in ["concurrent", "stw"] {
+            let min = format!("{}m", MIN_COLLECTED_HEAP >> 20);
+            let below = format!("{}m", (MIN_COLLECTED_HEAP - HEAP_GRANULE) >> 20);
+            let o = Options::try_parse_from(["lox", "--gc", gc, "--heap", &min]).unwrap();
+            o.check_heap().unwrap();
+            gc_runtime::Heap::new(o.heap_config().unwrap()).unwrap();
+            let o = Options::try_parse_from(["lox", "--gc", gc, "--heap", &below]).unwrap();
+            let lox_says = o.check_heap().unwrap_err();
+            let Err(runtime_says) = gc_runtime::Heap::new(o.heap_config().unwrap()) else {
+                panic!("the runtime accepted a {below} {gc} heap");
+            };
+            let runtime_says = runtime_says.to_string();
+            assert!(lox_says.contains(&format!("at least {min}")), "{lox_says}");
+            assert!(
+                runtime_says.contains(&format!("at least {}", min.to_uppercase())),
+                "{runtime_says}"
+            );
+        }
+    }
 
     #[test]
     fn heap_sizes() {
