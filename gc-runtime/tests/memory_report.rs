@@ -57,10 +57,13 @@ fn check_consistent(r: &MemoryReport) {
         let u = &c.usage;
         assert!(u.pss <= u.rss && u.rss <= u.size, "{c:?}");
     }
-    // smaps and smaps_rollup are read moments apart: close, not equal.
+    // smaps and smaps_rollup are read moments apart: close, not equal. The kernel may
+    // collapse or split transparent huge pages between the two reads (a full run on a loaded
+    // machine once saw 104 MB against 87 MB, just over a 16 MiB bound), so the bound is loose:
+    // it is here to catch a unit or parsing error (kB read as bytes is 1024x off), not drift.
     let (a, b) = (t.rss as i64, r.rss as i64);
     assert!(
-        (a - b).abs() <= (b / 10).max(16 * MIB as i64),
+        (a - b).abs() <= (b / 5).max(32 * MIB as i64),
         "smaps RSS {a} vs rollup {b}"
     );
     let hv = r.heap_views();
