@@ -437,3 +437,109 @@ fn the_director_collects_before_the_limit_is_reached() {
     );
     assert!(st.direct.cleaned > 0);
 }
+
+/// An owner is its object, not its two raw words: the words copied into another object of the
+/// owner's shape open nothing (issue 26, item 1).
+#[test]
+fn an_owners_words_copied_into_another_object_open_nothing() {
+    for mode in [Mode::Concurrent, Mode::Stw, Mode::Epsilon] {
+        let h = heap(mode, None);
+        let mut m = h.attach("main").unwrap();
+        m.scope(|s| {
+            let real = s.alloc_direct(100).unwrap();
+            s.direct(real).unwrap().write(0, b"secret").unwrap();
+            let (id, key) = (s.get(real).read_u64(0), s.get(real).read_u64(8));
+            let forged = s.alloc(DIRECT_BUFFER_SHAPE, 0, 16).unwrap();
+            s.get(forged).write_u64(0, id);
+            s.get(forged).write_u64(8, key);
+            let e = s.direct(forged).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    DirectError::NotDirect {
+                        shape: DIRECT_BUFFER_SHAPE
+                    }
+                ),
+                "{mode}: {e}"
+            );
+            assert!(!s.is_direct(forged), "{mode}");
+            // Still refused after cycles moved both objects (the check follows the owner).
+            if mode != Mode::Epsilon {
+                for k in 0..3 {
+                    s.scope(|s| s.collect(&format!("test {k}")));
+                    assert!(s.direct(forged).is_err(), "{mode}: after cycle {k}");
+                    let mut out = [0; 6];
+                    s.direct(real).unwrap().read(0, &mut out).unwrap();
+                    assert_eq!(&out, b"secret", "{mode}: the real owner still works");
+                }
+            }
+        });
+        let st = h.stats().direct;
+        assert_eq!(st.released, 0, "{mode}: nothing released the real buffer");
+    }
+}
+
+/// A dead owner's words, kept in another object, do not open a later owner that reuses its
+/// phantom slot (issue 26, item 1): each pool's buffer ids start at 1, so a fresh pool's
+/// first buffer in the reused slot once had the same key.
+#[test]
+fn a_dead_owners_words_do_not_open_a_later_owner_in_its_slot() {
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        let h = heap(mode, None);
+        let mut m = h.attach("main").unwrap();
+        let pool = |i: u32| {
+            NativePool::new(
+                PoolConfig::new()
+                    .name(&format!("reuse-{i}"))
+                    .leak_detection(LeakDetection::Off)
+                    .log_leaks(false),
+            )
+            .unwrap()
+        };
+        let first = pool(0);
+        m.scope(|s| {
+            // The stale copy lives in a plain object, outside the owner's death.
+            let keep = s.alloc(7, 0, 16).unwrap();
+            s.scope(|s| {
+                let dead = s.alloc_pooled(&first, 64).unwrap();
+                s.direct(dead).unwrap().write(0, b"old").unwrap();
+                let (id, key) = (s.get(dead).read_u64(0), s.get(dead).read_u64(8));
+                s.get(keep).write_u64(0, id);
+                s.get(keep).write_u64(8, key);
+            });
+            s.scope(|s| s.collect("the owner died"));
+            assert_eq!(h.stats().direct.owners_dead, 1, "{mode}");
+            let (id, key) = (s.get(keep).read_u64(0), s.get(keep).read_u64(8));
+            // New owners, each the first buffer of a fresh pool, until one reuses the slot.
+            let pools: Vec<NativePool> = (1..=64).map(pool).collect();
+            let holder = s.alloc(1, 64, 0).unwrap();
+            let mut reused = None;
+            for (i, p) in pools.iter().enumerate() {
+                let b = s.alloc_pooled(p, 64).unwrap();
+                s.direct(b).unwrap().write(0, b"new").unwrap();
+                s.store(holder, i, Some(b));
+                if s.get(b).read_u64(0) == id {
+                    reused = Some(b);
+                    break;
+                }
+            }
+            let new = reused.unwrap_or_else(|| panic!("{mode}: no new owner reused slot {id}"));
+            let stale = s.alloc(DIRECT_BUFFER_SHAPE, 0, 16).unwrap();
+            s.get(stale).write_u64(0, id);
+            s.get(stale).write_u64(8, key);
+            assert!(
+                s.direct(stale).is_err(),
+                "{mode}: a dead owner's words opened a later owner's buffer"
+            );
+            assert_ne!(
+                s.get(new).read_u64(8),
+                key,
+                "{mode}: a key was given out twice"
+            );
+            let mut out = [0; 3];
+            s.direct(new).unwrap().read(0, &mut out).unwrap();
+            assert_eq!(&out, b"new", "{mode}");
+            assert_eq!(s.direct(new).unwrap().ref_count(), 1, "{mode}");
+        });
+    }
+}

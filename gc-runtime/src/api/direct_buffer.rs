@@ -4,7 +4,7 @@
 //!
 //! The owner is an ordinary object: it can be stored in reference slots, rooted, made global;
 //! the collector never copies or scans its native bytes. When the owner dies, its cleaner
-//! frees the memory (see `direct_buffers`); `release` frees it early. A [`DirectBuffer`]
+//! frees the memory (see `direct/registry.rs`); `release` frees it early. A [`DirectBuffer`]
 //! borrows the scope, so it cannot live across a safepoint, and reaches the bytes only
 //! through copying, bounds-checked accessors: no slice into native memory is ever handed out,
 //! and an access after the memory was freed is an error, never a use after free.
@@ -228,7 +228,9 @@ impl<'s> Scope<'s> {
     /// The direct buffer owned by `l`.
     ///
     /// # Errors
-    /// [`DirectError::NotDirect`] if `l` is not a direct buffer's owner.
+    /// [`DirectError::NotDirect`] if `l` is not a direct buffer's owner: an object of another
+    /// shape, or of the owner's shape whose raw words are not its own (copied from another
+    /// owner, live or dead, or made up).
     ///
     /// # Panics
     /// If `l` was made by a scope of another heap's mutator.
@@ -242,7 +244,12 @@ impl<'s> Scope<'s> {
         let heap = self.heap();
         let (slot, key) = (o.read_u64(0), o.read_u64(8));
         let direct = heap.direct();
-        let (buffer, pooled) = direct.lookup(slot, key).ok_or(not_direct)?;
+        // The words are the embedder's to write: the entry goes only to the object its
+        // phantom slot refers to.
+        let ptr = o.ptr_for(heap, "Scope::direct");
+        let (buffer, pooled) = direct
+            .lookup(slot, key, |id| heap.phantom_refers_to(id, ptr))
+            .ok_or(not_direct)?;
         Ok(DirectBuffer {
             buffer,
             pooled,

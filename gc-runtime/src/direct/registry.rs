@@ -3,7 +3,7 @@
 //! `java.nio.Bits` against `MaxDirectMemorySize`).
 //!
 //! A direct buffer is a small heap object, its *owner* (shape [`DIRECT_BUFFER_SHAPE`], no
-//! reference slots, two raw words: an entry id and a random key), plus an entry here that
+//! reference slots, two raw words: an entry id and a key), plus an entry here that
 //! holds the native memory, a [`PooledBuffer`] from the heap's own unpooled pool or from an
 //! embedder's [`NativePool`]. The entry id is the id of a *phantom slot* in the weak
 //! processor's phantom table, the collector's only reference to the owner: it does not keep
@@ -18,21 +18,28 @@
 //! - The embedder's `release` (Netty's) frees the memory early; the entry stays until the
 //!   owner dies, and every later access is an error ([`crate::native::NativeError::Released`]).
 //! - An owner's memory counts against the limit from its allocation until it is freed, by
-//!   `release` or by its cleaner ([`DirectBuffers::try_reserve`], [`DirectBuffers::unreserve`]).
+//!   `release` or by its cleaner ([`DirectBuffers::try_reserve`], [`DirectBuffers::unreserve`]),
+//!   whichever frees it: the cleaner frees the memory itself ([`PooledBuffer::reclaim`]) rather
+//!   than trusting that its handle is the last, so a reservation is given back exactly once,
+//!   and `unreserve` is checked (a second one is a bug: a debug assertion, and a saturating,
+//!   never wrapping, subtraction in release builds).
 //!
-//! The random key in the owner makes an entry id unforgeable: an object that is not a
-//! buffer's owner (an embedder's object of the same shape, or an owner whose words were
-//! overwritten) is refused, never given another owner's memory.
+//! The owner's words are not what makes it an owner: any embedder can read and write them.
+//! [`DirectBuffers::lookup`] gives an entry only to the very object its phantom slot refers
+//! to (the caller's identity test, `HeapInner::phantom_refers_to`), so the words copied into
+//! another object of the same shape open nothing. The key is a generation, heap-wide and
+//! increasing, never given out twice: a dead owner's words, kept somewhere, never match the
+//! entry of a later owner that reuses its phantom slot.
 
 use crate::mark::WeakProcessor;
 use crate::native::{LeakDetection, NativeError, NativePool, PoolConfig, PooledBuffer};
 use crate::observe::DirectStats;
 use parking_lot::{Mutex, RwLock};
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The shape id of a direct buffer's owner object. Embedders should not use it for their own
-/// objects (the runtime refuses such an object as a buffer: its key does not match).
+/// objects (the runtime refuses such an object as a buffer: its phantom slot, if any, refers
+/// to another object).
 pub const DIRECT_BUFFER_SHAPE: u32 = u32::MAX;
 
 /// Raw bytes of an owner: the entry id and the key.
@@ -90,7 +97,8 @@ pub(crate) struct DirectBuffers {
     limit: u64,
     /// Requested bytes of buffers whose memory is not freed yet.
     reserved: AtomicU64,
-    keys: std::collections::hash_map::RandomState,
+    /// The last key given out (keys are 1, 2, ...: never reused while the heap lives).
+    generation: AtomicU64,
     counters: Counters,
 }
 
@@ -113,7 +121,7 @@ impl DirectBuffers {
             unpooled,
             limit,
             reserved: AtomicU64::new(0),
-            keys: Default::default(),
+            generation: AtomicU64::new(0),
             counters: Counters::default(),
         }
     }
@@ -139,7 +147,7 @@ impl DirectBuffers {
 
     /// Stop counting `len` bytes (a buffer's memory was freed, or its allocation failed).
     pub(crate) fn unreserve(&self, len: u64) {
-        self.reserved.fetch_sub(len, Ordering::AcqRel);
+        checked_sub(&self.reserved, len, "reserved direct bytes");
     }
 
     /// Requested bytes counted now.
@@ -173,7 +181,7 @@ impl DirectBuffers {
     /// Register `buffer` (already counted with [`Self::try_reserve`]) for the owner whose
     /// phantom slot is `slot`; returns the key to store in the owner.
     pub(crate) fn register(&self, slot: usize, buffer: PooledBuffer, pooled: bool) -> u64 {
-        let key = self.keys.hash_one((slot, buffer.id(), pooled)) | 1;
+        let key = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
         let len = buffer.len() as u64;
         {
             let mut e = self.entries.write();
@@ -198,11 +206,20 @@ impl DirectBuffers {
     }
 
     /// The buffer of the owner whose raw words are `(slot, key)` and whether it is from an
-    /// embedder's pool, or `None` if those words are not a live owner's.
-    pub(crate) fn lookup(&self, slot: u64, key: u64) -> Option<(PooledBuffer, bool)> {
+    /// embedder's pool, or `None` if those words are not a live owner's. `is_owner(slot)`
+    /// says whether phantom slot `slot` refers to the object that holds the words: words
+    /// copied into any other object are refused.
+    pub(crate) fn lookup(
+        &self,
+        slot: u64,
+        key: u64,
+        is_owner: impl FnOnce(usize) -> bool,
+    ) -> Option<(PooledBuffer, bool)> {
+        let slot = usize::try_from(slot).ok()?;
         let e = self.entries.read();
-        let entry = e.get(usize::try_from(slot).ok()?)?.as_ref()?;
-        (entry.key == key).then(|| (entry.buffer.clone(), entry.pooled))
+        let entry = e.get(slot)?.as_ref()?;
+        // Under the lock: the slot is not given to another owner meanwhile.
+        (entry.key == key && is_owner(slot)).then(|| (entry.buffer.clone(), entry.pooled))
     }
 
     /// Release one reference of a registered `buffer` (the embedder's `release`); `Ok(true)`
@@ -218,7 +235,7 @@ impl DirectBuffers {
 
     fn freed(&self, len: u64, pooled: bool) {
         self.unreserve(len);
-        self.bytes_counter(pooled).fetch_sub(len, Ordering::Relaxed);
+        checked_sub(self.bytes_counter(pooled), len, "direct buffer bytes");
     }
 
     /// Concurrent Process Non-Strong References: the owners of phantom slots `slots` died;
@@ -258,12 +275,11 @@ impl DirectBuffers {
                 pooled,
                 ..
             } = d.entry;
-            // Count 0: released before the owner died; nothing left to free.
-            if buffer.ref_count() > 0 {
-                // The entry held the last handle (accessors' copies live no longer than a
-                // borrow of a scope that roots the owner): dropping it frees the memory, and
-                // a pool's leak detector reports it if it tracked the buffer.
-                drop(buffer);
+            // Freed here unless `release` freed it first (then nothing is left to free). The
+            // memory is freed now even if a copy of the handle is still somewhere: that copy
+            // sees the buffer released, and its `release` counts nothing again. A pool's leak
+            // detector reports the buffer if it tracked it.
+            if buffer.reclaim() {
                 self.freed(len, pooled);
                 c.bytes += len;
                 self.counters.cleaned.fetch_add(1, Ordering::Relaxed);
@@ -298,5 +314,101 @@ impl DirectBuffers {
             limit_failures: get(&c.limit_failures),
             unpooled_mapped_bytes: self.unpooled.stats().unpooled_bytes,
         }
+    }
+}
+
+/// Take `n` from `counter`: never below zero. Taking more than it holds is an accounting bug
+/// (a reservation given back twice): a debug assertion, and zero in release builds.
+fn checked_sub(counter: &AtomicU64, n: u64, what: &str) {
+    let before = counter
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+            Some(v.saturating_sub(n))
+        })
+        .expect("the update always succeeds");
+    debug_assert!(before >= n, "{what}: {n} given back, only {before} counted");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gc_core::ColoredPtr;
+
+    fn buffers(limit: u64) -> (DirectBuffers, WeakProcessor) {
+        (
+            DirectBuffers::new(u64::MAX, limit),
+            WeakProcessor::default(),
+        )
+    }
+
+    /// A copy of the handle released after the owner's cleaner freed the memory counts
+    /// nothing again (issue 26, item 2: it once unreserved the length twice, `reserved`
+    /// wrapped to ~2^64 and every later reservation failed).
+    #[test]
+    fn a_handle_released_after_the_cleaner_gives_nothing_back_twice() {
+        let (d, w) = buffers(1 << 20);
+        assert!(d.try_reserve(4096));
+        let buffer = d.unpooled_pool().allocate_unpooled(4096).unwrap();
+        let (_, slot) = w.phantoms().alloc(ColoredPtr::NULL);
+        let key = d.register(slot, buffer, false);
+        let (copy, pooled) = d.lookup(slot as u64, key, |_| true).unwrap();
+        d.discover(&[slot]);
+        let c = d.run_cleaners(&w);
+        assert_eq!((c.owners, c.bytes), (1, 4096));
+        assert_eq!(d.reserved(), 0);
+        assert!(
+            matches!(d.release(&copy, pooled), Err(NativeError::Released { .. })),
+            "the cleaner freed it: the copy sees it released"
+        );
+        assert_eq!(d.reserved(), 0);
+        assert_eq!(d.stats().direct_bytes, 0);
+        assert!(d.try_reserve(1 << 20), "the whole limit is still there");
+    }
+
+    /// Released first, the cleaner frees nothing and gives nothing back.
+    #[test]
+    fn a_released_buffer_is_given_back_once() {
+        let (d, w) = buffers(1 << 20);
+        assert!(d.try_reserve(100));
+        let buffer = d.unpooled_pool().allocate_unpooled(100).unwrap();
+        let (_, slot) = w.phantoms().alloc(ColoredPtr::NULL);
+        let key = d.register(slot, buffer, false);
+        let (b, pooled) = d.lookup(slot as u64, key, |_| true).unwrap();
+        assert!(d.release(&b, pooled).unwrap());
+        assert_eq!(d.reserved(), 0);
+        d.discover(&[slot]);
+        assert_eq!(d.run_cleaners(&w).bytes, 0);
+        assert_eq!((d.reserved(), d.stats().cleaned), (0, 0));
+    }
+
+    /// Keys are never given out twice, whatever the slot and the pool, and an entry is given
+    /// only to the object its phantom slot refers to.
+    #[test]
+    fn keys_are_unique_and_the_owner_test_decides() {
+        let (d, w) = buffers(1 << 20);
+        let mut keys = std::collections::HashSet::new();
+        for _ in 0..3 {
+            assert!(d.try_reserve(8));
+            let buffer = d.unpooled_pool().allocate_unpooled(8).unwrap();
+            let (_, slot) = w.phantoms().alloc(ColoredPtr::NULL);
+            let key = d.register(slot, buffer, false);
+            assert!(keys.insert(key), "key {key} given twice");
+            assert!(d.lookup(slot as u64, key, |_| false).is_none());
+            assert!(d.lookup(slot as u64, key, |s| s == slot).is_some());
+            d.discover(&[slot]);
+            d.run_cleaners(&w); // frees the slot: the next owner reuses it
+        }
+        assert_eq!(d.reserved(), 0);
+    }
+
+    /// A second give-back never wraps: a debug assertion, zero in release builds.
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "given back"))]
+    fn unreserving_more_than_reserved_never_wraps() {
+        let (d, _) = buffers(1 << 20);
+        assert!(d.try_reserve(10));
+        d.unreserve(10);
+        d.unreserve(10);
+        assert_eq!(d.reserved(), 0);
+        assert!(d.try_reserve(1 << 20));
     }
 }

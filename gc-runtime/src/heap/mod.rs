@@ -11,6 +11,7 @@ mod heap_inner;
 pub mod memory_report;
 mod object_allocator;
 mod pacer;
+mod phantom_referent;
 mod phases;
 mod verifier;
 

@@ -154,6 +154,34 @@ impl PooledBuffer {
         Ok(true)
     }
 
+    /// Free the memory now if no `release` has yet (the owner of a direct buffer died): every
+    /// handle of the buffer sees it released from then on. Reported as a leak, as a last
+    /// handle dropped unreleased is. True if this call freed it; racing [`Self::release`], it
+    /// is exactly one of the two that frees.
+    pub(crate) fn reclaim(&self) -> bool {
+        let (memory, refs) = {
+            let mut st = self.inner.state.lock();
+            let Some(memory) = st.memory.take() else {
+                return false;
+            };
+            let refs = std::mem::replace(&mut st.refs, 0);
+            (memory, refs)
+        };
+        let i = &*self.inner;
+        let record = LeakRecord {
+            buffer_id: i.id,
+            len: i.len,
+            capacity: i.capacity,
+            ref_count: refs,
+            site: i
+                .site
+                .map_or_else(|| "(not tracked)".into(), |l| l.to_string()),
+        };
+        i.pool.dropped_unreleased(record, i.site);
+        i.pool.free(memory, i.len, i.capacity);
+        true
+    }
+
     fn released(&self, op: &'static str) -> NativeError {
         NativeError::Released {
             id: self.inner.id,

@@ -85,6 +85,13 @@ impl HandleTable {
         }
     }
 
+    /// The value of the slot with id `id` (null if it is free), or `None` if the table never
+    /// had such a slot.
+    pub(crate) fn load(&self, id: usize) -> Option<ColoredPtr> {
+        let chunk = Arc::clone(self.slab.lock().chunks.get(id / CHUNK)?);
+        Some(chunk[id % CHUNK].load(Ordering::Acquire))
+    }
+
     /// Number of slots in use.
     pub(crate) fn len(&self) -> usize {
         let s = self.slab.lock();
