@@ -1,6 +1,7 @@
-//! Large objects never hold the safepoint: a large object is zeroed in chunks with a
-//! safepoint poll between them (issue 26, item 8), its page published to the collector only
-//! once it is whole. Not timing tests: they count the polls an allocation makes, and check
+//! Large objects never hold the safepoint (issue 26, item 8): a large object is zeroed in
+//! chunks, each as a blocked thread that waits out a pause in progress when it ends (a
+//! safepoint check, counted as a poll), and its page is published to the collector only once
+//! the object is whole. Not timing tests: they count the polls an allocation makes, and check
 //! that objects zeroed while cycles ran (a Pause Mark Start between two chunks) come out
 //! zeroed, alive and intact.
 

@@ -338,8 +338,9 @@ impl AllocatingThread for Mutator {
         Mutator::blocking(self, f)
     }
 
-    fn poll(&self) {
-        Mutator::poll(self)
+    fn zeroing_chunk(&self, f: impl FnOnce()) {
+        self.polls.set(self.polls.get() + 1);
+        Mutator::blocking(self, f)
     }
 
     fn waiting_for_cycles<R>(&self, f: impl FnOnce(&dyn Fn() -> bool) -> R) -> R {

@@ -337,8 +337,9 @@ impl<'s> Scope<'s> {
 
     /// Number of safepoint polls this scope's mutator has made since it attached: each
     /// [`Scope::poll`], each allocation, and each chunk of a large object's zeroing (a large
-    /// object is zeroed at most 256 KiB at a time between polls, so that no pause waits for
-    /// the whole of it). For tests and tools that check that long work polls as it goes.
+    /// object is zeroed at most 256 KiB at a time, each chunk as a blocked thread that waits
+    /// out a pause in progress when it ends, so that no pause waits for the zeroing). For
+    /// tests and tools that check that long work polls as it goes.
     pub fn polls(&self) -> u64 {
         self.m.polls()
     }

@@ -12,16 +12,17 @@
 //! out-of-memory only if a whole cycle that started after its request did not help. Every
 //! wait is one call on the heap's event sink, which logs and records it.
 //!
-//! A large object is zeroed [`ZERO_CHUNK`] bytes at a time, with a safepoint poll between the
-//! chunks (ZGC clears large arrays in segments for the same reason): zeroing hundreds of
-//! megabytes in one go would hold every pause for as long. Its page stays unpublished until
-//! the zeroing is done — registered nowhere the collector looks, no object on it handed out —
-//! so no pause in between can see, mark, verify or free a half-zeroed object; if a Pause
-//! Mark Start ran meanwhile, the page is restamped with the current cycle before it is
-//! registered, as if it had been taken just then. (Memory fresh from the file would be zero
-//! already, but a large page's memory may come from the page cache, so it is always
-//! zeroed; the first write to fresh memory takes its page faults, which the chunks bound
-//! too.)
+//! A large object is zeroed [`ZERO_CHUNK`] bytes at a time, each chunk as a blocked thread
+//! (ZGC clears large arrays in segments for the same reason): zeroing hundreds of megabytes
+//! in one go while running would hold every pause for as long. Its page stays unpublished
+//! until the zeroing is done — registered nowhere the collector looks, no object on it handed
+//! out — so no pause can see, mark, verify or free the half-zeroed object, and none need wait
+//! for the chunk being zeroed; the end of each chunk waits out a pause in progress (a
+//! safepoint check), and if a Pause Mark Start ran meanwhile, the page is restamped with the
+//! current cycle before it is registered, as if it had been taken just then. (Memory fresh
+//! from the file would be zero already, but a large page's memory may come from the page
+//! cache, so it is always zeroed; the first write to fresh memory takes its page faults,
+//! which then hold up no pause either.)
 //!
 //! The allocator knows the allocating thread only as an [`AllocatingThread`]: its allocation
 //! state, its heap, its name, how it blocks, how it waits for cycles (the embedding API's
@@ -46,7 +47,7 @@ use std::time::Duration;
 /// Bytes a mutator allocates before it adds them to the heap's shared count.
 const COUNT_BATCH: u64 = 64 << 10;
 
-/// Bytes of a large object zeroed between two safepoint polls: at a few GB/s (page faults of
+/// Bytes of a large object zeroed between two safepoint checks: at a few GB/s (page faults of
 /// fresh memory included), tens of microseconds.
 pub(crate) const ZERO_CHUNK: u64 = 128 << 10;
 
@@ -118,9 +119,10 @@ pub(crate) trait AllocatingThread {
     /// pause is in progress.
     fn blocking<R>(&self, f: impl FnOnce() -> R) -> R;
 
-    /// Safepoint poll: park while a pause is in progress (between the chunks of a large
-    /// object's zeroing).
-    fn poll(&self);
+    /// Run `f`, a chunk of a large object's zeroing, as a blocked thread: a pause does not
+    /// wait for it, and one in progress is waited out when it ends (a safepoint check: the
+    /// mutator counts it as one of its polls).
+    fn zeroing_chunk(&self, f: impl FnOnce());
 
     /// Run `f`, a wait for GC cycles of this heap; the test `f` is given says the wait must
     /// end now, unsatisfied (it would wait for ever on a thread waiting for it at another
@@ -237,8 +239,8 @@ impl MutatorAllocation {
 }
 
 /// A large object of `size` bytes on a page of its own of `page_size` bytes, everything after
-/// its header zeroed [`ZERO_CHUNK`] bytes at a time with a safepoint poll between chunks; its
-/// page is registered (published to the collector) only then, born in the current cycle.
+/// its header zeroed [`ZERO_CHUNK`] bytes at a time, each chunk as a blocked thread; its page
+/// is registered (published to the collector) only then, born in the current cycle.
 #[cold]
 #[inline(never)]
 fn alloc_large(
@@ -259,15 +261,16 @@ fn alloc_large(
     let mut at = HEADER_SIZE;
     while at < size {
         let n = ZERO_CHUNK.min(size - at);
-        // SAFETY: `offset..offset + size` lies on `page`, which is mapped (taken, not freed)
-        // and known to no other thread: unregistered, so no collector reads, relocates or
-        // frees it while this thread polls, and no object on it was handed out. Large pages'
-        // addresses never change, so `base` stays valid across the polls.
-        unsafe { std::ptr::write_bytes(base.add(at as usize), 0, n as usize) };
+        let chunk = base.wrapping_add(at as usize);
+        thread.zeroing_chunk(|| {
+            // SAFETY: `offset..offset + size` lies on `page`, which is mapped (taken, not
+            // freed) and known to no other thread: unregistered, so no collector reads,
+            // relocates or frees it, pause or not, and no object on it was handed out;
+            // `chunk..chunk + n` lies inside it. Large pages' addresses never change, so
+            // `base` stays valid from one chunk to the next.
+            unsafe { std::ptr::write_bytes(chunk, 0, n as usize) };
+        });
         at += n;
-        if at < size {
-            thread.poll();
-        }
     }
     // No poll from here until the object is rooted: no Pause Mark Start comes between this
     // read of the cycle and the page's registration.
@@ -307,8 +310,8 @@ fn alloc_medium(thread: &impl AllocatingThread, size: u64) -> Result<Offset, All
 enum Publish {
     /// At once: a small or medium page, whose objects are initialized one at a time.
     Now,
-    /// By the caller, once its object is initialized: a large page, zeroed with safepoint
-    /// polls in between, handed back unregistered whatever cycle it was born in.
+    /// By the caller, once its object is initialized: a large page, zeroed a chunk at a time
+    /// as a blocked thread, handed back unregistered whatever cycle it was born in.
     Later,
 }
 
