@@ -131,6 +131,22 @@ impl Object {
         }
     }
 
+    /// Write a header at `addr` over slots and raw bytes already zeroed (a large object zeroed
+    /// in chunks before it was published).
+    ///
+    /// # Safety
+    /// As [`Object::init`], and `addr + HEADER_SIZE..addr + header.size()` holds only zero
+    /// bytes, written by the caller or before the memory was handed to it.
+    pub unsafe fn init_over_zeroed(addr: Address, header: ObjectHeader) -> Object {
+        let p: *mut u64 = addr.as_ptr();
+        // SAFETY: the caller owns the freshly allocated, mapped range; the rest of it is zero.
+        unsafe {
+            p.write((header.shape as u64) | ((header.n_refs as u64) << 32));
+            p.add(1).write(header.n_bytes);
+            Object::from_addr(addr)
+        }
+    }
+
     /// The address this object is viewed at.
     #[inline(always)]
     pub fn addr(self) -> Address {

@@ -116,7 +116,9 @@ pub struct Page {
     kind: PageKind,
     start: Offset,
     size: u64,
-    seqnum: u64,
+    /// The cycle the page was born in; changed only by [`Page::restamp`], before any other
+    /// thread knows the page.
+    seqnum: AtomicU64,
     alignment_shift: u32,
     /// The bump pointer: an [`Offset`]'s raw value.
     top: AtomicU64,
@@ -130,7 +132,7 @@ impl std::fmt::Debug for Page {
             .field("kind", &self.kind)
             .field("start", &self.start)
             .field("size", &self.size)
-            .field("seqnum", &self.seqnum)
+            .field("seqnum", &self.seqnum())
             .field("top", &self.top())
             .finish()
     }
@@ -144,7 +146,7 @@ impl Page {
             kind,
             start: memory.start,
             size: memory.size,
-            seqnum,
+            seqnum: AtomicU64::new(seqnum),
             alignment_shift,
             top: AtomicU64::new(memory.start.raw()),
             live_map: LiveMap::new(slots),
@@ -169,7 +171,20 @@ impl Page {
     }
     /// The sequence number of the cycle the page was allocated in.
     pub fn seqnum(&self) -> u64 {
-        self.seqnum
+        self.seqnum.load(Ordering::Relaxed)
+    }
+
+    /// Make the page born in cycle `seqnum`, as if it had been allocated now: for a large
+    /// page whose object was zeroed in chunks, with safepoint polls between them, before the
+    /// page was published (a Pause Mark Start may have run meanwhile).
+    ///
+    /// # Safety
+    /// No thread but the caller knows the page: it is in no registry a collector reads, and
+    /// no object on it was ever handed out. (A collector decides from a page's sequence
+    /// number whether its objects need marking to stay alive, and frees unmarked pages of
+    /// older cycles: restamping a page it already knows could free live objects.)
+    pub unsafe fn restamp(&self, seqnum: u64) {
+        self.seqnum.store(seqnum, Ordering::Relaxed);
     }
     /// Object alignment (log2).
     pub fn alignment_shift(&self) -> u32 {

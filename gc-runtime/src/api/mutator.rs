@@ -167,6 +167,8 @@ pub struct Mutator {
     pub(super) heap: Arc<HeapInner>,
     pub(super) shared: Arc<MutatorShared>,
     pub(super) bad_mask: Cell<u64>,
+    /// Safepoint polls made (see [`crate::Scope::polls`]).
+    polls: Cell<u64>,
     /// Its small page and allocation counters (the allocator's per-thread state).
     allocation: MutatorAllocation,
     _not_send: PhantomData<*const ()>,
@@ -191,6 +193,7 @@ impl Mutator {
             shared,
             // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
+            polls: Cell::new(0),
             allocation: MutatorAllocation::default(),
             _not_send: PhantomData,
         };
@@ -216,6 +219,11 @@ impl Mutator {
         }
     }
 
+    /// Safepoint polls this mutator made.
+    pub(super) fn polls(&self) -> u64 {
+        self.polls.get()
+    }
+
     /// Become running: waits while a pause is in progress, then refreshes the bad mask.
     pub(super) fn leave_blocked(&self) {
         self.heap
@@ -231,6 +239,7 @@ impl Mutator {
     /// Safepoint poll: parks here while a pause is in progress.
     #[inline]
     pub(super) fn poll(&self) {
+        self.polls.set(self.polls.get() + 1);
         if self
             .heap
             .safepoint()
@@ -326,6 +335,11 @@ impl AllocatingThread for Mutator {
     }
 
     fn blocking<R>(&self, f: impl FnOnce() -> R) -> R {
+        Mutator::blocking(self, f)
+    }
+
+    fn zeroing_chunk(&self, f: impl FnOnce()) {
+        self.polls.set(self.polls.get() + 1);
         Mutator::blocking(self, f)
     }
 

@@ -335,6 +335,15 @@ impl<'s> Scope<'s> {
         self.m.poll();
     }
 
+    /// Number of safepoint polls this scope's mutator has made since it attached: each
+    /// [`Scope::poll`], each allocation, and each chunk of a large object's zeroing (a large
+    /// object is zeroed at most 256 KiB at a time, each chunk as a blocked thread that waits
+    /// out a pause in progress when it ends, so that no pause waits for the zeroing). For
+    /// tests and tools that check that long work polls as it goes.
+    pub fn polls(&self) -> u64 {
+        self.m.polls()
+    }
+
     /// True if a pause is requested: [`Scope::poll`] would park now. One relaxed load, for a
     /// loop that holds [`ObjRef`]s (which a poll would end) to test on every back edge and give
     /// them up to poll only when this is true.

@@ -12,6 +12,18 @@
 //! out-of-memory only if a whole cycle that started after its request did not help. Every
 //! wait is one call on the heap's event sink, which logs and records it.
 //!
+//! A large object is zeroed [`ZERO_CHUNK`] bytes at a time, each chunk as a blocked thread
+//! (ZGC clears large arrays in segments for the same reason): zeroing hundreds of megabytes
+//! in one go while running would hold every pause for as long. Its page stays unpublished
+//! until the zeroing is done — registered nowhere the collector looks, no object on it handed
+//! out — so no pause can see, mark, verify or free the half-zeroed object, and none need wait
+//! for the chunk being zeroed; the end of each chunk waits out a pause in progress (a
+//! safepoint check), and if a Pause Mark Start ran meanwhile, the page is restamped with the
+//! current cycle before it is registered, as if it had been taken just then. (Memory fresh
+//! from the file would be zero already, but a large page's memory may come from the page
+//! cache, so it is always zeroed; the first write to fresh memory takes its page faults,
+//! which then hold up no pause either.)
+//!
 //! The allocator knows the allocating thread only as an [`AllocatingThread`]: its allocation
 //! state, its heap, its name, how it blocks, how it waits for cycles (the embedding API's
 //! mutator, which owns the thread's safepoint state and its registry of other heaps); and the
@@ -24,6 +36,7 @@ use crate::context::GcContext;
 use crate::observe::{GcCause, GcEvents};
 use gc_core::{
     object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, View,
+    HEADER_SIZE,
 };
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -33,6 +46,10 @@ use std::time::Duration;
 
 /// Bytes a mutator allocates before it adds them to the heap's shared count.
 const COUNT_BATCH: u64 = 64 << 10;
+
+/// Bytes of a large object zeroed between two safepoint checks: at a few GB/s (page faults of
+/// fresh memory included), tens of microseconds.
+pub(crate) const ZERO_CHUNK: u64 = 128 << 10;
 
 /// The heap's shared allocation state: the medium page all mutators bump-allocate into with a
 /// CAS, and the count of bytes allocated.
@@ -102,6 +119,11 @@ pub(crate) trait AllocatingThread {
     /// pause is in progress.
     fn blocking<R>(&self, f: impl FnOnce() -> R) -> R;
 
+    /// Run `f`, a chunk of a large object's zeroing, as a blocked thread: a pause does not
+    /// wait for it, and one in progress is waited out when it ends (a safepoint check: the
+    /// mutator counts it as one of its polls).
+    fn zeroing_chunk(&self, f: impl FnOnce());
+
     /// Run `f`, a wait for GC cycles of this heap; the test `f` is given says the wait must
     /// end now, unsatisfied (it would wait for ever on a thread waiting for it at another
     /// heap).
@@ -157,33 +179,31 @@ impl MutatorAllocation {
                 max: sizes.object_max,
             });
         }
-        let offset = match sizes.kind_for(size) {
-            PageKind::Small => Self::alloc_small(thread, size)?,
-            PageKind::Medium => alloc_medium(thread, size)?,
+        let header = ObjectHeader {
+            shape,
+            n_refs,
+            n_bytes,
+        };
+        let (offset, zeroed) = match sizes.kind_for(size) {
+            PageKind::Small => (Self::alloc_small(thread, size)?, false),
+            PageKind::Medium => (alloc_medium(thread, size)?, false),
             PageKind::Large => {
-                let page = page_stalling(
-                    thread,
-                    PageKind::Large,
-                    sizes.page_size(PageKind::Large, size),
-                )?;
-                page.alloc_private(size)
-                    .expect("a large page holds its object")
+                let page_size = sizes.page_size(PageKind::Large, size);
+                (alloc_large(thread, size, page_size)?, true)
             }
         };
         let heap = thread.heap();
         let layout = heap.cx().layout();
         let addr = layout.address(offset, View::Remapped);
-        // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is ours.
-        unsafe {
-            Object::init(
-                addr,
-                ObjectHeader {
-                    shape,
-                    n_refs,
-                    n_bytes,
-                },
-            )
-        };
+        if zeroed {
+            // SAFETY: `offset..offset+size` was bump-allocated on a mapped large page that is
+            // ours alone, and `alloc_large` zeroed everything after the header.
+            unsafe { Object::init_over_zeroed(addr, header) };
+        } else {
+            // SAFETY: `offset..offset+size` was just bump-allocated on a mapped page and is
+            // ours.
+            unsafe { Object::init(addr, header) };
+        }
         let good = layout.good(offset, heap.cx().state.good());
         let a = thread.allocation();
         let uncounted = a.uncounted.get() + size;
@@ -209,13 +229,59 @@ impl MutatorAllocation {
         }
         thread.allocation().small = None;
         let small = thread.heap().cx().pages.sizes().small;
-        let page = page_stalling(thread, PageKind::Small, small)?;
+        let page = page_stalling(thread, PageKind::Small, small, Publish::Now)?;
         let off = page
             .alloc_private(size)
             .expect("a fresh small page fits a small object");
         thread.allocation().small = Some(page);
         Ok(off)
     }
+}
+
+/// A large object of `size` bytes on a page of its own of `page_size` bytes, everything after
+/// its header zeroed [`ZERO_CHUNK`] bytes at a time, each chunk as a blocked thread; its page
+/// is registered (published to the collector) only then, born in the current cycle.
+#[cold]
+#[inline(never)]
+fn alloc_large(
+    thread: &impl AllocatingThread,
+    size: u64,
+    page_size: u64,
+) -> Result<Offset, AllocError> {
+    let page = page_stalling(thread, PageKind::Large, page_size, Publish::Later)?;
+    let offset = page
+        .alloc_private(size)
+        .expect("a large page holds its object");
+    let base = thread
+        .heap()
+        .cx()
+        .layout()
+        .address(offset, View::Remapped)
+        .as_ptr::<u8>();
+    let mut at = HEADER_SIZE;
+    while at < size {
+        let n = ZERO_CHUNK.min(size - at);
+        let chunk = base.wrapping_add(at as usize);
+        thread.zeroing_chunk(|| {
+            // SAFETY: `offset..offset + size` lies on `page`, which is mapped (taken, not
+            // freed) and known to no other thread: unregistered, so no collector reads,
+            // relocates or frees it, pause or not, and no object on it was handed out;
+            // `chunk..chunk + n` lies inside it. Large pages' addresses never change, so
+            // `base` stays valid from one chunk to the next.
+            unsafe { std::ptr::write_bytes(chunk, 0, n as usize) };
+        });
+        at += n;
+    }
+    // No poll from here until the object is rooted: no Pause Mark Start comes between this
+    // read of the cycle and the page's registration.
+    let cx = thread.heap().cx();
+    let seqnum = cx.state.seqnum();
+    if page.seqnum() != seqnum {
+        // SAFETY: the page is not registered yet and nothing on it was handed out (above).
+        unsafe { page.restamp(seqnum) };
+    }
+    cx.pages.register(&page);
+    Ok(offset)
 }
 
 fn alloc_medium(thread: &impl AllocatingThread, size: u64) -> Result<Offset, AllocError> {
@@ -231,12 +297,22 @@ fn alloc_medium(thread: &impl AllocatingThread, size: u64) -> Result<Offset, All
         .sizes()
         .medium
         .expect("medium pages enabled");
-    let page = page_stalling(thread, PageKind::Medium, medium)?;
+    let page = page_stalling(thread, PageKind::Medium, medium, Publish::Now)?;
     let off = page
         .alloc_shared(size)
         .expect("a fresh medium page fits a medium object");
     heap.shared().install_medium(page);
     Ok(off)
+}
+
+/// When a page taken for a mutator is registered (published to the collector).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Publish {
+    /// At once: a small or medium page, whose objects are initialized one at a time.
+    Now,
+    /// By the caller, once its object is initialized: a large page, zeroed a chunk at a time
+    /// as a blocked thread, handed back unregistered whatever cycle it was born in.
+    Later,
 }
 
 /// Take a new page (without stalling). One that took `PAGE_ALLOCATION_RECORD_MIN` or longer
@@ -247,10 +323,11 @@ fn take_page(
     kind: PageKind,
     size: u64,
     record: bool,
+    publish: Publish,
 ) -> Result<Arc<Page>, AllocError> {
     let events = thread.heap().events();
     let began = events.begin();
-    let page = take_page_unrecorded(thread, kind, size);
+    let page = take_page_unrecorded(thread, kind, size, publish);
     if record {
         events.page_allocation(thread.name(), began);
     }
@@ -261,11 +338,13 @@ fn take_page(
 /// `fallocate`), so it runs as a blocked thread: a pause need not wait for it. A Pause Mark
 /// Start may run meanwhile; a page born before it must never receive this cycle's objects
 /// (they would be neither marked nor "allocated since Mark Start"), so such a page is given
-/// back and another taken.
+/// back and another taken. A page taken to [`Publish::Later`] is handed back unregistered at
+/// once: its taker registers it, restamped with the cycle of that moment.
 fn take_page_unrecorded(
     thread: &impl AllocatingThread,
     kind: PageKind,
     size: u64,
+    publish: Publish,
 ) -> Result<Arc<Page>, AllocError> {
     let cx = thread.heap().cx();
     let (pages, state) = (&cx.pages, &cx.state);
@@ -276,6 +355,9 @@ fn take_page_unrecorded(
         // stale page registered while blocked could be freed as empty by Concurrent Select
         // Relocation Set before we free it here (a double free).
         let page = thread.blocking(|| pages.new_mutator_page(kind, size, state.seqnum()))?;
+        if publish == Publish::Later {
+            return Ok(page);
+        }
         if page.seqnum() == state.seqnum() {
             pages.register(&page);
             return Ok(page);
@@ -301,9 +383,10 @@ fn page_stalling(
     thread: &impl AllocatingThread,
     kind: PageKind,
     size: u64,
+    publish: Publish,
 ) -> Result<Arc<Page>, AllocError> {
     let heap = thread.heap();
-    match take_page(thread, kind, size, true) {
+    match take_page(thread, kind, size, true, publish) {
         Ok(p) => return Ok(p),
         Err(AllocError::OutOfMemory { .. }) if heap.config().mode != Mode::Epsilon => {}
         Err(e) => return Err(e),
@@ -318,7 +401,7 @@ fn page_stalling(
         let mut extra_cycles = 0;
         let result = loop {
             let (done, shutdown) = control.stall_progress(target);
-            match take_page(thread, kind, size, false) {
+            match take_page(thread, kind, size, false, publish) {
                 Ok(p) => break Some(Ok(p)),
                 Err(AllocError::OutOfMemory { .. }) => {}
                 Err(e) => break Some(Err(e)),

@@ -177,9 +177,10 @@ impl Options {
     }
 }
 
-/// The `--gc-stats` summary of a run: pauses (count, p50, p99, max), cycles, stalls and
-/// allocation, one line, e.g.
-/// `gc-stats: 12 cycles, 36 pauses (p50 0.041 ms, p99 0.180 ms, max 0.200 ms), 0 stalls, 3 pacing delays, 250.0 MiB allocated`.
+/// The `--gc-stats` summary of a run: pauses (count, p50, p99, max, and the longest time to
+/// safepoint: how long the slowest stop waited for the program to reach a poll), cycles,
+/// stalls and allocation, one line, e.g.
+/// `gc-stats: 12 cycles, 36 pauses (p50 0.041 ms, p99 0.180 ms, max 0.200 ms, max ttsp 0.150 ms), 0 stalls, 3 pacing delays, 250.0 MiB allocated`.
 pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
     let mut pauses: Vec<u64> = stats.pauses.iter().map(|p| p.total_ns).collect();
     pauses.sort_unstable();
@@ -190,14 +191,16 @@ pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
         let rank = ((q * pauses.len() as f64).ceil() as usize).clamp(1, pauses.len());
         pauses[rank - 1] as f64 / 1e6
     };
+    let max_ttsp = stats.pauses.iter().map(|p| p.time_to_safepoint_ns).max();
     format!(
-        "gc-stats: {} cycles, {} pauses (p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms), {} stalls, \
-         {} pacing delays, {:.1} MiB allocated",
+        "gc-stats: {} cycles, {} pauses (p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms, max ttsp {:.3} \
+         ms), {} stalls, {} pacing delays, {:.1} MiB allocated",
         stats.cycles.len(),
         pauses.len(),
         percentile(0.50),
         percentile(0.99),
         pauses.last().map_or(0.0, |&ns| ns as f64 / 1e6),
+        max_ttsp.map_or(0.0, |ns| ns as f64 / 1e6),
         stats.stalls.len(),
         stats.pacing.len(),
         stats.allocated_bytes as f64 / (1 << 20) as f64,

@@ -13,13 +13,17 @@
 //! (each operand read once), then hashed, compared and written from it. Longer results can be
 //! very large (a program that doubles a string until the heap is full), so their contents are
 //! hashed, compared and copied in bounded chunks straight from the operand strings, without
-//! building the result on the Rust side.
+//! building the result on the Rust side, with a safepoint poll between two chunks: hashing,
+//! comparing or copying hundreds of megabytes in one go would hold every pause for as long.
+//! After each poll the strings are looked up again through their handles (the collector may
+//! have moved them), never kept as [`ObjRef`](gc_runtime::ObjRef)s across it — which the borrow checker enforces,
+//! since a poll takes the scope mutably.
 
 use crate::object::{
     hash_bytes, read_string_bytes, set_string_hash, string_len, string_raw_size,
     write_string_bytes, ContentHash, STRING,
 };
-use gc_runtime::{Local, ObjRef, OutOfMemory, Scope, WeakRef};
+use gc_runtime::{Local, OutOfMemory, Scope, WeakRef};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -100,9 +104,14 @@ impl Interner {
         self.intern_source(s, Source::Concat(a, b))
     }
 
-    /// The interned string with contents `bytes`, if one is alive (never allocates).
-    pub fn lookup<'s>(&mut self, s: &Scope<'s>, bytes: &[u8]) -> Option<Local<'s>> {
-        let hash = hash_bytes(bytes);
+    /// The interned string with contents `bytes`, if one is alive (never allocates; long
+    /// contents are compared a chunk at a time, with a safepoint poll between chunks).
+    pub fn lookup<'s>(&mut self, s: &mut Scope<'s>, bytes: &[u8]) -> Option<Local<'s>> {
+        let hash = if bytes.len() > CHUNK {
+            chunked_hash(s, Source::Bytes(bytes), bytes.len(), &mut self.scratch)
+        } else {
+            hash_bytes(bytes)
+        };
         self.find(s, hash, bytes.len(), Source::Bytes(bytes))
     }
 
@@ -163,7 +172,7 @@ impl Interner {
         let hash = hash_bytes(bytes);
         let result = match self.find(s, hash, len, Source::Bytes(bytes)) {
             Some(found) => Ok(found),
-            None => self.insert(s, hash, len, |_, o| write_string_bytes(o, 0, bytes)),
+            None => self.insert(s, hash, len, |s, o| write_string_bytes(s.get(o), 0, bytes)),
         };
         self.gathered = gathered;
         result
@@ -177,20 +186,15 @@ impl Interner {
         src: Source<'_, '_, '_>,
         len: usize,
     ) -> Result<Local<'s>, OutOfMemory> {
-        let mut hasher = ContentHash::new(len);
-        for_each_chunk(s, src, &mut self.scratch, |chunk| {
-            hasher.write(chunk);
-            true
-        });
-        let hash = hasher.finish();
+        let hash = chunked_hash(s, src, len, &mut self.scratch);
         if let Some(found) = self.find(s, hash, len, src) {
             return Ok(found);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         let result = self.insert(s, hash, len, |s, o| {
             let mut at = 0;
-            for_each_chunk(s, src, &mut scratch, |chunk| {
-                write_string_bytes(o, at, chunk);
+            for_each_chunk(s, src, &mut scratch, |s, chunk| {
+                write_string_bytes(s.get(o), at, chunk);
                 at += chunk.len();
                 true
             });
@@ -200,20 +204,18 @@ impl Interner {
     }
 
     /// Allocates a string of `len` bytes with content hash `hash`, has `fill` write its
-    /// contents (given the scope and the string), and enters it in the table.
+    /// contents (given the scope and the string's handle: it may poll), and enters it in the
+    /// table.
     fn insert<'s>(
         &mut self,
         s: &mut Scope<'s>,
         hash: u64,
         len: usize,
-        fill: impl FnOnce(&Scope<'s>, ObjRef<'_>),
+        fill: impl FnOnce(&mut Scope<'s>, Local<'s>),
     ) -> Result<Local<'s>, OutOfMemory> {
         let string = s.alloc(STRING, 0, string_raw_size(len))?;
-        {
-            let o = s.get(string);
-            set_string_hash(o, hash);
-            fill(s, o);
-        }
+        set_string_hash(s.get(string), hash);
+        fill(s, string);
         let weak = s.weak(string);
         match self.map.get(&hash) {
             Some(w) if !w.is_cleared() => self.collisions.push((hash, weak)),
@@ -238,7 +240,7 @@ impl Interner {
     /// The live interned string with this hash, length and contents.
     fn find<'s>(
         &mut self,
-        s: &Scope<'s>,
+        s: &mut Scope<'s>,
         hash: u64,
         len: usize,
         src: Source<'_, '_, '_>,
@@ -246,7 +248,7 @@ impl Interner {
         let (scratch, scratch2) = (&mut self.scratch, &mut self.scratch2);
         if let Some(w) = self.map.get(&hash) {
             match s.upgrade(w) {
-                Some(l) if equal(s, s.get(l), len, src, scratch, scratch2) => return Some(l),
+                Some(l) if equal(s, l, len, src, scratch, scratch2) => return Some(l),
                 Some(_) => {}
                 None => {
                     if w.is_cleared() {
@@ -265,7 +267,7 @@ impl Interner {
                 continue;
             }
             if let Some(l) = s.upgrade(w) {
-                if equal(s, s.get(l), len, src, scratch, scratch2) {
+                if equal(s, l, len, src, scratch, scratch2) {
                     found = Some(l);
                     break;
                 }
@@ -278,22 +280,37 @@ impl Interner {
     }
 }
 
+/// The content hash of `src` (of length `len`), hashed a chunk at a time.
+fn chunked_hash(
+    s: &mut Scope<'_>,
+    src: Source<'_, '_, '_>,
+    len: usize,
+    scratch: &mut Vec<u8>,
+) -> u64 {
+    let mut hasher = ContentHash::new(len);
+    for_each_chunk(s, src, scratch, |_, chunk| {
+        hasher.write(chunk);
+        true
+    });
+    hasher.finish()
+}
+
 /// True if string `o` has the contents of `src` (of length `len`).
 fn equal(
-    s: &Scope<'_>,
-    o: ObjRef<'_>,
+    s: &mut Scope<'_>,
+    o: Local<'_>,
     len: usize,
     src: Source<'_, '_, '_>,
     scratch: &mut Vec<u8>,
     theirs: &mut Vec<u8>,
 ) -> bool {
-    if string_len(o) != len {
+    if string_len(s.get(o)) != len {
         return false;
     }
     let mut at = 0;
-    for_each_chunk(s, src, scratch, |chunk| {
+    for_each_chunk(s, src, scratch, |s, chunk| {
         let theirs = buffer(theirs, chunk.len());
-        read_string_bytes(o, at, theirs);
+        read_string_bytes(s.get(o), at, theirs);
         at += chunk.len();
         *theirs == *chunk
     })
@@ -310,37 +327,49 @@ fn buffer(v: &mut Vec<u8>, n: usize) -> &mut [u8] {
 
 /// Calls `f` on consecutive pieces of the contents of `src` while it returns true; returns
 /// false if `f` stopped early. Every piece but the last is [`CHUNK`] bytes long (a multiple of
-/// 8, as [`ContentHash`] requires).
+/// 8, as [`ContentHash`] requires). Between two pieces it polls for a safepoint, so `f` is
+/// handed the scope to look its strings up again through their handles, and the operands of a
+/// concatenation are looked up again for every piece.
 fn for_each_chunk(
-    s: &Scope<'_>,
+    s: &mut Scope<'_>,
     src: Source<'_, '_, '_>,
     scratch: &mut Vec<u8>,
-    mut f: impl FnMut(&[u8]) -> bool,
+    mut f: impl FnMut(&mut Scope<'_>, &[u8]) -> bool,
 ) -> bool {
     match src {
-        Source::Bytes(bytes) => f(bytes),
+        Source::Bytes(bytes) => {
+            for (i, piece) in bytes.chunks(CHUNK).enumerate() {
+                if i > 0 {
+                    s.poll();
+                }
+                if !f(s, piece) {
+                    return false;
+                }
+            }
+            true
+        }
         Source::Concat(a, b) => {
             let buf = buffer(scratch, CHUNK);
             // Bytes gathered in `buf`.
             let mut filled = 0;
             for part in [a, b] {
-                let o = s.get(part);
-                let len = string_len(o);
+                let len = string_len(s.get(part));
                 let mut at = 0;
                 while at < len {
                     let n = (len - at).min(CHUNK - filled);
-                    read_string_bytes(o, at, &mut buf[filled..filled + n]);
+                    read_string_bytes(s.get(part), at, &mut buf[filled..filled + n]);
                     filled += n;
                     at += n;
                     if filled == CHUNK {
-                        if !f(buf) {
+                        if !f(s, buf) {
                             return false;
                         }
                         filled = 0;
+                        s.poll();
                     }
                 }
             }
-            filled == 0 || f(&buf[..filled])
+            filled == 0 || f(s, &buf[..filled])
         }
     }
 }
@@ -348,7 +377,7 @@ fn for_each_chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::object::{string_hash, string_text};
+    use crate::object::{string_bytes, string_hash, string_text};
     use gc_runtime::{Heap, HeapConfig, Mode};
 
     #[test]
@@ -471,5 +500,104 @@ mod tests {
             assert!(s.same_object(aa, direct));
             assert_eq!(string_len(s.get(aa)), 600_002);
         });
+    }
+
+    #[test]
+    fn large_strings_poll_while_hashed_compared_and_copied() {
+        let heap = Heap::new(HeapConfig::new(512 << 20)).unwrap();
+        let mut m = heap.attach("interner-test").unwrap();
+        let mut interner = Interner::new();
+        m.scope(|s| {
+            let half: Vec<u8> = (0..32 << 20).map(|i: u32| b'a' + (i % 26) as u8).collect();
+            let a = interner.intern(s, &half).unwrap();
+            // Chunks of 64 MiB; a pass over n chunks polls n - 1 times at least.
+            let chunks = (64 << 20) / CHUNK as u64;
+            // A new 64 MiB string: hashed and copied a chunk at a time (and zeroed in
+            // chunks by the allocation).
+            let before = s.polls();
+            let aa = interner.intern_concat(s, a, a).unwrap();
+            let polls = s.polls() - before;
+            assert!(
+                polls >= 2 * chunks,
+                "a new 64 MiB concatenation polled {polls} times"
+            );
+            // The same contents again: hashed, then compared with the interned string.
+            let before = s.polls();
+            let again = interner.intern_concat(s, a, a).unwrap();
+            let polls = s.polls() - before;
+            assert!(s.same_object(aa, again));
+            assert!(
+                polls >= 2 * chunks,
+                "an interned 64 MiB concatenation polled {polls} times"
+            );
+            // Long contents from the Rust side, looked up: hashed and compared in chunks
+            // (two passes over 32 MiB).
+            let before = s.polls();
+            assert!(interner
+                .lookup(s, &half)
+                .is_some_and(|l| s.same_object(l, a)));
+            let polls = s.polls() - before;
+            assert!(polls >= chunks - 2, "a 32 MiB lookup polled {polls} times");
+            // Interning it from the Rust side: the same.
+            let before = s.polls();
+            let b = interner.intern(s, &half).unwrap();
+            assert!(s.same_object(b, a));
+            let polls = s.polls() - before;
+            assert!(polls >= chunks - 2, "a 32 MiB intern polled {polls} times");
+        });
+    }
+
+    #[test]
+    fn chunked_concatenations_are_intact_while_cycles_run() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        for mode in [Mode::Concurrent, Mode::Stw] {
+            let heap =
+                Arc::new(Heap::new(HeapConfig::new(256 << 20).mode(mode).verify(true)).unwrap());
+            let stop = Arc::new(AtomicBool::new(false));
+            // Cycles back to back: they stop the mutator at the polls between chunks, and
+            // relocate the medium-sized operands (garbage around them leaves their pages
+            // sparse) while a concatenation is halfway through them.
+            let collector = {
+                let (heap, stop) = (heap.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let _ = heap.collect("between chunks");
+                    }
+                })
+            };
+            let mut m = heap.attach("interner-test").unwrap();
+            let mut interner = Interner::new();
+            m.scope(|s| {
+                let text: Vec<u8> = (0..(1 << 20) + 3)
+                    .map(|i: u32| b'a' + (i % 26) as u8)
+                    .collect();
+                let mut parts = Vec::new();
+                for k in 0..4u8 {
+                    let mut t = text.clone();
+                    t[k as usize] = b'A' + k;
+                    parts.push(interner.intern(s, &t).unwrap());
+                    // Garbage between the operands, on the same medium pages.
+                    for g in 0..6u8 {
+                        interner.intern(s, &vec![b'0' + g + k; 1 << 20]).unwrap();
+                    }
+                }
+                for round in 0..8 {
+                    let (i, j) = (round % 4, (round + 1) % 4);
+                    let ab = interner.intern_concat(s, parts[i], parts[j]).unwrap();
+                    let mut expected = Vec::new();
+                    string_bytes(s.get(parts[i]), &mut expected);
+                    string_bytes(s.get(parts[j]), &mut expected);
+                    let mut got = Vec::new();
+                    string_bytes(s.get(ab), &mut got);
+                    assert!(got == expected, "{mode}: round {round}");
+                    assert_eq!(string_hash(s.get(ab)), hash_bytes(&expected));
+                    assert_eq!(expected[i], b'A' + i as u8);
+                }
+            });
+            stop.store(true, Ordering::Relaxed);
+            drop(m);
+            collector.join().unwrap();
+        }
     }
 }

@@ -71,6 +71,8 @@ struct Run {
     seconds: f64,
     cycles: u64,
     max_pause_ms: f64,
+    /// The longest time to safepoint of any pause.
+    max_ttsp_ms: f64,
 }
 
 fn main() {
@@ -334,6 +336,7 @@ fn run_once(lox: &Path, script: &Path, mode: &str, heap: u64) -> (Run, String) {
         seconds,
         cycles: number_before(stats, " cycles").unwrap_or(0.0) as u64,
         max_pause_ms: number_after(stats, "max ").unwrap_or(0.0),
+        max_ttsp_ms: number_after(stats, "max ttsp ").unwrap_or(0.0),
     };
     (run, String::from_utf8_lossy(&output.stdout).into_owned())
 }
@@ -371,6 +374,7 @@ fn print_table(rows: &[(String, Vec<Run>)], markdown: bool, heap: u64) {
         "cycles".to_string(),
         "max pause concurrent".to_string(),
         "max pause stw".to_string(),
+        "max ttsp concurrent".to_string(),
     ];
     let mut lines = vec![header.to_vec()];
     for (name, r) in rows {
@@ -385,6 +389,7 @@ fn print_table(rows: &[(String, Vec<Run>)], markdown: bool, heap: u64) {
             format!("{}", c.cycles),
             format!("{:.2} ms", c.max_pause_ms),
             format!("{:.2} ms", s.max_pause_ms),
+            format!("{:.2} ms", c.max_ttsp_ms),
         ]);
     }
     print_lines(&lines, markdown);
