@@ -161,6 +161,9 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     hc = hc.pacing(cfg.pacing);
     let direct_limit = hc.direct_memory_limit();
     let heap = Heap::new(hc).unwrap_or_else(|e| panic!("{what}: creating the heap: {e}"));
+    // Every event of the run (the heap keeps only the most recent records): the report sums
+    // over all cycles.
+    let events = heap.subscribe();
     // The pool every thread's pooled buffers come from: small chunks, so the larger buffers
     // are unpooled mappings of the pool. Dying unreleased is how a buffer normally ends: the
     // leak detector samples them without printing.
@@ -291,7 +294,11 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
         }
     }
     report.duration = started.elapsed();
-    report.add_gc(&heap.stats(), cfg.max_heap);
+    let gc = gc_runtime::GcStats {
+        direct: heap.stats().direct,
+        ..events.records()
+    };
+    report.add_gc(&gc, cfg.max_heap);
     drop(pool);
     drop(region);
     drop(heap);
