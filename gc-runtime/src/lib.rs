@@ -75,8 +75,11 @@ pub use gc_core::config::physical_memory_bytes;
 pub use gc_core::virtual_memory::heap_limit_for_map_count;
 pub use gc_core::{format_size, parse_size, Backing, HeapError, Offset};
 pub use heap::MemoryReport;
-pub use observe::{CyclePhase, GcCause, GcPhase};
+pub use observe::{
+    CyclePhase, EventSubscription, GcCause, GcPhase, LatencyHistogram, PercentileSummary,
+    SIGNIFICANT_DIGITS,
+};
 pub use stats::{
-    CycleRecord, DirectStats, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord,
-    StallRecord,
+    CycleRecord, DirectStats, EventTotals, GcStats, PacingRecord, PauseKind, PauseRecord,
+    PhaseRecord, StallRecord, RECENT_EVENTS,
 };

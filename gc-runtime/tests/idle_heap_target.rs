@@ -19,9 +19,10 @@ const IDLE: Duration = Duration::from_millis(300);
 /// The most cycles an idle heap may complete in `IDLE`.
 const MAX_IDLE_CYCLES: u64 = 5;
 
-/// Cycles completed so far, from the statistics.
+/// Cycles completed so far, from the statistics' totals (the records keep only the most
+/// recent, so their length stops growing once a spin has run thousands).
 fn completed(heap: &Heap) -> u64 {
-    heap.stats().cycles.len() as u64
+    heap.stats().totals.cycles
 }
 
 /// A heap of `mode` with `target`, holding `live` objects of 64 KiB from a `Global` (none:

@@ -26,7 +26,7 @@ use crate::min_cycles::Extension;
 use crate::run_result::{RunConfig, RunResult};
 use crate::workload::ThreadOutcome;
 use gc_runtime::native::{NativePool, PoolConfig};
-use gc_runtime::{Heap, HeapConfig, Scope};
+use gc_runtime::{GcStats, Heap, HeapConfig, Scope};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -73,6 +73,9 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
             gc_core::format_size(config.heap_bytes)
         )
     })?;
+    // Every event of the run, for the percentiles, MMU and plots: the heap itself keeps only
+    // the most recent records and totals.
+    let events = heap.subscribe();
     let heap_created_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -183,8 +186,8 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                 }
                 // Cycles are recorded when they end: every one that started in the window is
                 // complete.
-                let complete = heap
-                    .stats()
+                let complete = events
+                    .records()
                     .cycles
                     .iter()
                     .filter(|c| c.start_at_ns >= measure_start_at_ns)
@@ -240,7 +243,14 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     let control_hiccup = control?;
     peak_committed.fetch_max(heap.usage().committed, Ordering::Relaxed);
     let pm = gc_runtime::proc_info::process_memory();
-    let gc = heap.stats();
+    let gc = {
+        let now = heap.stats();
+        GcStats {
+            allocated_bytes: now.allocated_bytes,
+            direct: now.direct,
+            ..events.records()
+        }
+    };
     let report = config.memory_report.then(|| {
         let pools: Vec<NativePool> = pool.iter().cloned().collect();
         heap.memory_report_with_pools(&pools)

@@ -8,6 +8,7 @@ use super::root_region::RootRegion;
 use crate::config::{HeapConfig, Mode};
 use crate::heap::HeapInner;
 use crate::heap::MemoryReport;
+use crate::observe::EventSubscription;
 use crate::observe::GcCause;
 use crate::observe::GcStats;
 use crate::observe::InjectedPanic;
@@ -107,12 +108,23 @@ impl Heap {
         )
     }
 
-    /// Everything recorded so far (pauses, cycles, stalls).
+    /// The recent records (the newest [`crate::stats::RECENT_EVENTS`] pauses, cycles, stalls,
+    /// pacing delays and slow page allocations), the counts of each since creation and the
+    /// totals: bounded, however long the heap runs. For every event, [`Heap::subscribe`].
     pub fn stats(&self) -> GcStats {
         let mut s = self.inner.events().stats();
         s.allocated_bytes = self.inner.allocator().allocated();
         s.direct = self.inner.direct().stats();
         s
+    }
+
+    /// Receive every event from now on, starting with the records the heap still keeps (all
+    /// of them when called before any kind passed [`crate::stats::RECENT_EVENTS`], e.g. right
+    /// after [`Heap::new`]; [`EventSubscription::missed`] tells). The subscription keeps them
+    /// all, growing with the run, until it is dropped: for harnesses that need every pause or
+    /// delay (percentiles, MMU), not for a server that runs for days.
+    pub fn subscribe(&self) -> EventSubscription {
+        self.inner.events().subscribe()
     }
 
     /// The direct buffers' counters now: what [`Heap::stats`] puts in `direct`, without

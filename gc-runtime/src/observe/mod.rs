@@ -2,9 +2,10 @@
 //! with. It owns the names of a cycle's pauses and phases (`gc_phase`, all declared in one
 //! file) and of why a cycle runs (`gc_cause`) — the enums the records hold, serialized as the
 //! strings of logs and reports —, the records an embedder reads ([`stats`], ZGC's
-//! `ZStatistics`), the `-Xlog:gc`-style log (`gc_log`), the event sink through which every
-//! event is logged and recorded at once, on the heap's one clock (`event_sink`), the thread
-//! CPU clock, the panics tests inject, and the readers of `/proc` and of the C library's
+//! `ZStatistics`), the latency histograms they keep per kind of event (`latency_histogram`),
+//! the `-Xlog:gc`-style log (`gc_log`), the event sink through which every event is logged and
+//! recorded at once, on the heap's one clock, into a bounded ring of recent records, the
+//! histograms and every subscriber (`event_sink`), the thread CPU clock, the panics tests inject, and the readers of `/proc` and of the C library's
 //! malloc that memory reports are made of ([`proc_info`]). Every folder may use it; it uses
 //! only `config`.
 
@@ -14,12 +15,15 @@ mod gc_cause;
 mod gc_log;
 mod gc_phase;
 mod injected_panic;
+mod latency_histogram;
 pub mod proc_info;
 pub mod stats;
 
 pub(crate) use cpu_time::thread_cpu_ns;
+pub use event_sink::EventSubscription;
 pub(crate) use event_sink::{EventStart, GcEvents};
 pub use gc_cause::GcCause;
 pub use gc_phase::{CyclePhase, GcPhase, PauseKind};
 pub(crate) use injected_panic::{InjectedPanic, InjectedPanics};
+pub use latency_histogram::{LatencyHistogram, PercentileSummary, SIGNIFICANT_DIGITS};
 pub(crate) use stats::{CycleRecord, DirectStats, GcStats, PauseRecord};

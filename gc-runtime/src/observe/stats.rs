@@ -1,10 +1,16 @@
-//! Statistics an embedder can read and serialize: every pause, every cycle, every allocation
-//! stall and pacing delay, heap usage (ZGC's `ZStatistics`, in the units of `-Xlog:gc`).
+//! Statistics an embedder can read and serialize (ZGC's `ZStatistics`, in the units of
+//! `-Xlog:gc`): the most recent pauses, cycles, allocation stalls, pacing delays and slow page
+//! allocations (a bounded number, [`RECENT_EVENTS`] of each kind), every event since the
+//! heap's creation as counts and latency histograms ([`EventTotals`]), and totals. A heap's
+//! statistics stay the same size however long it runs; every single event of its life is for
+//! a subscriber (`Heap::subscribe`), which owns the memory they take.
 //!
 //! Times are nanoseconds; `*_at_ns` timestamps count from the heap's creation. Pauses, phases
 //! and causes are the enums of `gc_phase` and `gc_cause`, serialized as their log names.
 
+use super::latency_histogram::LatencyHistogram;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 pub use super::gc_cause::GcCause;
 pub use super::gc_phase::{CyclePhase, GcPhase, PauseKind};
@@ -160,7 +166,75 @@ pub struct PageAllocationRecord {
 /// The shortest mutator page allocation recorded as a [`PageAllocationRecord`].
 pub const PAGE_ALLOCATION_RECORD_MIN: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Everything the runtime recorded.
+/// The most recent events of each kind a heap keeps ([`GcStats`]'s `pauses`, `cycles`,
+/// `stalls`, `pacing` and `page_allocations` each hold at most this many, the newest): a heap
+/// that runs for a day keeps the same few megabytes of records as one that ran a minute. What
+/// happened since creation is in [`GcStats::totals`]; a harness that wants every event
+/// subscribes (`Heap::subscribe`).
+pub const RECENT_EVENTS: usize = 1024;
+
+/// Every event of a heap's life, aggregated: counts, sums and a latency histogram per kind
+/// (three significant digits), the same size after a day as after a second. Percentiles and
+/// maxima come from here once a kind has passed [`RECENT_EVENTS`] records.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EventTotals {
+    /// Cycles completed.
+    pub cycles: u64,
+    /// Every pause, its whole length (`PauseRecord::total_ns`, time to safepoint included).
+    pub pauses: LatencyHistogram,
+    /// The pauses of each kind (a kind that never ran is absent).
+    pub pauses_by_kind: BTreeMap<PauseKind, LatencyHistogram>,
+    /// Every pause's time to safepoint: how long the collector waited for the last mutator.
+    pub time_to_safepoint: LatencyHistogram,
+    /// Allocation and direct-memory stalls, each as long as its thread waited.
+    pub stalls: LatencyHistogram,
+    /// Of the stalls, those that ended in an out-of-memory error.
+    pub failed_stalls: u64,
+    /// Pacing delays, each as long as its thread was held (`PacingRecord::duration_ns`).
+    pub pacing: LatencyHistogram,
+    /// Nanoseconds mutators were held by pacing delays, in all (exact; the histogram's sum
+    /// would be rounded).
+    pub pacing_held_ns: u64,
+    /// Mutator page allocations of [`PAGE_ALLOCATION_RECORD_MIN`] or longer.
+    pub page_allocations: LatencyHistogram,
+}
+
+impl EventTotals {
+    /// All events of the kinds kept as records.
+    pub fn events(&self) -> u64 {
+        self.cycles
+            + self.pauses.len()
+            + self.stalls.len()
+            + self.pacing.len()
+            + self.page_allocations.len()
+    }
+
+    /// Add a pause.
+    pub(crate) fn add_pause(&mut self, p: &PauseRecord) {
+        self.pauses.record(p.total_ns);
+        self.pauses_by_kind
+            .entry(p.kind)
+            .or_default()
+            .record(p.total_ns);
+        self.time_to_safepoint.record(p.time_to_safepoint_ns);
+    }
+
+    /// Add a stall.
+    pub(crate) fn add_stall(&mut self, s: &StallRecord) {
+        self.stalls.record(s.duration_ns);
+        self.failed_stalls += u64::from(s.failed);
+    }
+
+    /// Add a pacing delay.
+    pub(crate) fn add_pacing(&mut self, p: &PacingRecord) {
+        self.pacing.record(p.duration_ns);
+        self.pacing_held_ns += p.duration_ns;
+    }
+}
+
+/// What the runtime recorded: the most recent events of each kind ([`RECENT_EVENTS`] at most,
+/// oldest first, from `Heap::stats`; every event of a heap's life, from a subscription), the
+/// counts since creation and the totals.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GcStats {
     pub pauses: Vec<PauseRecord>,
@@ -184,6 +258,10 @@ pub struct GcStats {
     /// Direct and pooled buffers owned by heap objects, now.
     #[serde(default)]
     pub direct: DirectStats,
+    /// Every event since the heap was created, as counts and histograms (more than the
+    /// records hold once a kind passed [`RECENT_EVENTS`]).
+    #[serde(default)]
+    pub totals: EventTotals,
 }
 
 /// The heap's direct buffers (`Scope::alloc_direct`, `Scope::alloc_pooled`): native memory

@@ -19,7 +19,7 @@ use super::rng::Rng;
 use gc_core::object_size;
 use gc_runtime::native::{NativeError, NativePool};
 use gc_runtime::{
-    DirectBuffer, DirectError, Heap, Local, Mode, ObjRef, Scope, DIRECT_BUFFER_SHAPE,
+    DirectBuffer, DirectError, GcStats, Local, Mode, ObjRef, Scope, DIRECT_BUFFER_SHAPE,
 };
 
 /// Raw bytes of an owner object.
@@ -756,14 +756,14 @@ impl<'h> Program<'h> {
 
 /// The end of a run's accounting (see the module documentation), after every owner was
 /// dropped and (in a mode that collects) two cycles ran: `t` is what the threads did, the
-/// garbage buffers included. Returns what failed.
+/// garbage buffers included; `stats` holds every cycle of the run (a subscription's records)
+/// and the heap's direct counters now. Returns what failed.
 pub(super) fn check_end(
-    heap: &Heap,
+    stats: &GcStats,
     native: &NativePool,
     mode: Mode,
     t: &DirectCounts,
 ) -> Result<(), String> {
-    let stats = heap.stats();
     let st = &stats.direct;
     let ps = native.stats();
     let mut bad = Vec::new();

@@ -121,6 +121,15 @@ pub struct Failure {
     pub report: Report,
 }
 
+/// Every event of the run (the subscription's records, taken when the heap was created) with
+/// the heap's direct-buffer counters now: `Heap::stats` keeps only the most recent records.
+fn all_stats(heap: &Heap, events: &gc_runtime::EventSubscription) -> gc_runtime::GcStats {
+    gc_runtime::GcStats {
+        direct: heap.stats().direct,
+        ..events.records()
+    }
+}
+
 /// Run one torture configuration to the end; panics (naming the seed) on any mismatch.
 pub fn run(cfg: &Config) -> Report {
     try_run(cfg)
@@ -161,6 +170,9 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     hc = hc.pacing(cfg.pacing);
     let direct_limit = hc.direct_memory_limit();
     let heap = Heap::new(hc).unwrap_or_else(|e| panic!("{what}: creating the heap: {e}"));
+    // Every event of the run (the heap keeps only the most recent records): the report sums
+    // over all cycles.
+    let events = heap.subscribe();
     // The pool every thread's pooled buffers come from: small chunks, so the larger buffers
     // are unpooled mappings of the pool. Dying unreleased is how a buffer normally ends: the
     // leak detector samples them without printing.
@@ -285,13 +297,18 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
             m.scope(|s| s.collect("torture: direct buffers' end"));
             m.scope(|s| s.collect("torture: direct buffers' end"));
         }
-        match direct::check_end(&heap, &native, cfg.mode, &direct_counts) {
+        match direct::check_end(
+            &all_stats(&heap, &events),
+            &native,
+            cfg.mode,
+            &direct_counts,
+        ) {
             Ok(()) => report.direct_end_checks = 1,
             Err(e) => failures.push(format!("end of the run: MISMATCH: {e}")),
         }
     }
     report.duration = started.elapsed();
-    report.add_gc(&heap.stats(), cfg.max_heap);
+    report.add_gc(&all_stats(&heap, &events), cfg.max_heap);
     drop(pool);
     drop(region);
     drop(heap);

@@ -182,27 +182,22 @@ impl Options {
 /// stalls and allocation, one line, e.g.
 /// `gc-stats: 12 cycles, 36 pauses (p50 0.041 ms, p99 0.180 ms, max 0.200 ms, max ttsp 0.150 ms), 0 stalls, 3 pacing delays, 250.0 MiB allocated`.
 pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
-    let mut pauses: Vec<u64> = stats.pauses.iter().map(|p| p.total_ns).collect();
-    pauses.sort_unstable();
-    let percentile = |q: f64| -> f64 {
-        if pauses.is_empty() {
-            return 0.0;
-        }
-        let rank = ((q * pauses.len() as f64).ceil() as usize).clamp(1, pauses.len());
-        pauses[rank - 1] as f64 / 1e6
-    };
-    let max_ttsp = stats.pauses.iter().map(|p| p.time_to_safepoint_ns).max();
+    // The heap's totals cover the whole run however long it was (its records keep only the
+    // most recent events); percentiles are the histograms', to three significant digits.
+    let t = &stats.totals;
+    let pauses = t.pauses.summary();
+    let ms = |ns: u64| ns as f64 / 1e6;
     format!(
         "gc-stats: {} cycles, {} pauses (p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms, max ttsp {:.3} \
          ms), {} stalls, {} pacing delays, {:.1} MiB allocated",
-        stats.cycles.len(),
-        pauses.len(),
-        percentile(0.50),
-        percentile(0.99),
-        pauses.last().map_or(0.0, |&ns| ns as f64 / 1e6),
-        max_ttsp.map_or(0.0, |ns| ns as f64 / 1e6),
-        stats.stalls.len(),
-        stats.pacing.len(),
+        t.cycles,
+        pauses.count,
+        ms(pauses.p50_ns),
+        ms(pauses.p99_ns),
+        ms(pauses.max_ns),
+        ms(t.time_to_safepoint.summary().max_ns),
+        t.stalls.len(),
+        t.pacing.len(),
         stats.allocated_bytes as f64 / (1 << 20) as f64,
     )
 }
