@@ -679,6 +679,25 @@ mod tests {
     }
 
     #[test]
+    fn jvm_collectors_parse_by_name() {
+        let s = parse(&["--jvm", "ZGC,g1,GenZGC"]).unwrap().sweep;
+        assert_eq!(
+            s.jvm,
+            [JvmCollector::Zgc, JvmCollector::G1, JvmCollector::GenZgc]
+        );
+        assert_eq!(s.java, None);
+        assert!(parse(&[]).unwrap().sweep.jvm.is_empty());
+        let s = parse(&["--jvm", "G1", "--java", "/opt/jdk"]).unwrap().sweep;
+        assert_eq!(s.java, Some(PathBuf::from("/opt/jdk")));
+        let m = parse(&["--jvm", "Shenandoah"]).unwrap_err().to_string();
+        assert!(m.contains("ZGC, GenZGC, G1, Parallel, Serial"), "{m}");
+        assert!(
+            parse(&["--java", "/opt/jdk"]).is_err(),
+            "--java needs --jvm"
+        );
+    }
+
+    #[test]
     fn heap_churn_subcommand_carries_its_options() {
         let cli = parse(&[
             "heap-churn",
@@ -880,6 +899,11 @@ mod tests {
             "buffer-echo",
             "pause-sweep memory",
             "memory-N-<run>.svg",
+            "--jvm",
+            "--java",
+            "GenZGC",
+            "gc-<run>.log",
+            "time to safepoint",
         ] {
             assert!(help.contains(s), "long help lacks {s}:\n{help}");
         }
