@@ -143,7 +143,7 @@ pub struct SweepArgs {
     pub buffers: Vec<BufferKind>,
     /// Also run the workload's Java twin (heap-churn and binary-trees have one) under these
     /// HotSpot collectors, comma-separated, after this project's runs of each heap: ZGC
-    /// (non-generational, JDK 11–23), GenZGC (generational ZGC, JDK 21 and later), G1,
+    /// (non-generational, JDK 17–23), GenZGC (generational ZGC, JDK 21 and later), G1,
     /// Parallel, Serial. Same options, live set, threads, seed and duration; -Xms = -Xmx =
     /// the heap, as many GC threads as this project's runs; the GC log
     /// (-Xlog:gc*,safepoint) gives pauses with time to safepoint, allocation stalls and

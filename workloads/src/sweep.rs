@@ -358,6 +358,7 @@ where
         Some(_) => crate::jvm::twin_run::run_twin(c),
         None => run(c),
     });
+    crate::jvm::sweep_runs::remove_twins(&configs);
     finish(&outcome, &out, quiet)
 }
 

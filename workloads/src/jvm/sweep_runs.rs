@@ -23,6 +23,25 @@ pub fn log_name(config: &RunConfig) -> String {
     format!("gc-{}.log", config.label().replace(' ', "-"))
 }
 
+/// Where this process compiles the twins for a JDK of feature release `major`: a directory
+/// of its own under the temporary directory, removed by [`remove_twins`].
+fn twins_dir(major: u32) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "pause-sweep-java-twins-{}-jdk{major}",
+        std::process::id()
+    ))
+}
+
+/// After the runs: remove the twins' directories [`add_jvm_runs`] compiled for `configs`.
+pub fn remove_twins(configs: &[RunConfig]) {
+    for major in configs
+        .iter()
+        .filter_map(|c| c.jvm.as_ref().map(|j| j.major))
+    {
+        let _ = std::fs::remove_dir_all(twins_dir(major));
+    }
+}
+
 /// The JVM options of one run, in order.
 pub fn jvm_flags(
     collector_flags: &[String],
@@ -92,11 +111,7 @@ pub fn add_jvm_runs(
             chosen.push((c, flags));
         }
     }
-    let dir = std::env::temp_dir().join(format!(
-        "pause-sweep-java-twins-{}-jdk{}",
-        std::process::id(),
-        jdk.major
-    ));
+    let dir = twins_dir(jdk.major);
     let classes = jdk.compile_twins(&dir)?;
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let out = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
