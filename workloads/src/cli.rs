@@ -8,6 +8,7 @@
 
 use crate::arg_parsers::{mode_parser, parse_fraction, parse_heap, parse_on_off, parse_seconds};
 use crate::buffer_kind::BufferKind;
+use crate::jvm::JvmCollector;
 use crate::run_result::{Mode, RunConfig};
 use crate::workloads::{WorkloadKind, WorkloadParams};
 use clap::error::ErrorKind;
@@ -37,6 +38,8 @@ Outputs (in --out, default results/<UTC timestamp>/):
   memory-N-<run>.svg  per run N (1, 2, ... in results.json order): committed heap, direct
                       and pooled buffer bytes, RSS and Pss over the measured phase, sampled
                       every 100 ms (the samples are each run's `memory` in results.json)
+  gc-<run>.log        per JVM run (--jvm), its GC log (-Xlog:gc*,safepoint), e.g.
+                      gc-JDK-17-ZGC-256M.log
   trace.json          Chrome Trace Event file, opens in Perfetto (ui.perfetto.dev): GC cycles,
                       phases, pauses, allocation stalls, pacing delays and slow page
                       allocations as tracks, one process per run
@@ -73,6 +76,14 @@ outputs for that single run. `report` renders the outputs again from a results.j
 
 --buffers heap,direct,pooled (buffer-echo and message-engine) runs each buffer kind at every \
 heap and mode, side by side in the tables (a buffers column) and plots.
+
+Side by side with HotSpot: --jvm ZGC,G1 (and --java PATH to pick the JDK) also runs the Java \
+twin of heap-churn or binary-trees (workloads/java/, compiled with that JDK's javac) under \
+those collectors at every heap, and puts its rows, read from the JVM's GC log, into the same \
+tables, results.json and plots. A JVM pause is a safepoint, time to safepoint included; ZGC's \
+allocation and relocation stalls are its stalls; a collection (GC(n) of the log) is a cycle; \
+the hiccup and control meters run as in this project's runs. e.g. \
+`cargo run --release -- --jvm ZGC,G1 --heaps 256M,1G`.
 
 Memory: `pause-sweep memory` runs a short workload (buffer-echo with pooled buffers on a 256M \
 heap for 3 s unless told otherwise) and prints the memory report: like jcmd VM.native_memory \
@@ -130,6 +141,21 @@ pub struct SweepArgs {
     /// (buffer-echo and message-engine only) [default: the workload's own, heap].
     #[arg(long, value_name = "KINDS", value_delimiter = ',', value_enum)]
     pub buffers: Vec<BufferKind>,
+    /// Also run the workload's Java twin (heap-churn and binary-trees have one) under these
+    /// HotSpot collectors, comma-separated, after this project's runs of each heap: ZGC
+    /// (non-generational, JDK 17–23), GenZGC (generational ZGC, JDK 21 and later), G1,
+    /// Parallel, Serial. Same options, live set, threads, seed and duration; -Xms = -Xmx =
+    /// the heap, as many GC threads as this project's runs; the GC log
+    /// (-Xlog:gc*,safepoint) gives pauses with time to safepoint, allocation stalls and
+    /// collections. Rows are labelled with the JDK (`JDK 17 ZGC`), their flags listed under
+    /// the tables. Needs a JDK (see --java); without one the sweep stops before it starts,
+    /// saying how to get one.
+    #[arg(long, value_name = "COLLECTORS", value_delimiter = ',')]
+    pub jvm: Vec<JvmCollector>,
+    /// The JDK for --jvm: its directory or its bin/java [default: $JAVA_HOME, else java on
+    /// PATH]. The twins are compiled with its javac when the sweep starts.
+    #[arg(long, value_name = "PATH", requires = "jvm")]
+    pub java: Option<PathBuf>,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -653,6 +679,25 @@ mod tests {
     }
 
     #[test]
+    fn jvm_collectors_parse_by_name() {
+        let s = parse(&["--jvm", "ZGC,g1,GenZGC"]).unwrap().sweep;
+        assert_eq!(
+            s.jvm,
+            [JvmCollector::Zgc, JvmCollector::G1, JvmCollector::GenZgc]
+        );
+        assert_eq!(s.java, None);
+        assert!(parse(&[]).unwrap().sweep.jvm.is_empty());
+        let s = parse(&["--jvm", "G1", "--java", "/opt/jdk"]).unwrap().sweep;
+        assert_eq!(s.java, Some(PathBuf::from("/opt/jdk")));
+        let m = parse(&["--jvm", "Shenandoah"]).unwrap_err().to_string();
+        assert!(m.contains("ZGC, GenZGC, G1, Parallel, Serial"), "{m}");
+        assert!(
+            parse(&["--java", "/opt/jdk"]).is_err(),
+            "--java needs --jvm"
+        );
+    }
+
+    #[test]
     fn heap_churn_subcommand_carries_its_options() {
         let cli = parse(&[
             "heap-churn",
@@ -854,6 +899,11 @@ mod tests {
             "buffer-echo",
             "pause-sweep memory",
             "memory-N-<run>.svg",
+            "--jvm",
+            "--java",
+            "GenZGC",
+            "gc-<run>.log",
+            "time to safepoint",
         ] {
             assert!(help.contains(s), "long help lacks {s}:\n{help}");
         }

@@ -22,6 +22,8 @@
 //!   the registry, one line per workload, from which the name enum [`WorkloadKind`], the
 //!   options enum [`WorkloadParams`], the subcommands and the runner's dispatch are built;
 //!   [`ctx`] and [`pacer`]: what a workload thread is handed and its rate limit;
+//! - [`jvm`]: side by side with HotSpot (`--jvm`): the Java twins of heap-churn and
+//!   binary-trees run under the JVM's collectors, their GC logs read into the same records;
 //! - [`cli`], [`arg_parsers`], [`sweep`], [`runner`]: the `pause-sweep` command: which runs to
 //!   make, in which order, and the single entry point into the collector runtime,
 //!   [`runner::run_workload`].
@@ -32,6 +34,7 @@ pub mod cli;
 pub mod collector_speed;
 pub mod ctx;
 pub mod hiccup;
+pub mod jvm;
 pub mod latency;
 pub mod memory_timeline;
 pub mod min_cycles;

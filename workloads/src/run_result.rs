@@ -10,6 +10,7 @@
 use crate::buffer_kind::BufferKind;
 use crate::ctx::RunShape;
 use crate::hiccup::HiccupSamples;
+use crate::jvm::JvmSpec;
 use crate::latency::LatencyHistogram;
 use crate::memory_timeline::MemorySample;
 use crate::mmu;
@@ -53,6 +54,11 @@ pub struct RunConfig {
     /// Results written before the option existed grew their heap from 0.
     #[serde(default)]
     pub initial_heap_bytes: u64,
+    /// For a run of the Java twin under a HotSpot collector (`--jvm`), the collector, the JDK
+    /// and the JVM's options; `mode` is then the nearest of this project's (`concurrent` for
+    /// ZGC, `stw` for the others). `None` for this project's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<JvmSpec>,
 }
 
 impl RunConfig {
@@ -77,17 +83,31 @@ impl RunConfig {
             params: WorkloadParams::defaults(workload),
             memory_report: false,
             initial_heap_bytes: heap_bytes,
+            jvm: None,
         }
     }
 
-    /// `concurrent 1G` (`concurrent 1G pooled` with buffers, see [`Self::shown_buffers`]):
-    /// how tables and plots name the run.
+    /// `concurrent 1G` (`concurrent 1G pooled` with buffers, see [`Self::shown_buffers`];
+    /// `JDK 17 ZGC 1G` for a JVM run): how tables and plots name the run.
     pub fn label(&self) -> String {
-        let mut l = format!("{} {}", self.mode, gc_core::format_size(self.heap_bytes));
+        let mut l = format!(
+            "{} {}",
+            self.series(),
+            gc_core::format_size(self.heap_bytes)
+        );
         if let Some(b) = self.shown_buffers() {
             l += &format!(" {b}");
         }
         l
+    }
+
+    /// What the run is a point of, whatever its heap: the mode (`concurrent`), or for a JVM
+    /// run the JDK and collector (`JDK 17 ZGC`).
+    pub fn series(&self) -> String {
+        match &self.jvm {
+            Some(j) => j.series(),
+            None => self.mode.to_string(),
+        }
     }
 
     /// The buffer kind the reports show for this run: always for buffer-echo, for

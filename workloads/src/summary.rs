@@ -37,6 +37,10 @@ pub struct RunSummary {
     pub mode: Mode,
     pub heap_bytes: u64,
     pub live_set_bytes: u64,
+    /// For a JVM run (`--jvm`), its series: the JDK and collector (`JDK 17 ZGC`); `mode` is
+    /// then only the nearest of this project's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<String>,
     /// The buffer kind the run shows (see `RunConfig::shown_buffers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffers: Option<BufferKind>,
@@ -150,6 +154,7 @@ impl RunSummary {
             mode: r.config.mode,
             heap_bytes: r.config.heap_bytes,
             live_set_bytes: r.config.live_set_bytes,
+            jvm: r.config.jvm.as_ref().map(|j| j.series()),
             buffers: r.config.shown_buffers(),
             pauses: PercentileSummary::from_values(&totals),
             time_to_safepoint: PercentileSummary::from_values(&ttsp),
@@ -194,6 +199,16 @@ impl RunSummary {
             memory: MemoryFigures::of(&r.memory, &r.gc.direct),
             collector: CollectorSpeed::of(r),
         }
+    }
+
+    /// The row's name in tables and plots without the heap: the mode, or the JVM series.
+    pub fn series(&self) -> String {
+        self.jvm.clone().unwrap_or_else(|| self.mode.to_string())
+    }
+
+    /// Whether the run is one of this project's (not a JVM run).
+    pub fn is_ours(&self) -> bool {
+        self.jvm.is_none()
     }
 
     /// MMU at `window_ns`, if it is one of the computed windows.

@@ -299,17 +299,26 @@ where
     F: FnMut(&RunConfig) -> Result<RunResult, String>,
 {
     let (configs, out, quiet) = match &cli.command {
-        None => match cli.sweep.configs() {
-            Ok(configs) => (
-                configs,
-                cli.sweep.common.out.clone(),
-                cli.sweep.common.quiet,
-            ),
-            Err(e) => {
-                eprintln!("pause-sweep: {e}");
-                return EXIT_RUN;
+        None => {
+            let s = &cli.sweep;
+            // The JVM runs (`--jvm`) need the output directory for their GC logs, and fail
+            // here, before the first run, when there is no fit JDK.
+            let out = s
+                .common
+                .out
+                .clone()
+                .unwrap_or_else(|| default_out_dir(SystemTime::now()));
+            let planned = s.configs().and_then(|configs| {
+                crate::jvm::sweep_runs::add_jvm_runs(configs, &s.jvm, s.java.as_deref(), &out)
+            });
+            match planned {
+                Ok(configs) => (configs, Some(out), s.common.quiet),
+                Err(e) => {
+                    eprintln!("pause-sweep: {e}");
+                    return EXIT_RUN;
+                }
             }
-        },
+        }
         Some(Command::Memory(args)) => return memory(args, run),
         Some(Command::Report(args)) => {
             let results = match report::read_results_json(&args.results) {
@@ -344,7 +353,12 @@ where
     };
     warn_about(&configs);
     let out = out.unwrap_or_else(|| default_out_dir(SystemTime::now()));
-    let outcome = run_sweep(&configs, !quiet, run);
+    let mut run = run;
+    let outcome = run_sweep(&configs, !quiet, |c| match c.jvm {
+        Some(_) => crate::jvm::twin_run::run_twin(c),
+        None => run(c),
+    });
+    crate::jvm::sweep_runs::remove_twins(&configs);
     finish(&outcome, &out, quiet)
 }
 

@@ -3,6 +3,7 @@
 //! harness records them, and scratch directories. Not part of the harness proper.
 
 use crate::hiccup::HiccupSamples;
+use crate::jvm::{JvmCollector, JvmSpec};
 use crate::run_result::{Mode, RunConfig, RunResult};
 use crate::workloads::WorkloadKind;
 use gc_runtime::stats::{CycleRecord, GcCause, GcStats, PauseKind, PauseRecord, PhaseRecord};
@@ -101,6 +102,30 @@ pub fn sample_result(mode: Mode, heap_bytes: u64, pauses_ns: &[u64]) -> RunResul
         memory_report: None,
         memory_report_text: None,
     }
+}
+
+/// [`sample_result`] as a JVM run (`--jvm`) of `collector` on JDK 17: its mode the nearest
+/// of this project's, its spec the options such a run has.
+pub fn sample_jvm_result(collector: JvmCollector, heap_bytes: u64, pauses_ns: &[u64]) -> RunResult {
+    let mode = if collector.is_concurrent() {
+        Mode::Concurrent
+    } else {
+        Mode::Stw
+    };
+    let mut r = sample_result(mode, heap_bytes, pauses_ns);
+    r.config.jvm = Some(JvmSpec {
+        collector,
+        major: 17,
+        version: "17.0.15+6".into(),
+        java: PathBuf::from("/usr/bin/java"),
+        flags: vec![
+            format!("-Xmx{}m", heap_bytes >> 20),
+            collector.flags(17).unwrap().join(" "),
+        ],
+        log: PathBuf::from("gc.log"),
+        classes: PathBuf::from("classes"),
+    });
+    r
 }
 
 /// A fresh, empty directory under the system temp dir for one test.

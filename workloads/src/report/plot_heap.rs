@@ -9,10 +9,10 @@
 //! picture; a `concurrent` max-wait line far above its max-pause line says the waits are not
 //! pauses, and one near the control line says they are as long as any thread's. Runs that show a
 //! buffer kind (`--buffers`) get lines of their own per mode and kind, in shades of the mode's
-//! colour.
+//! colour; JVM runs (`--jvm`) lines of their own per JDK and collector (`JDK 17 ZGC`).
 
 use super::format;
-use super::style::{plot_err, series_color, FONT};
+use super::style::{jvm_color, plot_err, series_color, FONT};
 use crate::buffer_kind::BufferKind;
 use crate::run_result::Mode;
 use crate::summary::RunSummary;
@@ -184,19 +184,45 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
         let kinds: Vec<Option<BufferKind>> = std::iter::once(None)
             .chain(BufferKind::ALL.into_iter().map(Some))
             .collect();
+        // This project's series (per mode and buffer kind), then the JVM's (per JDK and
+        // collector) in the order they ran.
+        let mut series: Vec<(String, RGBColor, Vec<&RunSummary>)> = Vec::new();
         for (mode, kind) in Mode::ALL
             .into_iter()
             .flat_map(|m| kinds.iter().map(move |&k| (m, k)))
         {
-            let mut runs: Vec<&&RunSummary> = with_pauses
+            let runs: Vec<&RunSummary> = with_pauses
                 .iter()
-                .filter(|s| s.mode == mode && s.buffers == kind)
+                .copied()
+                .filter(|s| s.is_ours() && s.mode == mode && s.buffers == kind)
                 .collect();
             if runs.is_empty() {
                 continue;
             }
+            let name = match kind {
+                Some(k) => format!("{mode} {k}"),
+                None => mode.to_string(),
+            };
+            series.push((name, series_color(mode, kind), runs));
+        }
+        let mut jvm_series: Vec<String> = Vec::new();
+        for s in &with_pauses {
+            if let Some(j) = &s.jvm {
+                if !jvm_series.contains(j) {
+                    jvm_series.push(j.clone());
+                }
+            }
+        }
+        for (i, name) in jvm_series.into_iter().enumerate() {
+            let runs: Vec<&RunSummary> = with_pauses
+                .iter()
+                .copied()
+                .filter(|s| s.jvm.as_ref() == Some(&name))
+                .collect();
+            series.push((name, jvm_color(i), runs));
+        }
+        for (name, color, mut runs) in series {
             runs.sort_by_key(|s| s.heap_bytes);
-            let color = series_color(mode, kind);
             let max: Vec<(i32, f64)> = runs
                 .iter()
                 .map(|s| (log2(s.heap_bytes), us(s.pauses.max_ns)))
@@ -251,10 +277,6 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
             chart
                 .draw_series(control.iter().map(|&p| Cross::new(p, 4, thin)))
                 .map_err(plot_err)?;
-            let name = match kind {
-                Some(k) => format!("{mode} {k}"),
-                None => mode.to_string(),
-            };
             legend.push((name, color, !control.is_empty()));
         }
         draw_legend(&root, &legend)?;
@@ -267,6 +289,33 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
 mod tests {
     use super::*;
     use crate::test_support::sample_result;
+
+    #[test]
+    fn jvm_runs_get_lines_of_their_own() {
+        use crate::jvm::JvmCollector;
+        use crate::test_support::sample_jvm_result;
+        let results = [
+            sample_result(Mode::Stw, 256 << 20, &[5_000_000]),
+            sample_jvm_result(JvmCollector::G1, 256 << 20, &[9_000_000]),
+            sample_jvm_result(JvmCollector::G1, 1 << 30, &[19_000_000]),
+            sample_jvm_result(JvmCollector::Zgc, 1 << 30, &[50_000]),
+        ];
+        let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
+        let svg = pause_vs_heap_svg(&summaries).unwrap();
+        for name in [
+            "stw max pause",
+            "JDK 17 G1 max pause",
+            "JDK 17 G1 max wait",
+            "JDK 17 ZGC p99 pause",
+            "JDK 17 ZGC control max",
+        ] {
+            assert!(svg.contains(name), "missing series {name}");
+        }
+        assert!(
+            !svg.contains("concurrent max pause"),
+            "ZGC is not this project's"
+        );
+    }
 
     #[test]
     fn svg_has_a_line_per_mode_and_statistic() {

@@ -101,7 +101,7 @@ fn draw_legend<DB: DrawingBackend>(
 /// Render the timeline as SVG text.
 pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
     let mut runs: Vec<&RunResult> = results.iter().collect();
-    runs.sort_by_key(|r| (r.config.heap_bytes, r.config.mode));
+    runs.sort_by_key(|r| (r.config.heap_bytes, r.config.jvm.is_some(), r.config.mode));
     let panels = runs.len().max(1);
     let height = 50 + LEGEND_HEIGHT + PANEL_HEIGHT * panels as u32;
 

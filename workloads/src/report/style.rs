@@ -32,6 +32,19 @@ pub fn series_color(mode: Mode, kind: Option<BufferKind>) -> RGBColor {
     }
 }
 
+/// The colour of the `i`-th JVM series (`--jvm`) of a plot: none of the modes' colours.
+pub fn jvm_color(i: usize) -> RGBColor {
+    const PALETTE: [RGBColor; 6] = [
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+        RGBColor(227, 119, 194),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+    ];
+    PALETTE[i % PALETTE.len()]
+}
+
 /// The colour of a pause kind's marks.
 pub fn kind_color(kind: PauseKind) -> RGBColor {
     match kind {

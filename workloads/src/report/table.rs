@@ -55,10 +55,17 @@ fn render(header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
 }
 
 /// Summaries in report order: by heap size, then mode (`concurrent`, `stw`, `epsilon`), then
-/// buffer kind, so the modes and buffer kinds of one heap sit next to each other.
+/// buffer kind, so the modes and buffer kinds of one heap sit next to each other; the JVM
+/// runs of a heap (`--jvm`) after this project's, in the order they ran.
 pub fn sorted(summaries: &[RunSummary]) -> Vec<&RunSummary> {
     let mut v: Vec<&RunSummary> = summaries.iter().collect();
-    v.sort_by_key(|s| (s.heap_bytes, s.mode, s.buffers));
+    v.sort_by_key(|s| {
+        (
+            s.heap_bytes,
+            !s.is_ours(),
+            s.is_ours().then_some((s.mode, s.buffers)),
+        )
+    });
     v
 }
 
@@ -89,7 +96,7 @@ fn longest_wait_cell(s: &RunSummary) -> String {
 /// The first cells of every table (mode, heap and, with `buffers`, the buffer kind), and
 /// the alignment of a table whose other columns are numbers.
 fn mode_heap(s: &RunSummary, buffers: bool) -> Vec<String> {
-    let mut v = vec![s.mode.to_string(), format::bytes(s.heap_bytes)];
+    let mut v = vec![s.series(), format::bytes(s.heap_bytes)];
     if buffers {
         v.push(s.buffers.map_or("–".to_string(), |b| b.to_string()));
     }
@@ -272,7 +279,7 @@ pub fn collector_table(summaries: &[RunSummary]) -> Option<String> {
     let cell = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.0}"));
     let rows: Vec<Vec<String>> = sorted(summaries)
         .into_iter()
-        .filter(|s| s.mode != gc_runtime::Mode::Epsilon)
+        .filter(|s| s.mode != gc_runtime::Mode::Epsilon && s.is_ours())
         .map(|s| {
             let c = &s.collector;
             let mut row = mode_heap(s, b);
@@ -322,6 +329,9 @@ pub fn memory_table(summaries: &[RunSummary]) -> Option<String> {
     if !summaries.iter().any(|s| s.memory.samples > 0) {
         return None;
     }
+    // JVM runs sample no memory.
+    let summaries: Vec<RunSummary> = summaries.iter().filter(|s| s.is_ours()).cloned().collect();
+    let summaries = summaries.as_slice();
     let b = with_buffers(summaries);
     let header = header_with(
         b,
@@ -405,7 +415,7 @@ pub fn ratio_table(summaries: &[RunSummary]) -> Option<String> {
     let find = |mode: Mode, heap: u64| {
         summaries
             .iter()
-            .find(|s| s.mode == mode && s.heap_bytes == heap)
+            .find(|s| s.mode == mode && s.heap_bytes == heap && s.is_ours())
     };
     let mut heaps: Vec<u64> = summaries.iter().map(|s| s.heap_bytes).collect();
     heaps.sort_unstable();
@@ -465,6 +475,37 @@ pub fn ratio_table(summaries: &[RunSummary]) -> Option<String> {
     let mut right = vec![true; header.len()];
     right[0] = false;
     Some(render(&header, &right, &rows))
+}
+
+/// What a JVM row's numbers are, under the tables of a sweep with `--jvm`.
+pub const JVM_ROWS: &str = "JDK rows: the workload's Java twin under that HotSpot collector, \
+    its figures read from the JVM's GC log. pauses: every safepoint (a collection's or not: \
+    every one stops every Java thread), from the request to stop until the threads resumed, \
+    time to safepoint included, as this project counts its pauses; the log's own `Pause Mark \
+    Start 0.009ms` is only the work inside it. stalls: ZGC's allocation stalls (a thread waited \
+    for a cycle to free memory) and relocation stalls (it waited for a page being relocated) \
+    of the workload's threads; G1, Parallel and Serial do not stall, they pause. cycles: the \
+    log's collections (`GC(n)`) that started and ended in the window; for G1 each young, mixed \
+    and full collection and each concurrent mark cycle is one. There is no pacing or page \
+    allocation to record on the JVM (0). hiccups: the twin's own 1 ms meter, a Java thread; \
+    control max: this program's control meter, run while the twin ran. MMU counts the pauses \
+    and the workload's stalls. Collector speed and memory are not measured for JVM runs.";
+
+/// One line per JVM run: the JDK's version and launcher and every JVM option.
+pub fn jvm_notes(results: &[RunResult]) -> Vec<String> {
+    results
+        .iter()
+        .filter_map(|r| {
+            let j = r.config.jvm.as_ref()?;
+            Some(format!(
+                "- {}: Java {} ({}), `{}`",
+                r.label(),
+                j.version,
+                j.java.display(),
+                j.flags.join(" ")
+            ))
+        })
+        .collect()
 }
 
 /// One line saying what ran: the workload(s), live fraction, threads, duration and seed where
@@ -532,6 +573,14 @@ pub fn markdown_report(results: &[RunResult]) -> String {
     if let Some(ratios) = ratio_table(&summaries) {
         out += "\n## concurrent ÷ stw\n\n";
         out += &ratios;
+    }
+    let jvm = jvm_notes(results);
+    if !jvm.is_empty() {
+        out += "\n## JVM runs\n\n";
+        for n in jvm {
+            out += &format!("{n}\n");
+        }
+        out += &format!("\n{JVM_ROWS}\n");
     }
     out += "\nOnly the measured phase counts (not set-up): the pauses, stalls, pacing delays and \
             cycles that start in it. cycles: GC cycles that started and ended in it. Pauses \
@@ -816,6 +865,41 @@ mod tests {
         assert!(!md.contains(FEW_CYCLES_MARK), "{md}");
         let epsilon = [sample_result(Mode::Epsilon, 1 << 30, &[])];
         assert!(!markdown_report(&epsilon).contains(FEW_CYCLES_MARK));
+    }
+
+    #[test]
+    fn jvm_rows_follow_ours_and_stay_out_of_the_ratios() {
+        use crate::jvm::JvmCollector;
+        use crate::test_support::sample_jvm_result;
+        let results = [
+            sample_jvm_result(JvmCollector::G1, 1 << 30, &[9_000_000]),
+            sample_jvm_result(JvmCollector::Zgc, 1 << 30, &[50_000, 60_000, 70_000]),
+            sample_result(Mode::Stw, 1 << 30, &[40_000_000, 50_000_000]),
+            sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000]),
+            sample_jvm_result(JvmCollector::G1, 256 << 20, &[3_000_000]),
+        ];
+        let summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
+        let t = main_table(&summaries);
+        let names: Vec<String> = (0..5).map(|i| row(&t, i)[0].clone()).collect();
+        assert_eq!(
+            names,
+            ["JDK 17 G1", "concurrent", "stw", "JDK 17 G1", "JDK 17 ZGC"],
+            "{t}"
+        );
+        assert_eq!(row(&t, 3)[6], "9.00 ms");
+        // The ratios pair this project's modes only: the G1 run is no stw partner.
+        let r = ratio_table(&summaries).unwrap();
+        assert!(r.contains("0.0040×"), "{r}");
+        assert!(ratio_table(&summaries[..2]).is_none());
+        assert!(!collector_table(&summaries).unwrap().contains("JDK"));
+        let md = markdown_report(&results);
+        assert!(md.contains("## JVM runs"), "{md}");
+        assert!(
+            md.contains("- JDK 17 ZGC 1G: Java 17.0.15+6 (/usr/bin/java), `-Xmx1024m -XX:+UseZGC`"),
+            "{md}"
+        );
+        assert!(md.contains(JVM_ROWS));
+        assert!(!markdown_report(&results[2..4]).contains("JVM runs"));
     }
 
     #[test]

@@ -69,7 +69,7 @@ fn metadata(name: &str, pid: u64, tid: u64, args: Value) -> Value {
 /// The trace of `results` (in table order: by heap, then mode).
 pub fn chrome_trace(results: &[RunResult]) -> Value {
     let mut runs: Vec<&RunResult> = results.iter().collect();
-    runs.sort_by_key(|r| (r.config.heap_bytes, r.config.mode));
+    runs.sort_by_key(|r| (r.config.heap_bytes, r.config.jvm.is_some(), r.config.mode));
     let mut events = Vec::new();
     for (i, r) in runs.iter().enumerate() {
         let pid = i as u64 + 1;
