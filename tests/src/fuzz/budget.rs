@@ -168,7 +168,9 @@ mod tests {
         assert_eq!(b.next_seeds(10), vec![42]);
         assert!(b.is_replay());
         let mut b = Budget::parse(None, Some("0.05"), None, 3).unwrap();
-        let n = std::iter::from_fn(|| b.next_seed()).take(100_000_000).count();
+        let n = std::iter::from_fn(|| b.next_seed())
+            .take(100_000_000)
+            .count();
         assert!(n > 3 && b.elapsed() >= Duration::from_millis(50), "{n}");
     }
 

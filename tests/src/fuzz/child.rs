@@ -29,10 +29,7 @@ pub enum Batch {
     Done(Vec<(u64, String)>),
     /// The case `seed` ran past the timeout while the child kept using CPU; the cases before
     /// it ended as listed.
-    Busy {
-        done: Vec<(u64, String)>,
-        seed: u64,
-    },
+    Busy { done: Vec<(u64, String)>, seed: u64 },
     /// The child failed during case `seed`: stuck without using CPU, killed by a signal, or
     /// exited with a failure (a panic). `what` says which, with the end of its stderr.
     Failed { seed: u64, what: String },
@@ -71,7 +68,13 @@ pub fn run_batch(child_test: &str, seeds: &[u64], case_timeout: Duration) -> Bat
     let exe = std::env::current_exe().expect("the test binary's path");
     let list: Vec<String> = seeds.iter().map(|s| format!("{s:x}")).collect();
     let mut child = Command::new(exe)
-        .args([child_test, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            child_test,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(SEEDS_ENV, list.join(","))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -94,7 +94,7 @@ struct Gen<'r> {
 
 /// A random Lox program (one seed, one program).
 pub fn program(rng: &mut Rng) -> String {
-    let error_rate = *rng.pick(&[0, 0, 2, 10, 40]);
+    let error_rate = *rng.pick(&[0, 0, 5, 20, 60]);
     let statements = rng.range(5, 120) as usize;
     let mut g = Gen {
         rng,
@@ -283,7 +283,11 @@ impl Gen<'_> {
                 1 => format!("!{}", self.expr(ty, d)),
                 2 => {
                     let op = self.rng.pick(&["<", "<=", ">", ">="]);
-                    format!("({} {op} {})", self.expr(&Ty::Num, d), self.expr(&Ty::Num, d))
+                    format!(
+                        "({} {op} {})",
+                        self.expr(&Ty::Num, d),
+                        self.expr(&Ty::Num, d)
+                    )
                 }
                 3 => {
                     let op = self.rng.pick(&["==", "!="]);
@@ -449,8 +453,21 @@ impl Gen<'_> {
 
     fn string(&mut self) -> String {
         const PIECES: &[&str] = &[
-            "a", "b", "xyz", " ", "", "\u{e9}", "\u{df}", "\u{1F600}", "init", "this", "\n",
-            "{", "(", "//", "0",
+            "a",
+            "b",
+            "xyz",
+            " ",
+            "",
+            "\u{e9}",
+            "\u{df}",
+            "\u{1F600}",
+            "init",
+            "this",
+            "\n",
+            "{",
+            "(",
+            "//",
+            "0",
         ];
         let mut s = String::from("\"");
         for _ in 0..self.rng.below(5) {
@@ -603,7 +620,9 @@ impl Gen<'_> {
         let bound = self.rng.range(0, 12);
         self.line(&format!("var {w} = 0;"));
         self.declare(&w, Ty::Num, false);
-        self.line(&format!("while ({w} < {bound} and (fuel = fuel - 1) > 0) {{"));
+        self.line(&format!(
+            "while ({w} < {bound} and (fuel = fuel - 1) > 0) {{"
+        ));
         self.depth += 1;
         self.scopes.push(Vec::new());
         let n = self.rng.range(1, 4) as usize;
@@ -742,7 +761,11 @@ impl Gen<'_> {
     /// Blocks or parentheses nested deep: up to past the compiler's limit (256 levels), where
     /// the program must fail to compile with "Too much nesting.".
     fn deep_nesting(&mut self) {
-        let levels = *self.rng.pick(&[8, 30, 100, 250, 300]) as usize;
+        let levels = if self.rng.chance(60) {
+            300
+        } else {
+            *self.rng.pick(&[8, 30, 60, 120, 200]) as usize
+        };
         if self.rng.chance(500) {
             let e = format!("{}1{}", "(".repeat(levels), ")".repeat(levels));
             self.line(&format!("print {e};"));
@@ -933,7 +956,9 @@ mod tests {
         assert_eq!(a, program(&mut Rng::new(5)));
         assert_ne!(a, program(&mut Rng::new(6)));
         let all: String = (0..200).map(|s| program(&mut Rng::new(s))).collect();
-        for word in ["class", "super.", "this.", "fun ", "while (", "for (", "return", "else"] {
+        for word in [
+            "class", "super.", "this.", "fun ", "while (", "for (", "return", "else",
+        ] {
             assert!(all.contains(word), "no {word:?} in 200 programs");
         }
     }

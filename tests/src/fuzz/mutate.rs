@@ -1,6 +1,6 @@
 //! Byte- and token-level mutation of corpus programs (what libFuzzer's mutators do to its
-//! corpus): a case takes one program of the [corpus](super::corpus) and applies one to eight
-//! edits — flip a bit, overwrite or insert a byte (invalid UTF-8 included), insert a Lox token
+//! corpus): a case takes one program of the [corpus](super::corpus) and applies one edit
+//! (half the cases) or two to eight — flip a bit, overwrite or insert a byte (invalid UTF-8 included), insert a Lox token
 //! or an interesting number, delete, duplicate or swap a range, splice in a range of another
 //! program, truncate. Most results no longer compile, some still run: both are what a scanner,
 //! compiler and VM must survive.
@@ -11,13 +11,75 @@ use super::rng::Rng;
 /// Tokens and fragments worth inserting: every keyword and operator, the names the compiler
 /// treats specially, numbers at the edges, string and comment delimiters, non-ASCII text.
 const DICTIONARY: &[&str] = &[
-    "and", "class", "else", "false", "for", "fun", "if", "nil", "or", "print", "return", "super",
-    "this", "true", "var", "while", "init", "clock", "(", ")", "{", "}", ",", ".", "-", "+", ";",
-    "/", "*", "!", "!=", "=", "==", ">", ">=", "<", "<=", "\"", "//", "\n", " ", "this.x",
-    "super.init(", "x = x", "fun f(a,b,c){return a;}", "class A < A {}", "class B < A {}",
-    "return;", "var a = a;", "f()", "a.b.c", "0", "-0", "1.5", "255", "256", "65535",
-    "4294967296", "9007199254740993", "1e308", "179769313486231570000000000000000000000000",
-    ".5", "5.", "0.0000001", "\"\u{e9}t\u{e9}\"", "\u{1F600}", "\u{0}", "\t", "\r",
+    "and",
+    "class",
+    "else",
+    "false",
+    "for",
+    "fun",
+    "if",
+    "nil",
+    "or",
+    "print",
+    "return",
+    "super",
+    "this",
+    "true",
+    "var",
+    "while",
+    "init",
+    "clock",
+    "(",
+    ")",
+    "{",
+    "}",
+    ",",
+    ".",
+    "-",
+    "+",
+    ";",
+    "/",
+    "*",
+    "!",
+    "!=",
+    "=",
+    "==",
+    ">",
+    ">=",
+    "<",
+    "<=",
+    "\"",
+    "//",
+    "\n",
+    " ",
+    "this.x",
+    "super.init(",
+    "x = x",
+    "fun f(a,b,c){return a;}",
+    "class A < A {}",
+    "class B < A {}",
+    "return;",
+    "var a = a;",
+    "f()",
+    "a.b.c",
+    "0",
+    "-0",
+    "1.5",
+    "255",
+    "256",
+    "65535",
+    "4294967296",
+    "9007199254740993",
+    "1e308",
+    "179769313486231570000000000000000000000000",
+    ".5",
+    "5.",
+    "0.0000001",
+    "\"\u{e9}t\u{e9}\"",
+    "\u{1F600}",
+    "\u{0}",
+    "\t",
+    "\r",
 ];
 
 /// The longest mutated program.
@@ -27,7 +89,9 @@ const MAX_LEN: usize = 64 << 10;
 pub fn mutate<'c>(rng: &mut Rng, corpus: &'c [Script]) -> (Vec<u8>, &'c str) {
     let base = &corpus[rng.index(corpus.len())];
     let mut bytes = base.bytes.clone();
-    for _ in 0..rng.range(1, 8) {
+    // Half the cases make one edit, so that many still compile and run.
+    let edits = if rng.chance(500) { 1 } else { rng.range(2, 8) };
+    for _ in 0..edits {
         edit(rng, corpus, &mut bytes);
     }
     bytes.truncate(MAX_LEN);

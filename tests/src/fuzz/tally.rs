@@ -44,7 +44,11 @@ impl Tally {
 
     /// One line: `<target>: N cases in S s: class n, class n, ...`.
     pub fn summary(&self, target: &str, elapsed: Duration) -> String {
-        let classes: Vec<String> = self.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let classes: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         format!(
             "{target}: {} cases in {:.1} s: {}",
             self.total(),
@@ -86,7 +90,10 @@ mod tests {
         t.add("ok");
         t.add("ok");
         t.add("refused: gc_threads");
-        assert_eq!((t.total(), t.get("ok"), t.with_prefix("refused")), (3, 2, 1));
+        assert_eq!(
+            (t.total(), t.get("ok"), t.with_prefix("refused")),
+            (3, 2, 1)
+        );
         t.require("t", &["ok", "refused"], 3);
         t.require("t", &["never"], 4);
         let missing = std::panic::catch_unwind(|| t.require("t", &["ok", "never"], 1));
