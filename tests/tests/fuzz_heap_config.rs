@@ -61,12 +61,23 @@ fn config(rng: &mut Rng) -> HeapConfig {
     if rng.chance(250) {
         c.director.interval = duration(
             rng,
-            &[Duration::from_micros(99), Duration::from_micros(100), Duration::from_secs(10)],
+            &[
+                Duration::from_micros(99),
+                Duration::from_micros(100),
+                Duration::from_secs(10),
+            ],
         );
     }
     if rng.chance(250) {
         c.director.timer = rng.chance(800).then(|| {
-            duration(rng, &[Duration::from_millis(1), Duration::from_millis(5), Duration::from_micros(999)])
+            duration(
+                rng,
+                &[
+                    Duration::from_millis(1),
+                    Duration::from_millis(5),
+                    Duration::from_micros(999),
+                ],
+            )
         });
     }
     if rng.chance(300) {
@@ -79,18 +90,29 @@ fn config(rng: &mut Rng) -> HeapConfig {
         c.pacing.enabled = rng.chance(500);
         c.pacing.max_delay = duration(
             rng,
-            &[Duration::from_micros(1), Duration::from_secs(1), Duration::from_millis(1)],
+            &[
+                Duration::from_micros(1),
+                Duration::from_secs(1),
+                Duration::from_millis(1),
+            ],
         );
     }
     if rng.chance(250) {
         c.pacing.quantum = *rng.pick(&[0, 1, 4 << 10, 64 << 20, (64 << 20) + 1, u64::MAX]);
     }
     if rng.chance(200) {
-        c.pacing.duration_margin = *rng.pick(&[f64::NAN, f64::INFINITY, -1.0, 0.0, 1.0, 10.0, 10.5]);
+        c.pacing.duration_margin =
+            *rng.pick(&[f64::NAN, f64::INFINITY, -1.0, 0.0, 1.0, 10.0, 10.5]);
     }
     if rng.chance(250) {
         c.uncommit_delay = rng.chance(800).then(|| {
-            duration(rng, &[Duration::from_secs(365 * 24 * 3600), Duration::from_millis(1)])
+            duration(
+                rng,
+                &[
+                    Duration::from_secs(365 * 24 * 3600),
+                    Duration::from_millis(1),
+                ],
+            )
         });
     }
     if rng.chance(250) {
@@ -133,7 +155,10 @@ fn case(seed: u64) -> String {
     let small = c.memory.max_heap <= 64 * MIB && c.gc_threads <= 8;
     match gc_runtime::Heap::new(c) {
         Ok(heap) => {
-            assert!(small, "a heap larger than this target lets through was created");
+            assert!(
+                small,
+                "a heap larger than this target lets through was created"
+            );
             exercise(&heap).to_string()
         }
         Err(e) => {

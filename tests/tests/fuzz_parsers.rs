@@ -39,9 +39,41 @@ fn drive(test: &str, default_cases: u64, case: fn(&mut Rng) -> &'static str) -> 
 /// A random size string.
 fn size_text(rng: &mut Rng) -> String {
     const PARTS: &[&str] = &[
-        "k", "K", "m", "M", "g", "G", "t", "T", "b", "B", "i", "iB", "KiB", "mb", "GiB", "TB",
-        "x", " ", "\t", "-", "+", ".", "_", "e", "0", "1", "9", "\u{e9}", "\u{660}", "\u{ff11}",
-        "18446744073709551615", "18446744073709551616", "16777215", "16777216", "17592186044415",
+        "k",
+        "K",
+        "m",
+        "M",
+        "g",
+        "G",
+        "t",
+        "T",
+        "b",
+        "B",
+        "i",
+        "iB",
+        "KiB",
+        "mb",
+        "GiB",
+        "TB",
+        "x",
+        " ",
+        "\t",
+        "-",
+        "+",
+        ".",
+        "_",
+        "e",
+        "0",
+        "1",
+        "9",
+        "\u{e9}",
+        "\u{660}",
+        "\u{ff11}",
+        "18446744073709551615",
+        "18446744073709551616",
+        "16777215",
+        "16777216",
+        "17592186044415",
         "99999999999999999999",
     ];
     let mut s = String::new();
@@ -114,11 +146,51 @@ fn argv(rng: &mut Rng, cmd: &clap::Command) -> Vec<String> {
         .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
         .collect();
     const VALUES: &[&str] = &[
-        "0", "1", "-1", "2", "3", "6m", "8M", "16m", "64m", "1g", "3m", "4m", "1.5", "0.5",
-        "1e400", "NaN", "inf", "-inf", "", " ", "on", "off", "maybe", "concurrent", "stw",
-        "epsilon", "bogus", "heap,direct", "pooled", "max", "18446744073709551615",
-        "18446744073709551616", "99999999999999999999g", "16T", "17T", "4294967296", "1000",
-        "1001", "604801", "\u{e9}", "a.lox", "-", "--", "heap-churn", "lru-cache",
+        "0",
+        "1",
+        "-1",
+        "2",
+        "3",
+        "6m",
+        "8M",
+        "16m",
+        "64m",
+        "1g",
+        "3m",
+        "4m",
+        "1.5",
+        "0.5",
+        "1e400",
+        "NaN",
+        "inf",
+        "-inf",
+        "",
+        " ",
+        "on",
+        "off",
+        "maybe",
+        "concurrent",
+        "stw",
+        "epsilon",
+        "bogus",
+        "heap,direct",
+        "pooled",
+        "max",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999g",
+        "16T",
+        "17T",
+        "4294967296",
+        "1000",
+        "1001",
+        "604801",
+        "\u{e9}",
+        "a.lox",
+        "-",
+        "--",
+        "heap-churn",
+        "lru-cache",
     ];
     for _ in 0..rng.below(6) {
         match rng.below(10) {
@@ -153,7 +225,9 @@ fn lox_case(rng: &mut Rng) -> &'static str {
             assert!(size > 0 || o.heap.is_none(), "{args:?}");
             match o.check_heap() {
                 Ok(()) => {
-                    let c = o.heap_config().expect("no ZRS_* variable is set in this test");
+                    let c = o
+                        .heap_config()
+                        .expect("no ZRS_* variable is set in this test");
                     assert_eq!(c.memory.max_heap, size, "{args:?}");
                     "accepted"
                 }
@@ -202,7 +276,11 @@ fn sizes() {
 #[test]
 fn lox_options() {
     let t = drive("lox_options", 5_000, lox_case);
-    t.require("lox_options", &["accepted", "refused: parse", "refused: heap"], 1000);
+    t.require(
+        "lox_options",
+        &["accepted", "refused: parse", "refused: heap"],
+        1000,
+    );
 }
 
 #[test]
