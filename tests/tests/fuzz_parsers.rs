@@ -81,7 +81,8 @@ fn size_text(rng: &mut Rng) -> String {
         s.push_str(&rng.wide().to_string());
     }
     for _ in 0..rng.below(4) {
-        s.push_str(*rng.pick(PARTS));
+        let part: &&str = rng.pick(PARTS);
+        s.push_str(part);
     }
     if rng.chance(100) {
         s = s.repeat(rng.range(2, 50) as usize);

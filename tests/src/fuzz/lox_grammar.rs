@@ -120,6 +120,9 @@ pub fn program(rng: &mut Rng) -> String {
     g.out
 }
 
+/// A callable a call can be built from: its receiver, class, name and parameter types.
+type CallOption = (Option<String>, Option<usize>, String, Vec<Ty>);
+
 impl Gen<'_> {
     fn line(&mut self, text: &str) {
         if !self.line_start {
@@ -341,10 +344,7 @@ impl Gen<'_> {
     fn wrong_expr(&mut self, ty: &Ty, depth: usize) -> String {
         let d = depth.saturating_sub(1);
         match self.rng.below(6) {
-            0 => {
-                let n = self.fresh("undefined");
-                n
-            }
+            0 => self.fresh("undefined"),
             1 => {
                 let k = self.rng.index(self.classes.len().max(1));
                 if k < self.constructible() {
@@ -394,7 +394,7 @@ impl Gen<'_> {
 
     /// A call of a function, method or bound method returning `ty`, if one is visible.
     fn call_returning(&mut self, ty: &Ty, depth: usize) -> Option<String> {
-        let mut options: Vec<(Option<String>, Option<usize>, String, Vec<Ty>)> = Vec::new();
+        let mut options: Vec<CallOption> = Vec::new();
         for v in self.visible() {
             if let Ty::Fun(p, r) = &v.ty {
                 if **r == *ty {
@@ -471,7 +471,8 @@ impl Gen<'_> {
         ];
         let mut s = String::from("\"");
         for _ in 0..self.rng.below(5) {
-            s.push_str(*self.rng.pick(PIECES));
+            let piece: &&str = self.rng.pick(PIECES);
+            s.push_str(piece);
         }
         s.push('"');
         s
