@@ -77,7 +77,10 @@ mod tests {
             assert_eq!(a.next_u64(), b.next_u64());
             let r = a.range(3, 9);
             assert!((3..=9).contains(&r));
-            assert!(a.below(5) < 5);
+            assert_eq!(b.range(3, 9), r);
+            let below = a.below(5);
+            assert!(below < 5);
+            assert_eq!(b.below(5), below);
         }
         assert_eq!(Rng::new(1).below(0), 0);
         let widths: std::collections::BTreeSet<u32> =
