@@ -154,7 +154,7 @@ pub struct PacingConfig {
     /// longer. It bounds how far pacing alone can slow a mutator: to at most one `quantum`
     /// per `max_delay` plus the time the mutator takes to allocate it.
     pub max_delay: Duration,
-    /// Bytes a mutator allocates between two pacing decisions (default 256 KiB, between
+    /// Bytes a mutator allocates between two pacing decisions (default 64 KiB, between
     /// 4 KiB and 64 MiB; an object larger than this is one decision of its own size). Small
     /// quanta make many short delays rather than a few long ones.
     pub quantum: u64,

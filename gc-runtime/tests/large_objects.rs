@@ -1,9 +1,10 @@
 //! Large objects never hold the safepoint (issue 26, item 8): a large object is zeroed in
 //! chunks, each as a blocked thread that waits out a pause in progress when it ends (a
 //! safepoint check, counted as a poll), and its page is published to the collector only once
-//! the object is whole. Not timing tests: they count the polls an allocation makes, and check
-//! that objects zeroed while cycles ran (a Pause Mark Start between two chunks) come out
-//! zeroed, alive and intact.
+//! the object is whole; a long copy into or out of a direct buffer goes in chunks the same
+//! way. Not timing tests: they count the polls an allocation or a copy makes, and check
+//! that objects zeroed and buffers copied while cycles ran (pauses between two chunks) come
+//! out zeroed, alive and intact.
 
 use gc_runtime::{Heap, HeapConfig, Mode};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -109,6 +110,123 @@ fn large_objects_zeroed_across_cycles_stay_alive_and_intact() {
                 assert!(mid.iter().all(|&b| b == 0), "{mode}: object {i}");
             }
         });
+        drop(m);
+        collector.join().unwrap();
+    }
+}
+
+/// A direct buffer's `write`, `read`, `fill` and `to_vec` of 64 MiB go a chunk at a time,
+/// each chunk a safepoint check; a short access makes none; an access refused as a whole
+/// (out of bounds, released) does nothing and makes none either.
+#[test]
+fn a_64_mib_direct_copy_polls_between_chunks() {
+    let h = Heap::new(HeapConfig::new(64 << 20).max_direct_memory(256 << 20)).unwrap();
+    let mut m = h.attach("main").unwrap();
+    m.scope(|s| {
+        let len = 64 * MIB;
+        let chunks = (len / MAX_CHUNK) as u64;
+        let b = s.alloc_direct(len).unwrap();
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let mut out = vec![0u8; len];
+        let polls = |s: &gc_runtime::Scope<'_>| s.polls();
+        let before = polls(s);
+        s.direct(b).unwrap().write(0, &data).unwrap();
+        let n = polls(s) - before;
+        assert!(n >= chunks, "a 64 MiB write polled {n} times");
+        let before = polls(s);
+        s.direct(b).unwrap().read(0, &mut out).unwrap();
+        let n = polls(s) - before;
+        assert!(n >= chunks, "a 64 MiB read polled {n} times");
+        assert!(out == data, "the bytes read back differ");
+        let before = polls(s);
+        s.direct(b).unwrap().fill(0, len, 7).unwrap();
+        let n = polls(s) - before;
+        assert!(n >= chunks, "a 64 MiB fill polled {n} times");
+        let before = polls(s);
+        let all = s.direct(b).unwrap().to_vec().unwrap();
+        let n = polls(s) - before;
+        assert!(n >= chunks, "a 64 MiB to_vec polled {n} times");
+        assert!(all.iter().all(|&x| x == 7));
+        // Short accesses: no check.
+        let before = polls(s);
+        let d = s.direct(b).unwrap();
+        d.write_u64(8, 42).unwrap();
+        assert_eq!(d.read_u64(8).unwrap(), 42);
+        d.write(100, &[1; 4096]).unwrap();
+        assert_eq!(polls(s) - before, 0);
+        // Refused as a whole: one byte past the end writes nothing.
+        let e = s.direct(b).unwrap().write(1, &data).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                gc_runtime::native::NativeError::OutOfBounds { offset: 1, .. }
+            ),
+            "{e}"
+        );
+        s.direct(b).unwrap().read(0, &mut out[..16]).unwrap();
+        assert_eq!(
+            out[..8],
+            [7; 8],
+            "an out-of-bounds write wrote its first chunk"
+        );
+        assert!(s.direct(b).unwrap().release().unwrap());
+        let before = polls(s);
+        let e = s.direct(b).unwrap().fill(0, len, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                gc_runtime::native::NativeError::Released { op: "fill", .. }
+            ),
+            "{e}"
+        );
+        assert_eq!(polls(s) - before, 0);
+    });
+}
+
+/// Long direct copies whose chunks let pauses run in between (cycles back to back move the
+/// owners, which garbage around them leaves on sparse pages) read back what was written.
+#[test]
+fn long_direct_copies_are_intact_while_cycles_run() {
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        let config = HeapConfig::new(128 << 20)
+            .mode(mode)
+            .verify(true)
+            .max_direct_memory(256 << 20);
+        let h = Arc::new(Heap::new(config).unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let collector = {
+            let (h, stop) = (h.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = h.collect("between chunks");
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            })
+        };
+        let mut m = h.attach("main").unwrap();
+        let len = 8 * MIB;
+        m.scope(|s| {
+            let keep = s.alloc(2, 8, 0).unwrap();
+            for i in 0..8u8 {
+                for _ in 0..200 {
+                    s.alloc(4, 0, 1000).unwrap(); // garbage beside the owner
+                }
+                let b = s.alloc_direct(len).unwrap();
+                s.store(keep, i as usize, Some(b));
+            }
+            for round in 0..4u8 {
+                for i in 0..8u8 {
+                    let b = s.load(keep, i as usize).unwrap();
+                    let data: Vec<u8> = (0..len)
+                        .map(|k| (k as u8).wrapping_mul(i + 1).wrapping_add(round))
+                        .collect();
+                    s.direct(b).unwrap().write(0, &data).unwrap();
+                    let back = s.direct(b).unwrap().to_vec().unwrap();
+                    assert!(back == data, "{mode}: buffer {i}, round {round}");
+                }
+            }
+        });
+        stop.store(true, Ordering::Relaxed);
         drop(m);
         collector.join().unwrap();
     }

@@ -5,13 +5,24 @@
 //! The owner is an ordinary object: it can be stored in reference slots, rooted, made global;
 //! the collector never copies or scans its native bytes. When the owner dies, its cleaner
 //! frees the memory (see `direct/registry.rs`); `release` frees it early. A [`DirectBuffer`]
-//! borrows the scope, so it cannot live across a safepoint, and reaches the bytes only
-//! through copying, bounds-checked accessors: no slice into native memory is ever handed out,
-//! and an access after the memory was freed is an error, never a use after free.
+//! borrows the scope exclusively, so no [`crate::ObjRef`] lives beside it, and reaches the
+//! bytes only through copying, bounds-checked accessors: no slice into native memory is ever
+//! handed out, and an access after the memory was freed is an error, never a use after free.
+//!
+//! A copy longer than one chunk of bulk work (128 KiB, the chunk a large object is zeroed in)
+//! is done a chunk at a time, each chunk as a blocked thread whose end is a safepoint check,
+//! as ZGC clears large arrays in segments: a `write`, `read` or `fill` of 256 MB holds no
+//! pause for its length. That is safe because the buffer's bytes are native memory, which
+//! no collector reads or moves, and the exclusive borrow leaves no heap pointer alive across
+//! the checks. Between chunks the owner may move, but it stays alive (its handle roots it),
+//! so its entry and the buffer's memory stay too; the one thing that can change is a
+//! `release` by another thread sharing the owner, which the next chunk sees under the
+//! buffer's lock: the call returns [`NativeError::Released`], the chunks before it done.
 
-use super::mutator::OutOfMemory;
+use super::mutator::{Mutator, OutOfMemory};
 use super::scope::{Local, Scope};
 use crate::direct::{DirectBuffers, DIRECT_BUFFER_SHAPE, OWNER_BYTES};
+use crate::heap::BULK_CHUNK;
 use crate::native::{NativeError, NativePool, PooledBuffer};
 use crate::observe::EventStart;
 use crate::observe::GcCause;
@@ -63,11 +74,15 @@ pub enum DirectError {
     },
 }
 
-/// Access to one direct buffer, borrowed from the scope (see the module documentation).
+/// Access to one direct buffer, borrowed exclusively from the scope (see the module
+/// documentation).
 pub struct DirectBuffer<'a> {
     buffer: PooledBuffer,
     pooled: bool,
     direct: &'a DirectBuffers,
+    /// The scope's mutator, reached through the scope's exclusive borrow: a long copy stops
+    /// at safepoints between its chunks.
+    m: &'a Mutator,
 }
 
 impl std::fmt::Debug for DirectBuffer<'_> {
@@ -100,17 +115,49 @@ impl DirectBuffer<'_> {
     pub fn ref_count(&self) -> u32 {
         self.buffer.ref_count()
     }
-    /// Copy `data` into the buffer at `offset`.
+    /// Run `op(at, n)`, access `what` of the bytes `offset + at..offset + at + n`, on
+    /// consecutive pieces of `0..len`: in one go up to one chunk, else each chunk as a blocked
+    /// thread whose end is a safepoint check (see the module documentation), after checking
+    /// the whole access. Stops at the first error.
+    fn chunked(
+        &self,
+        what: &'static str,
+        offset: usize,
+        len: usize,
+        mut op: impl FnMut(usize, usize) -> Result<(), NativeError>,
+    ) -> Result<(), NativeError> {
+        if len <= BULK_CHUNK {
+            return op(0, len);
+        }
+        // The whole access first: one refused (released, out of bounds) does nothing, as in
+        // one piece.
+        self.buffer.check_access(what, offset, len)?;
+        let mut at = 0;
+        while at < len {
+            let n = BULK_CHUNK.min(len - at);
+            self.m.blocked_chunk(|| op(at, n))?;
+            at += n;
+        }
+        Ok(())
+    }
+    /// Copy `data` into the buffer at `offset`, a chunk at a time (see the module
+    /// documentation).
     pub fn write(&self, offset: usize, data: &[u8]) -> Result<(), NativeError> {
-        self.buffer.write(offset, data)
+        self.chunked("write", offset, data.len(), |at, n| {
+            self.buffer.write(offset + at, &data[at..at + n])
+        })
     }
-    /// Copy `out.len()` bytes at `offset` into `out`.
+    /// Copy `out.len()` bytes at `offset` into `out`, a chunk at a time.
     pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), NativeError> {
-        self.buffer.read(offset, out)
+        self.chunked("read", offset, out.len(), |at, n| {
+            self.buffer.read(offset + at, &mut out[at..at + n])
+        })
     }
-    /// Set `len` bytes at `offset` to `byte`.
+    /// Set `len` bytes at `offset` to `byte`, a chunk at a time.
     pub fn fill(&self, offset: usize, len: usize, byte: u8) -> Result<(), NativeError> {
-        self.buffer.fill(offset, len, byte)
+        self.chunked("fill", offset, len, |at, n| {
+            self.buffer.fill(offset + at, n, byte)
+        })
     }
     /// Write a little-endian `u64` at `offset`.
     pub fn write_u64(&self, offset: usize, v: u64) -> Result<(), NativeError> {
@@ -120,9 +167,11 @@ impl DirectBuffer<'_> {
     pub fn read_u64(&self, offset: usize) -> Result<u64, NativeError> {
         self.buffer.read_u64(offset)
     }
-    /// A copy of the whole buffer.
+    /// A copy of the whole buffer, read a chunk at a time.
     pub fn to_vec(&self) -> Result<Vec<u8>, NativeError> {
-        self.buffer.to_vec()
+        let mut v = vec![0u8; self.len()];
+        self.read(0, &mut v)?;
+        Ok(v)
     }
     /// Add one to the reference count (Netty's `retain`).
     pub fn retain(&self) -> Result<(), NativeError> {
@@ -132,7 +181,13 @@ impl DirectBuffer<'_> {
     /// now (back to its pool, or unmapped) and this returns `Ok(true)`. The owner object
     /// stays until it dies; every later access is an error.
     pub fn release(&self) -> Result<bool, NativeError> {
-        self.direct.release(&self.buffer, self.pooled)
+        if self.len() <= BULK_CHUNK {
+            return self.direct.release(&self.buffer, self.pooled);
+        }
+        // Unmapping a long buffer takes as long as a chunk's copy or more: as a blocked
+        // thread too (it touches no heap memory).
+        self.m
+            .blocked_chunk(|| self.direct.release(&self.buffer, self.pooled))
     }
 }
 
@@ -225,7 +280,8 @@ impl<'s> Scope<'s> {
         Ok(owner)
     }
 
-    /// The direct buffer owned by `l`.
+    /// The direct buffer owned by `l`. It borrows the scope exclusively: a long copy through
+    /// it stops at safepoints (see the module documentation).
     ///
     /// # Errors
     /// [`DirectError::NotDirect`] if `l` is not a direct buffer's owner: an object of another
@@ -234,7 +290,24 @@ impl<'s> Scope<'s> {
     ///
     /// # Panics
     /// If `l` was made by a scope of another heap's mutator.
-    pub fn direct(&self, l: Local<'_>) -> Result<DirectBuffer<'_>, DirectError> {
+    pub fn direct(&mut self, l: Local<'_>) -> Result<DirectBuffer<'_>, DirectError> {
+        let this: &Self = self;
+        let (buffer, pooled) = this.direct_entry(l)?;
+        Ok(DirectBuffer {
+            buffer,
+            pooled,
+            direct: this.heap().direct(),
+            m: this.mutator(),
+        })
+    }
+
+    /// True if `l` is a direct buffer's owner.
+    pub fn is_direct(&self, l: Local<'_>) -> bool {
+        self.direct_entry(l).is_ok()
+    }
+
+    /// The buffer of owner `l` and whether it is pooled (see [`Scope::direct`]).
+    fn direct_entry(&self, l: Local<'_>) -> Result<(PooledBuffer, bool), DirectError> {
         let o = self.get(l);
         let shape = o.shape();
         let not_direct = DirectError::NotDirect { shape };
@@ -247,19 +320,9 @@ impl<'s> Scope<'s> {
         // The words are the embedder's to write: the entry goes only to the object its
         // phantom slot refers to.
         let ptr = o.ptr_for(heap, "Scope::direct");
-        let (buffer, pooled) = direct
+        direct
             .lookup(slot, key, |id| heap.phantom_refers_to(id, ptr))
-            .ok_or(not_direct)?;
-        Ok(DirectBuffer {
-            buffer,
-            pooled,
-            direct,
-        })
-    }
-
-    /// True if `l` is a direct buffer's owner.
-    pub fn is_direct(&self, l: Local<'_>) -> bool {
-        self.direct(l).is_ok()
+            .ok_or(not_direct)
     }
 }
 

@@ -263,6 +263,15 @@ impl Mutator {
         f()
     }
 
+    /// Run `f`, one chunk of bulk work that reads and writes no heap memory (a large
+    /// object's zeroing on its unpublished page, a direct buffer's copy), as a blocked thread:
+    /// a pause does not wait for it, and one in progress is waited out when it ends, a
+    /// safepoint check counted as one of the polls.
+    pub(super) fn blocked_chunk<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.polls.set(self.polls.get() + 1);
+        self.blocking(f)
+    }
+
     /// The barrier load of a reference slot.
     #[inline(always)]
     pub(super) fn load_slot(&self, slot: &ColoredSlot) -> ColoredPtr {
@@ -339,8 +348,7 @@ impl AllocatingThread for Mutator {
     }
 
     fn zeroing_chunk(&self, f: impl FnOnce()) {
-        self.polls.set(self.polls.get() + 1);
-        Mutator::blocking(self, f)
+        self.blocked_chunk(f)
     }
 
     fn waiting_for_cycles<R>(&self, f: impl FnOnce(&dyn Fn() -> bool) -> R) -> R {

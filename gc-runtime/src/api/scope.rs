@@ -336,9 +336,9 @@ impl<'s> Scope<'s> {
     }
 
     /// Number of safepoint polls this scope's mutator has made since it attached: each
-    /// [`Scope::poll`], each allocation, and each chunk of a large object's zeroing (a large
-    /// object is zeroed at most 256 KiB at a time, each chunk as a blocked thread that waits
-    /// out a pause in progress when it ends, so that no pause waits for the zeroing). For
+    /// [`Scope::poll`], each allocation, and each chunk of a large object's zeroing or of a
+    /// long direct-buffer copy (at most 128 KiB at a time, each chunk as a blocked thread that
+    /// waits out a pause in progress when it ends, so that no pause waits for the work). For
     /// tests and tools that check that long work polls as it goes.
     pub fn polls(&self) -> u64 {
         self.m.polls()

@@ -18,5 +18,5 @@ mod verifier;
 pub(crate) use barrier_policy::{load_weak, MutatorSlowPath};
 pub(crate) use heap_inner::HeapInner;
 pub use memory_report::MemoryReport;
-pub(crate) use object_allocator::{AllocatingThread, MutatorAllocation};
+pub(crate) use object_allocator::{AllocatingThread, MutatorAllocation, BULK_CHUNK};
 pub(crate) use verifier::{verify, VerifyPoint};

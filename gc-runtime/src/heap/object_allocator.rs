@@ -12,7 +12,7 @@
 //! out-of-memory only if a whole cycle that started after its request did not help. Every
 //! wait is one call on the heap's event sink, which logs and records it.
 //!
-//! A large object is zeroed [`ZERO_CHUNK`] bytes at a time, each chunk as a blocked thread
+//! A large object is zeroed [`BULK_CHUNK`] bytes at a time, each chunk as a blocked thread
 //! (ZGC clears large arrays in segments for the same reason): zeroing hundreds of megabytes
 //! in one go while running would hold every pause for as long. Its page stays unpublished
 //! until the zeroing is done — registered nowhere the collector looks, no object on it handed
@@ -47,9 +47,11 @@ use std::time::Duration;
 /// Bytes a mutator allocates before it adds them to the heap's shared count.
 const COUNT_BATCH: u64 = 64 << 10;
 
-/// Bytes of a large object zeroed between two safepoint checks: at a few GB/s (page faults of
-/// fresh memory included), tens of microseconds.
-pub(crate) const ZERO_CHUNK: u64 = 128 << 10;
+/// Bytes of bulk work on one large object or buffer between two safepoint checks: a large
+/// object's zeroing here, the embedding API's chunked byte copies of objects
+/// (`Scope::read_bytes`, ...) and of direct buffers. At a few GB/s (page faults of fresh
+/// memory included), tens of microseconds.
+pub(crate) const BULK_CHUNK: usize = 128 << 10;
 
 /// The heap's shared allocation state: the medium page all mutators bump-allocate into with a
 /// CAS, and the count of bytes allocated.
@@ -239,7 +241,7 @@ impl MutatorAllocation {
 }
 
 /// A large object of `size` bytes on a page of its own of `page_size` bytes, everything after
-/// its header zeroed [`ZERO_CHUNK`] bytes at a time, each chunk as a blocked thread; its page
+/// its header zeroed [`BULK_CHUNK`] bytes at a time, each chunk as a blocked thread; its page
 /// is registered (published to the collector) only then, born in the current cycle.
 #[cold]
 #[inline(never)]
@@ -260,7 +262,7 @@ fn alloc_large(
         .as_ptr::<u8>();
     let mut at = HEADER_SIZE;
     while at < size {
-        let n = ZERO_CHUNK.min(size - at);
+        let n = (BULK_CHUNK as u64).min(size - at);
         let chunk = base.wrapping_add(at as usize);
         thread.zeroing_chunk(|| {
             // SAFETY: `offset..offset + size` lies on `page`, which is mapped (taken, not

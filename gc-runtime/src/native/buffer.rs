@@ -189,6 +189,18 @@ impl PooledBuffer {
         }
     }
 
+    /// The error `op` of `n` bytes at `offset` would return now, if any (released, else out
+    /// of bounds), without touching a byte: for a caller that splits one access into
+    /// several, to refuse it as a whole before any part of it is done.
+    pub(crate) fn check_access(
+        &self,
+        op: &'static str,
+        offset: usize,
+        n: usize,
+    ) -> Result<(), NativeError> {
+        self.with_bytes(op, offset, n, |_| ())
+    }
+
     /// Run `f` on the address of byte `offset`, with `n` bytes from there checked to be inside
     /// the buffer, under the lock, while the memory is the buffer's.
     fn with_bytes<R>(

@@ -195,6 +195,7 @@ impl<'h> Program<'h> {
         let mut buf = std::mem::take(&mut self.scratch);
         let (seen, c, owners) = self.traverse(&pool.objs, roots, &mut buf);
         self.scratch = buf;
+        let owners: Vec<_> = owners.into_iter().map(|(o, id)| (s.root(o), id)).collect();
         let dc = self.check_buffers(s, &pool.objs, &owners, "shared");
         self.st.direct.add(&dc);
         let live = pool.reachable().unwrap_or_else(|id| {
@@ -275,6 +276,7 @@ impl<'h> Program<'h> {
         let (seen, c, owners) = self.traverse(&self.objs, roots, &mut buf);
         self.scratch = buf;
         self.st.checked.add(&c);
+        let owners: Vec<_> = owners.into_iter().map(|(o, id)| (cs.root(o), id)).collect();
         let dc = self.check_buffers(cs, &self.objs, &owners, "own");
         self.st.direct.add(&dc);
         let strong = self.strongly_reachable();

@@ -18,9 +18,7 @@ use super::program::{Level, Program};
 use super::rng::Rng;
 use gc_core::object_size;
 use gc_runtime::native::{NativeError, NativePool};
-use gc_runtime::{
-    DirectBuffer, DirectError, GcStats, Local, Mode, ObjRef, Scope, DIRECT_BUFFER_SHAPE,
-};
+use gc_runtime::{DirectBuffer, DirectError, GcStats, Local, Mode, Scope, DIRECT_BUFFER_SHAPE};
 
 /// Raw bytes of an owner object.
 const OWNER_BYTES: usize = 16;
@@ -162,7 +160,7 @@ impl<'h> Program<'h> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn garbage_buffer(
         &self,
-        g: &Scope<'_>,
+        g: &mut Scope<'_>,
         l: Local<'_>,
         len: usize,
         pooled: bool,
@@ -380,7 +378,7 @@ impl<'h> Program<'h> {
     /// The buffer `l` owns; failing if the runtime does not see an owner there.
     pub(super) fn direct_of<'a>(
         &self,
-        s: &'a Scope<'_>,
+        s: &'a mut Scope<'_>,
         l: Local<'_>,
         via: &dyn Fn() -> String,
     ) -> DirectBuffer<'a> {
@@ -604,17 +602,16 @@ impl<'h> Program<'h> {
         0
     }
 
-    /// A buffer op on this thread's buffer `id`, whose owner is `o`: roots it as a new local
-    /// of the current level (a buffer is reached only through a handle).
+    /// A buffer op on this thread's buffer `id`, whose owner `o` the caller rooted: held as a
+    /// new local of the current level (a buffer is reached only through a handle).
     pub(super) fn own_buffer_op<'s>(
         &mut self,
-        s: &Scope<'s>,
+        s: &mut Scope<'s>,
         cur: &mut Level<'s, '_>,
-        o: ObjRef<'_>,
+        l: Local<'s>,
         id: u64,
         kind: BufOp,
     ) {
-        let l = s.root(o);
         self.hold(cur, l, id);
         let via = || format!("buffer {id:#x}");
         let d = self.direct_of(s, l, &via);
@@ -632,12 +629,13 @@ impl<'h> Program<'h> {
 
     /// Walk to an object; if it is a buffer, or has a buffer in a slot, run a buffer op on
     /// that buffer.
-    pub(super) fn buffer_walk_op<'s>(&mut self, s: &Scope<'s>, cur: &mut Level<'s, '_>) {
+    pub(super) fn buffer_walk_op<'s>(&mut self, s: &mut Scope<'s>, cur: &mut Level<'s, '_>) {
         let Some(root) = self.pick_root() else { return };
         let steps = self.rng.below(4);
         let (o, id) = self.walk(s, cur, root, steps);
         if self.objs[&id].buf.is_some() {
-            self.own_buffer_op(s, cur, o, id, BufOp::Any);
+            let l = s.root(o);
+            self.own_buffer_op(s, cur, l, id, BufOp::Any);
             return;
         }
         let Some((i, bid)) = pick_buffer_slot(&self.objs, id, &mut self.rng) else {
@@ -650,7 +648,8 @@ impl<'h> Program<'h> {
         });
         self.check_header(&b, bid, &|| format!("slot {i} of {id:#x}"));
         self.count_header_walked();
-        self.own_buffer_op(s, cur, b, bid, BufOp::Any);
+        let l = s.root(b);
+        self.own_buffer_op(s, cur, l, bid, BufOp::Any);
     }
 
     /// A burst of 4 to 32 untracked buffers, half of them larger than the pool's largest
@@ -732,18 +731,17 @@ impl<'h> Program<'h> {
         }
     }
 
-    /// Checkpoint: compare every buffer the traversal reached (`bufs`, owners with their
-    /// ids, in the model `objs`) in full with its model, rooting each in `cs`.
+    /// Checkpoint: compare every buffer the traversal reached (`bufs`, owners rooted in `cs`
+    /// with their ids, in the model `objs`) in full with its model.
     pub(super) fn check_buffers(
         &self,
-        cs: &Scope<'_>,
+        cs: &mut Scope<'_>,
         objs: &std::collections::HashMap<u64, ObjModel>,
-        bufs: &[(ObjRef<'_>, u64)],
+        bufs: &[(Local<'_>, u64)],
         what: &str,
     ) -> DirectCounts {
         let mut c = DirectCounts::default();
-        for &(o, id) in bufs {
-            let l = cs.root(o);
+        for &(l, id) in bufs {
             let via = || format!("{what} buffer {id:#x} at a checkpoint");
             let d = self.direct_of(cs, l, &via);
             let m = objs[&id].buf.as_ref().expect("a buffer's model");

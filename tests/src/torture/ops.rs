@@ -368,13 +368,14 @@ impl<'h> Program<'h> {
         }
     }
 
-    pub(super) fn write_bytes<'s>(&mut self, s: &Scope<'s>, cur: &mut Level<'s, '_>) {
+    pub(super) fn write_bytes<'s>(&mut self, s: &mut Scope<'s>, cur: &mut Level<'s, '_>) {
         let Some(root) = self.pick_root() else { return };
         let steps = self.rng.below(4);
         let (o, id) = self.walk(s, cur, root, steps);
         if self.objs[&id].buf.is_some() {
             // An owner's raw bytes are the runtime's: write the buffer's instead.
-            self.own_buffer_op(s, cur, o, id, BufOp::Write);
+            let l = s.root(o);
+            self.own_buffer_op(s, cur, l, id, BufOp::Write);
             return;
         }
         let n = self.objs[&id].bytes.len();
@@ -388,13 +389,14 @@ impl<'h> Program<'h> {
     }
 
     /// Walk to an object and compare all of it with the model.
-    pub(super) fn read_check<'s>(&mut self, s: &Scope<'s>, cur: &mut Level<'s, '_>) {
+    pub(super) fn read_check<'s>(&mut self, s: &mut Scope<'s>, cur: &mut Level<'s, '_>) {
         let Some(root) = self.pick_root() else { return };
         let steps = self.rng.below(6);
         let (o, id) = self.walk(s, cur, root, steps);
         self.check_full_walked(&o, id, &|| format!("read of {id:#x} from {root:?}"));
         if self.objs[&id].buf.is_some() {
-            self.own_buffer_op(s, cur, o, id, BufOp::Check);
+            let l = s.root(o);
+            self.own_buffer_op(s, cur, l, id, BufOp::Check);
         }
     }
 

@@ -12,7 +12,7 @@ use super::model::{reach_in, ObjModel};
 use super::ops::write_random_bytes;
 use super::program::{Program, FILL_SHED_TO};
 use gc_core::object_size;
-use gc_runtime::{Global, ObjRef, Scope};
+use gc_runtime::{Global, Local, ObjRef, Scope};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{MutexGuard, TryLockError};
@@ -324,7 +324,8 @@ impl<'h> Program<'h> {
                 return;
             };
             if pool.objs[&id].buf.is_some() {
-                self.shared_buffer_at(ss, &mut pool, o, id, BufOp::Write);
+                let l = ss.root(o);
+                self.shared_buffer_at(ss, &mut pool, l, id, BufOp::Write);
                 return;
             }
             let n = pool.objs[&id].bytes.len();
@@ -343,13 +344,12 @@ impl<'h> Program<'h> {
     /// pool's lock (`pool`).
     fn shared_buffer_at(
         &mut self,
-        ss: &Scope<'_>,
+        ss: &mut Scope<'_>,
         pool: &mut SharedPool,
-        o: ObjRef<'_>,
+        l: Local<'_>,
         id: u64,
         kind: BufOp,
     ) {
-        let l = ss.root(o);
         let via = || format!("shared buffer {id:#x}");
         let d = self.direct_of(ss, l, &via);
         let mut m = pool
@@ -376,7 +376,8 @@ impl<'h> Program<'h> {
                 return;
             };
             if pool.objs[&id].buf.is_some() {
-                self.shared_buffer_at(ss, &mut pool, o, id, BufOp::Any);
+                let l = ss.root(o);
+                self.shared_buffer_at(ss, &mut pool, l, id, BufOp::Any);
                 return;
             }
             let Some((i, bid)) = super::direct::pick_buffer_slot(&pool.objs, id, &mut self.rng)
@@ -392,7 +393,8 @@ impl<'h> Program<'h> {
                 format!("slot {i} of shared {id:#x}")
             });
             self.count_header_walked();
-            self.shared_buffer_at(ss, &mut pool, b, bid, BufOp::Any);
+            let l = ss.root(b);
+            self.shared_buffer_at(ss, &mut pool, l, bid, BufOp::Any);
         });
     }
 
@@ -446,7 +448,8 @@ impl<'h> Program<'h> {
             self.scratch = buf;
             self.st.walked.add(&c);
             if pool.objs[&id].buf.is_some() {
-                self.shared_buffer_at(ss, &mut pool, o, id, BufOp::Check);
+                let l = ss.root(o);
+                self.shared_buffer_at(ss, &mut pool, l, id, BufOp::Check);
             }
         });
     }

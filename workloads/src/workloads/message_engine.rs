@@ -481,7 +481,7 @@ impl<'s> Engine<'s> {
     /// Take every message pending for consumer `c`.
     fn drain(
         &mut self,
-        s: &Scope<'_>,
+        s: &mut Scope<'_>,
         c: usize,
         clock: &impl Fn() -> u64,
         latency: &mut LatencyHistogram,
@@ -496,12 +496,16 @@ impl<'s> Engine<'s> {
         if cur == head {
             return Ok(());
         }
-        let ring = s
-            .get(self.root)
-            .load(dest)
-            .ok_or_else(|| corrupt(format!("destination {dest} has no ring")))?;
+        // Rooted: a direct body's read borrows the scope exclusively (it may poll), which ends
+        // every ObjRef.
+        let ring = s.root(
+            s.get(self.root)
+                .load(dest)
+                .ok_or_else(|| corrupt(format!("destination {dest} has no ring")))?,
+        );
         while cur < head {
-            let msg = ring
+            let msg = s
+                .get(ring)
                 .load((cur % self.cfg.ring_len) as usize)
                 .ok_or_else(|| corrupt(format!("message {cur} of destination {dest} is gone")))?;
             if msg.read_u64(SEQ_AT) != cur || msg.read_u64(DEST_AT) != dest as u64 {
@@ -517,7 +521,8 @@ impl<'s> Engine<'s> {
                 .load(BODY_SLOT)
                 .ok_or_else(|| corrupt(format!("message {cur} has no body")))?;
             if self.cfg.buffers.is_native() {
-                let d = s.direct(s.root(body)).map_err(direct_err)?;
+                let body = s.root(body);
+                let d = s.direct(body).map_err(direct_err)?;
                 self.copy.resize(d.len(), 0);
                 d.read(0, &mut self.copy).map_err(direct_err)?;
             } else {
