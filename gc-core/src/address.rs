@@ -31,8 +31,8 @@
 //! | phase                          | good          | bad (F R M1 M0) |
 //! |--------------------------------|---------------|-----------------|
 //! | between cycles, relocation     | Remapped 0100 | 1011            |
-//! | marking, even cycle            | Marked0 0001  | 1110            |
-//! | marking, odd cycle             | Marked1 0010  | 1101            |
+//! | marking in GC(n), n even       | Marked1 0010  | 1101            |
+//! | marking in GC(n), n odd        | Marked0 0001  | 1110            |
 //!
 //! The three kinds of word are typed ([`crate::word`]): an [`Offset`], a [`ColoredPtr`] (offset
 //! plus color, as stored in slots) and an [`Address`] (an offset in one view). [`AddressLayout`]
@@ -74,9 +74,9 @@ bitflags! {
 /// alternate from cycle to cycle), Remapped while relocating and between cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum GoodColor {
-    /// Marking in an even cycle.
+    /// Marking in GC(n) for odd n: GC(1), GC(3), ...
     Marked0,
-    /// Marking in an odd cycle (GC(0) uses Marked1, as ZGC).
+    /// Marking in GC(n) for even n: GC(0), GC(2), ... (GC(0) uses Marked1, as ZGC).
     Marked1,
     /// Between cycles and during relocation.
     Remapped,
