@@ -33,6 +33,7 @@ pub mod buffer_kind;
 pub mod cli;
 pub mod collector_speed;
 pub mod ctx;
+pub mod figures;
 pub mod hiccup;
 pub mod jvm;
 pub mod latency;
