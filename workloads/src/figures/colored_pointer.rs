@@ -4,7 +4,6 @@
 //! against the process's own mappings (`/proc/self/maps`): the figure shows the mapping of
 //! the heap file that holds it, so the three addresses are seen to reach one physical page.
 
-use crate::report::style::FONT;
 use gc_core::{AddressLayout, Color as PtrColor, Offset, View};
 use gc_runtime::{Heap, HeapConfig, Mode};
 use plotters::prelude::*;
@@ -124,15 +123,9 @@ pub fn svg() -> Result<String, String> {
     let s = f.offset_bits;
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
+        let root = super::canvas(&mut out, (WIDTH, HEIGHT))?;
         let text = |t: &str, x: i32, y: i32, size: u32, c: &RGBColor| {
-            root.draw(&Text::new(
-                t.to_string(),
-                (x, y),
-                (FONT, size).into_font().color(c),
-            ))
-            .map_err(err)
+            super::text(&root, t, (x, y), size, c)
         };
         text(
             &format!("A colored pointer: one object of a 256 MiB heap (S = {s} offset bits)"),

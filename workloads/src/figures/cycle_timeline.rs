@@ -5,7 +5,6 @@
 //! The boxes' widths follow the logarithm of each duration, so that a pause of microseconds
 //! stays visible next to a phase of milliseconds; the labels carry the real figures.
 
-use crate::report::style::FONT;
 use gc_runtime::stats::{CyclePhase, CycleRecord, PauseRecord};
 use gc_runtime::{Heap, HeapConfig, Mode};
 use plotters::prelude::*;
@@ -117,15 +116,9 @@ pub fn svg() -> Result<String, String> {
     let (x0, x1) = (20.0, f64::from(WIDTH) - 20.0);
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
+        let root = super::canvas(&mut out, (WIDTH, HEIGHT))?;
         let text = |t: &str, x: i32, y: i32, size: u32, c: &RGBColor| {
-            root.draw(&Text::new(
-                t.to_string(),
-                (x, y),
-                (FONT, size).into_font().color(c),
-            ))
-            .map_err(err)
+            super::text(&root, t, (x, y), size, c)
         };
         text(
             &format!(

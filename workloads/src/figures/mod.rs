@@ -7,7 +7,31 @@
 pub mod colored_pointer;
 pub mod cycle_timeline;
 
+use crate::report::style::FONT;
+use plotters::coord::Shift;
+use plotters::prelude::*;
 use std::path::{Path, PathBuf};
+
+/// A figure's drawing area.
+type Canvas<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// A white canvas of `size` pixels whose SVG text goes to `out`.
+fn canvas(out: &mut String, size: (u32, u32)) -> Result<Canvas<'_>, String> {
+    let root = SVGBackend::with_string(out, size).into_drawing_area();
+    root.fill(&WHITE)
+        .map_err(|e| format!("drawing a figure: {e:?}"))?;
+    Ok(root)
+}
+
+/// Draw `t` with its top left corner at `at`, in the figures' font.
+fn text(root: &Canvas<'_>, t: &str, at: (i32, i32), size: u32, c: &RGBColor) -> Result<(), String> {
+    root.draw(&Text::new(
+        t.to_string(),
+        at,
+        (FONT, size).into_font().color(c),
+    ))
+    .map_err(|e| format!("drawing a figure's text {t:?}: {e:?}"))
+}
 
 /// Write every figure into `dir` (created if missing); returns the files written.
 pub fn write_all(dir: &Path) -> Result<Vec<PathBuf>, String> {
