@@ -326,20 +326,20 @@ fn checksum(t: u64, i: u64) -> u64 {
 }
 
 /// Allocate until out of memory, keeping everything reachable from a chain of small tables
-/// (slot 0: an object of `obj_bytes`, slot 1: the next table). Returns the chain's head, the
-/// number of objects kept and the error.
-fn fill<'s>(
-    s: &mut Scope<'s>,
+/// that starts at `head` (slot 0: an object of `obj_bytes`, slot 1: the next table). Returns
+/// the number of objects kept and the error.
+fn fill(
+    s: &mut Scope<'_>,
+    head: gc_runtime::Local<'_>,
     t: u64,
     obj_bytes: usize,
-) -> (gc_runtime::Local<'s>, u64, OutOfMemory) {
-    let head = s.alloc(1, 2, 8).expect("room for the chain head");
+) -> (u64, OutOfMemory) {
     let mut table = head;
     let mut n = 0u64;
     loop {
         let o = match s.alloc(2, 0, obj_bytes) {
             Ok(o) => o,
-            Err(e) => return (head, n, e),
+            Err(e) => return (n, e),
         };
         s.get(o).write_u64(0, checksum(t, n));
         s.get(o).write_u64(obj_bytes - 8, checksum(t, n) ^ 1);
@@ -350,7 +350,7 @@ fn fill<'s>(
                 s.store(table, 1, Some(next));
                 table = next;
             }
-            Err(e) => return (head, n, e),
+            Err(e) => return (n, e),
         }
     }
 }
@@ -386,16 +386,22 @@ fn two_threads_exhaust_the_heap_then_recover() {
     for mode in [Mode::Concurrent, Mode::Stw, Mode::Epsilon] {
         let h = Heap::new(HeapConfig::new(48 * MIB).mode(mode).verify(true)).unwrap();
         let barrier = std::sync::atomic::AtomicUsize::new(0);
+        let started = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|sc| {
             for t in 0..2u64 {
-                let (h, barrier) = (&h, &barrier);
+                let (h, barrier, started) = (&h, &barrier, &started);
                 sc.spawn(move || {
                     let mut m = h.attach(&format!("filler-{t}")).unwrap();
                     // One thread fills small pages, the other medium-sized objects.
                     let obj_bytes = if t == 0 { 3000 } else { 40_000 };
                     m.scope(|s| {
                         s.scope(|s| {
-                            let (head, n, err) = fill(s, t, obj_bytes);
+                            // Both chain heads exist before either thread fills the heap
+                            // (else the faster one could leave the other no room for its
+                            // head: a race of the test, seen once in CI).
+                            let head = s.alloc(1, 2, 8).expect("room for the chain head");
+                            s.blocking(|| rendezvous(started, 2));
+                            let (n, err) = fill(s, head, t, obj_bytes);
                             assert!(n > 0, "{mode} thread {t}: nothing allocated");
                             assert_mentions(&err, &["out of memory"]);
                             // Both threads have failed before either lets go (wait as a
