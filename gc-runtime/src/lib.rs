@@ -63,8 +63,8 @@ pub use observe::{proc_info, stats};
 pub use threads::{safepoint, worker_priority};
 
 pub use api::{
-    AttachError, DirectBuffer, DirectError, Global, Heap, HeapUsage, Local, Mutator, ObjRef,
-    OutOfMemory, RegionView, RootRegion, Scope, WeakRef,
+    AttachError, BytesOutOfRange, DirectBuffer, DirectError, Global, Heap, HeapUsage, Local,
+    Mutator, ObjRef, OutOfMemory, RegionView, RootRegion, Scope, WeakRef,
 };
 pub use config::{
     DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,

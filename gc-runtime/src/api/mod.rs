@@ -4,6 +4,7 @@
 //! embedder's direct buffers. It owns the rules an embedder must follow; everything below is
 //! reached through the heap's accessors.
 
+mod bulk_bytes;
 mod direct_buffer;
 mod global;
 pub mod heap;
@@ -11,6 +12,7 @@ pub mod mutator;
 pub mod root_region;
 pub mod scope;
 
+pub use bulk_bytes::BytesOutOfRange;
 pub use direct_buffer::{DirectBuffer, DirectError};
 pub use global::{Global, WeakRef};
 pub use heap::{Heap, HeapUsage};

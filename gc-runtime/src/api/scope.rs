@@ -336,10 +336,11 @@ impl<'s> Scope<'s> {
     }
 
     /// Number of safepoint polls this scope's mutator has made since it attached: each
-    /// [`Scope::poll`], each allocation, and each chunk of a large object's zeroing or of a
-    /// long direct-buffer copy (at most 128 KiB at a time, each chunk as a blocked thread that
-    /// waits out a pause in progress when it ends, so that no pause waits for the work). For
-    /// tests and tools that check that long work polls as it goes.
+    /// [`Scope::poll`], each allocation, each chunk of a large object's zeroing or of a long
+    /// direct-buffer copy (at most 128 KiB at a time, each chunk as a blocked thread that
+    /// waits out a pause in progress when it ends, so that no pause waits for the work), and
+    /// the poll between two chunks of [`Scope::read_bytes`] and the other bulk byte calls.
+    /// For tests and tools that check that long work polls as it goes.
     pub fn polls(&self) -> u64 {
         self.m.polls()
     }

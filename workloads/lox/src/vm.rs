@@ -54,12 +54,13 @@ use crate::interner::Interner;
 use crate::object::{
     function_arity, function_code_id, function_line, function_raw_size, function_trace_name,
     function_upvalues, hash_bytes, init_function, open_upvalue, read_function_code,
-    set_closure_code_id, set_native_id, set_value_array_element, string_text, upvalue_slot,
-    value_array_raw_size, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT, BOUND_RECEIVER,
-    CLASS, CLASS_METHODS, CLASS_NAME, CLASS_REFS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS,
-    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME, FUNCTION, FUNCTION_REFS, INSTANCE,
-    INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS, NATIVE, NATIVE_BYTES, NATIVE_CLOCK,
-    NATIVE_NAME, NATIVE_REFS, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS, VALUE_ARRAY,
+    read_string_bytes, set_closure_code_id, set_native_id, set_value_array_element, string_len,
+    string_text, upvalue_slot, value_array_raw_size, BOUND_METHOD, BOUND_METHOD_REFS,
+    BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS, CLASS_METHODS, CLASS_NAME, CLASS_REFS, CLOSURE,
+    CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME,
+    FUNCTION, FUNCTION_REFS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS, NATIVE,
+    NATIVE_BYTES, NATIVE_CLOCK, NATIVE_NAME, NATIVE_REFS, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
+    UPVALUE_REFS, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
@@ -71,6 +72,11 @@ use gc_runtime::{
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::Instant;
+
+/// `print` writes a string longer than this a piece of this many bytes at a time, polling for
+/// a safepoint between pieces (the interner's chunk: hashing, comparing and copying long
+/// strings go in pieces of the same size).
+const PRINT_CHUNK: usize = 64 << 10;
 
 /// Maximum call depth (clox's `FRAMES_MAX`); deeper is "Stack overflow.".
 pub const FRAMES_MAX: usize = 64;
@@ -742,9 +748,45 @@ impl Vm {
                 self.drop_n(s, 1);
                 self.frames[fi].ip = at + 2;
             }
+            OpCode::Print => {
+                // Only a string longer than `PRINT_CHUNK` comes here (`run_fast` prints the
+                // rest).
+                let text = s.root(self.peek(s, 0).1.expect("a string"));
+                let result = self.print_long_string(s, text);
+                self.drop_n(s, 1);
+                self.frames[fi].ip = at + 1;
+                result?;
+            }
             other => unreachable!("{} is not a slow instruction", other.name()),
         }
         Ok(())
+    }
+
+    /// Writes a long string and a newline to the `print` output a piece of [`PRINT_CHUNK`]
+    /// bytes at a time: each piece is copied out of the string (found again through its
+    /// handle, as a poll may have moved it) and written as a blocked thread, since a write
+    /// can wait on a full pipe, then the mutator polls. So printing a string of hundreds of
+    /// megabytes holds up no pause.
+    fn print_long_string(
+        &mut self,
+        s: &mut Scope<'_>,
+        text: Local<'_>,
+    ) -> Result<(), RuntimeError> {
+        let len = string_len(s.get(text));
+        let mut piece = vec![0u8; PRINT_CHUNK];
+        let mut at = 0;
+        let out = &mut self.out;
+        while at < len {
+            let n = PRINT_CHUNK.min(len - at);
+            let piece = &mut piece[..n];
+            read_string_bytes(s.get(text), at, piece);
+            s.blocking(|| out.write_all(piece))
+                .map_err(|e| RuntimeError(format!("Cannot write the output: {e}.")))?;
+            s.poll();
+            at += n;
+        }
+        s.blocking(|| out.write_all(b"\n"))
+            .map_err(|e| RuntimeError(format!("Cannot write the output: {e}.")))
     }
 
     /// Replaces the receiver on top of the stack with `class`'s method `name` bound to it.
@@ -933,6 +975,12 @@ impl Lox {
         let vm = &mut self.vm;
         self.mutator
             .scope(|s| vm.interner().lookup(s, text.as_bytes()).is_some())
+    }
+
+    /// Safepoint polls the interpreter's mutator has made (see `gc_runtime::Scope::polls`),
+    /// for tests and tools that check that long work polls as it goes.
+    pub fn polls(&mut self) -> u64 {
+        self.mutator.scope(|s| s.polls())
     }
 
     /// Flushes the `print` output.

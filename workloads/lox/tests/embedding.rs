@@ -121,3 +121,39 @@ fn objects_move_and_programs_do_not_notice() {
     }
     assert!(lox.heap().stats().cycles.len() >= 5);
 }
+
+/// `print` of a long string writes it a piece at a time and polls between pieces (issue 26,
+/// item 8): a 64 MiB string polls at least once per 256 KiB written, in every mode, and the
+/// output is the string whole. Not a timing test: it counts the polls of the one `print`.
+#[test]
+fn printing_a_64_mib_string_polls_between_pieces() {
+    for mode in [Mode::Concurrent, Mode::Stw, Mode::Epsilon] {
+        let out = Buffer::default();
+        let config = HeapConfig::new(512 << 20).mode(mode);
+        let mut lox =
+            Lox::with_output(config, Box::new(out.clone()), Box::new(Buffer::default())).unwrap();
+        // "ab" doubled 25 times: 64 MiB.
+        lox.interpret("var s = \"ab\"; for (var i = 0; i < 25; i = i + 1) s = s + s;")
+            .unwrap();
+        let before = lox.polls();
+        lox.interpret("print s;").unwrap();
+        let polls = lox.polls() - before;
+        let len = 64 << 20;
+        assert!(
+            polls >= (len / (256 << 10)) as u64,
+            "{mode}: printing a 64 MiB string polled {polls} times"
+        );
+        lox.flush();
+        let text = out.take();
+        assert_eq!(text.len(), len + 1, "{mode}");
+        assert!(text.ends_with("ab\n") && text.starts_with("abab"), "{mode}");
+        assert!(
+            text.as_bytes()[..len].chunks(2).all(|p| p == b"ab"),
+            "{mode}: the printed string differs"
+        );
+        // A short string still prints in one go.
+        lox.interpret("print \"ab\" + \"cd\";").unwrap();
+        lox.flush();
+        assert_eq!(out.take(), "abcd\n");
+    }
+}

@@ -13,13 +13,13 @@
 
 use super::code_window::CodeWindow;
 use super::{closure_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX};
-use super::{FRAME_ROOTS, OPEN_UPVALUES, RAW_UNDEFINED};
+use super::{FRAME_ROOTS, OPEN_UPVALUES, PRINT_CHUNK, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
-    closure_code_id, display_object, native_id, set_upvalue_value, string_text, upvalue_payload,
-    upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS,
-    CLASS_METHODS, CLOSURE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE, INSTANCE_CLASS,
+    closure_code_id, display_object, native_id, set_upvalue_value, string_len, string_text,
+    upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
+    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE, INSTANCE_CLASS,
     INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
 };
 use crate::stack::StackView;
@@ -651,6 +651,10 @@ impl Vm {
                 op::GET_SUPER => slow!(at),
                 op::PRINT => {
                     let (raw, r) = st.get(st.sp - 1);
+                    // A long string is written a piece at a time, polling between pieces.
+                    if r.is_some_and(|o| o.shape() == STRING && string_len(o) > PRINT_CHUNK) {
+                        slow!(at);
+                    }
                     print(out, raw, r);
                     st.drop_n(1);
                     ip += 1;
