@@ -429,8 +429,9 @@ mod tests {
         assert_eq!(runs.len(), 4);
         assert_eq!(runs[3].config.label(), "stw 1G");
         let table = std::fs::read_to_string(dir.join(report::TABLE_MD)).unwrap();
-        // Two stw rows in each of the four tables (main, waits, utilization, collector).
-        assert_eq!(table.matches("| stw ").count(), 8, "{table}");
+        // Two stw rows in each of the five tables (main, felt and imposed, waits,
+        // utilization, collector).
+        assert_eq!(table.matches("| stw ").count(), 10, "{table}");
         for f in [
             report::PAUSE_VS_HEAP_SVG,
             report::PAUSE_TIMELINE_SVG,
