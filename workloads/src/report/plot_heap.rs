@@ -43,7 +43,7 @@ struct LegendEntry {
 
 /// The legend, in the right margin outside the data: per mode a solid line with a dot
 /// (`<mode> max pause`), a dotted line with a square (`<mode> max wait`), when the runs have
-/// it a thin dotted line with a filled square (`<mode> max wait imposed`), a dashed line with
+/// it a thin dotted line with a filled square (`<mode> imposed wait`), a dashed line with
 /// a triangle (`<mode> p99 pause`) and, when the runs had a control meter, a thin line with a
 /// cross (`<mode> control max`).
 fn draw_legend<DB: DrawingBackend>(
@@ -95,7 +95,7 @@ fn draw_legend<DB: DrawingBackend>(
                 color.filled(),
             ))
             .map_err(plot_err)?;
-            label(y, "max wait imposed")?;
+            label(y, "imposed wait")?;
         }
         y += 24;
         root.draw(&DashedPathElement::new(
@@ -404,8 +404,8 @@ mod tests {
             "stw p99 pause",
             "concurrent control max",
             "stw control max",
-            "concurrent max wait imposed",
-            "stw max wait imposed",
+            "concurrent imposed wait",
+            "stw imposed wait",
         ] {
             assert!(svg.contains(name), "missing series {name}");
         }
@@ -442,14 +442,14 @@ mod tests {
     fn the_imposed_wait_line_sits_beside_the_felt_one() {
         let r = crate::test_support::oversleeping_result(1 << 30);
         let svg = pause_vs_heap_svg(&[RunSummary::of(&r)]).unwrap();
-        assert!(svg.contains("concurrent max wait imposed"), "{svg}");
+        assert!(svg.contains("concurrent imposed wait"), "{svg}");
         let mut old = r.clone();
         for p in &mut old.gc.pacing {
             p.imposed_ns = 0;
         }
         let svg_old = pause_vs_heap_svg(&[RunSummary::of(&old)]).unwrap();
         assert!(svg_old.contains("concurrent max wait"));
-        assert!(!svg_old.contains("max wait imposed"), "{svg_old}");
+        assert!(!svg_old.contains("imposed wait"), "{svg_old}");
         assert!(svg.len() > svg_old.len());
     }
 
