@@ -12,8 +12,8 @@
 //!   Pss), sampled by the runner's thread;
 //! - [`buffer_kind`]: `--buffers heap|direct|pooled`, where a workload keeps its I/O buffers;
 //! - [`waits`]: what the program felt: pauses, allocation stalls and pacing delays as one kind
-//!   of event (the longest wait, the total per thread), and how long each was as felt or as
-//!   the collector imposed it;
+//!   of event (the longest wait, the total per thread); [`wait_measure`]: how long each was,
+//!   as felt or as the collector imposed it;
 //! - [`min_cycles`]: whether a run holds enough complete GC cycles to mean something, and
 //!   `--min-cycles`' extension of a run until it does;
 //! - [`summary`]: the derived figures of one run (pause percentiles, waits, MMU, hiccups, ...);
@@ -49,6 +49,7 @@ pub mod summary;
 pub mod sweep;
 #[doc(hidden)]
 pub mod test_support;
+pub mod wait_measure;
 pub mod waits;
 pub mod workload;
 pub mod workloads;

@@ -14,7 +14,7 @@ use crate::jvm::JvmSpec;
 use crate::latency::LatencyHistogram;
 use crate::memory_timeline::MemorySample;
 use crate::mmu;
-use crate::waits::WaitMeasure;
+use crate::wait_measure::WaitMeasure;
 use crate::workloads::{WorkloadKind, WorkloadParams};
 use gc_runtime::stats::{
     CycleRecord, GcStats, PacingRecord, PageAllocationRecord, PauseRecord, StallRecord,
