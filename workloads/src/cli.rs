@@ -20,7 +20,9 @@ Outputs (in --out, default results/<UTC timestamp>/):
   table.md            the markdown tables printed at the end, one row per mode and heap:
                       complete GC cycles, pause count and p50/p99/max, the longest mutator wait
                       of any kind (pause, allocation stall, pacing delay or a page allocation
-                      of 1 ms or more) and the total wait of the most-delayed thread; stalls
+                      of 1 ms or more) and the total wait of the most-delayed thread; the
+                      longest wait and MMU at 10 ms as felt / collector-imposed (a pacing
+                      delay as held or as asked for) beside the control meter's max; stalls
                       and pacing delays (count, total, longest), slow page allocations and
                       throughput; MMU at 1/10/100 ms, hiccup p99/p99.9/max and
                       the control meter's max (what a thread outside the heap felt); then concurrent ÷ stw
@@ -30,9 +32,11 @@ Outputs (in --out, default results/<UTC timestamp>/):
                       hiccup, control-meter and latency histograms (percentiles + HdrHistogram
                       encoding),
                       memory, plus each run's derived summary (longest wait, total wait per
-                      thread, MMU at 1/10/100 ms, the too-few-cycles warning, ...)
-  pause-vs-heap.svg   max pause, max mutator wait, p99 pause and the control meter's max
-                      against heap size, log scales, per mode
+                      thread, MMU at 1/10/100 ms felt and imposed, the too-few-cycles
+                      warning, ...)
+  pause-vs-heap.svg   max pause, max mutator wait (felt and imposed), p99 pause and the
+                      control meter's max against heap size, log scales, per mode
+  mmu-vs-heap.svg     MMU at 10 ms, felt and collector-imposed, against heap size, per mode
   pause-timeline.svg  every pause, allocation stall, pacing delay and slow page allocation of
                       every run over time, one panel per run
   memory-N-<run>.svg  per run N (1, 2, ... in results.json order): committed heap, direct
@@ -889,6 +893,7 @@ mod tests {
             "lru-cache",
             "message-engine",
             "pause-vs-heap.svg",
+            "mmu-vs-heap.svg",
             "trace.json",
             "results.json",
             "table.md",

@@ -12,12 +12,13 @@
 //!   Pss), sampled by the runner's thread;
 //! - [`buffer_kind`]: `--buffers heap|direct|pooled`, where a workload keeps its I/O buffers;
 //! - [`waits`]: what the program felt: pauses, allocation stalls and pacing delays as one kind
-//!   of event (the longest wait, the total per thread);
+//!   of event (the longest wait, the total per thread); [`wait_measure`]: how long each was,
+//!   as felt or as the collector imposed it;
 //! - [`min_cycles`]: whether a run holds enough complete GC cycles to mean something, and
 //!   `--min-cycles`' extension of a run until it does;
 //! - [`summary`]: the derived figures of one run (pause percentiles, waits, MMU, hiccups, ...);
-//! - [`report`]: `table.md`, `results.json`, `pause-vs-heap.svg`, `pause-timeline.svg` and
-//!   `trace.json` (Chrome Trace Event format, opens in Perfetto);
+//! - [`report`]: `table.md`, `results.json`, `pause-vs-heap.svg`, `mmu-vs-heap.svg`,
+//!   `pause-timeline.svg` and `trace.json` (Chrome Trace Event format, opens in Perfetto);
 //! - [`workload`], [`workloads`]: the [`Workload`] trait (name, options, thread function) and
 //!   the registry, one line per workload, from which the name enum [`WorkloadKind`], the
 //!   options enum [`WorkloadParams`], the subcommands and the runner's dispatch are built;
@@ -48,6 +49,7 @@ pub mod summary;
 pub mod sweep;
 #[doc(hidden)]
 pub mod test_support;
+pub mod wait_measure;
 pub mod waits;
 pub mod workload;
 pub mod workloads;

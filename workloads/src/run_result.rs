@@ -14,6 +14,7 @@ use crate::jvm::JvmSpec;
 use crate::latency::LatencyHistogram;
 use crate::memory_timeline::MemorySample;
 use crate::mmu;
+use crate::wait_measure::WaitMeasure;
 use crate::workloads::{WorkloadKind, WorkloadParams};
 use gc_runtime::stats::{
     CycleRecord, GcStats, PacingRecord, PageAllocationRecord, PauseRecord, StallRecord,
@@ -270,15 +271,33 @@ impl RunResult {
     /// Every wait of the workload's mutators — pauses, and the allocation stalls, pacing
     /// delays and page allocations of the workload's own threads — as `(start_ns,
     /// duration_ns)` relative to the start of the measured phase, cut to it (a pause that began
-    /// during set-up counts from the start). A stall, pacing delay or page allocation of any
+    /// during set-up counts from the start), as the program felt them (see
+    /// [`WaitMeasure::Felt`]). A stall, pacing delay or page allocation of any
     /// one workload thread counts as time the mutators could not run, as a pause does; the
     /// hiccup meter's own (it is an attached thread too) do not: it measures, it is not the
     /// program.
     pub fn unavailability_timeline(&self) -> Vec<(u64, u64)> {
+        self.timeline_as(WaitMeasure::Felt)
+    }
+
+    /// [`Self::unavailability_timeline`] counting only what the collector imposed: each
+    /// pacing delay as long as the pacer asked for, not as long as the thread was held (see
+    /// [`WaitMeasure::Imposed`]). Meaningful only when [`Self::imposed_unavailable`] is
+    /// `None`.
+    pub fn imposed_timeline(&self) -> Vec<(u64, u64)> {
+        self.timeline_as(WaitMeasure::Imposed)
+    }
+
+    /// The timeline of the workload's waits, each as long as `measure` counts it.
+    pub fn timeline_as(&self, measure: WaitMeasure) -> Vec<(u64, u64)> {
         let (from, to) = (self.measure_start_at_ns, self.measure_end_at_ns());
         let workload = self.config.mutator_names();
         let ours = |t: &String| workload.contains(t);
-        let pauses = self.gc.pauses.iter().map(|p| (p.start_at_ns, p.total_ns));
+        let pauses = self
+            .gc
+            .pauses
+            .iter()
+            .map(|p| (p.start_at_ns, measure.pause_ns(p)));
         let stalls = self
             .gc
             .stalls
@@ -290,7 +309,7 @@ impl RunResult {
             .pacing
             .iter()
             .filter(|p| ours(&p.thread))
-            .map(|p| (p.start_at_ns, p.duration_ns));
+            .map(|p| (p.start_at_ns, measure.pacing_ns(p)));
         let page_allocations = self
             .gc
             .page_allocations
@@ -309,9 +328,34 @@ impl RunResult {
             .collect()
     }
 
-    /// Minimum mutator utilization of the measured phase for `window_ns` (see [`mmu`]).
+    /// Minimum mutator utilization of the measured phase for `window_ns` (see [`mmu`]), as
+    /// the program felt it.
     pub fn mmu(&self, window_ns: u64) -> f64 {
         mmu::mmu(&self.unavailability_timeline(), self.wall_ns, window_ns)
+    }
+
+    /// [`Self::mmu`] counting only what the collector imposed ([`Self::imposed_timeline`]).
+    pub fn mmu_imposed(&self, window_ns: u64) -> f64 {
+        mmu::mmu(&self.imposed_timeline(), self.wall_ns, window_ns)
+    }
+
+    /// Why the imposed figures cannot be computed for this run, or `None` when they can: a
+    /// pacing delay of the workload's with no delay asked for (`imposed_ns` 0) comes from a
+    /// result written before the pacer's delay was recorded (the pacer never asks for 0).
+    pub fn imposed_unavailable(&self) -> Option<String> {
+        let workload = self.config.mutator_names();
+        let missing = self
+            .gc
+            .pacing
+            .iter()
+            .filter(|p| workload.contains(&p.thread) && p.imposed_ns == 0)
+            .count();
+        (missing > 0).then(|| {
+            format!(
+                "{missing} pacing delays have no delay asked for (`imposed_ns`): results \
+                 written before it was recorded"
+            )
+        })
     }
 }
 
@@ -489,5 +533,34 @@ mod tests {
             duration_ns: 9_000_000,
         });
         assert_eq!(r.unavailability_timeline(), before);
+    }
+
+    /// The imposed timeline keeps every pause, stall and page allocation as the felt one
+    /// does, and puts each pacing delay's asked-for length in place of the time held.
+    #[test]
+    fn the_imposed_timeline_counts_the_delay_asked_for() {
+        let r = crate::test_support::oversleeping_result(1 << 30);
+        const US: u64 = 1_000;
+        let felt = r.unavailability_timeline();
+        let imposed = r.imposed_timeline();
+        let pauses = [
+            (100_000 * US, 2_000 * US),
+            (300_000 * US, 200 * US),
+            (500_000 * US, 200 * US),
+        ];
+        assert_eq!(felt[..3], pauses);
+        assert_eq!(imposed[..3], pauses);
+        assert_eq!(
+            felt[3..],
+            [(99_500 * US, 2_500 * US), (1_000_000 * US, 7_000 * US)]
+        );
+        assert_eq!(
+            imposed[3..],
+            [(99_500 * US, 1_000 * US), (1_000_000 * US, 1_000 * US)]
+        );
+        assert_eq!(r.timeline_as(WaitMeasure::Felt), felt);
+        assert!((r.mmu(10_000_000) - 0.3).abs() < 1e-9);
+        assert!((r.mmu_imposed(10_000_000) - 0.75).abs() < 1e-9);
+        assert_eq!(r.imposed_unavailable(), None);
     }
 }

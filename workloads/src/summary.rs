@@ -2,7 +2,9 @@
 //! them next to the raw results: pause percentiles (all kinds together and per kind), time to
 //! safepoint, the mutator waits (the longest of any kind, the total per thread, allocation
 //! stalls and pacing delays; see [`crate::waits`]), hiccups, MMU at 1/10/100 ms, throughput,
-//! cycles (and a warning when too few completed, see [`crate::min_cycles`]) and causes.
+//! cycles (and a warning when too few completed, see [`crate::min_cycles`]) and causes. The
+//! MMU and the longest wait come twice: as the program felt them, and counting only what the
+//! collector imposed (see [`crate::waits::WaitMeasure`]).
 //!
 //! Pause percentiles are exact (nearest rank over the run's pauses); hiccup and request
 //! percentiles come from their HDR histograms (within 0.1%). Only the measured phase counts
@@ -14,7 +16,7 @@ use crate::latency::PercentileSummary;
 use crate::memory_timeline::MemoryFigures;
 use crate::mmu::STANDARD_WINDOWS_NS;
 use crate::run_result::{Mode, RunResult};
-use crate::waits::{self, Wait, WaitFigures, WaitKind};
+use crate::waits::{self, Wait, WaitFigures, WaitKind, WaitMeasure};
 use crate::workloads::WorkloadKind;
 use gc_runtime::{GcCause, PauseKind};
 use serde::{Deserialize, Serialize};
@@ -86,8 +88,23 @@ pub struct RunSummary {
     /// the same way. All zero when the run had none.
     #[serde(default)]
     pub control_hiccup: PercentileSummary,
-    /// MMU at 1, 10 and 100 ms.
+    /// MMU at 1, 10 and 100 ms, as the program felt it.
     pub mmu: Vec<MmuPoint>,
+    /// MMU at the same windows counting only what the collector imposed: pauses (time to
+    /// safepoint included), allocation stalls, pacing delays as long as the pacer asked for
+    /// (not as long as the thread was held), page allocations. Empty when
+    /// `imposed_unavailable` says why it cannot be computed.
+    #[serde(default)]
+    pub mmu_imposed: Vec<MmuPoint>,
+    /// The longest single wait counting only what the collector imposed (a pacing delay as
+    /// asked for), and its kind. `None` when nothing waited or when `imposed_unavailable`
+    /// says why it cannot be computed.
+    #[serde(default)]
+    pub longest_wait_imposed: Option<Wait>,
+    /// Why the imposed figures (`mmu_imposed`, `longest_wait_imposed`) are missing; `None`
+    /// when they are computed.
+    #[serde(default)]
+    pub imposed_unavailable: Option<String>,
     pub operations: u64,
     pub ops_per_sec: f64,
     pub wall_ns: u64,
@@ -140,6 +157,16 @@ impl RunSummary {
         }
         let timeline = r.unavailability_timeline();
         let waits = waits::measured_waits(r);
+        let imposed_unavailable = r.imposed_unavailable();
+        let (mmu_imposed, longest_wait_imposed) = if imposed_unavailable.is_some() {
+            (Vec::new(), None)
+        } else {
+            let imposed = waits::measured_waits_as(r, WaitMeasure::Imposed);
+            (
+                mmu_points(&r.imposed_timeline(), r.wall_ns),
+                waits::longest_wait(&imposed, &r.config.mutator_names()).cloned(),
+            )
+        };
         let wait_by_thread = waits::wait_by_thread(&waits, &r.config.mutator_names());
         // The thread that waited most; the first by name on a tie.
         let most = wait_by_thread
@@ -175,13 +202,10 @@ impl RunSummary {
             wait_by_thread,
             hiccup: r.hiccup.corrected.summary(),
             control_hiccup: r.control_hiccup.corrected.summary(),
-            mmu: STANDARD_WINDOWS_NS
-                .iter()
-                .map(|&w| MmuPoint {
-                    window_ns: w,
-                    utilization: crate::mmu::mmu(&timeline, r.wall_ns, w),
-                })
-                .collect(),
+            mmu: mmu_points(&timeline, r.wall_ns),
+            mmu_imposed,
+            longest_wait_imposed,
+            imposed_unavailable,
             operations: r.operations,
             ops_per_sec: r.ops_per_sec,
             wall_ns: r.wall_ns,
@@ -213,11 +237,33 @@ impl RunSummary {
 
     /// MMU at `window_ns`, if it is one of the computed windows.
     pub fn mmu_at(&self, window_ns: u64) -> Option<f64> {
-        self.mmu
-            .iter()
-            .find(|p| p.window_ns == window_ns)
-            .map(|p| p.utilization)
+        point_at(&self.mmu, window_ns)
     }
+
+    /// The imposed MMU at `window_ns`, if it is one of the computed windows and the imposed
+    /// figures are available.
+    pub fn mmu_imposed_at(&self, window_ns: u64) -> Option<f64> {
+        point_at(&self.mmu_imposed, window_ns)
+    }
+}
+
+/// MMU of `timeline` over a run of `wall_ns` at the standard windows.
+fn mmu_points(timeline: &[(u64, u64)], wall_ns: u64) -> Vec<MmuPoint> {
+    crate::mmu::mmu_curve(timeline, wall_ns, &STANDARD_WINDOWS_NS)
+        .into_iter()
+        .map(|(window_ns, utilization)| MmuPoint {
+            window_ns,
+            utilization,
+        })
+        .collect()
+}
+
+/// The utilization at `window_ns` among `points`.
+fn point_at(points: &[MmuPoint], window_ns: u64) -> Option<f64> {
+    points
+        .iter()
+        .find(|p| p.window_ns == window_ns)
+        .map(|p| p.utilization)
 }
 
 #[cfg(test)]
@@ -387,5 +433,85 @@ mod tests {
             .contains("only 1 complete GC cycle"));
         // MMU counts the pacing delay: 2.5 ms of a 1 ms window is all of it.
         assert_eq!(s.mmu_at(1_000_000), Some(0.0));
+        // The pacing record has no delay asked for (a result written before it was kept):
+        // the imposed figures are missing, and the summary says why instead of guessing.
+        assert!(s.mmu_imposed.is_empty());
+        assert_eq!(s.mmu_imposed_at(10_000_000), None);
+        assert_eq!(s.longest_wait_imposed, None);
+        assert!(s
+            .imposed_unavailable
+            .as_deref()
+            .unwrap()
+            .contains("1 pacing delays have no delay asked for"));
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// The figures of `crate::test_support::oversleeping_result` (its comment derives them).
+    #[test]
+    fn imposed_figures_count_the_delay_asked_for_not_the_time_held() {
+        let r = crate::test_support::oversleeping_result(1 << 30);
+        let s = RunSummary::of(&r);
+        assert_eq!(s.imposed_unavailable, None);
+        let felt = s.longest_wait.as_ref().unwrap();
+        assert_eq!(
+            (felt.kind, felt.duration_ns),
+            (WaitKind::Pacing, 7 * MS),
+            "felt: the pacing delay as held"
+        );
+        let imposed = s.longest_wait_imposed.as_ref().unwrap();
+        assert_eq!(
+            (imposed.kind, imposed.duration_ns),
+            (WaitKind::Pause, 2 * MS),
+            "imposed: the 1 ms asked for is shorter than the 2 ms pause"
+        );
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9;
+        assert!(close(s.mmu_at(10 * MS), 0.3), "{:?}", s.mmu);
+        assert!(
+            close(s.mmu_imposed_at(10 * MS), 0.75),
+            "{:?}",
+            s.mmu_imposed
+        );
+        // 100 ms windows: 7 ms of the held delay against [99.5, 102] ms.
+        assert!(close(s.mmu_at(100 * MS), 0.93));
+        assert!(close(s.mmu_imposed_at(100 * MS), 0.975));
+        // Whatever the window, the collector imposed no more than the program felt.
+        assert_eq!(s.mmu_imposed.len(), s.mmu.len());
+        for (f, i) in s.mmu.iter().zip(&s.mmu_imposed) {
+            assert_eq!(f.window_ns, i.window_ns);
+            assert!(i.utilization >= f.utilization, "{f:?} vs {i:?}");
+        }
+        // The pauses are the same either way: time to safepoint and time at it.
+        let pauses = |m| {
+            crate::waits::measured_waits_as(&r, m)
+                .into_iter()
+                .filter(|w| w.kind == WaitKind::Pause)
+                .map(|w| w.duration_ns)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(pauses(WaitMeasure::Felt), [2 * MS, MS / 5, MS / 5]);
+        assert_eq!(pauses(WaitMeasure::Imposed), pauses(WaitMeasure::Felt));
+    }
+
+    /// A JVM run's imposed figures come from its safepoints and stalls: there is no pacing
+    /// to tell apart, so they equal the felt ones, and they are available.
+    #[test]
+    fn jvm_runs_have_imposed_figures_equal_to_the_felt_ones() {
+        let mut r = crate::test_support::sample_jvm_result(
+            crate::jvm::JvmCollector::Zgc,
+            1 << 30,
+            &[50_000, 3_000_000, 70_000],
+        );
+        r.gc.stalls.push(StallRecord {
+            thread: "mutator-0".into(),
+            start_at_ns: r.measure_start_at_ns + 900 * MS,
+            duration_ns: 4 * MS,
+            failed: false,
+        });
+        let s = RunSummary::of(&r);
+        assert_eq!(s.imposed_unavailable, None);
+        assert_eq!(s.mmu_imposed, s.mmu);
+        assert_eq!(s.longest_wait_imposed, s.longest_wait);
+        assert_eq!(s.longest_wait_imposed.unwrap().kind, WaitKind::Stall);
     }
 }

@@ -102,8 +102,9 @@ where
 }
 
 /// One line about a finished run: `concurrent 1G: 123 pauses, p99 180 µs, max 420 µs, longest
-/// wait 3.10 ms stall, 4 allocation stalls, 1.23M ops/s, 5 cycles` (and the too-few-cycles
-/// warning or the `--min-cycles` extension when there is one).
+/// wait 3.10 ms stall, 4 allocation stalls, 1.23M ops/s, 5 cycles` (the longest wait the
+/// collector imposed after it when that differs: `longest wait 18.9 ms pacing (1.00 ms pacing
+/// imposed)`; the too-few-cycles warning or the `--min-cycles` extension when there is one).
 pub fn run_line(r: &RunResult) -> String {
     let s = RunSummary::of(r);
     let mut line = format!("{}: {} pauses", s.label, s.pauses.count);
@@ -121,6 +122,13 @@ pub fn run_line(r: &RunResult) -> String {
                 format::duration_ns(w.duration_ns),
                 w.kind
             );
+            if let Some(i) = s.longest_wait_imposed.as_ref().filter(|i| *i != w) {
+                line += &format!(
+                    " ({} {} imposed)",
+                    format::duration_ns(i.duration_ns),
+                    i.kind
+                );
+            }
         }
     }
     let counted = |n: u64, what: &str| format!(", {n} {what}{}", if n == 1 { "" } else { "s" });
@@ -429,10 +437,12 @@ mod tests {
         assert_eq!(runs.len(), 4);
         assert_eq!(runs[3].config.label(), "stw 1G");
         let table = std::fs::read_to_string(dir.join(report::TABLE_MD)).unwrap();
-        // Two stw rows in each of the four tables (main, waits, utilization, collector).
-        assert_eq!(table.matches("| stw ").count(), 8, "{table}");
+        // Two stw rows in each of the five tables (main, felt and imposed, waits,
+        // utilization, collector).
+        assert_eq!(table.matches("| stw ").count(), 10, "{table}");
         for f in [
             report::PAUSE_VS_HEAP_SVG,
+            report::MMU_VS_HEAP_SVG,
             report::PAUSE_TIMELINE_SVG,
             report::TRACE_JSON,
         ] {
@@ -499,6 +509,13 @@ mod tests {
             run_line(&r),
             "concurrent 1G: 9 pauses, p99 300 µs, max 300 µs, longest wait 1.50 ms stall, 1 \
              allocation stall, 12.3k ops/s, 2 complete cycles (extended by 500 ms) †"
+        );
+        // A pacing delay held 7 ms for 1 ms asked: the imposed longest wait follows.
+        let o = crate::test_support::oversleeping_result(1 << 30);
+        assert!(
+            run_line(&o).contains("longest wait 7.00 ms pacing (2.00 ms pause imposed)"),
+            "{}",
+            run_line(&o)
         );
     }
 }

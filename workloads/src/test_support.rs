@@ -6,7 +6,9 @@ use crate::hiccup::HiccupSamples;
 use crate::jvm::{JvmCollector, JvmSpec};
 use crate::run_result::{Mode, RunConfig, RunResult};
 use crate::workloads::WorkloadKind;
-use gc_runtime::stats::{CycleRecord, GcCause, GcStats, PauseKind, PauseRecord, PhaseRecord};
+use gc_runtime::stats::{
+    CycleRecord, GcCause, GcStats, PacingRecord, PauseKind, PauseRecord, PhaseRecord,
+};
 use std::path::PathBuf;
 
 /// A 2 s heap-churn run (live set half the heap, seed 42, 12 345 ops/s, 100 hiccup samples
@@ -102,6 +104,31 @@ pub fn sample_result(mode: Mode, heap_bytes: u64, pauses_ns: &[u64]) -> RunResul
         memory_report: None,
         memory_report_text: None,
     }
+}
+
+/// A `concurrent` [`sample_result`] whose felt and imposed figures differ: pauses of 2 ms
+/// (at 100 ms into the measured phase), 200 µs and 200 µs (at 300 and 500 ms), and two
+/// pacing delays of `mutator-0`, each asked for 1 ms: one from 99.5 ms, which the 2 ms pause
+/// held until 102 ms (held 2.5 ms), and one at 1000 ms that the operating system woke 6 ms
+/// late (held 7 ms).
+///
+/// Felt: longest wait the 7 ms pacing delay; the worst 10 ms window holds 7 ms of it (MMU
+/// 30%). Imposed: longest wait the 2 ms pause; the worst 10 ms window holds [99.5, 102] ms
+/// (MMU 75%). Counting the held time as imposed would give 7 ms and 30% again.
+pub fn oversleeping_result(heap_bytes: u64) -> RunResult {
+    let mut r = sample_result(Mode::Concurrent, heap_bytes, &[2_000_000, 200_000, 200_000]);
+    let at = |us: u64| r.measure_start_at_ns + us * 1_000;
+    let pacing = |start_at_ns: u64, held_ns: u64| PacingRecord {
+        thread: RunConfig::mutator_name(0),
+        start_at_ns,
+        duration_ns: held_ns,
+        imposed_ns: 1_000_000,
+    };
+    r.gc.pacing = vec![
+        pacing(at(99_500), 2_500_000),
+        pacing(at(1_000_000), 7_000_000),
+    ];
+    r
 }
 
 /// [`sample_result`] as a JVM run (`--jvm`) of `collector` on JDK 17: its mode the nearest

@@ -17,9 +17,13 @@
 //! page allocations,
 //! so a pause that falls inside the thread's own stall (a stalled thread waits for a cycle,
 //! whose pauses happen meanwhile) counts once, not twice.
+//!
+//! Each wait has two lengths ([`WaitMeasure`]): as the program felt it and as the collector
+//! imposed it; [`measured_waits_as`] gives the waits in either.
 
 use crate::mmu::merge_intervals;
 use crate::run_result::RunResult;
+pub use crate::wait_measure::WaitMeasure;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -100,13 +104,18 @@ impl WaitFigures {
     }
 }
 
-/// The waits of `r` that started in its measured window, in the order pauses, stalls, pacing
-/// delays, page allocations (each in record order).
+/// The waits of `r` that started in its measured window, as the program felt them, in the
+/// order pauses, stalls, pacing delays, page allocations (each in record order).
 pub fn measured_waits(r: &RunResult) -> Vec<Wait> {
+    measured_waits_as(r, WaitMeasure::Felt)
+}
+
+/// [`measured_waits`], each wait as long as `measure` counts it (see [`WaitMeasure`]).
+pub fn measured_waits_as(r: &RunResult, measure: WaitMeasure) -> Vec<Wait> {
     let pauses = r.measured_pauses().map(|p| Wait {
         kind: WaitKind::Pause,
         start_at_ns: p.start_at_ns,
-        duration_ns: p.total_ns,
+        duration_ns: measure.pause_ns(p),
         thread: None,
     });
     let stalls = r.measured_stalls().map(|s| Wait {
@@ -118,7 +127,7 @@ pub fn measured_waits(r: &RunResult) -> Vec<Wait> {
     let pacing = r.measured_pacing().map(|p| Wait {
         kind: WaitKind::Pacing,
         start_at_ns: p.start_at_ns,
-        duration_ns: p.duration_ns,
+        duration_ns: measure.pacing_ns(p),
         thread: Some(p.thread.clone()),
     });
     let page_allocations = r.measured_page_allocations().map(|p| Wait {

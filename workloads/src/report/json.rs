@@ -117,6 +117,10 @@ mod tests {
         assert_eq!(s0["pacing"]["count"], 0);
         assert_eq!(s0["longest_stall_ns"], 0);
         assert_eq!(s0["mmu"].as_array().unwrap().len(), 3);
+        // What the collector imposed, beside it: the same with no pacing delay.
+        assert_eq!(s0["mmu_imposed"], s0["mmu"]);
+        assert_eq!(s0["longest_wait_imposed"], s0["longest_wait"]);
+        assert_eq!(s0["imposed_unavailable"], serde_json::Value::Null);
         assert_eq!(s0["complete_cycles"], 1);
         assert!(s0["cycles_warning"]
             .as_str()
@@ -124,6 +128,36 @@ mod tests {
             .contains("only 1 complete GC cycle"));
         assert_eq!(run["config"]["min_cycles"], 0);
         assert_eq!(run["extended_by_ms"], 0);
+    }
+
+    /// The felt and imposed figures of a run where they differ, as a reader of the file sees
+    /// them (see `oversleeping_result`), and a run whose imposed figures are not available.
+    #[test]
+    fn imposed_figures_sit_beside_the_felt_ones() {
+        let mut old = crate::test_support::oversleeping_result(1 << 30);
+        for p in &mut old.gc.pacing {
+            p.imposed_ns = 0;
+        }
+        let results = [crate::test_support::oversleeping_result(1 << 30), old];
+        let v: serde_json::Value = serde_json::from_str(&results_json(&results)).unwrap();
+        let s = &v["summaries"][0];
+        assert_eq!(s["longest_wait"]["kind"], "pacing");
+        assert_eq!(s["longest_wait"]["duration_ns"], 7_000_000);
+        assert_eq!(s["longest_wait_imposed"]["kind"], "pause");
+        assert_eq!(s["longest_wait_imposed"]["duration_ns"], 2_000_000);
+        assert_eq!(s["mmu"][1]["window_ns"], 10_000_000);
+        assert_eq!(s["mmu_imposed"][1]["window_ns"], 10_000_000);
+        let at10 = |k: &str| s[k][1]["utilization"].as_f64().unwrap();
+        assert!((at10("mmu") - 0.3).abs() < 1e-9);
+        assert!((at10("mmu_imposed") - 0.75).abs() < 1e-9);
+        assert_eq!(s["imposed_unavailable"], serde_json::Value::Null);
+        let s = &v["summaries"][1];
+        assert_eq!(s["mmu_imposed"], serde_json::json!([]));
+        assert_eq!(s["longest_wait_imposed"], serde_json::Value::Null);
+        assert!(s["imposed_unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("no delay asked for"));
     }
 
     #[test]
@@ -137,6 +171,9 @@ mod tests {
             "total_wait_ns",
             "total_wait_thread",
             "wait_by_thread",
+            "mmu_imposed",
+            "longest_wait_imposed",
+            "imposed_unavailable",
             "complete_cycles",
             "cycles_warning",
             "min_cycles",

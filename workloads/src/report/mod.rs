@@ -1,5 +1,6 @@
 //! Everything a sweep writes, and the one call that writes it all: [`write_reports`] puts
-//! `results.json`, `table.md`, `pause-vs-heap.svg`, `pause-timeline.svg`, `trace.json` and a
+//! `results.json`, `table.md`, `pause-vs-heap.svg`, its companion `mmu-vs-heap.svg`,
+//! `pause-timeline.svg`, `trace.json` and a
 //! `memory-N-<run>.svg` per run with memory samples in the caller's directory (the sweep uses `results/<timestamp>/`). The pieces are public too,
 //! for callers that want only one output.
 
@@ -7,6 +8,7 @@ pub mod format;
 pub mod json;
 pub mod plot_heap;
 pub mod plot_memory;
+pub mod plot_mmu;
 pub mod plot_timeline;
 pub mod style;
 pub mod table;
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 pub use json::{read_results_json, write_results_json, ResultsFile};
 pub use plot_heap::pause_vs_heap_svg;
 pub use plot_memory::{memory_svg, memory_svg_name};
+pub use plot_mmu::mmu_vs_heap_svg;
 pub use plot_timeline::pause_timeline_svg;
 pub use table::markdown_report;
 pub use trace::{chrome_trace, write_trace_json};
@@ -28,6 +31,7 @@ pub use trace::{chrome_trace, write_trace_json};
 pub const RESULTS_JSON: &str = "results.json";
 pub const TABLE_MD: &str = "table.md";
 pub const PAUSE_VS_HEAP_SVG: &str = "pause-vs-heap.svg";
+pub const MMU_VS_HEAP_SVG: &str = "mmu-vs-heap.svg";
 pub const PAUSE_TIMELINE_SVG: &str = "pause-timeline.svg";
 pub const TRACE_JSON: &str = "trace.json";
 
@@ -38,6 +42,7 @@ pub struct ReportFiles {
     pub results_json: PathBuf,
     pub table_md: PathBuf,
     pub pause_vs_heap_svg: PathBuf,
+    pub mmu_vs_heap_svg: PathBuf,
     pub pause_timeline_svg: PathBuf,
     pub trace_json: PathBuf,
     /// One memory-over-time plot per run that has memory samples, in results.json order.
@@ -51,6 +56,7 @@ impl ReportFiles {
             &self.results_json,
             &self.table_md,
             &self.pause_vs_heap_svg,
+            &self.mmu_vs_heap_svg,
             &self.pause_timeline_svg,
             &self.trace_json,
         ];
@@ -88,6 +94,7 @@ pub fn write_reports(dir: &Path, results: &[RunResult]) -> Result<ReportFiles, R
         results_json: dir.join(RESULTS_JSON),
         table_md: dir.join(TABLE_MD),
         pause_vs_heap_svg: dir.join(PAUSE_VS_HEAP_SVG),
+        mmu_vs_heap_svg: dir.join(MMU_VS_HEAP_SVG),
         pause_timeline_svg: dir.join(PAUSE_TIMELINE_SVG),
         trace_json: dir.join(TRACE_JSON),
         memory_svgs: Vec::new(),
@@ -101,6 +108,9 @@ pub fn write_reports(dir: &Path, results: &[RunResult]) -> Result<ReportFiles, R
     let svg = pause_vs_heap_svg(&summaries).map_err(|m| fail(&files.pause_vs_heap_svg, m))?;
     std::fs::write(&files.pause_vs_heap_svg, svg)
         .map_err(|e| fail(&files.pause_vs_heap_svg, e.to_string()))?;
+    let svg = mmu_vs_heap_svg(&summaries).map_err(|m| fail(&files.mmu_vs_heap_svg, m))?;
+    std::fs::write(&files.mmu_vs_heap_svg, svg)
+        .map_err(|e| fail(&files.mmu_vs_heap_svg, e.to_string()))?;
     let svg = pause_timeline_svg(results).map_err(|m| fail(&files.pause_timeline_svg, m))?;
     std::fs::write(&files.pause_timeline_svg, svg)
         .map_err(|e| fail(&files.pause_timeline_svg, e.to_string()))?;

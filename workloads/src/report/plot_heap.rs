@@ -2,7 +2,10 @@
 //! (labelled 256M, 512M, 1G, ...), y the time on a log axis; per mode one solid line with
 //! filled dots for the maximum pause, one dotted line with hollow squares for the maximum
 //! mutator wait (the longest pause, allocation stall or pacing delay: what the program felt,
-//! never below the max pause) and one dashed line with hollow triangles for the p99 pause.
+//! never below the max pause), beside it a thin dotted line with filled squares for the
+//! longest wait counting only what the collector imposed (a pacing delay as asked for, not
+//! as held; drawn where the runs have the figure) and one dashed line with hollow triangles
+//! for the p99 pause.
 //! A thin line with crosses per mode is the control meter's longest overshoot: what a thread
 //! sleeping outside the heap felt in the same runs (the machine's noise, and in `stw` the
 //! pauses' workers on every core), the floor under the waits. A flat `concurrent` line next to a rising `stw` line is the expected
@@ -20,7 +23,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 /// x positions are log2(heap bytes) in 1/16 steps (plotters' key points need an integer axis).
-const STEPS_PER_OCTAVE: f64 = 16.0;
+pub(super) const STEPS_PER_OCTAVE: f64 = 16.0;
 
 /// Room right of the plot for the legend.
 const LEGEND_WIDTH: u32 = 200;
@@ -28,18 +31,30 @@ const LEGEND_WIDTH: u32 = 200;
 /// Dash and gap of the max-wait line (dotted), in pixels.
 const WAIT_DASH: (u32, u32) = (2, 4);
 
+/// What the legend shows of one series.
+struct LegendEntry {
+    name: String,
+    color: RGBColor,
+    /// The runs have an imposed longest wait.
+    imposed: bool,
+    /// The runs had a control meter.
+    control: bool,
+}
+
 /// The legend, in the right margin outside the data: per mode a solid line with a dot
-/// (`<mode> max pause`), a dotted line with a square (`<mode> max wait`), a dashed line with
+/// (`<mode> max pause`), a dotted line with a square (`<mode> max wait`), when the runs have
+/// it a thin dotted line with a filled square (`<mode> imposed wait`), a dashed line with
 /// a triangle (`<mode> p99 pause`) and, when the runs had a control meter, a thin line with a
 /// cross (`<mode> control max`).
 fn draw_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
-    modes: &[(String, RGBColor, bool)],
+    entries: &[LegendEntry],
 ) -> Result<(), String> {
     let x = root.dim_in_pixel().0 as i32 - LEGEND_WIDTH as i32 + 10;
     let text = TextStyle::from((FONT, 14)).color(&BLACK);
     let mut y = 70;
-    for (mode, color, control) in modes {
+    for e in entries {
+        let (mode, color, control) = (&e.name, &e.color, &e.control);
         let color = *color;
         let label = |y: i32, what: &str| {
             root.draw(&Text::new(
@@ -66,6 +81,22 @@ fn draw_legend<DB: DrawingBackend>(
         root.draw(&Rectangle::new([(x + 11, y - 4), (x + 19, y + 4)], style))
             .map_err(plot_err)?;
         label(y, "max wait")?;
+        if e.imposed {
+            y += 24;
+            root.draw(&DashedPathElement::new(
+                vec![(x, y), (x + 30, y)],
+                WAIT_DASH.0,
+                WAIT_DASH.1,
+                color.stroke_width(1),
+            ))
+            .map_err(plot_err)?;
+            root.draw(&Rectangle::new(
+                [(x + 12, y - 3), (x + 18, y + 3)],
+                color.filled(),
+            ))
+            .map_err(plot_err)?;
+            label(y, "imposed wait")?;
+        }
         y += 24;
         root.draw(&DashedPathElement::new(
             vec![(x, y), (x + 30, y)],
@@ -91,6 +122,53 @@ fn draw_legend<DB: DrawingBackend>(
         y += 34;
     }
     Ok(())
+}
+
+/// The lines of a plot over heap sizes: this project's series (per mode and buffer kind),
+/// then the JVM's (per JDK and collector) in the order they ran, each with its name, colour
+/// and runs (in `runs`' order).
+pub(super) fn plot_series<'a>(
+    runs: &[&'a RunSummary],
+) -> Vec<(String, RGBColor, Vec<&'a RunSummary>)> {
+    let kinds: Vec<Option<BufferKind>> = std::iter::once(None)
+        .chain(BufferKind::ALL.into_iter().map(Some))
+        .collect();
+    let mut series: Vec<(String, RGBColor, Vec<&RunSummary>)> = Vec::new();
+    for (mode, kind) in Mode::ALL
+        .into_iter()
+        .flat_map(|m| kinds.iter().map(move |&k| (m, k)))
+    {
+        let of: Vec<&RunSummary> = runs
+            .iter()
+            .copied()
+            .filter(|s| s.is_ours() && s.mode == mode && s.buffers == kind)
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let name = match kind {
+            Some(k) => format!("{mode} {k}"),
+            None => mode.to_string(),
+        };
+        series.push((name, series_color(mode, kind), of));
+    }
+    let mut jvm_series: Vec<String> = Vec::new();
+    for s in runs {
+        if let Some(j) = &s.jvm {
+            if !jvm_series.contains(j) {
+                jvm_series.push(j.clone());
+            }
+        }
+    }
+    for (i, name) in jvm_series.into_iter().enumerate() {
+        let of: Vec<&RunSummary> = runs
+            .iter()
+            .copied()
+            .filter(|s| s.jvm.as_ref() == Some(&name))
+            .collect();
+        series.push((name, jvm_color(i), of));
+    }
+    series
 }
 
 /// Render the plot as SVG text.
@@ -145,8 +223,10 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
         let max_wait = |s: &RunSummary| s.longest_wait.as_ref().map_or(0, |w| w.duration_ns);
         let values = with_pauses.iter().flat_map(|s| {
             let control = (s.control_hiccup.count > 0).then(|| us(s.control_hiccup.max_ns));
+            let imposed = s.longest_wait_imposed.as_ref().map(|w| us(w.duration_ns));
             [us(s.pauses.p99_ns), us(s.pauses.max_ns), us(max_wait(s))]
                 .into_iter()
+                .chain(imposed)
                 .chain(control)
         });
         let (y_min, y_max) =
@@ -181,47 +261,7 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
             .map_err(plot_err)?;
 
         let mut legend = Vec::new();
-        let kinds: Vec<Option<BufferKind>> = std::iter::once(None)
-            .chain(BufferKind::ALL.into_iter().map(Some))
-            .collect();
-        // This project's series (per mode and buffer kind), then the JVM's (per JDK and
-        // collector) in the order they ran.
-        let mut series: Vec<(String, RGBColor, Vec<&RunSummary>)> = Vec::new();
-        for (mode, kind) in Mode::ALL
-            .into_iter()
-            .flat_map(|m| kinds.iter().map(move |&k| (m, k)))
-        {
-            let runs: Vec<&RunSummary> = with_pauses
-                .iter()
-                .copied()
-                .filter(|s| s.is_ours() && s.mode == mode && s.buffers == kind)
-                .collect();
-            if runs.is_empty() {
-                continue;
-            }
-            let name = match kind {
-                Some(k) => format!("{mode} {k}"),
-                None => mode.to_string(),
-            };
-            series.push((name, series_color(mode, kind), runs));
-        }
-        let mut jvm_series: Vec<String> = Vec::new();
-        for s in &with_pauses {
-            if let Some(j) = &s.jvm {
-                if !jvm_series.contains(j) {
-                    jvm_series.push(j.clone());
-                }
-            }
-        }
-        for (i, name) in jvm_series.into_iter().enumerate() {
-            let runs: Vec<&RunSummary> = with_pauses
-                .iter()
-                .copied()
-                .filter(|s| s.jvm.as_ref() == Some(&name))
-                .collect();
-            series.push((name, jvm_color(i), runs));
-        }
-        for (name, color, mut runs) in series {
+        for (name, color, mut runs) in plot_series(&with_pauses) {
             runs.sort_by_key(|s| s.heap_bytes);
             let max: Vec<(i32, f64)> = runs
                 .iter()
@@ -230,6 +270,15 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
             let wait: Vec<(i32, f64)> = runs
                 .iter()
                 .map(|s| (log2(s.heap_bytes), us(max_wait(s))))
+                .collect();
+            // The imposed longest wait where the run has the figure (0 when nothing waited).
+            let imposed: Vec<(i32, f64)> = runs
+                .iter()
+                .filter(|s| s.imposed_unavailable.is_none())
+                .map(|s| {
+                    let ns = s.longest_wait_imposed.as_ref().map_or(0, |w| w.duration_ns);
+                    (log2(s.heap_bytes), us(ns))
+                })
                 .collect();
             let p99: Vec<(i32, f64)> = runs
                 .iter()
@@ -256,6 +305,20 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
                         .map(|&p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], solid)),
                 )
                 .map_err(plot_err)?;
+            let thin = color.stroke_width(1);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    imposed.clone(),
+                    WAIT_DASH.0,
+                    WAIT_DASH.1,
+                    thin,
+                ))
+                .map_err(plot_err)?;
+            chart
+                .draw_series(imposed.iter().map(|&p| {
+                    EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], color.filled())
+                }))
+                .map_err(plot_err)?;
             chart
                 .draw_series(DashedLineSeries::new(p99.clone(), 8, 5, solid))
                 .map_err(plot_err)?;
@@ -270,14 +333,18 @@ pub fn pause_vs_heap_svg(summaries: &[RunSummary]) -> Result<String, String> {
                 .filter(|s| s.control_hiccup.count > 0)
                 .map(|s| (log2(s.heap_bytes), us(s.control_hiccup.max_ns)))
                 .collect();
-            let thin = color.stroke_width(1);
             chart
                 .draw_series(LineSeries::new(control.clone(), thin))
                 .map_err(plot_err)?;
             chart
                 .draw_series(control.iter().map(|&p| Cross::new(p, 4, thin)))
                 .map_err(plot_err)?;
-            legend.push((name, color, !control.is_empty()));
+            legend.push(LegendEntry {
+                name,
+                color,
+                imposed: !imposed.is_empty(),
+                control: !control.is_empty(),
+            });
         }
         draw_legend(&root, &legend)?;
         root.present().map_err(plot_err)?;
@@ -337,6 +404,8 @@ mod tests {
             "stw p99 pause",
             "concurrent control max",
             "stw control max",
+            "concurrent imposed wait",
+            "stw imposed wait",
         ] {
             assert!(svg.contains(name), "missing series {name}");
         }
@@ -365,6 +434,23 @@ mod tests {
         let without = sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000]);
         let svg = pause_vs_heap_svg(&[RunSummary::of(&without)]).unwrap();
         assert!(!svg.contains("\n1 s\n"), "{svg}");
+    }
+
+    /// The imposed longest wait gets its own line, below the felt one where a pacing delay
+    /// was held longer than asked; a run without the figure draws none.
+    #[test]
+    fn the_imposed_wait_line_sits_beside_the_felt_one() {
+        let r = crate::test_support::oversleeping_result(1 << 30);
+        let svg = pause_vs_heap_svg(&[RunSummary::of(&r)]).unwrap();
+        assert!(svg.contains("concurrent imposed wait"), "{svg}");
+        let mut old = r.clone();
+        for p in &mut old.gc.pacing {
+            p.imposed_ns = 0;
+        }
+        let svg_old = pause_vs_heap_svg(&[RunSummary::of(&old)]).unwrap();
+        assert!(svg_old.contains("concurrent max wait"));
+        assert!(!svg_old.contains("imposed wait"), "{svg_old}");
+        assert!(svg.len() > svg_old.len());
     }
 
     /// Runs without a control meter (results written before it existed) get no control line.

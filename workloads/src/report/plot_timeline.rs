@@ -2,7 +2,8 @@
 //! measured phase, y = wait duration on a log axis shared by all panels (so a 200 µs pause sits
 //! at the same height everywhere): every mutator wait as its own mark, a dot per pause in its
 //! kind's colour, red crosses for allocation stalls, brown hollow triangles for pacing
-//! delays (the longest of each 10 ms: a paced run has tens of thousands) and cyan hollow
+//! delays as long as the thread was held, with small filled ones at the delay the pacer asked
+//! for (the longest of each 10 ms: a paced run has tens of thousands) and cyan hollow
 //! squares for slow page allocations. Shows whether waits are steady, grow over the run, or
 //! cluster.
 
@@ -78,8 +79,17 @@ fn draw_legend<DB: DrawingBackend>(
         })?;
     }
     if runs.iter().any(|r| r.measured_pacing().next().is_some()) {
-        entry("Pacing delay", &|c| {
+        entry("Pacing delay, held", &|c| {
             area.draw(&TriangleMarker::new(c, 5, PACING_COLOR.stroke_width(2)))
+                .map_err(plot_err)
+        })?;
+    }
+    if runs
+        .iter()
+        .any(|r| r.measured_pacing().any(|p| p.imposed_ns > 0))
+    {
+        entry("asked for", &|c| {
+            area.draw(&TriangleMarker::new(c, 3, PACING_COLOR.filled()))
                 .map_err(plot_err)
         })?;
     }
@@ -230,6 +240,20 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                         .map(|&p| TriangleMarker::new(p, 5, PACING_COLOR.stroke_width(2))),
                 )
                 .map_err(plot_err)?;
+            // What the pacer asked for, where it is recorded (0 in older results).
+            let asked = thin_pacing(
+                pacing
+                    .iter()
+                    .filter(|d| d.imposed_ns > 0)
+                    .map(|d| (t(d.start_at_ns), us(d.imposed_ns))),
+            );
+            chart
+                .draw_series(
+                    asked
+                        .iter()
+                        .map(|&p| TriangleMarker::new(p, 3, PACING_COLOR.filled())),
+                )
+                .map_err(plot_err)?;
             let square = PAGE_ALLOC_COLOR.stroke_width(2);
             chart
                 .draw_series(pages.iter().map(|a| {
@@ -312,6 +336,13 @@ mod tests {
         assert_eq!(svg.matches("#8C564B").count(), 3, "{svg}");
         // One page allocation mark and the legend's (#17BECF).
         assert_eq!(svg.matches("#17BECF").count(), 2, "{svg}");
+        // Without the delay asked for (older results), no mark or legend entry for it.
+        assert!(!svg.contains("asked for"));
+        // With it, a filled mark per delay beside the held one, and the legend's.
+        let o = crate::test_support::oversleeping_result(1 << 30);
+        let svg = pause_timeline_svg(std::slice::from_ref(&o)).unwrap();
+        assert!(svg.contains("Pacing delay, held") && svg.contains("asked for"));
+        assert_eq!(svg.matches("#8C564B").count(), 6, "{svg}");
         // Without pacing delays or page allocations, no legend entry for them.
         let svg = pause_timeline_svg(&results[2..]).unwrap();
         assert!(!svg.contains("Pacing delay"));

@@ -1,7 +1,9 @@
 //! The markdown report for people (`table.md`, also printed): three tables with one row per
 //! (mode, heap), each under ~100 columns: complete cycles, pauses and, next to the maximum
-//! pause, the longest mutator wait of any kind and the total wait ([`main_table`]); allocation
-//! stalls, pacing delays and throughput ([`waits_table`]); MMU at 1/10/100 ms and hiccups
+//! pause, the longest mutator wait of any kind and the total wait ([`main_table`]); the
+//! longest wait and MMU at 10 ms as the program felt them and counting only what the collector
+//! imposed, beside the control meter ([`felt_imposed_table`]); allocation stalls, pacing
+//! delays and throughput ([`waits_table`]); MMU at 1/10/100 ms and hiccups
 //! ([`utilization_table`]). Then notes on single runs (too few cycles, `--min-cycles`
 //! extensions), the `concurrent` ÷ `stw` ratios at each heap, and what the columns mean.
 //!
@@ -93,6 +95,43 @@ fn longest_wait_cell(s: &RunSummary) -> String {
     })
 }
 
+/// What a cell shows for a figure that cannot be computed for the run (see
+/// `RunSummary::imposed_unavailable`).
+pub const NOT_AVAILABLE: &str = "n/a";
+
+/// `18.9 ms / 1.02 ms pacing` (felt / imposed, one kind), `18.9 ms pacing / 5.47 ms
+/// page-alloc` (two kinds), `18.9 ms pacing / n/a`, or `–` when nothing waited.
+fn felt_imposed_wait_cell(s: &RunSummary) -> String {
+    let felt = s.longest_wait.as_ref();
+    let imposed = s.longest_wait_imposed.as_ref();
+    let d = |w: &crate::waits::Wait| format::duration_ns(w.duration_ns);
+    match (felt, imposed) {
+        (None, None) if s.imposed_unavailable.is_none() => "–".to_string(),
+        (Some(f), Some(i)) if f.kind == i.kind => format!("{} / {} {}", d(f), d(i), i.kind),
+        (f, i) => {
+            let felt = f.map_or("–".to_string(), |w| format!("{} {}", d(w), w.kind));
+            let imposed = match i {
+                Some(w) => format!("{} {}", d(w), w.kind),
+                None if s.imposed_unavailable.is_some() => NOT_AVAILABLE.to_string(),
+                None => "–".to_string(),
+            };
+            format!("{felt} / {imposed}")
+        }
+    }
+}
+
+/// `0% / 72.5%`: MMU at `window_ns` felt / imposed (`n/a` for an imposed figure that cannot
+/// be computed).
+fn felt_imposed_mmu_cell(s: &RunSummary, window_ns: u64) -> String {
+    let felt = s.mmu_at(window_ns).map_or("–".to_string(), format::percent);
+    let imposed = match s.mmu_imposed_at(window_ns) {
+        Some(u) => format::percent(u),
+        None if s.imposed_unavailable.is_some() => NOT_AVAILABLE.to_string(),
+        None => "–".to_string(),
+    };
+    format!("{felt} / {imposed}")
+}
+
 /// The first cells of every table (mode, heap and, with `buffers`, the buffer kind), and
 /// the alignment of a table whose other columns are numbers.
 fn mode_heap(s: &RunSummary, buffers: bool) -> Vec<String> {
@@ -161,6 +200,37 @@ pub fn main_table(summaries: &[RunSummary]) -> String {
                 duration_or_dash(paused, s.pauses.max_ns),
                 longest_wait_cell(s),
                 format::duration_ns(s.total_wait_ns),
+            ]);
+            row
+        })
+        .collect();
+    render(&header, &numbers_right(header.len(), b), &rows)
+}
+
+/// What the program felt beside what the collector imposed: the longest wait and MMU at 10 ms
+/// each as `felt / imposed`, and the control meter's longest overshoot (what a thread outside
+/// the heap felt in the same run). Imposed counts pauses (time to safepoint included),
+/// stalls, page allocations and each pacing delay as long as the pacer asked for; felt counts
+/// a pacing delay as long as the thread was held. A felt figure far beyond the imposed one
+/// with a long control max is the machine's doing, not the collector's.
+pub fn felt_imposed_table(summaries: &[RunSummary]) -> String {
+    let b = with_buffers(summaries);
+    let mmu_header = format!(
+        "MMU {} felt / imposed",
+        format::duration_axis(MMU_WINDOW_NS as f64)
+    );
+    let header = header_with(
+        b,
+        &["longest wait felt / imposed", &mmu_header, "control max"],
+    );
+    let rows: Vec<Vec<String>> = sorted(summaries)
+        .into_iter()
+        .map(|s| {
+            let mut row = mode_heap(s, b);
+            row.extend([
+                felt_imposed_wait_cell(s),
+                felt_imposed_mmu_cell(s, MMU_WINDOW_NS),
+                duration_or_dash(s.control_hiccup.count > 0, s.control_hiccup.max_ns),
             ]);
             row
         })
@@ -489,7 +559,9 @@ pub const JVM_ROWS: &str = "JDK rows: the workload's Java twin under that HotSpo
     and full collection and each concurrent mark cycle is one. There is no pacing or page \
     allocation to record on the JVM (0). hiccups: the twin's own 1 ms meter, a Java thread; \
     control max: this program's control meter, run while the twin ran. MMU counts the pauses \
-    and the workload's stalls. Collector speed and memory are not measured for JVM runs.";
+    and the workload's stalls. felt / imposed: the same for a JVM run, whose log gives each \
+    safepoint (time to safepoint included) and stall once, with no pacer whose delay could be \
+    held longer than asked; page allocations are not in the log. Collector speed and memory are not measured for JVM runs.";
 
 /// One line per JVM run: the JDK's version and launcher and every JVM option.
 pub fn jvm_notes(results: &[RunResult]) -> Vec<String> {
@@ -547,6 +619,8 @@ pub fn markdown_report(results: &[RunResult]) -> String {
         out += &format!("{what}.\n\n");
     }
     out += &main_table(&summaries);
+    out += "\n## Felt and collector-imposed\n\n";
+    out += &felt_imposed_table(&summaries);
     out += "\n## Allocation stalls and pacing delays\n\n";
     out += &waits_table(&summaries);
     out += "\n## Utilization and hiccups\n\n";
@@ -593,7 +667,13 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             allocations; overlaps count once). page allocs: how many such page allocations, \
             and the longest. MMU W: the \
             worst share of any W-long window left to the mutators by pauses, stalls, pacing \
-            delays and page allocations. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
+            delays and page allocations. felt / imposed: the longest wait and MMU as the \
+            program felt them (a pacing delay as long as the thread was held: the sleep, the \
+            operating system's late wake-up, a pause that held the sleeper) and counting only \
+            what the collector imposed (pauses with time to safepoint, stalls, page \
+            allocations, and each pacing delay as long as the pacer asked for); a felt figure \
+            far beyond the imposed one, with a long control max, is the machine's doing; \
+            `n/a`: results written before the delay asked for was recorded. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
             corrected; control max: the longest overshoot of the same 1 ms sleep on a thread \
             outside the heap (no barrier, allocation or safepoint): the machine's noise, plus \
             in `stw` the pauses' GC workers on every core, as any thread felt it in that run. Collector speed: marking wall time (its phases, roots included) per object \
@@ -655,7 +735,7 @@ mod tests {
             thread: "mutator-0".into(),
             start_at_ns: r.measure_start_at_ns + at_ms * 1_000_000,
             duration_ns: dur_ns,
-            imposed_ns: 0,
+            imposed_ns: dur_ns,
         }
     }
 
@@ -806,6 +886,56 @@ mod tests {
     }
 
     #[test]
+    fn felt_and_imposed_side_by_side() {
+        let mut runs = three_runs();
+        runs.push(crate::test_support::oversleeping_result(2 << 30));
+        // A result written before the delay asked for was recorded.
+        let mut old = crate::test_support::oversleeping_result(4 << 30);
+        for p in &mut old.gc.pacing {
+            p.imposed_ns = 0;
+        }
+        runs.push(old);
+        let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
+        let t = felt_imposed_table(&summaries);
+        assert_aligned(&t, 5);
+        assert_eq!(
+            cells(t.lines().next().unwrap()),
+            [
+                "mode",
+                "heap",
+                "longest wait felt / imposed",
+                "MMU 10 ms felt / imposed",
+                "control max"
+            ]
+        );
+        // concurrent 1G: the 3 ms stall either way, and no pacing delay was held longer
+        // than asked.
+        assert_eq!(
+            row(&t, 1)[2..],
+            ["3.00 ms / 3.00 ms stall", "70.0% / 70.0%", "200 µs"]
+        );
+        // The oversleeping run: held 7 ms, asked 1 ms, so the 2 ms pause is the longest
+        // imposed wait (the figures are derived in `oversleeping_result`'s comment).
+        assert_eq!(
+            row(&t, 3)[..4],
+            [
+                "concurrent",
+                "2G",
+                "7.00 ms pacing / 2.00 ms pause",
+                "30.0% / 75.0%"
+            ]
+        );
+        // Without the delay asked for, the imposed figures are not made up.
+        assert_eq!(row(&t, 4)[2..4], ["7.00 ms pacing / n/a", "30.0% / n/a"]);
+        // A run that never waited.
+        let epsilon = [RunSummary::of(&sample_result(Mode::Epsilon, 1 << 30, &[]))];
+        assert_eq!(
+            row(&felt_imposed_table(&epsilon), 0)[2..4],
+            ["–", "100% / 100%"]
+        );
+    }
+
+    #[test]
     fn tables_fit_a_120_column_terminal() {
         let mut runs = three_runs();
         // Wide cells: a 4-digit pause count and seconds-long waits.
@@ -815,6 +945,7 @@ mod tests {
         let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
         for t in [
             main_table(&summaries),
+            felt_imposed_table(&summaries),
             waits_table(&summaries),
             utilization_table(&summaries),
             ratio_table(&summaries).unwrap(),
@@ -940,7 +1071,8 @@ mod tests {
         assert!(md.contains("## concurrent ÷ stw"));
         assert!(md.contains("## Collector speed (medians over complete cycles)"));
         // One row per table.
-        assert_eq!(md.matches("| concurrent |").count(), 4);
+        assert_eq!(md.matches("| concurrent |").count(), 5);
+        assert!(md.contains("## Felt and collector-imposed"));
         assert!(md.contains(
             "longest wait: the longest single time a mutator of the workload could not run"
         ));

@@ -169,7 +169,9 @@ pub fn chrome_trace(results: &[RunResult]) -> Value {
                 TID_PACING,
                 d.start_at_ns,
                 d.duration_ns,
-                json!({ "thread": d.thread }),
+                // The event lasts as long as the thread was held; the delay the pacer asked
+                // for (0 in results written before it was recorded) is an argument.
+                json!({ "thread": d.thread, "asked_us": us(d.imposed_ns) }),
             ));
         }
         for a in &r.gc.page_allocations {
@@ -226,7 +228,7 @@ mod tests {
             thread: "mutator-0".into(),
             start_at_ns: 2_345_678,
             duration_ns: 12_345,
-            imposed_ns: 0,
+            imposed_ns: 10_000,
         });
         conc.gc.page_allocations.push(PageAllocationRecord {
             thread: "mutator-0".into(),
@@ -316,6 +318,7 @@ mod tests {
         assert!(close(&pacing[0]["ts"], 2_345_678));
         assert!(close(&pacing[0]["dur"], 12_345));
         assert_eq!(pacing[0]["args"]["thread"], "mutator-0");
+        assert!(close(&pacing[0]["args"]["asked_us"], 10_000));
         let pages: Vec<&Value> = events
             .iter()
             .filter(|e| e["tid"] == TID_PAGE_ALLOCATIONS && e["ph"] == "X")
