@@ -74,7 +74,7 @@ pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;
 pub use gc_core::virtual_memory::heap_limit_for_map_count;
 pub use gc_core::{format_size, parse_size, Backing, HeapError, Offset};
-pub use heap::MemoryReport;
+pub use heap::{pacing_interval, MemoryReport};
 pub use observe::{
     CyclePhase, EventSubscription, GcCause, GcPhase, LatencyHistogram, PercentileSummary,
     SIGNIFICANT_DIGITS,

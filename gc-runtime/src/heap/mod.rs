@@ -19,4 +19,5 @@ pub(crate) use barrier_policy::{load_weak, MutatorSlowPath};
 pub(crate) use heap_inner::HeapInner;
 pub use memory_report::MemoryReport;
 pub(crate) use object_allocator::{AllocatingThread, MutatorAllocation, BULK_CHUNK};
+pub use pacer::pacing_interval;
 pub(crate) use verifier::{verify, VerifyPoint};

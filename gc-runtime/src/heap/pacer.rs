@@ -96,14 +96,13 @@ impl Pacer {
             return None;
         }
         let cycle = cx.control.running_cycle()?;
-        let expected = cycle
-            .expected
-            .unwrap_or(FIRST_CYCLE_ESTIMATE)
-            .mul_f64(self.duration_margin);
-        let remaining = expected
-            .saturating_sub(cycle.elapsed)
-            .max(expected.mul_f64(MIN_REMAINING_SHARE));
-        let interval = interval_for(cx.pages.mutator_free(), bytes, remaining);
+        let interval = pacing_interval(
+            cx.pages.mutator_free(),
+            bytes,
+            cycle.expected,
+            self.duration_margin,
+            cycle.elapsed,
+        );
         let now = Instant::now();
         let mut due = self.due.lock();
         let (delay, next) = schedule(now, *due, interval, self.max_delay);
@@ -121,6 +120,27 @@ impl Pacer {
     pub(super) fn paced_within(&self, window: Duration) -> bool {
         self.last_delay.lock().is_some_and(|t| t.elapsed() < window)
     }
+}
+
+/// Steps 1 to 3 of the rule: how far apart quanta of `bytes` must be for `free` bytes (these
+/// `bytes` included) to last until the running cycle ends, for a cycle `elapsed` into its run
+/// whose longest recent predecessor took `expected` (`None` before any cycle completed) and a
+/// safety factor `duration_margin`. What [`Pacer::delay_for`] computes before it schedules;
+/// public so that the book's exercises check their answers against it.
+pub fn pacing_interval(
+    free: u64,
+    bytes: u64,
+    expected: Option<Duration>,
+    duration_margin: f64,
+    elapsed: Duration,
+) -> Duration {
+    let expected = expected
+        .unwrap_or(FIRST_CYCLE_ESTIMATE)
+        .mul_f64(duration_margin);
+    let remaining = expected
+        .saturating_sub(elapsed)
+        .max(expected.mul_f64(MIN_REMAINING_SHARE));
+    interval_for(free, bytes, remaining)
 }
 
 /// Step 3 of the rule: the spacing of quanta of `size` bytes that makes `free` bytes (these
