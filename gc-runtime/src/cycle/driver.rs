@@ -33,6 +33,10 @@
 //! and Pause Relocate Start are a color flip, Pause Mark End reads two words (each pause's work
 //! is recorded as `PauseRecord::work_items`: 0 for all three).
 //!
+//! Before each concurrent phase the driver passes the phase gate (`context/phase_gate.rs`),
+//! open unless an embedder steps through the cycle with a `Stepper`; then it waits there
+//! until the stepper lets the phase run, and the director starts no cycle of its own.
+//!
 //! In `stw` mode the same calls run inside one pause ("Pause Full"), roots included (marked,
 //! then relocated by `Relocate::relocate_roots`), followed by a full remap of the heap
 //! (`full_remap`) so no stale pointer and no forwarding table survives the pause. The
