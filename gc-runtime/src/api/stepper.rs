@@ -31,6 +31,8 @@ pub enum Step {
 /// it checks.
 pub struct Stepper<'h> {
     heap: &'h Heap,
+    /// The gate's closing this stepper made (see `phase_gate`).
+    generation: u64,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -46,13 +48,14 @@ impl Heap {
                 self.inner.config().mode
             ));
         }
-        if !self.inner.control().gate().close() {
+        let Some(generation) = self.inner.control().gate().close() else {
             return Err(
                 "Heap::stepper: another stepper of this heap is alive; drop it first".into(),
             );
-        }
+        };
         Ok(Stepper {
             heap: self,
+            generation,
             _not_send: PhantomData,
         })
     }
@@ -119,6 +122,6 @@ impl Stepper<'_> {
 
 impl Drop for Stepper<'_> {
     fn drop(&mut self) {
-        self.heap.inner.control().gate().open();
+        self.heap.inner.control().gate().open(self.generation);
     }
 }

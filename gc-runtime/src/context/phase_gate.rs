@@ -27,6 +27,9 @@ struct GateState {
     permits: u64,
     /// Why the gate was opened while a stepper held it, if a waiting thread opened it.
     forced_open: Option<&'static str>,
+    /// Counts the closings, so that a stepper whose stepping a waiting thread ended cannot
+    /// open the gate of a later one when it is dropped.
+    generation: u64,
 }
 
 /// Where the driver is when a step ends.
@@ -52,23 +55,29 @@ pub(crate) struct PhaseGate {
 }
 
 impl PhaseGate {
-    /// Close the gate for a stepper; false if another stepper holds it.
-    pub(crate) fn close(&self) -> bool {
+    /// Close the gate for a stepper: its generation, for [`Self::open`]; `None` if another
+    /// stepper holds it.
+    pub(crate) fn close(&self) -> Option<u64> {
         let mut s = self.state.lock();
         if s.closed {
-            return false;
+            return None;
         }
         *s = GateState {
             closed: true,
+            generation: s.generation + 1,
             ..GateState::default()
         };
         self.closed.store(true, Ordering::Release);
-        true
+        Some(s.generation)
     }
 
-    /// Open the gate (the stepper is done): the driver runs on.
-    pub(crate) fn open(&self) {
+    /// Open the gate closed as `generation` (its stepper is done): the driver runs on. A gate
+    /// closed again since, by another stepper, stays closed.
+    pub(crate) fn open(&self, generation: u64) {
         let mut s = self.state.lock();
+        if s.generation != generation {
+            return;
+        }
         s.closed = false;
         self.closed.store(false, Ordering::Release);
         self.changed.notify_all();
@@ -176,8 +185,8 @@ mod tests {
     #[test]
     fn a_closed_gate_holds_the_driver_one_phase_per_step() {
         let g = Arc::new(PhaseGate::default());
-        assert!(g.close());
-        assert!(!g.close(), "a second stepper is refused");
+        assert!(g.close().is_some());
+        assert!(g.close().is_none(), "a second stepper is refused");
         let d = g.clone();
         let driver = std::thread::spawn(move || {
             d.pass(GcPhase::ConcurrentMarkRoots);
@@ -201,13 +210,21 @@ mod tests {
     #[test]
     fn a_waiting_thread_opens_the_gate_and_the_stepper_learns_why() {
         let g = Arc::new(PhaseGate::default());
-        assert!(g.close());
+        let first = g.close().unwrap();
         let d = g.clone();
         let driver = std::thread::spawn(move || d.pass(GcPhase::ConcurrentRelocate));
         assert_eq!(g.step(false), GateStop::Before(GcPhase::ConcurrentRelocate));
         g.open_for_wait("an allocation stall");
         driver.join().unwrap();
         assert_eq!(g.step(true), GateStop::Opened("an allocation stall"));
+        assert!(!g.is_closed());
+        let second = g.close().unwrap();
+        g.open(first);
+        assert!(
+            g.is_closed(),
+            "the first stepper's drop leaves the second's gate closed"
+        );
+        g.open(second);
         assert!(!g.is_closed());
     }
 }
