@@ -56,7 +56,7 @@ mod relocate;
 mod roots;
 mod threads;
 
-pub use api::{mutator, root_region, scope};
+pub use api::{inspect, mutator, root_region, scope, stepper};
 pub use context::forwarding;
 pub use heap::memory_report;
 pub use observe::{proc_info, stats};
@@ -64,7 +64,7 @@ pub use threads::{safepoint, worker_priority};
 
 pub use api::{
     AttachError, BytesOutOfRange, DirectBuffer, DirectError, Global, Heap, HeapUsage, Local,
-    Mutator, ObjRef, OutOfMemory, RegionView, RootRegion, Scope, WeakRef,
+    Mutator, ObjRef, OutOfMemory, RegionView, RootRegion, Scope, Step, Stepper, WeakRef,
 };
 pub use config::{
     DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,

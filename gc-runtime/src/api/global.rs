@@ -93,6 +93,12 @@ impl Global {
         self.0.slot_for(heap, what)
     }
 
+    /// The slot itself, for read-only introspection (`inspect`).
+    #[inline]
+    pub(super) fn table_slot(&self) -> &ColoredSlot {
+        self.0.slot()
+    }
+
     /// The object of this global handle, borrowed until the next safepoint (no local handle
     /// is pushed).
     ///

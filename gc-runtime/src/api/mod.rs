@@ -1,16 +1,19 @@
 //! The embedding API: [`Heap`] (ZGC's `ZCollectedHeap`: creates the collector's state and owns
 //! the driver thread), mutators (attach, allocation, stalls), scopes and local handles (the
 //! rooting discipline, checked by lifetimes), global and weak handles, root regions, and the
-//! embedder's direct buffers. It owns the rules an embedder must follow; everything below is
-//! reached through the heap's accessors.
+//! embedder's direct buffers; for teaching and tools, read-only introspection (`inspect`) and
+//! stepping through a cycle phase by phase (`stepper`). It owns the rules an embedder must
+//! follow; everything below is reached through the heap's accessors.
 
 mod bulk_bytes;
 mod direct_buffer;
 mod global;
 pub mod heap;
+pub mod inspect;
 pub mod mutator;
 pub mod root_region;
 pub mod scope;
+pub mod stepper;
 
 pub use bulk_bytes::BytesOutOfRange;
 pub use direct_buffer::{DirectBuffer, DirectError};
@@ -19,3 +22,4 @@ pub use heap::{Heap, HeapUsage};
 pub use mutator::{AttachError, Mutator, OutOfMemory};
 pub use root_region::{RegionView, RootRegion};
 pub use scope::{Local, ObjRef, Scope};
+pub use stepper::{Step, Stepper};

@@ -24,7 +24,7 @@ use std::sync::Arc;
 /// A rooted reference, valid for the scope `'s` on the thread that made it.
 #[derive(Clone, Copy)]
 pub struct Local<'s> {
-    slot: &'s ColoredSlot,
+    pub(super) slot: &'s ColoredSlot,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -83,7 +83,7 @@ impl<'a> ObjRef<'a> {
     }
 
     #[inline]
-    fn obj(&self) -> Object {
+    pub(super) fn obj(&self) -> Object {
         // SAFETY: `ptr` is a good (view-colored) pointer to a live object obtained through the
         // barrier, and no safepoint can happen while this borrow lives, so the object is
         // neither freed nor moved.

@@ -12,6 +12,7 @@
 //! The monitor also times the cycles (when the running one began, how long the last few took)
 //! for the pacer, which budgets free memory over what is left of the running cycle.
 
+use super::phase_gate::PhaseGate;
 use crate::observe::GcCause;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
@@ -66,6 +67,8 @@ pub(crate) struct CycleControl {
     cv: Condvar,
     /// Mutators in an allocation stall, readable without the lock (page frees look at it).
     stalled_waiters: AtomicU64,
+    /// Where the driver waits between phases while an embedder steps through a cycle.
+    gate: PhaseGate,
 }
 
 impl CycleControl {
@@ -83,6 +86,8 @@ impl CycleControl {
     /// Wait until cycle `n` has completed, the heap shuts down, or `give_up` says so (looked
     /// at every few milliseconds). Returns true if the cycle completed.
     pub(crate) fn wait_for_cycle(&self, n: u64, give_up: impl Fn() -> bool) -> bool {
+        self.gate
+            .open_for_wait("a thread waited for a requested cycle");
         let mut c = self.control.lock();
         while c.completed < n && !c.shutdown && !give_up() {
             self.cv.wait_for(&mut c, RECHECK);
@@ -149,6 +154,11 @@ impl CycleControl {
         self.control.lock().shutdown
     }
 
+    /// The gate the driver passes before each concurrent phase (see `phase_gate`).
+    pub(crate) fn gate(&self) -> &PhaseGate {
+        &self.gate
+    }
+
     /// Cycles started so far.
     pub(crate) fn started(&self) -> u64 {
         self.control.lock().started
@@ -181,6 +191,7 @@ impl CycleControl {
 
     /// A mutator enters an allocation stall.
     pub(crate) fn begin_stall(&self) {
+        self.gate.open_for_wait("a mutator stalled on allocation");
         self.control.lock().stalled += 1;
         self.stalled_waiters.fetch_add(1, Ordering::AcqRel);
     }

@@ -241,6 +241,12 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
         self.table.first_entry_addr(idx)
     }
 
+    /// Every `(from_index, to_offset)` entry published so far, in table order (for tools
+    /// and verification; a scan of the whole table).
+    pub fn entries(&self) -> impl Iterator<Item = (u64, Offset)> + '_ {
+        self.table.entries()
+    }
+
     /// Fault the forwarding table's memory in (see `ForwardingEntries::prefault`).
     pub fn prefault_table(&self) {
         self.table.prefault();

@@ -2,8 +2,9 @@
 //! color, phase, sequence number: ZGC's `ZGlobalPhase` and `ZGlobalSeqNum`), the pages in use
 //! (the runtime's side of `ZPageAllocator`), the forwarding index and each page's forwarding
 //! protocol (`ZForwardingTable`, `ZForwarding`), and the cycle monitor (requests, counters,
-//! stalls). It owns the invariants of that shared state: the phase and color change only
-//! through `GcState`, a forwarding's reference count decides who may copy out of its page.
+//! stalls, and the gate a stepped cycle waits at between phases). It owns the invariants of
+//! that shared state: the phase and color change only through `GcState`, a forwarding's
+//! reference count decides who may copy out of its page.
 
 mod cycle_control;
 pub mod forwarding;
@@ -11,6 +12,7 @@ mod forwarding_index;
 mod gc_context;
 mod gc_state;
 mod page_registry;
+mod phase_gate;
 
 pub(crate) use cycle_control::{CycleControl, NextCycle};
 pub(crate) use forwarding::{Forwarding, InPlace, Relocation};
@@ -18,3 +20,4 @@ pub(crate) use forwarding_index::ForwardingIndex;
 pub(crate) use gc_context::GcContext;
 pub(crate) use gc_state::{BarrierPhase, GcState};
 pub(crate) use page_registry::PageRegistry;
+pub(crate) use phase_gate::GateStop;

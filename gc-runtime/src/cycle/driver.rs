@@ -33,6 +33,10 @@
 //! and Pause Relocate Start are a color flip, Pause Mark End reads two words (each pause's work
 //! is recorded as `PauseRecord::work_items`: 0 for all three).
 //!
+//! Before each concurrent phase the driver passes the phase gate (`context/phase_gate.rs`),
+//! open unless an embedder steps through the cycle with a `Stepper`; then it waits there
+//! until the stepper lets the phase run, and the director starts no cycle of its own.
+//!
 //! In `stw` mode the same calls run inside one pause ("Pause Full"), roots included (marked,
 //! then relocated by `Relocate::relocate_roots`), followed by a full remap of the heap
 //! (`full_remap`) so no stale pointer and no forwarding table survives the pause. The
@@ -96,7 +100,13 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
             if let Some(u) = uncommitter.as_mut() {
                 uncommit(heap, u);
             }
-            director.decide(heap)
+            // While an embedder steps through cycles, only its requests (and stalls, which
+            // open the gate) start one.
+            let decided = director.decide(heap);
+            if control.gate().is_closed() && decided != Some(GcCause::AllocationStall) {
+                return None;
+            }
+            decided
         });
         let NextCycle::Run(cause) = next else {
             return;
@@ -113,6 +123,7 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
         let rec = cycle.finish();
         director.cycle_done(t.elapsed(), rec.heap_after);
         control.end_cycle();
+        control.gate().cycle_ended();
     }
 }
 
@@ -178,6 +189,10 @@ impl<'h> Cycle<'h> {
     /// in 44 of the 45 such waits over 1 ms of a 256 MiB and a 1 GiB run. The phase keeps its
     /// progress while the mutators run flat out: they are paced, and sleep.
     fn phase<R: Send>(&mut self, phase: GcPhase, f: impl FnOnce(&mut Self) -> R + Send) -> R {
+        if self.heap.config().mode == Mode::Concurrent {
+            // A stepped cycle waits here until its stepper lets the phase run (`phase_gate`).
+            self.heap.control().gate().pass(phase);
+        }
         let began = self.heap.events().begin();
         let r = if self.offload_phases() {
             let guard = self.heap.idle_class();

@@ -11,7 +11,7 @@
 use super::object_allocator::{AllocationHeap, ObjectAllocator};
 use super::pacer::Pacer;
 use crate::config::HeapConfig;
-use crate::context::{CycleControl, ForwardingIndex, GcContext, GcState, PageRegistry};
+use crate::context::{CycleControl, Forwarding, ForwardingIndex, GcContext, GcState, PageRegistry};
 use crate::direct::DirectBuffers;
 use crate::mark::Mark;
 use crate::mark::WeakProcessor;
@@ -24,6 +24,7 @@ use crate::threads::IdleClassGuard;
 use crate::threads::Safepoint;
 use gc_core::{AddressLayout, HeapError, PageAllocator};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 static NEXT_HEAP_ID: AtomicU64 = AtomicU64::new(1);
@@ -186,6 +187,12 @@ impl HeapInner {
     /// True if the pacer delayed a mutator within `d`.
     pub(crate) fn paced_within(&self, d: Duration) -> bool {
         self.pacer.paced_within(d)
+    }
+
+    /// The pages of the current relocation set, with their forwardings (installed by
+    /// Concurrent Select Relocation Set, kept until the next cycle's Reset Relocation Set).
+    pub(crate) fn relocation_set(&self) -> Vec<Arc<Forwarding>> {
+        self.relocation_set.forwardings().to_vec()
     }
 
     /// Hand a detaching mutator's buffered mark work to the mark queue.

@@ -411,6 +411,10 @@ impl Relocate {
             Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
             Relocation::NoMemory | Relocation::Unavailable => {
                 self.counters.waits.fetch_add(1, Ordering::Relaxed);
+                // A stepped cycle may hold Concurrent Relocate: let the worker run.
+                cx.control
+                    .gate()
+                    .open_for_wait("a barrier waited for a page's GC worker");
                 f.wait_for_entry(idx)
             }
         }

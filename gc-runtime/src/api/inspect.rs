@@ -1,0 +1,154 @@
+//! Read-only introspection of a live heap, for teaching and tools (the executable tour, the
+//! book's figures): the raw 64-bit word of a slot as the collector left it (before any
+//! barrier), the global phase state (good color, barrier phase, sequence number: ZGC's
+//! `ZGlobalPhase`, `ZGlobalSeqNum` and its address masks), and the relocation set's
+//! forwarding tables (ZGC's `ZForwarding` entries: from-offset → to-offset). Everything here
+//! reads real state and changes none of it, except that reaching an object through a handle
+//! goes through the load barrier, as every access does.
+
+use super::global::Global;
+use super::heap::Heap;
+use super::scope::{Local, Scope};
+use crate::context::BarrierPhase as StatePhase;
+use std::sync::atomic::Ordering;
+
+pub use gc_core::{AddressLayout, Color, ColoredPtr, GoodColor, Offset};
+
+/// Which slow path the load barrier takes with a bad pointer now (ZGC's `ZGlobalPhase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierPhase {
+    /// From Pause Mark Start to Pause Mark End: a bad pointer's object is marked, the slot
+    /// healed to the mark color.
+    Mark,
+    /// From Pause Mark End to Pause Relocate Start: marking is over; a bad pointer is only
+    /// recolored.
+    MarkComplete,
+    /// From Pause Relocate Start to the next Pause Mark Start (and before the first cycle): a
+    /// bad pointer's object is relocated if its page is being evacuated, or only remapped.
+    Relocate,
+}
+
+/// The global phase state at one moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcStateView {
+    /// The good color: a pointer with this color bit (and no other) needs no slow path.
+    pub good: GoodColor,
+    /// The bits that make a pointer bad now (every color bit but the good one's).
+    pub bad_mask: u64,
+    pub phase: BarrierPhase,
+    /// The sequence number: incremented by every Pause Mark Start (2 in the first cycle).
+    pub seqnum: u64,
+    /// The heap's address layout (offset bits, view bases).
+    pub layout: AddressLayout,
+}
+
+impl GcStateView {
+    /// True if `p` is null or has only the good color: the barrier's fast path takes it.
+    pub fn is_good(&self, p: ColoredPtr) -> bool {
+        p.raw() & self.bad_mask == 0
+    }
+}
+
+/// One forwarding entry: the object that was at `from` is now at `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ForwardingEntry {
+    pub from: Offset,
+    pub to: Offset,
+}
+
+/// One page of the relocation set and its forwarding table as it is now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageForwarding {
+    /// The page's first offset and its size in bytes.
+    pub page: Offset,
+    pub size: u64,
+    /// True once the page was compacted in place (its objects slid down on the page itself).
+    pub compacted_in_place: bool,
+    /// The entries published so far, by `from` offset.
+    pub entries: Vec<ForwardingEntry>,
+}
+
+impl Heap {
+    /// The good color, barrier phase and sequence number now.
+    pub fn gc_state(&self) -> GcStateView {
+        let st = self.inner.state();
+        GcStateView {
+            good: st.good(),
+            bad_mask: st.bad_mask(),
+            phase: match st.phase() {
+                StatePhase::Mark => BarrierPhase::Mark,
+                StatePhase::MarkComplete => BarrierPhase::MarkComplete,
+                StatePhase::Relocate => BarrierPhase::Relocate,
+            },
+            seqnum: st.seqnum(),
+            layout: self.inner.layout(),
+        }
+    }
+
+    /// The heap's offset range: its first offset and size. Offsets (and the low bits of every
+    /// colored pointer) lie in it; the first heap of a process starts at offset 0, a heap
+    /// created while others live starts where their ranges end.
+    pub fn offset_range(&self) -> (Offset, u64) {
+        self.inner.pages().memory().reservation()
+    }
+
+    /// The current relocation set (chosen by the last Concurrent Select Relocation Set, kept
+    /// until the next cycle's Concurrent Reset Relocation Set), each page with the forwarding
+    /// entries published so far, pages and entries in offset order.
+    pub fn relocation_set(&self) -> Vec<PageForwarding> {
+        let mut pages: Vec<PageForwarding> = self
+            .inner
+            .relocation_set()
+            .iter()
+            .map(|f| {
+                let page = f.page();
+                let mut entries: Vec<ForwardingEntry> = f
+                    .entries()
+                    .map(|(idx, to)| ForwardingEntry {
+                        from: page.offset_of(idx as usize),
+                        to,
+                    })
+                    .collect();
+                entries.sort_by_key(|e| e.from);
+                PageForwarding {
+                    page: page.start(),
+                    size: page.size(),
+                    compacted_in_place: f.is_compacted_in_place(),
+                    entries,
+                }
+            })
+            .collect();
+        pages.sort_by_key(|p| p.page);
+        pages
+    }
+}
+
+impl Global {
+    /// The raw word in this handle's slot, as the collector or the last barrier left it.
+    pub fn raw_word(&self) -> ColoredPtr {
+        self.table_slot().load(Ordering::Acquire)
+    }
+}
+
+impl Scope<'_> {
+    /// The raw word in a local handle's slot (no barrier).
+    ///
+    /// # Panics
+    /// If `l` was made by a scope of another mutator.
+    pub fn raw_handle(&self, l: Local<'_>) -> ColoredPtr {
+        if !self.mutator().shared.handles.owns(l.slot) {
+            super::scope::foreign("Scope::raw_handle (a Local)");
+        }
+        l.slot.load(Ordering::Acquire)
+    }
+
+    /// The raw word in reference slot `i` of `obj`, without the barrier: what the slot holds
+    /// (a good pointer, or a bad one the next load will heal). `obj` itself is reached
+    /// through the barrier, as every access to an object is.
+    ///
+    /// # Panics
+    /// If `i` is out of range, or `obj` is a handle of another mutator.
+    pub fn raw_slot(&self, obj: Local<'_>, i: usize) -> ColoredPtr {
+        self.get(obj).obj().ref_slot(i).load(Ordering::Acquire)
+    }
+}
