@@ -10,6 +10,7 @@
 
 use super::object_allocator::{AllocationHeap, ObjectAllocator};
 use super::pacer::Pacer;
+use super::pacing_floor::HeldTimes;
 use crate::config::HeapConfig;
 use crate::context::{CycleControl, ForwardingIndex, GcContext, GcState, PageRegistry};
 use crate::direct::DirectBuffers;
@@ -24,7 +25,7 @@ use crate::threads::IdleClassGuard;
 use crate::threads::Safepoint;
 use gc_core::{AddressLayout, HeapError, PageAllocator};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 static NEXT_HEAP_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -212,8 +213,13 @@ impl AllocationHeap for HeapInner {
     }
 
     #[inline]
-    fn pacing_delay(&self, bytes: u64) -> Option<Duration> {
-        self.pacer.delay_for(&self.cx, bytes)
+    fn pacing_delay(&self, bytes: u64, held: &HeldTimes) -> Option<Duration> {
+        self.pacer.delay_for(&self.cx, bytes, held)
+    }
+
+    #[inline]
+    fn record_pacing(&self, held: &mut HeldTimes, start: Instant, imposed: Duration) {
+        self.pacer.record(held, start, imposed);
     }
 
     #[inline]

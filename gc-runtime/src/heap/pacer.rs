@@ -24,8 +24,9 @@
 //! 4. The pacer keeps one *due time* for the heap: the next quantum is due `interval` after
 //!    the previous one was due, or now if that is later (unused time is not saved up). A
 //!    quantum completed before it is due waits until then, but never longer than `max_delay`
-//!    (default 1 ms); the debt beyond the cap is forgiven. Waits under 20 µs are not slept:
-//!    they stay owed and add to the next wait.
+//!    (default 1 ms), nor than the floor leaves this mutator (`pacing_floor`: by default no
+//!    mutator is held more than half of any 10 ms); the debt beyond the cap is forgiven.
+//!    Waits under 20 µs are not slept: they stay owed and add to the next wait.
 //!
 //! So the delay grows as the free memory left shrinks relative to what the rest of the cycle
 //! needs: nothing while the mutators' own pace fits the budget, then some microseconds per
@@ -53,6 +54,7 @@
 //! which is most of what an assist would buy. The time-based estimate is the price: it knows
 //! the cycle's progress only by the clock, not by the bytes marked.
 
+use super::pacing_floor::{HeldTimes, PacingFloor};
 use crate::config::HeapConfig;
 use crate::context::GcContext;
 use parking_lot::Mutex;
@@ -71,6 +73,8 @@ pub(super) struct Pacer {
     active: bool,
     max_delay: Duration,
     duration_margin: f64,
+    /// No mutator held more than its share of any window (see `pacing_floor`).
+    floor: PacingFloor,
     /// When the next quantum is due (`None` before the first paced one).
     due: Mutex<Option<Instant>>,
     /// When the last delay was imposed (`None`: never).
@@ -83,15 +87,22 @@ impl Pacer {
             active: config.paces(),
             max_delay: config.pacing.max_delay,
             duration_margin: config.pacing.duration_margin,
+            floor: PacingFloor::new(config.pacing.min_mutator_share, config.pacing.window),
             due: Mutex::new(None),
             last_delay: Mutex::new(None),
         }
     }
 
-    /// How long a mutator that allocated `bytes` since its last decision should wait; `None`
-    /// for no wait (pacing off, no cycle running, or the mutators' pace fits the budget).
-    /// The caller sleeps as a blocked thread and records the delay.
-    pub(super) fn delay_for(&self, cx: &GcContext, bytes: u64) -> Option<Duration> {
+    /// How long a mutator that allocated `bytes` since its last decision, and was held by
+    /// the delays `held` recently, should wait; `None` for no wait (pacing off, no cycle
+    /// running, the mutators' pace fits the budget, or the floor leaves no room). The caller
+    /// sleeps as a blocked thread and records the delay (with [`Pacer::record`]).
+    pub(super) fn delay_for(
+        &self,
+        cx: &GcContext,
+        bytes: u64,
+        held: &HeldTimes,
+    ) -> Option<Duration> {
         if !self.active {
             return None;
         }
@@ -105,8 +116,9 @@ impl Pacer {
             .max(expected.mul_f64(MIN_REMAINING_SHARE));
         let interval = interval_for(cx.pages.mutator_free(), bytes, remaining);
         let now = Instant::now();
+        let room = self.floor.room(held, now);
         let mut due = self.due.lock();
-        let (delay, next) = schedule(now, *due, interval, self.max_delay);
+        let (delay, next) = decide(now, *due, interval, self.max_delay, room);
         *due = Some(next);
         drop(due);
         if delay < MIN_SLEEP {
@@ -114,6 +126,11 @@ impl Pacer {
         }
         *self.last_delay.lock() = Some(now);
         Some(delay)
+    }
+
+    /// A delay of `imposed` the mutator with `held` began sleeping at `start` (for the floor).
+    pub(super) fn record(&self, held: &mut HeldTimes, start: Instant, imposed: Duration) {
+        self.floor.record(held, start, imposed);
     }
 
     /// True if a mutator was delayed within `window`: mutators are sleeping part of the time,
@@ -134,6 +151,18 @@ fn interval_for(free: u64, size: u64, remaining: Duration) -> Duration {
     }
     let secs = remaining.as_secs_f64() * size as f64 / budget as f64;
     Duration::from_secs_f64(secs.min(remaining.as_secs_f64()))
+}
+
+/// The decision for a quantum completed at `now`: the schedule's wait (step 4), capped by
+/// `max_delay` and by the floor's `room` for this mutator, and the new due time.
+fn decide(
+    now: Instant,
+    due: Option<Instant>,
+    interval: Duration,
+    max_delay: Duration,
+    room: Duration,
+) -> (Duration, Instant) {
+    schedule(now, due, interval, max_delay.min(room))
 }
 
 /// Step 4 of the rule: for a quantum completed at `now`, with the next one `due` and quanta to
@@ -157,6 +186,7 @@ fn schedule(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     const MIB: u64 = 1 << 20;
     const MS: Duration = Duration::from_millis(1);
@@ -228,5 +258,109 @@ mod tests {
         assert_eq!(d, short);
         assert!(d < MIN_SLEEP);
         assert_eq!(next, t0 + 11 * short);
+    }
+
+    /// One step of a simulated mutator: it runs `run_us` (its own time to allocate the
+    /// quantum), then the pacer decides with the time rule's `interval_us` (any free-memory
+    /// trajectory); its sleep begins `late_us` after the decision and lasts `over_us` longer
+    /// than imposed (the OS waking it late).
+    #[derive(Clone, Debug)]
+    struct Step {
+        run_us: u64,
+        interval_us: u64,
+        late_us: u64,
+        over_us: u64,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        (0u64..3_000, 0u64..20_000, 0u64..200, 0u64..500).prop_map(
+            |(run_us, interval_us, late_us, over_us)| Step {
+                run_us,
+                interval_us,
+                late_us,
+                over_us,
+            },
+        )
+    }
+
+    /// The most delay time any window of `window` holds, of `delays` (start, imposed) in
+    /// time order: the worst window ends where a delay ends.
+    fn worst_window(delays: &[(Instant, Duration)], window: Duration) -> Duration {
+        delays
+            .iter()
+            .map(|&(s, d)| {
+                let end = s + d;
+                let from = end - window;
+                delays
+                    .iter()
+                    .map(|&(s2, d2)| (s2 + d2).min(end).saturating_duration_since(s2.max(from)))
+                    .sum::<Duration>()
+            })
+            .max()
+            .unwrap_or_default()
+    }
+
+    proptest! {
+        /// The floor: a mutator allocating at any rate, under any sequence of budgets, is never
+        /// held by imposed delays more than `1 − share` of any window.
+        #[test]
+        fn no_window_holds_more_than_the_floor_allows(
+            steps in prop::collection::vec(step(), 1..400),
+            share in prop_oneof![Just(0.5), 0.0f64..0.95],
+            window_ms in 1u64..30,
+            max_delay_us in 20u64..20_000,
+        ) {
+            let window = Duration::from_millis(window_ms);
+            let floor = PacingFloor::new(share, window);
+            let max_delay = Duration::from_micros(max_delay_us);
+            let us = Duration::from_micros;
+            let mut held = HeldTimes::default();
+            let mut now = Instant::now();
+            let mut due = None;
+            let mut slept = Vec::new();
+            for s in &steps {
+                now += us(s.run_us);
+                let room = floor.room(&held, now);
+                let (delay, next) = decide(now, due, us(s.interval_us), max_delay, room);
+                due = Some(next);
+                if delay >= MIN_SLEEP {
+                    let start = now + us(s.late_us);
+                    floor.record(&mut held, start, delay);
+                    slept.push((start, delay));
+                    now = start + delay + us(s.over_us);
+                }
+            }
+            let budget = window.mul_f64(1.0 - share);
+            let worst = worst_window(&slept, window);
+            prop_assert!(worst <= budget, "worst window held {worst:?} > {budget:?}");
+        }
+    }
+
+    /// The floor is reached: a mutator far beyond its budget is held exactly to it.
+    #[test]
+    fn a_mutator_far_over_budget_is_held_half_of_each_window() {
+        let window = 10 * MS;
+        let floor = PacingFloor::new(0.5, window);
+        let mut held = HeldTimes::default();
+        let t0 = Instant::now();
+        let (mut now, mut due, mut slept) = (t0, None, Vec::new());
+        for _ in 0..1000 {
+            // 100 µs to allocate a quantum that should take 10 ms: the schedule wants the cap
+            // on every quantum.
+            now += Duration::from_micros(100);
+            let room = floor.room(&held, now);
+            let (delay, next) = decide(now, due, 10 * MS, MS, room);
+            due = Some(next);
+            if delay >= MIN_SLEEP {
+                floor.record(&mut held, now, delay);
+                slept.push((now, delay));
+                now += delay;
+            }
+        }
+        let total: Duration = slept.iter().map(|&(_, d)| d).sum();
+        let share = total.as_secs_f64() / now.duration_since(t0).as_secs_f64();
+        // Held close to half the time (never more in any window), not far below.
+        assert!(worst_window(&slept, window) <= window / 2);
+        assert!(share > 0.4 && share <= 0.5, "held {share:.3} of the time");
     }
 }
