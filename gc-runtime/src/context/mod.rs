@@ -1,11 +1,12 @@
 //! The state every collector subsystem is handed ([`GcContext`]): the global phase state (good
 //! color, phase, sequence number: ZGC's `ZGlobalPhase` and `ZGlobalSeqNum`), the pages in use
 //! (the runtime's side of `ZPageAllocator`), the forwarding index and each page's forwarding
-//! protocol (`ZForwardingTable`, `ZForwarding`), and the cycle monitor (requests, counters,
-//! stalls). It owns the invariants of that shared state: the phase and color change only
+//! protocol (`ZForwardingTable`, `ZForwarding`), the cycle monitor (requests, counters,
+//! stalls) and the running cycle's progress (work done and expected, for the pacer). It owns the invariants of that shared state: the phase and color change only
 //! through `GcState`, a forwarding's reference count decides who may copy out of its page.
 
 mod cycle_control;
+mod cycle_progress;
 pub mod forwarding;
 mod forwarding_index;
 mod gc_context;
@@ -13,6 +14,7 @@ mod gc_state;
 mod page_registry;
 
 pub(crate) use cycle_control::{CycleControl, NextCycle};
+pub(crate) use cycle_progress::{CycleProgress, Progress};
 pub(crate) use forwarding::{Forwarding, InPlace, Relocation};
 pub(crate) use forwarding_index::ForwardingIndex;
 pub(crate) use gc_context::GcContext;

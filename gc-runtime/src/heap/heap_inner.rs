@@ -12,7 +12,9 @@ use super::object_allocator::{AllocationHeap, ObjectAllocator};
 use super::pacer::Pacer;
 use super::pacing_floor::HeldTimes;
 use crate::config::HeapConfig;
-use crate::context::{CycleControl, ForwardingIndex, GcContext, GcState, PageRegistry};
+use crate::context::{
+    CycleControl, CycleProgress, ForwardingIndex, GcContext, GcState, PageRegistry,
+};
 use crate::direct::DirectBuffers;
 use crate::mark::Mark;
 use crate::mark::WeakProcessor;
@@ -72,6 +74,7 @@ impl HeapInner {
                 pages: PageRegistry::new(mem, reserve),
                 forwarding: ForwardingIndex::new(start, size),
                 control: CycleControl::default(),
+                progress: CycleProgress::default(),
                 idle_class: IdleClassGuard::default(),
             },
             safepoint: Safepoint::default(),
