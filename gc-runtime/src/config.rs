@@ -158,8 +158,9 @@ pub struct PacingConfig {
     /// 4 KiB and 64 MiB; an object larger than this is one decision of its own size). Small
     /// quanta make many short delays rather than a few long ones.
     pub quantum: u64,
-    /// Safety factor on the expected cycle duration (default 1.25, between 1 and 10): free
-    /// memory is budgeted to last this much longer than recent cycles took.
+    /// Safety factor (default 1.25, between 1 and 10): free memory is budgeted to last this
+    /// much longer than recent cycles took (the time rule), and a cycle's allowance is the
+    /// free memory at its start divided by it (the progress rule).
     pub duration_margin: f64,
     /// The floor of the mutator's share of every `window` (default 0.5, at least 0 and below
     /// 1): the pacer never holds one mutator more than `(1 − min_mutator_share) × window` of

@@ -1,49 +1,69 @@
 //! Mutator pacing (what Shenandoah's `ShenandoahPacer` does; ZGC itself only stalls): while a
 //! cycle runs, a mutator is delayed a little every *quantum* of bytes it allocates (default
-//! 64 KiB), so that the mutators together take free memory no faster than it lasts until the
-//! cycle ends. A mutator that outruns the collector is slowed gradually, by many short bounded
-//! delays, instead of running at full speed into a full heap and stalling until the cycle
-//! frees memory. The allocation stall (in `mutator`) stays the last resort when the heap runs
-//! dry anyway, and out-of-memory the answer after a whole cycle that freed nothing.
+//! 64 KiB), so that the mutators together take free memory no faster than the collector frees
+//! it. A mutator that outruns the collector is slowed evenly, from the start of the cycle, by
+//! many short bounded delays, instead of running at full speed into a full heap and stalling
+//! until the cycle frees memory. The allocation stall (in `object_allocator`) stays the last
+//! resort when the heap runs dry anyway, and out-of-memory the answer after a whole cycle that
+//! freed nothing.
 //!
 //! # The rule
 //!
 //! When a mutator's allocations since its last decision reach `bytes` ≥ the quantum, while a
-//! cycle runs (`concurrent` mode, pacing on):
+//! cycle runs (`concurrent` mode, pacing on), two rules each propose a wait and the longer is
+//! taken, within two bounds.
+//!
+//! **The progress rule** (as Shenandoah taxes allocation by reported GC work), from the
+//! counters the GC workers publish (`cycle_progress`: bytes marked, then live bytes of the
+//! relocation set evacuated, against the cycle's expected work — the last cycle's at first,
+//! exact once the relocation set is selected):
+//!
+//! 1. The cycle's *allowance* is `free_at_start / duration_margin` (default 1.25): the free
+//!    memory when it began, with a margin. The mutators may take 5% of it at once and the rest
+//!    in proportion to the work done: `allowed = allowance × (0.05 + 0.95 × done / total)`.
+//! 2. If the bytes they allocated since the cycle began exceed `allowed`, this quantum waits
+//!    for the collector to earn the excess: the work that raises `allowed` by it, at the rate
+//!    the collector has worked in this cycle so far (`done / elapsed`).
+//!
+//! So a mutator much faster than the collector is held from the first quanta of a cycle to
+//! the collector's pace, and a collector that speeds up (more cores, a smaller live set)
+//! releases it at once. The rule says nothing before the first cycle gave an estimate, before
+//! any work is done, and once the expected work is done: the time rule covers those.
+//!
+//! **The time rule**, the backstop for when the estimate is wrong (it knows the cycle only by
+//! the clock and the free memory left):
 //!
 //! 1. `free` is what mutators may still take (the heap less the relocation reserve less the
 //!    pages in use); `budget = free − bytes` is what is left once these bytes are counted.
 //! 2. `expected` is how long the cycle should take: the longest of the last five cycles
-//!    times `duration_margin` (default 1.25), or 100 ms before any cycle completed. (The
-//!    longest, not the mean: a cycle on a fuller heap takes longer than the last ones, and
-//!    an estimate too short costs a stall, one too long only some throughput.)
-//!    `remaining = expected − elapsed`, but never less than a quarter of `expected`: a cycle
-//!    that overruns its estimate still gets a budget that shrinks with the free memory.
+//!    times `duration_margin`, or 100 ms before any cycle completed. (The longest, not the
+//!    mean: a cycle on a fuller heap takes longer than the last ones.) `remaining = expected −
+//!    elapsed`, but never less than a quarter of `expected`.
 //! 3. Free memory lasts until the cycle ends if the mutators, all together, allocate no
 //!    faster than `bytes` every `interval = remaining × bytes / budget`.
 //! 4. The pacer keeps one *due time* for the heap: the next quantum is due `interval` after
 //!    the previous one was due, or now if that is later (unused time is not saved up). A
-//!    quantum completed before it is due waits until then, but never longer than `max_delay`
-//!    (default 1 ms), nor than the floor leaves this mutator (`pacing_floor`: by default no
-//!    mutator is held more than half of any 10 ms); the debt beyond the cap is forgiven.
-//!    Waits under 20 µs are not slept: they stay owed and add to the next wait.
+//!    quantum completed before it is due waits until then. Waits under 20 µs are not slept:
+//!    they stay owed and add to the next wait.
 //!
-//! So the delay grows as the free memory left shrinks relative to what the rest of the cycle
-//! needs: nothing while the mutators' own pace fits the budget, then some microseconds per
-//! quantum, up to `max_delay` on every quantum as the budget nears zero. With the cap on every
-//! quantum a mutator is held to at most one quantum per `max_delay` on top of its own time to
-//! allocate it: 64 KiB per 1 ms plus that time, under 64 MB/s (a mutator at 500 MB/s to about
-//! 58 MB/s). A collector slower than that still ends in a stall. The short quantum is
-//! what keeps each delay short: deciding once per 2 MiB page, a cap of 1 ms would hold a
-//! 500 MB/s mutator only to 400 MB/s. Between cycles nobody is paced: the director starts a
-//! cycle (its allocation-rate rule) before the heap fills.
+//! **The bounds.** No wait is longer than `max_delay` (default 1 ms; the debt beyond is
+//! forgiven), nor than the *floor* leaves this mutator (`pacing_floor`: by default no mutator
+//! is held by pacing more than half of any 10 ms window, `PacingConfig::min_mutator_share`
+//! and `window`). With the cap on every quantum a mutator is held to at most one quantum per
+//! `max_delay` on top of its own time to allocate it (64 KiB per 1 ms: a mutator at 500 MB/s
+//! to about 58 MB/s); with the floor, to half its own speed at the least. A collector that
+//! cannot keep up with a mutator at the floor still ends in a stall: the floor trades the
+//! longest run of short delays for that risk. Between cycles nobody is paced: the director
+//! starts a cycle (its allocation-rate rule) before the heap fills.
 //!
 //! A delay is taken as a *blocked* thread, like a stall: pauses never wait for a paced
 //! mutator, and the sleeping mutator leaves its core to the GC workers (while mutators are
-//! paced the driver runs one per core: [`Pacer::paced_within`]). Each delay is
-//! recorded as a [`crate::PacingRecord`] — the time the mutator was held (the OS wakes a
-//! sleeper a little late, and a pause in progress holds it until the pause ends), which the
-//! wait reports use, and the delay imposed — and logged at level `debug`.
+//! paced the driver runs one per core: [`Pacer::paced_within`]; a parallel phase takes its
+//! worker count when it starts, so marking already under way gets the extra workers at its
+//! next round). Each delay is recorded as a [`crate::PacingRecord`] — the time the mutator
+//! was held (the OS wakes a sleeper a little late, and a pause in progress holds it until
+//! the pause ends), which the wait reports use, and the delay imposed, which the floor
+//! bounds — and logged at level `debug`.
 //!
 //! # Why delays and not assists
 //!
@@ -51,8 +71,8 @@
 //! assist). That needs mutators to trace with the GC workers' queues and take part in mark
 //! termination, a second entry into marking to keep correct; here a mutator only sleeps, and
 //! on a machine with fewer cores than threads a sleeping mutator gives the GC thread its core,
-//! which is most of what an assist would buy. The time-based estimate is the price: it knows
-//! the cycle's progress only by the clock, not by the bytes marked.
+//! which is most of what an assist would buy. The progress counters give the pacer what an
+//! assist's accounting would know (the work done), without the mutator doing it.
 
 use super::pacing_floor::{HeldTimes, PacingFloor};
 use crate::config::HeapConfig;
