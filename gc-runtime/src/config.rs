@@ -158,9 +158,18 @@ pub struct PacingConfig {
     /// 4 KiB and 64 MiB; an object larger than this is one decision of its own size). Small
     /// quanta make many short delays rather than a few long ones.
     pub quantum: u64,
-    /// Safety factor on the expected cycle duration (default 1.25, between 1 and 10): free
-    /// memory is budgeted to last this much longer than recent cycles took.
+    /// Safety factor (default 1.25, between 1 and 10): free memory is budgeted to last this
+    /// much longer than recent cycles took (the time rule), and a cycle's allowance is the
+    /// free memory at its start divided by it (the progress rule).
     pub duration_margin: f64,
+    /// The floor of the mutator's share of every `window` (default 0.5, at least 0 and below
+    /// 1): the pacer never holds one mutator more than `(1 − min_mutator_share) × window` of
+    /// any `window` of time (the minimum mutator utilization it guarantees, counting the
+    /// delays it imposes). 0 leaves only `max_delay` as the bound. A mutator still
+    /// outrunning the collector at the floor fills the heap and stalls, the last resort.
+    pub min_mutator_share: f64,
+    /// The window of the floor (default 10 ms, between 1 ms and 1 s).
+    pub window: Duration,
 }
 
 impl Default for PacingConfig {
@@ -170,23 +179,39 @@ impl Default for PacingConfig {
             max_delay: Duration::from_millis(1),
             quantum: 64 << 10,
             duration_margin: 1.25,
+            min_mutator_share: 0.5,
+            window: Duration::from_millis(10),
         }
     }
 }
 
 /// Environment overrides of the pacing defaults, for experiments (as [`GC_THREADS_ENV`] is
 /// for the GC threads), read by [`HeapConfig::from_env`]: `ZRS_PACING_QUANTUM` in bytes (the
-/// workspace's size grammar, `gc_core::parse_size`) and `ZRS_PACING_MAX_DELAY_US` in
-/// microseconds. A value that does not parse is an [`EnvError`]; one out of range is refused
-/// when the heap is created, like the same setting made in code.
-pub const PACING_ENV: [&str; 2] = ["ZRS_PACING_QUANTUM", "ZRS_PACING_MAX_DELAY_US"];
+/// workspace's size grammar, `gc_core::parse_size`), `ZRS_PACING_MAX_DELAY_US` in
+/// microseconds, `ZRS_PACING_MIN_MUTATOR_SHARE` (a fraction, e.g. 0.5) and
+/// `ZRS_PACING_WINDOW_US` in microseconds (the floor, [`PacingConfig::min_mutator_share`]).
+/// A value that does not parse is an [`EnvError`]; one out of range is refused when the heap
+/// is created, like the same setting made in code.
+pub const PACING_ENV: [&str; 4] = [
+    "ZRS_PACING_QUANTUM",
+    "ZRS_PACING_MAX_DELAY_US",
+    "ZRS_PACING_MIN_MUTATOR_SHARE",
+    "ZRS_PACING_WINDOW_US",
+];
 
 /// The environment variable that overrides the default number of GC worker threads, read by
 /// [`HeapConfig::from_env`]: a whole number, 1 or more.
 pub const GC_THREADS_ENV: &str = "ZRS_GC_THREADS";
 
 /// Every environment variable [`HeapConfig::from_env`] reads.
-pub const ENV_VARS: [&str; 4] = [LOG_ENV, GC_THREADS_ENV, PACING_ENV[0], PACING_ENV[1]];
+pub const ENV_VARS: [&str; 6] = [
+    LOG_ENV,
+    GC_THREADS_ENV,
+    PACING_ENV[0],
+    PACING_ENV[1],
+    PACING_ENV[2],
+    PACING_ENV[3],
+];
 
 /// A malformed value of one of the environment variables [`HeapConfig::from_env`] reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -242,6 +267,9 @@ impl PacingConfig {
         (Duration::from_micros(1), Duration::from_secs(1));
     /// The smallest and largest `quantum` accepted.
     pub const QUANTUM_RANGE: (u64, u64) = (4 << 10, 64 << 20);
+    /// The shortest and longest floor `window` accepted.
+    pub const WINDOW_RANGE: (Duration, Duration) =
+        (Duration::from_millis(1), Duration::from_secs(1));
 
     /// Check the settings; the error says which one and what to give instead.
     pub fn validate(&self) -> Result<(), HeapError> {
@@ -271,6 +299,26 @@ impl PacingConfig {
             return Err(HeapError::InvalidSetting {
                 setting: "pacing_duration_margin",
                 problem: format!("is {m}: give a factor between 1 and 10 (e.g. 1.25)"),
+            });
+        }
+        let share = self.min_mutator_share;
+        if !(0.0..1.0).contains(&share) {
+            return Err(HeapError::InvalidSetting {
+                setting: "pacing_min_mutator_share",
+                problem: format!(
+                    "is {share}: give a share of at least 0 and below 1 (e.g. 0.5, the \
+                     default; 0 for no floor), or turn pacing off"
+                ),
+            });
+        }
+        let (wlo, whi) = Self::WINDOW_RANGE;
+        if !(wlo..=whi).contains(&self.window) {
+            return Err(HeapError::InvalidSetting {
+                setting: "pacing_window",
+                problem: format!(
+                    "is {:?}: give a window between 1 ms and 1 s (e.g. 10 ms, the default)",
+                    self.window
+                ),
             });
         }
         Ok(())
@@ -408,6 +456,23 @@ impl HeapConfig {
             })?;
             self.pacing.max_delay = Duration::from_micros(us);
         }
+        if let Some(v) = get(PACING_ENV[2]) {
+            self.pacing.min_mutator_share = v.1.trim().parse::<f64>().map_err(|_| {
+                bad(
+                    v,
+                    "give the mutator's share of each window as a number (e.g. 0.5)".into(),
+                )
+            })?;
+        }
+        if let Some(v) = get(PACING_ENV[3]) {
+            let us = v.1.trim().parse::<u64>().map_err(|_| {
+                bad(
+                    v,
+                    "give a whole number of microseconds (e.g. 10000 for 10 ms)".into(),
+                )
+            })?;
+            self.pacing.window = Duration::from_micros(us);
+        }
         Ok(self)
     }
     pub fn mode(mut self, mode: Mode) -> Self {
@@ -487,6 +552,13 @@ impl HeapConfig {
         self
     }
 
+    /// The pacer's floor: no mutator held more than `1 − share` of any `window` (see
+    /// [`PacingConfig::min_mutator_share`]; checked by [`Self::validate`]).
+    pub fn pacing_floor(mut self, share: f64, window: Duration) -> Self {
+        self.pacing.min_mutator_share = share;
+        self.pacing.window = window;
+        self
+    }
     /// True if this heap paces its mutators: pacing on, in `concurrent` mode.
     pub fn paces(&self) -> bool {
         self.pacing.enabled && self.mode == Mode::Concurrent
@@ -667,8 +739,12 @@ mod tests {
             (GC_THREADS_ENV, "3"),
             (PACING_ENV[0], "128K"),
             (PACING_ENV[1], "250"),
+            (PACING_ENV[2], "0.25"),
+            (PACING_ENV[3], "20000"),
         ])
         .unwrap();
+        assert_eq!(c.pacing.min_mutator_share, 0.25);
+        assert_eq!(c.pacing.window, Duration::from_millis(20));
         assert_eq!(c.log, LogLevel::Phases);
         assert_eq!(c.gc_threads, 3);
         assert_eq!(c.pacing.quantum, 128 << 10);
@@ -716,6 +792,8 @@ mod tests {
             ),
             (PACING_ENV[0], "16 bytes", "is not a size"),
             (PACING_ENV[1], "1ms", "a whole number of microseconds"),
+            (PACING_ENV[2], "half", "share of each window as a number"),
+            (PACING_ENV[3], "10ms", "a whole number of microseconds"),
         ] {
             let e = with_vars(&[(variable, value)]).unwrap_err();
             assert_eq!((e.variable, e.value.as_str()), (variable, value));
@@ -736,6 +814,11 @@ mod tests {
             (GC_THREADS_ENV, "1025", "gc_threads"),
             (PACING_ENV[0], "1T", "pacing_quantum"),
             (PACING_ENV[1], "18446744073709551615", "pacing_max_delay"),
+            (PACING_ENV[2], "1", "pacing_min_mutator_share"),
+            (PACING_ENV[2], "-0.1", "pacing_min_mutator_share"),
+            (PACING_ENV[2], "NaN", "pacing_min_mutator_share"),
+            (PACING_ENV[3], "999", "pacing_window"),
+            (PACING_ENV[3], "1000001", "pacing_window"),
         ] {
             let c = with_vars(&[(variable, value)]).unwrap();
             match c.validate() {

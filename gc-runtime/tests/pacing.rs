@@ -3,12 +3,13 @@
 //! (fast to allocate) — with pacing on, then off, then in `stw` mode.
 //!
 //! What is asserted is what holds on any machine, however loaded: with pacing on the pacing
-//! path is reached (delays are recorded) and no delay exceeds the configured cap; with pacing
-//! off, and in `stw` mode, no delay is ever recorded. How the stalls compare (count, total,
+//! path is reached (delays are recorded), no delay exceeds the configured cap, and no window
+//! of the floor holds more imposed delay than the floor allows (half of any 10 ms, the
+//! default); with pacing off, and in `stw` mode, no delay is ever recorded. How the stalls compare (count, total,
 //! longest) depends on the machine's timing, so it is printed, not asserted. Bad pacing
 //! settings are refused with an error naming the setting.
 
-use gc_runtime::{GcStats, Heap, HeapConfig, HeapError, Mode};
+use gc_runtime::{GcStats, Heap, HeapConfig, HeapError, Mode, PacingConfig, PacingRecord};
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
@@ -114,6 +115,32 @@ fn describe(what: &str, o: &Outcome) {
     );
 }
 
+/// The most imposed delay time any window of `window` ns holds, of `records` (one thread's,
+/// in time order), and how many records that window overlaps: the worst window ends where a
+/// delay ends.
+fn worst_window(records: &[PacingRecord], window: u64) -> (u64, u64) {
+    let span = |p: &PacingRecord| (p.start_at_ns, p.start_at_ns + p.imposed_ns);
+    records
+        .iter()
+        .map(|p| {
+            let end = span(p).1;
+            let from = end.saturating_sub(window);
+            let mut held = 0;
+            let mut n = 0;
+            for q in records {
+                let (a, b) = span(q);
+                let overlap = b.min(end).saturating_sub(a.max(from));
+                if overlap > 0 {
+                    held += overlap;
+                    n += 1;
+                }
+            }
+            (held, n)
+        })
+        .max()
+        .unwrap_or((0, 0))
+}
+
 fn config(mode: Mode, pacing: bool) -> HeapConfig {
     HeapConfig::new(HEAP)
         .mode(mode)
@@ -156,6 +183,23 @@ fn pacing_slows_a_mutator_that_outruns_the_collector() {
         assert!(p.duration_ns >= p.imposed_ns, "{p:?}");
         assert_eq!(p.thread, "mutator");
     }
+    // The floor, on the delays imposed (the records keep when each sleep began, as the pacer
+    // counted it): no 10 ms window holds more than 5 ms of them. (1 ns per record of slack:
+    // the record's clock rounds to whole nanoseconds.)
+    let floor = PacingConfig::default();
+    let window = floor.window.as_nanos() as u64;
+    let budget = (window as f64 * (1.0 - floor.min_mutator_share)) as u64;
+    let (worst, n) = worst_window(&on.stats.pacing, window);
+    println!(
+        "pacing on : worst {} ms window held {:.2} ms of imposed delays (floor allows {:.2})",
+        window / 1_000_000,
+        ms(worst),
+        ms(budget)
+    );
+    assert!(
+        worst <= budget + n,
+        "a {window} ns window held {worst} ns of pacing delays, over the floor's {budget} ns"
+    );
     assert!(
         off.stats.pacing.is_empty(),
         "pacing off, yet {} delays were recorded",
@@ -204,6 +248,38 @@ fn bad_pacing_settings_are_refused() {
     c.pacing.duration_margin = f64::NAN;
     let e = c.validate().unwrap_err();
     assert!(e.to_string().contains("pacing_duration_margin"), "{e}");
+    // The floor: a share in [0, 1) and a window of 1 ms to 1 s, each named with what to give.
+    for (share, window, setting, hint) in [
+        (
+            1.0,
+            10,
+            "pacing_min_mutator_share",
+            "at least 0 and below 1",
+        ),
+        (
+            -0.5,
+            10,
+            "pacing_min_mutator_share",
+            "at least 0 and below 1",
+        ),
+        (
+            f64::NAN,
+            10,
+            "pacing_min_mutator_share",
+            "at least 0 and below 1",
+        ),
+        (0.5, 0, "pacing_window", "between 1 ms and 1 s"),
+        (0.5, 2000, "pacing_window", "between 1 ms and 1 s"),
+    ] {
+        let c = HeapConfig::new(HEAP).pacing_floor(share, Duration::from_millis(window));
+        let e = Heap::new(c).err().expect("a heap with a bad pacing floor");
+        let msg = e.to_string();
+        assert!(msg.contains(setting) && msg.contains(hint), "{msg}");
+    }
+    assert!(HeapConfig::new(HEAP)
+        .pacing_floor(0.0, Duration::from_secs(1))
+        .validate()
+        .is_ok());
     // Off, the cap is still checked (it would apply when turned on), and the defaults pass.
     assert!(HeapConfig::new(HEAP).validate().is_ok());
     assert!(HeapConfig::new(HEAP).pacing(false).validate().is_ok());

@@ -1,5 +1,6 @@
 //! Fuzz target of the environment overrides `HeapConfig::from_env` reads (`ZRS_GC_LOG`,
-//! `ZRS_GC_THREADS`, `ZRS_PACING_QUANTUM`, `ZRS_PACING_MAX_DELAY_US`): random values —
+//! `ZRS_GC_THREADS`, `ZRS_PACING_QUANTUM`, `ZRS_PACING_MAX_DELAY_US`,
+//! `ZRS_PACING_MIN_MUTATOR_SHARE`, `ZRS_PACING_WINDOW_US`): random values —
 //! numbers at the edges of each range and past `u64::MAX`, signs, units, spaces, empty
 //! strings, non-ASCII text — set in random combinations. Each case checks the result against
 //! what the variables say: a malformed value is an `EnvError` naming that variable; a
@@ -38,6 +39,9 @@ fn value(rng: &mut Rng, var: &str) -> String {
         "ZRS_GC_THREADS" => &["2", "1024", "1025", "4294967296"],
         "ZRS_PACING_QUANTUM" => &[
             "4k", "4K", "4095", "64m", "64M", "65m", "256KiB", "1T", "3x",
+        ],
+        "ZRS_PACING_MIN_MUTATOR_SHARE" => &[
+            "0", "0.5", "0.99", "1", "-0.25", "NaN", "inf", "1e-3", "half",
         ],
         _ => &["1", "1000", "1000000", "1000001", "18446744073709551"],
     };
@@ -92,6 +96,21 @@ fn case(rng: &mut Rng) -> String {
                 t.parse::<u64>(),
                 "{var}={v:?}"
             ),
+            "ZRS_PACING_WINDOW_US" if !t.is_empty() => assert_eq!(
+                Ok(config.pacing.window.as_micros() as u64),
+                t.parse::<u64>(),
+                "{var}={v:?}"
+            ),
+            "ZRS_PACING_MIN_MUTATOR_SHARE" if !t.is_empty() => {
+                let want = t
+                    .parse::<f64>()
+                    .expect("parsed, since from_env accepted it");
+                let got = config.pacing.min_mutator_share;
+                assert!(
+                    got == want || (got.is_nan() && want.is_nan()),
+                    "{var}={v:?}"
+                )
+            }
             _ => {}
         }
     }
@@ -145,6 +164,8 @@ fn environment_overrides() {
             "malformed: ZRS_GC_THREADS",
             "malformed: ZRS_PACING_QUANTUM",
             "malformed: ZRS_PACING_MAX_DELAY_US",
+            "malformed: ZRS_PACING_MIN_MUTATOR_SHARE",
+            "malformed: ZRS_PACING_WINDOW_US",
             "refused: pacing",
         ],
         300,

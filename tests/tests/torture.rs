@@ -144,11 +144,24 @@ fn assert_stalls_often_and_ooms_rarely(r: &Report) {
     assert_ooms_rare(r);
 }
 
+/// No thread was held by imposed pacing delays more than the pacer's floor allows in any
+/// window (the default: half of any 10 ms), whenever pacing ran.
+fn assert_pacing_floor_held(r: &Report) {
+    let budget = r.pacing_floor_budget_ns;
+    assert!(
+        r.worst_pacing_window_ns <= budget + r.worst_pacing_window_delays,
+        "a thread was held {} ns of pacing delays in one window, over the floor's {budget} ns: \
+         {r}",
+        r.worst_pacing_window_ns
+    );
+}
+
 /// Pacing (on by default) was reached: a concurrent nearly full heap, where the threads
-/// outrun the collector, had its mutators delayed, and the collector then ran concurrent
-/// phases on idle-class workers. (The model check covers what the threads did around the
-/// delays: a paced allocation is an allocation like any other.)
+/// outrun the collector, had its mutators delayed, within the floor, and the collector then
+/// ran concurrent phases on idle-class workers. (The model check covers what the threads did
+/// around the delays: a paced allocation is an allocation like any other.)
 fn assert_paced(r: &Report) {
+    assert_pacing_floor_held(r);
     // (A debug build allocates too slowly to outrun the collector.)
     if cfg!(not(debug_assertions)) {
         assert!(
@@ -181,6 +194,11 @@ fn nearly_full(test: &str, mode: Mode, secs: u64, seed: u64) -> Config {
     // ones, compacted a page in place). Without a reserve, mutators fill every page, and a
     // full heap must compact.
     c.relocation_reserve = Some(0);
+    // The pacer, from the start of each cycle and with half of every 10 ms to hold, keeps
+    // the heap from filling (three runs of 12 s on a loaded machine never compacted a page in
+    // place): a floor of 90% leaves it a millisecond of each 10 ms, so the threads still
+    // outrun the collector and fill the heap, and are paced at the floor on the way.
+    c.pacing_floor = Some(0.9);
     c.shared_fraction = 0.2;
     c.fill = true;
     c.max_objects = 40_000;
@@ -233,6 +251,12 @@ fn concurrent() {
     assert!(r.stale_slots_remapped > 0, "{r}");
     assert_direct_paths(&r, Mode::Concurrent);
     assert_direct_limit_reached(&r);
+    // Pacing is on here too (the default floor): its delays were reached, within the floor.
+    // (A debug build allocates too slowly to outrun the collector.)
+    if cfg!(not(debug_assertions)) {
+        assert!(r.pacing_delays > 0, "no pacing delay: {r}");
+    }
+    assert_pacing_floor_held(&r);
 }
 
 #[test]
@@ -507,6 +531,14 @@ fn soak() {
                 r.runs
             ));
         }
+        // The pacer's floor held wherever pacing ran.
+        if r.worst_pacing_window_ns > r.pacing_floor_budget_ns + r.worst_pacing_window_delays {
+            unmet.push(format!(
+                "{name}: a thread was held {} ns of pacing delays in one window, over the \
+                 floor's {} ns",
+                r.worst_pacing_window_ns, r.pacing_floor_budget_ns
+            ));
+        }
     }
     // Concurrent marking remapped pointers the previous relocation left stale, through the
     // mark ring's stale stage (the `stw` pause remaps every pointer before it marks).
@@ -516,6 +548,10 @@ fn soak() {
                 "{name}: no stale slot remapped by the markers in {} runs",
                 r.runs
             ));
+        }
+        // It paces with the default floor (the nearly full heap with a higher one).
+        if r.pacing_delays == 0 {
+            unmet.push(format!("{name}: no pacing delay in {} runs", r.runs));
         }
     }
     for name in DIRECT_LIMIT_CONFIGS {

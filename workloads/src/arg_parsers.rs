@@ -61,6 +61,30 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     Ok(f)
 }
 
+/// Parse the pacer's floor, the mutator's least share of each window: at least 0, below 1.
+pub fn parse_pacing_floor(s: &str) -> Result<f64, String> {
+    let f: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number, e.g. 0.5"))?;
+    if !(0.0..1.0).contains(&f) {
+        return Err(format!(
+            "{s} is not at least 0 and below 1: give e.g. 0.5 (0 for no floor), or --pacing off"
+        ));
+    }
+    Ok(f)
+}
+
+/// Parse the pacer's floor window in milliseconds: a whole number from 1 to 1000.
+pub fn parse_pacing_window(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(ms) if (1..=1000).contains(&ms) => Ok(ms),
+        _ => Err(format!(
+            "{s:?} is not a whole number of milliseconds from 1 to 1000, e.g. 10"
+        )),
+    }
+}
+
 /// Parse a fraction from 0 to 1 inclusive.
 pub fn parse_unit_interval(s: &str) -> Result<f64, String> {
     let f: f64 = s

@@ -6,7 +6,10 @@
 //! own heap-geometry check), modes, workloads, durations, fractions. A [`RunConfig`] built from
 //! these arguments is ready for [`crate::runner::run_workload`].
 
-use crate::arg_parsers::{mode_parser, parse_fraction, parse_heap, parse_on_off, parse_seconds};
+use crate::arg_parsers::{
+    mode_parser, parse_fraction, parse_heap, parse_on_off, parse_pacing_floor, parse_pacing_window,
+    parse_seconds,
+};
 use crate::buffer_kind::BufferKind;
 use crate::jvm::JvmCollector;
 use crate::run_result::{Mode, RunConfig};
@@ -211,6 +214,17 @@ pub struct CommonArgs {
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
+    /// The pacer's floor (minimum mutator utilization): the pacer never holds a mutator more
+    /// than 1 − SHARE of any --pacing-window, so that it keeps at least SHARE of every window
+    /// (pauses and stalls aside). 0: no floor, only the 1 ms cap per delay. A mutator still
+    /// outrunning the collector at the floor fills the heap and stalls. [default: 0.5, or
+    /// ZRS_PACING_MIN_MUTATOR_SHARE]
+    #[arg(long, value_name = "SHARE", value_parser = parse_pacing_floor)]
+    pub pacing_floor: Option<f64>,
+    /// The window of --pacing-floor, in milliseconds (1 to 1000). [default: 10, or
+    /// ZRS_PACING_WINDOW_US]
+    #[arg(long, value_name = "MS", value_parser = parse_pacing_window)]
+    pub pacing_window: Option<u64>,
     /// Memory the heap commits when it is created, like the JVM's -Xms: a size (at most the
     /// heap), or `max` for the whole heap. With `max` the measured phase does not include the
     /// heap growing into fresh memory, which costs a mutator 1-25 ms per new page on a VM
@@ -232,6 +246,8 @@ impl CommonArgs {
         c.seed = self.seed;
         c.min_cycles = self.min_cycles.unwrap_or(min_cycles);
         c.pacing = self.pacing;
+        c.pacing_floor = self.pacing_floor;
+        c.pacing_window_ms = self.pacing_window;
         c.memory_report = self.memory_report;
         c.initial_heap_bytes = match self.initial_heap {
             InitialHeap::Max => c.heap_bytes,
@@ -626,6 +642,32 @@ mod tests {
         assert_eq!((c.threads, c.seed, c.min_cycles), (2, 7, 5));
         assert_eq!(c.live_set_bytes, ((512u64 << 20) as f64 * 0.3) as u64);
         assert_eq!(param(c, "hit_rate"), json!(0.9));
+    }
+
+    #[test]
+    fn pacing_floor_reaches_every_run_and_bad_floors_are_refused() {
+        let cli = parse(&["--pacing-floor", "0.25", "--pacing-window", "20"]).unwrap();
+        let configs = cli.sweep.configs().unwrap();
+        assert!(configs
+            .iter()
+            .all(|c| c.pacing_floor == Some(0.25) && c.pacing_window_ms == Some(20)));
+        let c = parse(&["heap-churn", "--pacing-floor", "0"])
+            .unwrap()
+            .command
+            .unwrap()
+            .run_config()
+            .unwrap()
+            .unwrap();
+        assert_eq!((c.pacing_floor, c.pacing_window_ms), (Some(0.0), None));
+        let defaults = parse(&[]).unwrap().sweep.configs().unwrap();
+        assert!(defaults.iter().all(|c| c.pacing_floor.is_none()));
+        for (args, says) in [
+            (["--pacing-floor", "1"], "below 1"),
+            (["--pacing-window", "0"], "from 1 to 1000"),
+        ] {
+            let e = parse(&args).expect_err("a bad floor").to_string();
+            assert!(e.contains(says), "{e}");
+        }
     }
 
     #[test]

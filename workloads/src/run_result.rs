@@ -45,6 +45,16 @@ pub struct RunConfig {
     /// Results written before the option existed ran with it on.
     #[serde(default = "pacing_default")]
     pub pacing: bool,
+    /// The pacer's floor, the mutator's least share of each window
+    /// (`gc_runtime::PacingConfig::min_mutator_share`, `--pacing-floor`); `None`: the heap's
+    /// default (0.5) or the environment's. Results written before the floor existed ran
+    /// without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_floor: Option<f64>,
+    /// The floor's window in milliseconds (`--pacing-window`); `None`: the default (10 ms)
+    /// or the environment's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_window_ms: Option<u64>,
     /// The workload's own options (in JSON, an object with one key per option).
     pub params: WorkloadParams,
     /// Take the memory report (`gc_runtime::MemoryReport`) at the end of the run
@@ -81,6 +91,8 @@ impl RunConfig {
             min_cycles: 0,
             seed: 42,
             pacing: pacing_default(),
+            pacing_floor: None,
+            pacing_window_ms: None,
             params: WorkloadParams::defaults(workload),
             memory_report: false,
             initial_heap_bytes: heap_bytes,

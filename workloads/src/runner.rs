@@ -62,11 +62,17 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     gc_runtime::proc_info::trim_malloc();
     // The environment's overrides (`ZRS_GC_LOG`, `ZRS_GC_THREADS`, the pacing variables) apply
     // to every run; a malformed one fails the run with the variable named.
-    let heap_config = HeapConfig::from_env(config.heap_bytes)
+    let mut heap_config = HeapConfig::from_env(config.heap_bytes)
         .map_err(|e| e.to_string())?
         .mode(config.mode)
         .pacing(config.pacing)
         .initial_heap(config.initial_heap_bytes);
+    if let Some(share) = config.pacing_floor {
+        heap_config.pacing.min_mutator_share = share;
+    }
+    if let Some(ms) = config.pacing_window_ms {
+        heap_config.pacing.window = std::time::Duration::from_millis(ms);
+    }
     let heap = Heap::new(heap_config).map_err(|e| {
         format!(
             "cannot create a {} heap: {e}",

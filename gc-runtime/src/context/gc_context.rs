@@ -1,10 +1,11 @@
 //! The context every collector subsystem is handed: the global phase state, the pages, the
-//! forwarding index and the cycle monitor (what ZGC's subsystems reach through `ZHeap` and its
+//! forwarding index, the cycle monitor and the cycle's progress counters (what ZGC's subsystems reach through `ZHeap` and its
 //! globals). The subsystems themselves (`Mark`, `Relocate`, `RelocationSet`, `Roots`,
 //! `WeakProcessor`, the verifier) keep their own state private and touch the heap only
 //! through this context and the calls of the subsystems below them.
 
 use super::cycle_control::CycleControl;
+use super::cycle_progress::CycleProgress;
 use super::forwarding_index::ForwardingIndex;
 use super::gc_state::GcState;
 use super::page_registry::PageRegistry;
@@ -17,6 +18,8 @@ pub(crate) struct GcContext {
     pub(crate) pages: PageRegistry,
     pub(crate) forwarding: ForwardingIndex,
     pub(crate) control: CycleControl,
+    /// The running cycle's work done and expected, published by the GC workers for the pacer.
+    pub(crate) progress: CycleProgress,
     /// Whether GC threads may run in the idle scheduling class now.
     pub(crate) idle_class: IdleClassGuard,
 }

@@ -10,8 +10,11 @@
 
 use super::object_allocator::{AllocationHeap, ObjectAllocator};
 use super::pacer::Pacer;
+use super::pacing_floor::HeldTimes;
 use crate::config::HeapConfig;
-use crate::context::{CycleControl, Forwarding, ForwardingIndex, GcContext, GcState, PageRegistry};
+use crate::context::{
+    CycleControl, CycleProgress, Forwarding, ForwardingIndex, GcContext, GcState, PageRegistry,
+};
 use crate::direct::DirectBuffers;
 use crate::mark::Mark;
 use crate::mark::WeakProcessor;
@@ -25,7 +28,7 @@ use crate::threads::Safepoint;
 use gc_core::{AddressLayout, HeapError, PageAllocator};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 static NEXT_HEAP_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -72,6 +75,7 @@ impl HeapInner {
                 pages: PageRegistry::new(mem, reserve),
                 forwarding: ForwardingIndex::new(start, size),
                 control: CycleControl::default(),
+                progress: CycleProgress::default(),
                 idle_class: IdleClassGuard::default(),
             },
             safepoint: Safepoint::default(),
@@ -219,8 +223,13 @@ impl AllocationHeap for HeapInner {
     }
 
     #[inline]
-    fn pacing_delay(&self, bytes: u64) -> Option<Duration> {
-        self.pacer.delay_for(&self.cx, bytes)
+    fn pacing_delay(&self, bytes: u64, held: &HeldTimes) -> Option<Duration> {
+        self.pacer.delay_for(&self.cx, bytes, held)
+    }
+
+    #[inline]
+    fn record_pacing(&self, held: &mut HeldTimes, start: Instant, imposed: Duration) {
+        self.pacer.record(held, start, imposed);
     }
 
     #[inline]

@@ -11,6 +11,7 @@ mod heap_inner;
 pub mod memory_report;
 mod object_allocator;
 mod pacer;
+mod pacing_floor;
 mod phantom_referent;
 mod phases;
 mod verifier;

@@ -31,6 +31,7 @@
 //! parameters, so the fast path is compiled for the mutator and reads everything through the
 //! one mutator pointer.
 
+use super::pacing_floor::HeldTimes;
 use crate::config::{HeapConfig, Mode};
 use crate::context::GcContext;
 use crate::observe::{GcCause, GcEvents};
@@ -42,7 +43,7 @@ use parking_lot::Mutex;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Bytes a mutator allocates before it adds them to the heap's shared count.
 const COUNT_BATCH: u64 = 64 << 10;
@@ -98,8 +99,10 @@ pub(crate) trait AllocationHeap {
     fn config(&self) -> &HeapConfig;
     fn cx(&self) -> &GcContext;
     /// How long to delay a mutator that allocated `bytes` since its last check, if at all
-    /// (the pacer's `delay_for`).
-    fn pacing_delay(&self, bytes: u64) -> Option<Duration>;
+    /// (the pacer's `delay_for`), given the delays `held` it was held by recently.
+    fn pacing_delay(&self, bytes: u64, held: &HeldTimes) -> Option<Duration>;
+    /// A pacing delay of `imposed` began at `start` (the pacer's floor counts it in `held`).
+    fn record_pacing(&self, held: &mut HeldTimes, start: Instant, imposed: Duration);
     fn events(&self) -> &GcEvents;
     fn shared(&self) -> &ObjectAllocator;
 }
@@ -140,6 +143,8 @@ pub(crate) struct MutatorAllocation {
     small: Option<Arc<Page>>,
     /// Bytes allocated since the last pacing decision (see `pacer`).
     unpaced: u64,
+    /// The pacing delays of the floor's last window (see `pacing_floor`).
+    held: HeldTimes,
     /// Bytes allocated and not yet added to the heap's shared count (one atomic add per
     /// [`COUNT_BATCH`] bytes instead of one per object; flushed also when the outermost scope
     /// ends and at detach).
@@ -448,12 +453,16 @@ fn page_stalling(
 /// logged.
 #[cold]
 #[inline(never)]
-fn pace(thread: &impl AllocatingThread, bytes: u64) {
+fn pace(thread: &mut impl AllocatingThread, bytes: u64) {
+    let mut held = std::mem::take(&mut thread.allocation().held);
     let heap = thread.heap();
-    let Some(delay) = heap.pacing_delay(bytes) else {
+    let Some(delay) = heap.pacing_delay(bytes, &held) else {
+        thread.allocation().held = held;
         return;
     };
     let began = heap.events().begin();
+    heap.record_pacing(&mut held, began.at(), delay);
     thread.blocking(|| crate::threads::sleep_precisely(delay));
     heap.events().pacing(thread.name(), began, delay);
+    thread.allocation().held = held;
 }

@@ -30,9 +30,11 @@ impl HeapInner {
         self.roots.mutators()
     }
 
-    /// Pause Mark Start: the cycle's mark color and sequence number `n` (only a flip).
+    /// Pause Mark Start: the cycle's mark color and sequence number `n` (a flip), and the
+    /// progress counters the pacer reads start again.
     pub(crate) fn mark_start(&self, n: u64) {
         self.cx.state.flip_to_mark(n);
+        self.cx.progress.begin(self.cx.pages.mutator_free());
     }
 
     /// Mark and heal the strong roots of `muts` (Concurrent Mark Roots, or Mark Roots inside
@@ -92,6 +94,9 @@ impl HeapInner {
     /// publish the set.
     pub(crate) fn select_relocation_set(&self) -> Selection {
         let (sel, forwardings) = relocate::select(&self.cx);
+        self.cx
+            .progress
+            .relocation_selected(sel.live_bytes_selected);
         self.relocate.prepare_targets(&self.cx, &forwardings);
         self.relocation_set.install(&self.cx, forwardings);
         sel

@@ -363,6 +363,7 @@ impl Mark {
 
     /// Trace one object: the marking barrier on each of its slots, with the marking itself
     /// deferred through `ring` (see [`MarkRing`]); the targets this worker marks go to `push`.
+    /// Returns the object's size.
     fn trace_object(
         &self,
         cx: &GcContext,
@@ -371,17 +372,16 @@ impl Mark {
         ring: &mut MarkRing,
         live: &mut LiveCache,
         push: &mut dyn FnMut(Offset),
-    ) {
+    ) -> u64 {
         let layout = cx.layout();
         let bad = cx.state.bad_mask();
         let mark = cx.state.good();
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
         let obj = unsafe { Object::at(layout, off) };
+        let size = obj.size();
         // Account the object's bytes now that its header is at hand (marking counted it with
         // size 0), summed per page in the worker's cache.
-        live.add(off, obj.size(), |at, bytes| {
-            add_live_bytes(cx, at, bytes, guard)
-        });
+        live.add(off, size, |at, bytes| add_live_bytes(cx, at, bytes, guard));
         for (i, slot) in obj.ref_slots().iter().enumerate() {
             let p = slot.load(Ordering::Acquire);
             if p.is_null() {
@@ -413,6 +413,7 @@ impl Mark {
             };
             ring.push(cx, target, guard, push);
         }
+        size
     }
 
     /// Concurrent Mark (and Mark in the `stw` pause): trace until the queue and the mutators'
@@ -509,6 +510,9 @@ impl Mark {
             }
         }
         let mut count = Count(&self.traced, 0);
+        // Bytes traced and not yet published to the cycle's progress (once per 1024 objects,
+        // and when the worker finds no work).
+        let mut unpublished = 0u64;
         // A small FIFO between the mark stack and tracing: an object's header is prefetched
         // when it enters and traced when it leaves, so its cache miss overlaps with the work
         // on the objects before it (marking small objects is bound by memory latency).
@@ -536,17 +540,20 @@ impl Mark {
                     }
                     let oldest = std::mem::replace(&mut fifo[head], off);
                     head = (head + 1) % PREFETCH_DEPTH;
-                    self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
+                    unpublished +=
+                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else if len > 0 {
                     let oldest = fifo[head];
                     head = (head + 1) % PREFETCH_DEPTH;
                     len -= 1;
-                    self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
+                    unpublished +=
+                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else {
                     break;
                 }
                 count.1 += 1;
                 if count.1.is_multiple_of(1024) {
+                    cx.progress.add_marked(std::mem::take(&mut unpublished));
                     // The ring holds no page or forwarding references, only offsets and
                     // objects this cycle marked (their pages stay until marking ends):
                     // repinning is safe with entries in it (each target is looked up again
@@ -559,6 +566,9 @@ impl Mark {
                 (0, 0),
                 "the ring is empty whenever the worker finds no work"
             );
+            if unpublished != 0 {
+                cx.progress.add_marked(std::mem::take(&mut unpublished));
+            }
             // Idle: finish when everyone is idle and nothing is queued.
             idle.fetch_add(1, Ordering::SeqCst);
             loop {

@@ -120,6 +120,12 @@ pub(crate) struct EventStart {
 }
 
 impl EventStart {
+    /// When the event began.
+    #[inline]
+    pub(crate) fn at(&self) -> Instant {
+        self.at
+    }
+
     /// Since the event began.
     #[inline]
     pub(crate) fn elapsed(&self) -> Duration {

@@ -548,6 +548,9 @@ impl Relocate {
                     self.relocate_object_worker(cx, f, page.offset_of(idx), &mut targets);
                 });
                 targets.flush_counts(&self.counters);
+                // The page's live bytes are relocation work done, whoever copied them (this
+                // worker, or mutators' barriers before it): one add per page for the pacer.
+                cx.progress.add_relocated(page.live_map().live_bytes(seq));
                 f.release_and_wait();
                 if !f.is_compacted_in_place() {
                     cx.free_page(page);

@@ -168,6 +168,10 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
         hc = hc.relocation_reserve(r);
     }
     hc = hc.pacing(cfg.pacing);
+    if let Some(share) = cfg.pacing_floor {
+        hc.pacing.min_mutator_share = share;
+    }
+    let pacing = hc.pacing.clone();
     let direct_limit = hc.direct_memory_limit();
     let heap = Heap::new(hc).unwrap_or_else(|e| panic!("{what}: creating the heap: {e}"));
     // Every event of the run (the heap keeps only the most recent records): the report sums
@@ -308,7 +312,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
         }
     }
     report.duration = started.elapsed();
-    report.add_gc(&all_stats(&heap, &events), cfg.max_heap);
+    report.add_gc(&all_stats(&heap, &events), cfg.max_heap, &pacing);
     drop(pool);
     drop(region);
     drop(heap);

@@ -139,6 +139,10 @@ pub struct Config {
     /// `HeapConfig::pacing` (on by default): off, threads that outrun the collector stall
     /// rather than being slowed.
     pub pacing: bool,
+    /// `PacingConfig::min_mutator_share`: `None` for the default floor (half of every 10 ms
+    /// left to each thread); a higher one leaves the pacer less to hold, so threads that
+    /// outrun the collector still fill the heap.
+    pub pacing_floor: Option<f64>,
     /// `HeapConfig::continuous` (on by default): cycles back to back; off, the director
     /// starts them (by allocation rate), so more garbage gathers between two cycles.
     pub continuous: bool,
@@ -170,6 +174,7 @@ impl Config {
             oom_ok: false,
             max_direct: None,
             pacing: true,
+            pacing_floor: None,
             continuous: true,
             relocation_reserve: None,
             test_name: name.to_string(),

@@ -98,6 +98,14 @@ pub struct Report {
     pub pacing_delays: u64,
     pub pacing_total_ns: u64,
     pub max_pacing_ns: u64,
+    /// The most pacing delay (imposed) one thread had in any window of the pacer's floor
+    /// (`PacingConfig::window`, the default 10 ms), and how many delays that window overlaps:
+    /// the floor allows `(1 − min_mutator_share) × window` (1 ns of rounding per delay).
+    pub worst_pacing_window_ns: u64,
+    pub worst_pacing_window_delays: u64,
+    /// The imposed delay the floor allows in one window: `(1 − min_mutator_share) × window`
+    /// of the run's `PacingConfig` (the smallest of the runs added).
+    pub pacing_floor_budget_ns: u64,
     pub ooms: u64,
     pub weak_cleared_seen: u64,
     pub weak_clear_deadlines_checked: u64,
@@ -171,6 +179,15 @@ impl Report {
         self.pacing_delays += o.pacing_delays;
         self.pacing_total_ns += o.pacing_total_ns;
         self.max_pacing_ns = self.max_pacing_ns.max(o.max_pacing_ns);
+        if self.pacing_floor_budget_ns == 0
+            || o.pacing_floor_budget_ns < self.pacing_floor_budget_ns
+        {
+            self.pacing_floor_budget_ns = o.pacing_floor_budget_ns;
+        }
+        if o.worst_pacing_window_ns > self.worst_pacing_window_ns {
+            self.worst_pacing_window_ns = o.worst_pacing_window_ns;
+            self.worst_pacing_window_delays = o.worst_pacing_window_delays;
+        }
         self.ooms += o.ooms;
         self.weak_cleared_seen += o.weak_cleared_seen;
         self.weak_clear_deadlines_checked += o.weak_clear_deadlines_checked;
@@ -231,7 +248,12 @@ impl Report {
     }
 
     /// Take the collector's figures from the heap's statistics.
-    pub(super) fn add_gc(&mut self, stats: &gc_runtime::GcStats, max_heap: u64) {
+    pub(super) fn add_gc(
+        &mut self,
+        stats: &gc_runtime::GcStats,
+        max_heap: u64,
+        pacing: &gc_runtime::PacingConfig,
+    ) {
         let sum = |f: fn(&CycleRecord) -> u64| stats.cycles.iter().map(f).sum::<u64>();
         self.cycles = stats.cycles.len() as u64;
         self.pauses = stats.pauses.len() as u64;
@@ -269,7 +291,33 @@ impl Report {
             .map(|p| p.duration_ns)
             .max()
             .unwrap_or(0);
+        let window = pacing.window.as_nanos() as u64;
+        (self.worst_pacing_window_ns, self.worst_pacing_window_delays) =
+            worst_pacing_window(&stats.pacing, window);
+        self.pacing_floor_budget_ns = (window as f64 * (1.0 - pacing.min_mutator_share)) as u64;
     }
+}
+
+/// The most imposed delay one thread's records hold in any window of `window` ns, and how
+/// many records that window overlaps (the worst window ends where a delay ends).
+fn worst_pacing_window(records: &[gc_runtime::PacingRecord], window: u64) -> (u64, u64) {
+    let span = |p: &gc_runtime::PacingRecord| (p.start_at_ns, p.start_at_ns + p.imposed_ns);
+    let mut worst = (0, 0);
+    for p in records {
+        let end = span(p).1;
+        let from = end.saturating_sub(window);
+        let (mut held, mut n) = (0, 0);
+        for q in records.iter().filter(|q| q.thread == p.thread) {
+            let (a, b) = span(q);
+            let overlap = b.min(end).saturating_sub(a.max(from));
+            if overlap > 0 {
+                held += overlap;
+                n += 1;
+            }
+        }
+        worst = worst.max((held, n));
+    }
+    worst
 }
 
 /// `n` bytes in the largest binary unit that keeps the figure at least 1.
@@ -382,7 +430,7 @@ impl std::fmt::Display for Report {
         write!(
             f,
             "{} live-set sheds, {} allocation stalls ({} failed), {} pacing delays ({:.1} ms, \
-             longest {:.3} ms), {} out-of-memory errors; weak handles: {} seen cleared, {} \
+             longest {:.3} ms, worst floor window {:.3} of {:.3} ms imposed), {} out-of-memory errors; weak handles: {} seen cleared, {} \
              clear deadlines met, {} resurrections",
             self.sheds,
             self.stalls,
@@ -390,6 +438,8 @@ impl std::fmt::Display for Report {
             self.pacing_delays,
             self.pacing_total_ns as f64 / 1e6,
             self.max_pacing_ns as f64 / 1e6,
+            self.worst_pacing_window_ns as f64 / 1e6,
+            self.pacing_floor_budget_ns as f64 / 1e6,
             self.ooms,
             self.weak_cleared_seen,
             self.weak_clear_deadlines_checked,

@@ -12,6 +12,9 @@
 //!   --gc-stress        start collection cycles back to back (for tests)
 //!   --pacing <on|off>  slow the program a little while a cycle runs, instead of stalling it
 //!                      when the heap fills (default on; concurrent mode only)
+//!   --pacing-floor <SHARE>
+//!                      the least share of every 10 ms pacing leaves the program (default
+//!                      0.5; 0 for no floor)
 //!   --compile-only     compile the script, report compile errors, run nothing
 //!   --disassemble      print the bytecode of every function before running
 //! ```
@@ -36,7 +39,7 @@ pub const EXIT_RUNTIME_ERROR: u8 = 70;
 pub const EXIT_IO_ERROR: u8 = 74;
 
 /// Parsed command line.
-#[derive(Clone, Debug, PartialEq, Eq, Parser)]
+#[derive(Clone, Debug, PartialEq, Parser)]
 #[command(
     name = "lox",
     version,
@@ -77,6 +80,12 @@ pub struct Options {
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
+    /// The pacer's floor: pacing never holds the program more than 1 − SHARE of any 10 ms,
+    /// so it keeps at least SHARE of every 10 ms (pauses and stalls aside); 0 for no floor.
+    /// A program still outrunning the collector at the floor fills the heap and waits in an
+    /// allocation stall. [default: 0.5, or ZRS_PACING_MIN_MUTATOR_SHARE]
+    #[arg(long, value_name = "SHARE", value_parser = parse_pacing_floor)]
+    pub pacing_floor: Option<f64>,
     /// Only compile the script: print compile errors and exit 65, or exit 0.
     #[arg(long)]
     pub compile_only: bool,
@@ -170,6 +179,9 @@ impl Options {
         // reserve, which would eat a small heap on a many-core machine.
         let threads = config.gc_threads.min(MAX_GC_THREADS);
         config = config.gc_threads(threads);
+        if let Some(share) = self.pacing_floor {
+            config.pacing.min_mutator_share = share;
+        }
         if self.gc_log {
             config = config.log(gc_runtime::LogLevel::Gc);
         }
@@ -208,6 +220,16 @@ pub fn parse_on_off(text: &str) -> Result<bool, String> {
         "on" | "true" | "yes" | "1" => Ok(true),
         "off" | "false" | "no" | "0" => Ok(false),
         _ => Err(format!("invalid switch '{text}' (expected on or off)")),
+    }
+}
+
+/// Parses `--pacing-floor`: a share of at least 0 and below 1.
+pub fn parse_pacing_floor(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if (0.0..1.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "invalid share '{text}' (expected at least 0 and below 1, e.g. 0.5; 0 for no floor)"
+        )),
     }
 }
 
@@ -315,5 +337,17 @@ mod tests {
         assert!(!o.pacing && !o.heap_config().unwrap().pacing.enabled);
         let e = Options::try_parse_from(["lox", "--pacing", "maybe"]).unwrap_err();
         assert!(e.to_string().contains("expected on or off"), "{e}");
+        let o = Options::try_parse_from(["lox", "--pacing-floor", "0.25"]).unwrap();
+        assert_eq!(o.heap_config().unwrap().pacing.min_mutator_share, 0.25);
+        let defaults = gc_runtime::PacingConfig::default();
+        let o = Options::try_parse_from(["lox"]).unwrap();
+        assert_eq!(
+            o.heap_config().unwrap().pacing.min_mutator_share,
+            defaults.min_mutator_share
+        );
+        for bad in ["1", "1.5", "half"] {
+            let e = Options::try_parse_from(["lox", "--pacing-floor", bad]).unwrap_err();
+            assert!(e.to_string().contains("below 1"), "{e}");
+        }
     }
 }
