@@ -11,6 +11,7 @@ use crate::address::{AddressLayout, View, VIRTUAL_TO_PHYSICAL_RATIO};
 use crate::address_space::AddressSpace;
 use crate::config::MemoryConfig;
 use crate::error::{AllocError, HeapError};
+use crate::huge_pages::HugePages;
 use crate::page::{Page, PageKind, PageMemory, PageSizes};
 use crate::page_cache::PageCache;
 use crate::page_table::PageTable;
@@ -72,7 +73,10 @@ impl PageAllocator {
         virtual_memory::check_map_count(config.max_heap, limit, virtual_memory::count_mappings())?;
         let physical = PhysicalMemory::new(config.max_heap, &config.backing, config.huge_pages)?;
         let reserve = (config.max_heap * VIRTUAL_TO_PHYSICAL_RATIO).min(layout.offset_space());
-        let views = Views::reserve(layout, reserve, config.reserve_at.map(Offset::from_raw))?;
+        let mut views = Views::reserve(layout, reserve, config.reserve_at.map(Offset::from_raw))?;
+        if config.huge_pages == HugePages::Transparent {
+            views = views.advise_huge_pages();
+        }
         let initial = config.initial_heap.div_ceil(GRANULE_SIZE) * GRANULE_SIZE;
         if initial > 0 {
             physical
@@ -81,7 +85,8 @@ impl PageAllocator {
                     len: initial,
                 })
                 .map_err(|source| HeapError::Os {
-                    what: "committing the initial heap (fallocate)",
+                    what: "committing the initial heap (fallocate, or faulting it in on \
+                           transparent huge pages)",
                     source,
                 })?;
         }

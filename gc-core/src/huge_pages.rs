@@ -1,0 +1,334 @@
+//! Huge pages for the heap: the `HugePages` setting and the check of what the system allows
+//! (ZGC's `-XX:+UseLargePages` and `-XX:+UseTransparentHugePages`, `ZLargePages`).
+//!
+//! A heap of gigabytes on 4 KiB pages needs hundreds of thousands of page-table entries per
+//! view, and a marking or relocating thread that walks it misses the TLB on almost every
+//! object. A 2 MiB page covers a whole granule with one entry. Linux offers two ways to back a
+//! memfd, the heap's one file, with them:
+//!
+//! - **Transparent huge pages for shmem** (`transparent`). A memfd is a shmem (tmpfs) file.
+//!   The kernel gives shmem 2 MiB pages when `/sys/kernel/mm/transparent_hugepage/shmem_enabled`
+//!   allows it: `always`, `within_size` or `force` for every shmem file, `advise` only for
+//!   memory faulted in through a mapping marked `madvise(MADV_HUGEPAGE)`; `never` and `deny`
+//!   refuse. The heap marks each view mapping so, and commits a granule by faulting it in
+//!   through a marked temporary mapping (`MADV_POPULATE_WRITE`): a plain `fallocate` has no
+//!   mapping, so under `advise` it would fill the file with 4 KiB pages that no later mapping
+//!   turns into huge ones. The kernel may still fall back to 4 KiB pages when it finds no free
+//!   2 MiB of contiguous memory; the run's report says how much of the heap got huge pages.
+//!   This is ZGC's `-XX:+UseTransparentHugePages`, which also commits through `madvise`d
+//!   mappings of its tmpfs file and asks for `shmem_enabled` = `advise`.
+//! - **hugetlbfs** (`hugetlb`). The memfd is created with `MFD_HUGETLB | MFD_HUGE_2MB`: its
+//!   memory comes only from the kernel's pool of reserved 2 MiB pages
+//!   (`vm.nr_hugepages`, or `/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages`), which
+//!   nothing else can use while reserved and which never falls back to small pages. Committing
+//!   a granule takes a pool page with `fallocate`, so a missing page is a commit error at once,
+//!   not a `SIGBUS` at the first touch. This is ZGC's `-XX:+UseLargePages` (explicit large
+//!   pages), which needs the pool reserved ahead, as here.
+//!
+//! The granule is 2 MiB, the huge page size, so every commit, mapping and uncommit is whole
+//! huge pages. [`HugePageSystem::check`] runs when a heap is created: when the system does not
+//! allow the setting, the heap is refused with an error that names the file or sysctl to
+//! change and the value to give, never created on small pages unannounced.
+
+use crate::config::Backing;
+use crate::error::HeapError;
+use crate::GRANULE_SIZE;
+use std::path::Path;
+
+/// The size of the huge pages the heap uses: 2 MiB, one granule.
+pub const HUGE_PAGE_SIZE: u64 = 2 << 20;
+const _: () = assert!(HUGE_PAGE_SIZE == GRANULE_SIZE);
+
+/// The switch for shmem transparent huge pages.
+pub const SHMEM_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
+/// The per-size switch of 2 MiB shmem huge pages (kernels since 6.11); `inherit` follows
+/// [`SHMEM_ENABLED`].
+pub const SHMEM_ENABLED_2M: &str =
+    "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
+/// The kernel's pool of 2 MiB hugetlb pages.
+pub const HUGETLB_2M: &str = "/sys/kernel/mm/hugepages/hugepages-2048kB";
+
+/// Which pages back the heap.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum HugePages {
+    /// 4 KiB pages (the default: works on every system without changes).
+    #[default]
+    Off,
+    /// Transparent huge pages for shmem: `madvise(MADV_HUGEPAGE)` on the views, committed
+    /// through a marked mapping; the kernel may fall back to 4 KiB pages.
+    Transparent,
+    /// The memfd from the hugetlb pool (`MFD_HUGETLB`), 2 MiB pages only.
+    Hugetlb,
+}
+
+impl HugePages {
+    /// Every setting, in the order the help lists them.
+    pub const ALL: [HugePages; 3] = [HugePages::Off, HugePages::Transparent, HugePages::Hugetlb];
+
+    /// The setting's name, as options and the environment spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            HugePages::Off => "off",
+            HugePages::Transparent => "transparent",
+            HugePages::Hugetlb => "hugetlb",
+        }
+    }
+}
+
+impl std::fmt::Display for HugePages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for HugePages {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        HugePages::ALL
+            .into_iter()
+            .find(|h| h.name().eq_ignore_ascii_case(t))
+            .ok_or_else(|| {
+                format!("{s:?} is not a huge-page setting: give off, transparent or hugetlb")
+            })
+    }
+}
+
+/// What the system allows, read from `/sys` and `/proc`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HugePageSystem {
+    /// The selected word of [`SHMEM_ENABLED`] (`never`, `advise`, ...); `None` when the file
+    /// is missing (a kernel without transparent huge pages).
+    pub shmem_enabled: Option<String>,
+    /// The selected word of [`SHMEM_ENABLED_2M`]; `None` when the kernel has no such file.
+    pub shmem_enabled_2m: Option<String>,
+    /// 2 MiB pages in the hugetlb pool (`nr_hugepages` of [`HUGETLB_2M`]).
+    pub nr_hugepages: u64,
+    /// Pool pages no one has taken (`free_hugepages`).
+    pub free_hugepages: u64,
+    /// Free pool pages promised to mappings already made (`resv_hugepages`): not available.
+    pub resv_hugepages: u64,
+    /// The default huge page size (`Hugepagesize` of `/proc/meminfo`): the size
+    /// `vm.nr_hugepages` counts in.
+    pub default_huge_page_size: u64,
+}
+
+/// The word in brackets of a sysfs choice file: `always [advise] never` → `advise`.
+pub fn selected_word(text: &str) -> Option<String> {
+    let start = text.find('[')?;
+    let end = text[start..].find(']')? + start;
+    Some(text[start + 1..end].to_string())
+}
+
+fn read_u64(path: &str) -> u64 {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A `/proc/meminfo` field in bytes (its kB value times 1024; 0 if missing).
+pub fn meminfo_bytes(name: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    meminfo_field(&text, name) * 1024
+}
+
+/// A field's number in `/proc/meminfo` or `smaps_rollup` text (`ShmemPmdMapped:  2048 kB`).
+pub fn meminfo_field(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let (key, rest) = l.split_once(':')?;
+            (key.trim() == name).then(|| rest.split_whitespace().next()?.parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
+impl HugePageSystem {
+    /// Read the system's settings now.
+    pub fn read() -> HugePageSystem {
+        let word = |p: &str| {
+            std::fs::read_to_string(p)
+                .ok()
+                .and_then(|t| selected_word(&t))
+        };
+        HugePageSystem {
+            shmem_enabled: word(SHMEM_ENABLED),
+            shmem_enabled_2m: word(SHMEM_ENABLED_2M),
+            nr_hugepages: read_u64(&format!("{HUGETLB_2M}/nr_hugepages")),
+            free_hugepages: read_u64(&format!("{HUGETLB_2M}/free_hugepages")),
+            resv_hugepages: read_u64(&format!("{HUGETLB_2M}/resv_hugepages")),
+            default_huge_page_size: meminfo_bytes("Hugepagesize"),
+        }
+    }
+
+    /// 2 MiB pool pages a new heap can take: free and not promised to another mapping.
+    pub fn available_hugepages(&self) -> u64 {
+        self.free_hugepages.saturating_sub(self.resv_hugepages)
+    }
+
+    /// Whether shmem transparent huge pages can be had through `madvise`: the switch that
+    /// decides and its value, if they cannot.
+    fn transparent_refusal(&self) -> Option<(&'static str, String)> {
+        let refuses = |w: &str| w == "never" || w == "deny";
+        match (&self.shmem_enabled, &self.shmem_enabled_2m) {
+            (None, _) => Some((SHMEM_ENABLED, "missing".into())),
+            // `deny` turns every size off, whatever the per-size switch says.
+            (Some(w), _) if w == "deny" => Some((SHMEM_ENABLED, w.clone())),
+            (_, Some(w)) if w != "inherit" && refuses(w) => Some((SHMEM_ENABLED_2M, w.clone())),
+            (Some(w), Some(w2)) if w2 == "inherit" && refuses(w) => {
+                Some((SHMEM_ENABLED, w.clone()))
+            }
+            (Some(w), None) if refuses(w) => Some((SHMEM_ENABLED, w.clone())),
+            _ => None,
+        }
+    }
+
+    /// Refuse `setting` for a heap of `max_heap` bytes on `backing` when this system does not
+    /// allow it; the error says what to set. `off` is always allowed.
+    pub fn check(
+        &self,
+        setting: HugePages,
+        max_heap: u64,
+        backing: &Backing,
+    ) -> Result<(), HeapError> {
+        match setting {
+            HugePages::Off => Ok(()),
+            HugePages::Transparent => {
+                if let Backing::Directory(dir) = backing {
+                    if fs_magic(dir) != Some(TMPFS_MAGIC) {
+                        return Err(HeapError::HugePagesBacking {
+                            setting,
+                            dir: dir.clone(),
+                            needs: "a tmpfs directory (transparent huge pages are for shmem \
+                                    files), e.g. /dev/shm",
+                        });
+                    }
+                }
+                match self.transparent_refusal() {
+                    None => Ok(()),
+                    Some((file, value)) => {
+                        Err(HeapError::TransparentHugePagesRefused { file, value })
+                    }
+                }
+            }
+            HugePages::Hugetlb => {
+                if let Backing::Directory(dir) = backing {
+                    if fs_magic(dir) != Some(HUGETLBFS_MAGIC) {
+                        return Err(HeapError::HugePagesBacking {
+                            setting,
+                            dir: dir.clone(),
+                            needs: "a hugetlbfs mount (e.g. mount -t hugetlbfs -o pagesize=2M \
+                                    none /mnt/huge), or the default memfd backing",
+                        });
+                    }
+                }
+                let needed = max_heap.div_ceil(HUGE_PAGE_SIZE);
+                let available = self.available_hugepages();
+                if available >= needed {
+                    return Ok(());
+                }
+                // Raise the pool by what is missing: the pages others use or have reserved
+                // stay theirs.
+                let suggested = self.nr_hugepages + (needed - available);
+                let how = if self.default_huge_page_size == HUGE_PAGE_SIZE {
+                    format!("sysctl -w vm.nr_hugepages={suggested}")
+                } else {
+                    format!("echo {suggested} > {HUGETLB_2M}/nr_hugepages")
+                };
+                Err(HeapError::HugePagesUnavailable {
+                    needed,
+                    available,
+                    free: self.free_hugepages,
+                    reserved: self.resv_hugepages,
+                    nr_hugepages: self.nr_hugepages,
+                    suggested,
+                    how,
+                })
+            }
+        }
+    }
+}
+
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+const HUGETLBFS_MAGIC: i64 = 0x9584_58f6;
+
+/// The file system type of `dir` (`statfs`'s `f_type`), `None` if it cannot be read.
+fn fs_magic(dir: &Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `st` is plain old data that statfs fills on success; zeroed is a valid value.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a valid out pointer.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    Some(st.f_type as i64)
+}
+
+/// How much of this process's shared file memory is mapped with 2 MiB page-table entries
+/// (`ShmemPmdMapped` + `FilePmdMapped` of `/proc/self/smaps_rollup`) and how much of its
+/// hugetlb memory is mapped (`Shared_Hugetlb` + `Private_Hugetlb`), in bytes. The heap's
+/// views map the same memory three times, so a heap wholly on huge pages counts up to three
+/// times its committed bytes here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HugePageUse {
+    /// `ShmemPmdMapped` + `FilePmdMapped`: transparent huge pages mapped by this process.
+    pub pmd_mapped: u64,
+    /// `Shared_Hugetlb` + `Private_Hugetlb`: hugetlb pages mapped by this process.
+    pub hugetlb_mapped: u64,
+    /// `ShmemHugePages` of `/proc/meminfo`: shmem memory on huge pages, system-wide.
+    pub shmem_huge_pages_system: u64,
+}
+
+impl HugePageUse {
+    /// Read this process's figures now.
+    pub fn read() -> HugePageUse {
+        let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+        let kb = |name: &str| meminfo_field(&rollup, name) * 1024;
+        HugePageUse {
+            pmd_mapped: kb("ShmemPmdMapped") + kb("FilePmdMapped"),
+            hugetlb_mapped: kb("Shared_Hugetlb") + kb("Private_Hugetlb"),
+            shmem_huge_pages_system: meminfo_bytes("ShmemHugePages"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_by_name_and_refuse_others() {
+        for h in HugePages::ALL {
+            assert_eq!(h.name().parse::<HugePages>(), Ok(h));
+            assert_eq!(h.to_string().to_uppercase().parse::<HugePages>(), Ok(h));
+        }
+        let e = "thp".parse::<HugePages>().unwrap_err();
+        assert!(e.contains("off, transparent or hugetlb"), "{e}");
+    }
+
+    #[test]
+    fn the_selected_word_is_the_bracketed_one() {
+        assert_eq!(
+            selected_word("always within_size advise [never] deny force\n").as_deref(),
+            Some("never")
+        );
+        assert_eq!(
+            selected_word("always [inherit] within_size").as_deref(),
+            Some("inherit")
+        );
+        assert_eq!(selected_word("nothing"), None);
+    }
+
+    #[test]
+    fn fields_are_read_by_exact_name() {
+        let text = "ShmemHugePages:     4096 kB\nShmemPmdMapped:     2048 kB\n";
+        assert_eq!(meminfo_field(text, "ShmemPmdMapped"), 2048);
+        assert_eq!(meminfo_field(text, "ShmemHugePages"), 4096);
+        assert_eq!(meminfo_field(text, "Shmem"), 0);
+    }
+}
