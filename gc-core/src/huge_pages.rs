@@ -297,6 +297,83 @@ impl HugePageUse {
     }
 }
 
+/// Which pages a heap's memory is on, read back from the kernel at the end of a run: what a
+/// report states as the run's page size. Read per mapping from `/proc/self/smaps` over the
+/// heap's view ranges (its page-table walk holds the memory-map lock: read it while no
+/// mutator runs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PageSizeReading {
+    /// The setting the heap was created with.
+    pub requested: HugePages,
+    /// Bytes committed when read.
+    pub committed: u64,
+    /// Bytes of the heap mapped with 2 MiB entries, in the view that has the most of them
+    /// (every view maps the same memory): `ShmemPmdMapped` + `FilePmdMapped`, or
+    /// `Shared_Hugetlb` + `Private_Hugetlb` for hugetlb memory; at most `committed`.
+    pub huge_bytes: u64,
+}
+
+impl PageSizeReading {
+    /// Read the huge-page fields of the mappings inside `views` (start, end) from
+    /// `smaps_text` (the text of `/proc/self/smaps`).
+    pub fn from_smaps(
+        smaps_text: &str,
+        views: &[(u64, u64)],
+        requested: HugePages,
+        committed: u64,
+    ) -> PageSizeReading {
+        let mut per_view = vec![0u64; views.len()];
+        let mut current: Option<usize> = None;
+        for line in smaps_text.lines() {
+            let first = line.split_whitespace().next().unwrap_or("");
+            if let Some((a, b)) = first.split_once('-') {
+                if let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) {
+                    current = views.iter().position(|&(s, e)| a >= s && b <= e);
+                    continue;
+                }
+            }
+            let Some(v) = current else { continue };
+            let Some((key, rest)) = line.split_once(':') else {
+                continue;
+            };
+            if matches!(
+                key,
+                "ShmemPmdMapped" | "FilePmdMapped" | "Shared_Hugetlb" | "Private_Hugetlb"
+            ) {
+                let kb: u64 = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                per_view[v] += kb * 1024;
+            }
+        }
+        PageSizeReading {
+            requested,
+            committed,
+            huge_bytes: per_view.into_iter().max().unwrap_or(0).min(committed),
+        }
+    }
+
+    /// True if huge pages were asked for and the heap got none.
+    pub fn got_none(&self) -> bool {
+        self.requested != HugePages::Off && self.huge_bytes == 0
+    }
+
+    /// The page size as reports state it: `4 KiB`, `2 MiB (N MiB of the heap on huge pages)`,
+    /// or `4 KiB: transparent asked, no huge pages used`.
+    pub fn label(&self) -> String {
+        if self.huge_bytes == 0 {
+            return match self.requested {
+                HugePages::Off => "4 KiB".into(),
+                h => format!("4 KiB: {h} asked, no huge pages used"),
+            };
+        }
+        let mib = self.huge_bytes >> 20;
+        format!("2 MiB ({mib} MiB of the heap on huge pages)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,6 +399,36 @@ mod tests {
             Some("inherit")
         );
         assert_eq!(selected_word("nothing"), None);
+    }
+
+    #[test]
+    fn the_reading_takes_the_view_with_most_huge_memory_and_says_when_none() {
+        let smaps = "\
+100000-300000 rw-s 00000000 00:01 5 /memfd:zgc-rs-heap (deleted)
+Rss:                2048 kB
+ShmemPmdMapped:     2048 kB
+FilePmdMapped:         0 kB
+Shared_Hugetlb:        0 kB
+500000-900000 rw-s 00000000 00:01 5 /memfd:zgc-rs-heap (deleted)
+ShmemPmdMapped:     4096 kB
+a00000-c00000 rw-p 00000000 00:00 0
+ShmemPmdMapped:     2048 kB
+";
+        let views = [(0x100000, 0x400000), (0x500000, 0x900000)];
+        let r = PageSizeReading::from_smaps(smaps, &views, HugePages::Transparent, 64 << 20);
+        assert_eq!(r.huge_bytes, 4 << 20);
+        assert_eq!(r.label(), "2 MiB (4 MiB of the heap on huge pages)");
+        assert!(!r.got_none());
+        let none =
+            PageSizeReading::from_smaps(smaps, &[(0xd00000, 0xe00000)], HugePages::Hugetlb, 1);
+        assert!(none.got_none());
+        assert_eq!(none.label(), "4 KiB: hugetlb asked, no huge pages used");
+        let off = PageSizeReading {
+            requested: HugePages::Off,
+            ..none
+        };
+        assert_eq!(off.label(), "4 KiB");
+        assert!(!off.got_none());
     }
 
     #[test]

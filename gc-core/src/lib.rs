@@ -49,7 +49,7 @@ pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;
-pub use huge_pages::{HugePageSystem, HugePageUse, HugePages};
+pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
 pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};

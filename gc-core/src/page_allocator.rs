@@ -11,7 +11,7 @@ use crate::address::{AddressLayout, View, VIRTUAL_TO_PHYSICAL_RATIO};
 use crate::address_space::AddressSpace;
 use crate::config::MemoryConfig;
 use crate::error::{AllocError, HeapError};
-use crate::huge_pages::HugePages;
+use crate::huge_pages::{HugePages, PageSizeReading};
 use crate::page::{Page, PageKind, PageMemory, PageSizes};
 use crate::page_cache::PageCache;
 use crate::page_table::PageTable;
@@ -130,6 +130,25 @@ impl PageAllocator {
     /// The reserved offset range `(start, size)`.
     pub fn reservation(&self) -> (Offset, u64) {
         (self.views.start(), self.views.size())
+    }
+    /// Which pages the heap's memory is on now, read from `/proc/self/smaps` over the three
+    /// views (see [`PageSizeReading`]; it holds the memory-map lock while it reads).
+    pub fn page_size_reading(&self) -> PageSizeReading {
+        let (start, size) = self.reservation();
+        let views: Vec<(u64, u64)> = View::ALL
+            .iter()
+            .map(|&v| {
+                let base = self.layout.address(start, v).raw();
+                (base, base + size)
+            })
+            .collect();
+        let text = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        PageSizeReading::from_smaps(
+            &text,
+            &views,
+            self.config.huge_pages,
+            self.physical.committed_bytes(),
+        )
     }
     /// Max heap.
     pub fn capacity(&self) -> u64 {

@@ -531,7 +531,54 @@ fn description(results: &[RunResult]) -> String {
     if let Some(seed) = same(&|r| r.config.seed.to_string()) {
         parts.push(format!("seed {seed}"));
     }
+    let ours: Vec<&RunResult> = results.iter().filter(|r| r.pages.is_some()).collect();
+    if let Some(first) = ours.first().and_then(|r| r.pages) {
+        if ours
+            .iter()
+            .all(|r| r.pages.map(|p| p.label()) == Some(first.label()))
+        {
+            parts.push(format!(
+                "pages: {} (--huge-pages {})",
+                first.label(),
+                first.requested
+            ));
+        }
+    }
     parts.join(", ")
+}
+
+/// Lines on the pages each run's heap was on, when the runs differ (one line per run), and a
+/// plain statement for each run that asked for huge pages and got none.
+pub fn pages_notes(results: &[RunResult]) -> Vec<String> {
+    let ours: Vec<&RunResult> = results.iter().filter(|r| r.pages.is_some()).collect();
+    let labels: Vec<String> = ours
+        .iter()
+        .filter_map(|r| r.pages.map(|p| p.label()))
+        .collect();
+    let mut notes = Vec::new();
+    if labels.iter().any(|l| *l != labels[0]) {
+        for r in &ours {
+            let p = r.pages.expect("filtered");
+            notes.push(format!(
+                "{}: pages {} (--huge-pages {}).",
+                r.label(),
+                p.label(),
+                p.requested
+            ));
+        }
+    }
+    for r in &ours {
+        let p = r.pages.expect("filtered");
+        if p.got_none() {
+            notes.push(format!(
+                "{}: asked for huge pages (--huge-pages {}) but got none: its heap was on 4 KiB \
+                 pages the whole run (the kernel found no free 2 MiB page when it committed).",
+                r.label(),
+                p.requested
+            ));
+        }
+    }
+    notes
 }
 
 /// The whole markdown report (`table.md`): title, what ran, the main table, the ratio table
@@ -563,7 +610,8 @@ pub fn markdown_report(results: &[RunResult]) -> String {
         out += "\n## Memory (peaks of the 100 ms samples)\n\n";
         out += &t;
     }
-    let notes = run_notes(&summaries);
+    let mut notes = run_notes(&summaries);
+    notes.extend(pages_notes(results));
     if !notes.is_empty() {
         out += "\n";
         for n in notes {
@@ -833,7 +881,8 @@ mod tests {
         runs[2].extended_by_ms = 500;
         runs[2].config.min_cycles = 1;
         let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
-        let notes = run_notes(&summaries);
+        let mut notes = run_notes(&summaries);
+        notes.extend(pages_notes(results));
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert!(
             notes[0].starts_with("† Fewer than 3 complete GC cycles"),
