@@ -17,6 +17,16 @@ pub enum Backing {
     Directory(PathBuf),
 }
 
+impl Backing {
+    /// The directory of a [`Backing::Directory`]; `None` for the memfd.
+    pub fn directory(&self) -> Option<&std::path::Path> {
+        match self {
+            Backing::Memfd => None,
+            Backing::Directory(d) => Some(d),
+        }
+    }
+}
+
 /// The memory geometry of a heap.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryConfig {

@@ -30,7 +30,6 @@
 //! allow the setting, the heap is refused with an error that names the file or sysctl to
 //! change and the value to give, never created on small pages unannounced.
 
-use crate::config::Backing;
 use crate::error::HeapError;
 use crate::GRANULE_SIZE;
 use std::path::Path;
@@ -186,22 +185,23 @@ impl HugePageSystem {
         }
     }
 
-    /// Refuse `setting` for a heap of `max_heap` bytes on `backing` when this system does not
-    /// allow it; the error says what to set. `off` is always allowed.
+    /// Refuse `setting` for a heap of `max_heap` bytes, backed by a memfd or (`backing_dir`,
+    /// see `Backing::directory`) a file in that directory, when this system does not allow
+    /// it; the error says what to set. `off` is always allowed.
     pub fn check(
         &self,
         setting: HugePages,
         max_heap: u64,
-        backing: &Backing,
+        backing_dir: Option<&Path>,
     ) -> Result<(), HeapError> {
         match setting {
             HugePages::Off => Ok(()),
             HugePages::Transparent => {
-                if let Backing::Directory(dir) = backing {
+                if let Some(dir) = backing_dir {
                     if fs_magic(dir) != Some(TMPFS_MAGIC) {
                         return Err(HeapError::HugePagesBacking {
                             setting,
-                            dir: dir.clone(),
+                            dir: dir.to_path_buf(),
                             needs: "a tmpfs directory (transparent huge pages are for shmem \
                                     files), e.g. /dev/shm",
                         });
@@ -215,11 +215,11 @@ impl HugePageSystem {
                 }
             }
             HugePages::Hugetlb => {
-                if let Backing::Directory(dir) = backing {
+                if let Some(dir) = backing_dir {
                     if fs_magic(dir) != Some(HUGETLBFS_MAGIC) {
                         return Err(HeapError::HugePagesBacking {
                             setting,
-                            dir: dir.clone(),
+                            dir: dir.to_path_buf(),
                             needs: "a hugetlbfs mount (e.g. mount -t hugetlbfs -o pagesize=2M \
                                     none /mnt/huge), or the default memfd backing",
                         });

@@ -54,7 +54,7 @@ impl PhysicalMemory {
     /// `huge_pages` is checked against the system first ([`HugePageSystem::check`]).
     pub fn new(size: u64, backing: &Backing, huge_pages: HugePages) -> Result<Self, HeapError> {
         debug_assert!(size.is_multiple_of(GRANULE_SIZE));
-        HugePageSystem::read().check(huge_pages, size, backing)?;
+        HugePageSystem::read().check(huge_pages, size, backing.directory())?;
         let fd = match backing {
             Backing::Memfd => create_memfd(huge_pages == HugePages::Hugetlb)?,
             Backing::Directory(dir) => create_file_in(dir)?,
@@ -246,7 +246,21 @@ impl PhysicalMemory {
             let off = start as u64 * GRANULE_SIZE;
             let len = (i - start) as u64 * GRANULE_SIZE;
             if committed && self.huge_pages == HugePages::Transparent {
-                populate_huge(self.fd.as_raw_fd(), off, len)?;
+                if let Err(e) = populate_huge(self.fd.as_raw_fd(), off, len) {
+                    // Give back what the failed populate took: the range was a hole and no
+                    // page uses it, so punching it out again loses nothing.
+                    // SAFETY: plain syscall on our own fd, on a range inside the file that
+                    // no mapping of a page uses.
+                    unsafe {
+                        libc::fallocate(
+                            self.fd.as_raw_fd(),
+                            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                            off as libc::off_t,
+                            len as libc::off_t,
+                        )
+                    };
+                    return Err(e);
+                }
             } else {
                 // SAFETY: plain syscall on our own fd; the range lies inside the file.
                 // Punching a hole drops the range's contents, and no mapping of it is used by

@@ -172,12 +172,13 @@ impl Views {
                 if p == libc::MAP_FAILED {
                     return Err(HeapError::os("mmap of a heap granule into a view"));
                 }
-                // SAFETY: advice on the mapping just made, inside our reservation; it changes
-                // which pages back it, never its contents.
-                if self.advise_huge
-                    && unsafe { libc::madvise(p, r.len as usize, libc::MADV_HUGEPAGE) } != 0
-                {
-                    return Err(HeapError::os("madvise(MADV_HUGEPAGE) of a heap view"));
+                if self.advise_huge {
+                    // SAFETY: advice on the mapping just made, inside our reservation; it
+                    // changes which pages back it, never its contents.
+                    let rc = unsafe { libc::madvise(p, r.len as usize, libc::MADV_HUGEPAGE) };
+                    if rc != 0 {
+                        return Err(HeapError::os("madvise(MADV_HUGEPAGE) of a heap view"));
+                    }
                 }
             }
             off += r.len;

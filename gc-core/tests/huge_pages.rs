@@ -5,8 +5,7 @@
 
 use gc_core::huge_pages::{HUGETLB_2M, SHMEM_ENABLED, SHMEM_ENABLED_2M};
 use gc_core::{
-    Backing, HeapError, HugePageSystem, HugePageUse, HugePages, MemoryConfig, PageAllocator,
-    PageKind,
+    HeapError, HugePageSystem, HugePageUse, HugePages, MemoryConfig, PageAllocator, PageKind,
 };
 
 const MIB: u64 = 1 << 20;
@@ -34,9 +33,7 @@ fn hugetlb_suggests_the_pool_size_that_leaves_enough_available() {
     // available, 108 missing, so the pool must become 208 (the 80 in use and the 10 promised
     // stay theirs).
     let s = system("never", None, 100, 30, 10);
-    let e = s
-        .check(HugePages::Hugetlb, 256 * MIB, &Backing::Memfd)
-        .unwrap_err();
+    let e = s.check(HugePages::Hugetlb, 256 * MIB, None).unwrap_err();
     match &e {
         HeapError::HugePagesUnavailable {
             needed,
@@ -56,20 +53,18 @@ fn hugetlb_suggests_the_pool_size_that_leaves_enough_available() {
     }
     // An empty pool: the heap's pages exactly.
     let e = system("never", None, 0, 0, 0)
-        .check(HugePages::Hugetlb, 4096 * MIB, &Backing::Memfd)
+        .check(HugePages::Hugetlb, 4096 * MIB, None)
         .unwrap_err();
     assert!(e.to_string().contains("vm.nr_hugepages=2048"), "{e}");
     // Enough available: accepted, whatever the THP switch says.
     system("never", None, 200, 150, 22)
-        .check(HugePages::Hugetlb, 256 * MIB, &Backing::Memfd)
+        .check(HugePages::Hugetlb, 256 * MIB, None)
         .unwrap();
     // A default huge page size other than 2 MiB: vm.nr_hugepages would count the wrong pages,
     // so the 2 MiB pool's own file is named.
     let mut gig = system("never", None, 4, 4, 0);
     gig.default_huge_page_size = 1024 * MIB;
-    let e = gig
-        .check(HugePages::Hugetlb, 64 * MIB, &Backing::Memfd)
-        .unwrap_err();
+    let e = gig.check(HugePages::Hugetlb, 64 * MIB, None).unwrap_err();
     assert!(
         e.to_string()
             .contains(&format!("echo 32 > {HUGETLB_2M}/nr_hugepages")),
@@ -80,9 +75,7 @@ fn hugetlb_suggests_the_pool_size_that_leaves_enough_available() {
 #[test]
 fn transparent_is_refused_by_the_switch_that_decides() {
     let refused = |s: HugePageSystem, file: &str, value: &str| {
-        let e = s
-            .check(HugePages::Transparent, 64 * MIB, &Backing::Memfd)
-            .unwrap_err();
+        let e = s.check(HugePages::Transparent, 64 * MIB, None).unwrap_err();
         assert!(
             matches!(&e, HeapError::TransparentHugePagesRefused { file: f, value: v }
                 if *f == file && v == value),
@@ -119,14 +112,13 @@ fn transparent_is_refused_by_the_switch_that_decides() {
         ("never", Some("advise")),
     ] {
         system(top, size, 0, 0, 0)
-            .check(HugePages::Transparent, 64 * MIB, &Backing::Memfd)
+            .check(HugePages::Transparent, 64 * MIB, None)
             .unwrap_or_else(|e| panic!("{top} {size:?}: {e}"));
     }
     // Off needs nothing.
     let mut none = system("never", None, 0, 0, 0);
     none.shmem_enabled = None;
-    none.check(HugePages::Off, 64 * MIB, &Backing::Memfd)
-        .unwrap();
+    none.check(HugePages::Off, 64 * MIB, None).unwrap();
 }
 
 #[test]
@@ -141,9 +133,7 @@ fn a_backing_directory_must_be_of_the_right_kind() {
         (HugePages::Transparent, "tmpfs"),
         (HugePages::Hugetlb, "hugetlbfs"),
     ] {
-        let e = ok
-            .check(huge, 64 * MIB, &Backing::Directory(dir.clone()))
-            .unwrap_err();
+        let e = ok.check(huge, 64 * MIB, Some(dir.as_path())).unwrap_err();
         assert!(matches!(e, HeapError::HugePagesBacking { .. }), "{e:?}");
         assert!(e.to_string().contains(needs), "{e}");
     }
@@ -172,7 +162,7 @@ fn the_system_as_it_is_refuses_or_serves_each_setting() {
     for huge in [HugePages::Transparent, HugePages::Hugetlb] {
         match PageAllocator::new(&config(huge)) {
             Err(e) => {
-                let expected = sys.check(huge, 64 * MIB, &Backing::Memfd).unwrap_err();
+                let expected = sys.check(huge, 64 * MIB, None).unwrap_err();
                 assert_eq!(e.to_string(), expected.to_string());
                 match huge {
                     HugePages::Transparent => {
@@ -187,7 +177,7 @@ fn the_system_as_it_is_refuses_or_serves_each_setting() {
                 eprintln!("{huge}: refused here, as the system says: {e}");
             }
             Ok(heap) => {
-                sys.check(huge, 64 * MIB, &Backing::Memfd)
+                sys.check(huge, 64 * MIB, None)
                     .expect("created only when the system allows it");
                 let before = HugePageUse::read();
                 let page = heap.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();

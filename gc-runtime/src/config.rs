@@ -523,7 +523,7 @@ impl HeapConfig {
         gc_core::HugePageSystem::read().check(
             self.memory.huge_pages,
             self.memory.max_heap,
-            &self.memory.backing,
+            self.memory.backing.directory(),
         )?;
         self.validate_room_beyond_reserve(
             gc_core::GRANULE_SIZE,

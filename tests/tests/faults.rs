@@ -162,7 +162,11 @@ fn huge_pages_without_a_pool() {
     let mut cfg = HeapConfig::new(64 * MIB);
     cfg.memory.huge_pages = gc_core::HugePages::Hugetlb;
     if sys
-        .check(cfg.memory.huge_pages, 64 * MIB, &cfg.memory.backing)
+        .check(
+            cfg.memory.huge_pages,
+            64 * MIB,
+            cfg.memory.backing.directory(),
+        )
         .is_ok()
     {
         // This machine has a pool: then the heap must simply work.

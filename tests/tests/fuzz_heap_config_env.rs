@@ -142,8 +142,7 @@ fn case(rng: &mut Rng) -> String {
         ) => {
             let sys = gc_runtime::HugePageSystem::read();
             assert!(
-                sys.check(config_huge, 16 << 20, &gc_runtime::Backing::Memfd)
-                    .is_err(),
+                sys.check(config_huge, 16 << 20, None).is_err(),
                 "{e}, but the system allows {config_huge}"
             );
             "refused: huge pages".to_string()

@@ -242,7 +242,7 @@ pub fn check_huge_pages(configs: &[RunConfig]) -> Result<(), String> {
             }
         };
         system
-            .check(huge, c.heap_bytes, &gc_runtime::Backing::Memfd)
+            .check(huge, c.heap_bytes, None)
             .map_err(|e| format!("{} {}: {e}", c.workload, c.label()))?;
     }
     Ok(())

@@ -873,6 +873,49 @@ mod tests {
     }
 
     #[test]
+    fn the_pages_are_stated_once_when_runs_agree_and_per_run_when_not() {
+        use gc_runtime::{HugePages, PageSizeReading};
+        let mut runs = three_runs();
+        let small = PageSizeReading {
+            requested: HugePages::Off,
+            committed: 1 << 30,
+            huge_bytes: 0,
+        };
+        for r in &mut runs {
+            r.pages = Some(small);
+        }
+        assert!(description(&runs).ends_with("pages: 4 KiB (--huge-pages off)"));
+        assert!(pages_notes(&runs).is_empty());
+        // One run on huge pages, one that asked and got none.
+        runs[1].pages = Some(PageSizeReading {
+            requested: HugePages::Hugetlb,
+            committed: 1 << 30,
+            huge_bytes: 512 << 20,
+        });
+        runs[2].pages = Some(PageSizeReading {
+            requested: HugePages::Transparent,
+            ..small
+        });
+        assert!(!description(&runs).contains("pages:"));
+        let notes = pages_notes(&runs);
+        assert_eq!(notes.len(), 4, "{notes:?}");
+        assert!(
+            notes[1].ends_with(
+                "pages 2 MiB (512 MiB of the heap on huge pages) (--huge-pages hugetlb)."
+            ),
+            "{}",
+            notes[1]
+        );
+        assert!(
+            notes[3].contains("asked for huge pages (--huge-pages transparent) but got none"),
+            "{}",
+            notes[3]
+        );
+        let report = markdown_report(&runs);
+        assert!(report.contains(&notes[3]), "{report}");
+    }
+
+    #[test]
     fn too_few_cycles_are_marked_and_explained_and_extensions_noted() {
         let mut runs = three_runs();
         runs[1].extended_by_ms = 1_500;
@@ -881,8 +924,7 @@ mod tests {
         runs[2].extended_by_ms = 500;
         runs[2].config.min_cycles = 1;
         let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
-        let mut notes = run_notes(&summaries);
-        notes.extend(pages_notes(results));
+        let notes = run_notes(&summaries);
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert!(
             notes[0].starts_with("† Fewer than 3 complete GC cycles"),
