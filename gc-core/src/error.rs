@@ -72,7 +72,8 @@ pub enum HeapError {
          another directory or turn huge pages off"
     )]
     HugePagesBacking {
-        setting: crate::huge_pages::HugePages,
+        /// The setting's name (`transparent`, `hugetlb`).
+        setting: &'static str,
         dir: PathBuf,
         needs: &'static str,
     },

@@ -200,7 +200,7 @@ impl HugePageSystem {
                 if let Some(dir) = backing_dir {
                     if fs_magic(dir) != Some(TMPFS_MAGIC) {
                         return Err(HeapError::HugePagesBacking {
-                            setting,
+                            setting: setting.name(),
                             dir: dir.to_path_buf(),
                             needs: "a tmpfs directory (transparent huge pages are for shmem \
                                     files), e.g. /dev/shm",
@@ -218,7 +218,7 @@ impl HugePageSystem {
                 if let Some(dir) = backing_dir {
                     if fs_magic(dir) != Some(HUGETLBFS_MAGIC) {
                         return Err(HeapError::HugePagesBacking {
-                            setting,
+                            setting: setting.name(),
                             dir: dir.to_path_buf(),
                             needs: "a hugetlbfs mount (e.g. mount -t hugetlbfs -o pagesize=2M \
                                     none /mnt/huge), or the default memfd backing",
