@@ -3,6 +3,7 @@
 
 use crate::address::AddressLayout;
 use crate::error::HeapError;
+use crate::huge_pages::HugePages;
 use crate::GRANULE_SIZE;
 use std::path::PathBuf;
 
@@ -16,6 +17,16 @@ pub enum Backing {
     Directory(PathBuf),
 }
 
+impl Backing {
+    /// The directory of a [`Backing::Directory`]; `None` for the memfd.
+    pub fn directory(&self) -> Option<&std::path::Path> {
+        match self {
+            Backing::Memfd => None,
+            Backing::Directory(d) => Some(d),
+        }
+    }
+}
+
 /// The memory geometry of a heap.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryConfig {
@@ -25,8 +36,9 @@ pub struct MemoryConfig {
     pub initial_heap: u64,
     /// Physical backing.
     pub backing: Backing,
-    /// Back the memfd with huge pages (`MFD_HUGETLB`); needs a kernel huge page pool.
-    pub huge_pages: bool,
+    /// Which pages back the heap: 4 KiB (`off`, the default), shmem transparent huge pages, or
+    /// the hugetlb pool ([`HugePages`]); checked against the system when the heap is created.
+    pub huge_pages: HugePages,
     /// Place the heap at this offset in the offset space (default: the first free slot).
     /// For experiments and tests; a taken range gives [`HeapError::AddressRangeTaken`].
     pub reserve_at: Option<u64>,
@@ -42,7 +54,7 @@ impl MemoryConfig {
             max_heap,
             initial_heap: 0,
             backing: Backing::Memfd,
-            huge_pages: false,
+            huge_pages: HugePages::Off,
             reserve_at: None,
             max_map_count: None,
         }

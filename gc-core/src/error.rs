@@ -37,15 +37,45 @@ pub enum HeapError {
         source: std::io::Error,
     },
     #[error(
-        "huge pages requested but the kernel's pool has {free} free of {total} pages of {page_size} \
-         bytes, and the heap needs {needed}: raise vm.nr_hugepages (sysctl -w vm.nr_hugepages={needed}) \
-         or turn huge pages off"
+        "huge pages (hugetlb) requested: the heap needs {needed} pages of 2 MiB but the kernel's \
+         pool has {available} available ({free} free, {reserved} of them promised to other \
+         mappings; vm.nr_hugepages is {nr_hugepages}): raise the pool by what is missing with \
+         `{how}` (as root; undo by setting it back to {nr_hugepages}), or turn huge pages off"
     )]
     HugePagesUnavailable {
+        /// 2 MiB pages the heap may commit: the max heap in huge pages.
         needed: u64,
+        /// Pool pages free and not reserved by other mappings.
+        available: u64,
         free: u64,
-        total: u64,
-        page_size: u64,
+        reserved: u64,
+        nr_hugepages: u64,
+        /// The pool size that leaves `needed` pages available: `nr_hugepages` plus what is
+        /// missing.
+        suggested: u64,
+        /// The command that sets it (`sysctl -w vm.nr_hugepages=N`).
+        how: String,
+    },
+    #[error(
+        "transparent huge pages requested, but shmem transparent huge pages are off: {file} is \
+         `{value}`; allow them with `echo advise > {file}` (as root; undo with \
+         `echo {value} > {file}`), or turn huge pages off"
+    )]
+    TransparentHugePagesRefused {
+        /// The switch that refuses (`/sys/kernel/mm/transparent_hugepage/shmem_enabled`).
+        file: &'static str,
+        /// Its value (`never`, `deny`, or `missing` on a kernel without them).
+        value: String,
+    },
+    #[error(
+        "huge pages `{setting}` with backing directory {dir:?}: that needs {needs}; choose \
+         another directory or turn huge pages off"
+    )]
+    HugePagesBacking {
+        /// The setting's name (`transparent`, `hugetlb`).
+        setting: &'static str,
+        dir: PathBuf,
+        needs: &'static str,
     },
     #[error(
         "address range {start:#x}..{end:#x} for the heap views is already taken by another mapping: \

@@ -8,6 +8,7 @@
 //! - [`address`]: colored pointers, the offset-bit count `S`, view bases, good/bad masks, and
 //!   the conversions between the typed words;
 //! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
+//! - [`huge_pages`]: the huge-page setting (shmem THP or hugetlb) and what the system allows;
 //! - [`virtual_memory`]: the three views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
 //! - [`object`]: the pointer-first object layout;
@@ -26,6 +27,7 @@ pub mod config;
 pub mod error;
 pub mod forwarding_entries;
 pub mod granule_map;
+pub mod huge_pages;
 pub mod live_map;
 pub mod object;
 pub mod page;
@@ -47,6 +49,7 @@ pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;
+pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
 pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
 pub use page::{Page, PageKind, PageMemory, PageSizes};

@@ -11,6 +11,7 @@ use crate::address::{AddressLayout, View, VIRTUAL_TO_PHYSICAL_RATIO};
 use crate::address_space::AddressSpace;
 use crate::config::MemoryConfig;
 use crate::error::{AllocError, HeapError};
+use crate::huge_pages::{HugePages, PageSizeReading};
 use crate::page::{Page, PageKind, PageMemory, PageSizes};
 use crate::page_cache::PageCache;
 use crate::page_table::PageTable;
@@ -72,7 +73,10 @@ impl PageAllocator {
         virtual_memory::check_map_count(config.max_heap, limit, virtual_memory::count_mappings())?;
         let physical = PhysicalMemory::new(config.max_heap, &config.backing, config.huge_pages)?;
         let reserve = (config.max_heap * VIRTUAL_TO_PHYSICAL_RATIO).min(layout.offset_space());
-        let views = Views::reserve(layout, reserve, config.reserve_at.map(Offset::from_raw))?;
+        let mut views = Views::reserve(layout, reserve, config.reserve_at.map(Offset::from_raw))?;
+        if config.huge_pages == HugePages::Transparent {
+            views = views.advise_huge_pages();
+        }
         let initial = config.initial_heap.div_ceil(GRANULE_SIZE) * GRANULE_SIZE;
         if initial > 0 {
             physical
@@ -81,7 +85,8 @@ impl PageAllocator {
                     len: initial,
                 })
                 .map_err(|source| HeapError::Os {
-                    what: "committing the initial heap (fallocate)",
+                    what: "committing the initial heap (fallocate, or faulting it in on \
+                           transparent huge pages)",
                     source,
                 })?;
         }
@@ -125,6 +130,25 @@ impl PageAllocator {
     /// The reserved offset range `(start, size)`.
     pub fn reservation(&self) -> (Offset, u64) {
         (self.views.start(), self.views.size())
+    }
+    /// Which pages the heap's memory is on now, read from `/proc/self/smaps` over the three
+    /// views (see [`PageSizeReading`]; it holds the memory-map lock while it reads).
+    pub fn page_size_reading(&self) -> PageSizeReading {
+        let (start, size) = self.reservation();
+        let views: Vec<(u64, u64)> = View::ALL
+            .iter()
+            .map(|&v| {
+                let base = self.layout.address(start, v).raw();
+                (base, base + size)
+            })
+            .collect();
+        let text = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        PageSizeReading::from_smaps(
+            &text,
+            &views,
+            self.config.huge_pages,
+            self.physical.committed_bytes(),
+        )
     }
     /// Max heap.
     pub fn capacity(&self) -> u64 {

@@ -6,9 +6,15 @@
 //! granularity; the committed byte count is tracked exactly here (a bitmap of granules).
 //! The granule allocator hands out file ranges, contiguous where it can so that fewer
 //! mappings are needed (`vm.max_map_count`).
+//!
+//! With huge pages ([`HugePages`]) the memfd comes from the hugetlb pool (`MFD_HUGETLB`,
+//! committed with `fallocate` too, which fails at once when the pool is empty), or, for
+//! shmem transparent huge pages, a granule is committed by faulting it in through a temporary
+//! mapping marked `MADV_HUGEPAGE`, since a `fallocate` has no mapping to ask for huge pages.
 
 use crate::config::Backing;
 use crate::error::HeapError;
+use crate::huge_pages::{HugePageSystem, HugePages};
 use crate::GRANULE_SIZE;
 use parking_lot::Mutex;
 use std::ffi::CString;
@@ -38,19 +44,19 @@ pub struct PhysicalMemory {
     /// The most that was ever committed at once.
     peak_committed_bytes: AtomicU64,
     granules: Mutex<Granules>,
+    huge_pages: HugePages,
 }
 
 static FILE_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl PhysicalMemory {
     /// Create the backing file of `size` bytes (a multiple of the granule).
-    pub fn new(size: u64, backing: &Backing, huge_pages: bool) -> Result<Self, HeapError> {
+    /// `huge_pages` is checked against the system first ([`HugePageSystem::check`]).
+    pub fn new(size: u64, backing: &Backing, huge_pages: HugePages) -> Result<Self, HeapError> {
         debug_assert!(size.is_multiple_of(GRANULE_SIZE));
-        if huge_pages {
-            check_huge_page_pool(size)?;
-        }
+        HugePageSystem::read().check(huge_pages, size, backing.directory())?;
         let fd = match backing {
-            Backing::Memfd => create_memfd(huge_pages)?,
+            Backing::Memfd => create_memfd(huge_pages == HugePages::Hugetlb)?,
             Backing::Directory(dir) => create_file_in(dir)?,
         };
         // SAFETY: `fd` is an open file descriptor we own; ftruncate only changes the file size.
@@ -70,7 +76,13 @@ impl PhysicalMemory {
                 }],
                 committed: vec![false; n],
             }),
+            huge_pages,
         })
+    }
+
+    /// The huge-page setting the file was created with.
+    pub fn huge_pages(&self) -> HugePages {
+        self.huge_pages
     }
 
     /// The backing file descriptor (for mapping).
@@ -233,19 +245,37 @@ impl PhysicalMemory {
             }
             let off = start as u64 * GRANULE_SIZE;
             let len = (i - start) as u64 * GRANULE_SIZE;
-            // SAFETY: plain syscall on our own fd; the range lies inside the file. Punching a
-            // hole drops the range's contents, and no mapping of it is used by any page: the
-            // callers only uncommit free ranges.
-            let rc = unsafe {
-                libc::fallocate(
-                    self.fd.as_raw_fd(),
-                    mode,
-                    off as libc::off_t,
-                    len as libc::off_t,
-                )
-            };
-            if rc != 0 {
-                return Err(std::io::Error::last_os_error());
+            if committed && self.huge_pages == HugePages::Transparent {
+                if let Err(e) = populate_huge(self.fd.as_raw_fd(), off, len) {
+                    // Give back what the failed populate took: the range was a hole and no
+                    // page uses it, so punching it out again loses nothing.
+                    // SAFETY: plain syscall on our own fd, on a range inside the file that
+                    // no mapping of a page uses.
+                    unsafe {
+                        libc::fallocate(
+                            self.fd.as_raw_fd(),
+                            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                            off as libc::off_t,
+                            len as libc::off_t,
+                        )
+                    };
+                    return Err(e);
+                }
+            } else {
+                // SAFETY: plain syscall on our own fd; the range lies inside the file.
+                // Punching a hole drops the range's contents, and no mapping of it is used by
+                // any page: the callers only uncommit free ranges.
+                let rc = unsafe {
+                    libc::fallocate(
+                        self.fd.as_raw_fd(),
+                        mode,
+                        off as libc::off_t,
+                        len as libc::off_t,
+                    )
+                };
+                if rc != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             g.committed[start..i].fill(committed);
             if committed {
@@ -309,7 +339,7 @@ fn create_memfd(huge_pages: bool) -> Result<OwnedFd, HeapError> {
     let name = CString::new("zgc-rs-heap").expect("no NUL in name");
     let mut flags = libc::MFD_CLOEXEC;
     if huge_pages {
-        flags |= libc::MFD_HUGETLB;
+        flags |= libc::MFD_HUGETLB | libc::MFD_HUGE_2MB;
     }
     // SAFETY: `name` is a valid NUL-terminated string; memfd_create returns a new fd or -1.
     let fd = unsafe { libc::memfd_create(name.as_ptr(), flags) };
@@ -342,33 +372,56 @@ fn create_file_in(dir: &Path) -> Result<OwnedFd, HeapError> {
     Ok(OwnedFd::from(file))
 }
 
-/// Huge page pool facts from `/proc/meminfo`: (total, free, page size in bytes).
-pub fn huge_page_pool() -> (u64, u64, u64) {
-    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let field = |name: &str| -> u64 {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
+/// Commit `[off, off + len)` of a shmem file on transparent huge pages: map it at a 2 MiB
+/// aligned address, mark the mapping `MADV_HUGEPAGE`, fault every page in writable
+/// (`MADV_POPULATE_WRITE`) and unmap it. The file keeps the memory (on huge pages where the
+/// kernel had 2 MiB free, else on 4 KiB ones); ZGC's `fallocate_compat_mmap_tmpfs`.
+fn populate_huge(fd: i32, off: u64, len: u64) -> Result<(), std::io::Error> {
+    let huge = crate::huge_pages::HUGE_PAGE_SIZE as usize;
+    let span = len as usize + huge;
+    // SAFETY: a fresh anonymous PROT_NONE reservation at an address the kernel picks; it
+    // replaces nothing.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
     };
-    (
-        field("HugePages_Total:"),
-        field("HugePages_Free:"),
-        field("Hugepagesize:") * 1024,
-    )
-}
-
-fn check_huge_page_pool(size: u64) -> Result<(), HeapError> {
-    let (total, free, page_size) = huge_page_pool();
-    let needed = size.div_ceil(page_size.max(1));
-    if page_size == 0 || free < needed {
-        return Err(HeapError::HugePagesUnavailable {
-            needed,
-            free,
-            total,
-            page_size,
-        });
+    if base == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
     }
-    Ok(())
+    let aligned = (base as usize).next_multiple_of(huge) as *mut libc::c_void;
+    let result = (|| {
+        // SAFETY: `aligned..aligned+len` lies inside the reservation made above (it has `huge`
+        // bytes of slack), which only this function knows, so MAP_FIXED replaces nothing else.
+        let p = unsafe {
+            libc::mmap(
+                aligned,
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                fd,
+                off as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        for advice in [libc::MADV_HUGEPAGE, libc::MADV_POPULATE_WRITE] {
+            // SAFETY: advice on our own mapping of the range just made; populating writes no
+            // data (the granules are holes, read as zeros), it only allocates their memory.
+            if unsafe { libc::madvise(aligned, len as usize, advice) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    })();
+    // SAFETY: unmaps the reservation (and the file mapping inside it) made above, used by no
+    // one else.
+    unsafe { libc::munmap(base, span) };
+    result
 }

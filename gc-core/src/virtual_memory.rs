@@ -7,7 +7,9 @@
 //! offset in all three views; unmapping maps a fresh `PROT_NONE` reservation back over the
 //! range so the address space stays ours. Dropping the views unmaps all three reservations.
 //! The views take [`Offset`]s and compute each view's [`Address`] with
-//! [`AddressLayout::address`].
+//! [`AddressLayout::address`]. With shmem transparent huge pages
+//! ([`crate::huge_pages::HugePages::Transparent`]) every mapping is marked
+//! `madvise(MADV_HUGEPAGE)`, so the kernel maps the file's 2 MiB pages with one entry each.
 
 use crate::address::{AddressLayout, View};
 use crate::error::HeapError;
@@ -21,6 +23,8 @@ pub struct Views {
     layout: AddressLayout,
     start: Offset,
     size: u64,
+    /// Mark every mapping `MADV_HUGEPAGE` (shmem transparent huge pages).
+    advise_huge: bool,
     /// The views' address ranges (Marked0, Marked1, Remapped), given back on drop.
     _reserved: [Reservation; 3],
 }
@@ -43,6 +47,7 @@ impl Views {
                 layout,
                 start,
                 size,
+                advise_huge: false,
                 _reserved: [
                     Reservation::at(a, size)?,
                     Reservation::at(b, size)?,
@@ -85,6 +90,13 @@ impl Views {
                    address space: drop other heaps or choose a smaller heap"
                 .into(),
         })
+    }
+
+    /// Mark every mapping made from now on `madvise(MADV_HUGEPAGE)` (for a file on shmem
+    /// transparent huge pages).
+    pub fn advise_huge_pages(mut self) -> Self {
+        self.advise_huge = true;
+        self
     }
 
     /// The reserved offset range: start.
@@ -159,6 +171,14 @@ impl Views {
                 };
                 if p == libc::MAP_FAILED {
                     return Err(HeapError::os("mmap of a heap granule into a view"));
+                }
+                if self.advise_huge {
+                    // SAFETY: advice on the mapping just made, inside our reservation; it
+                    // changes which pages back it, never its contents.
+                    let rc = unsafe { libc::madvise(p, r.len as usize, libc::MADV_HUGEPAGE) };
+                    if rc != 0 {
+                        return Err(HeapError::os("madvise(MADV_HUGEPAGE) of a heap view"));
+                    }
                 }
             }
             off += r.len;

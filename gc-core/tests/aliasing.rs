@@ -204,7 +204,7 @@ fn scattered_physical_ranges_alias_after_free_and_reuse() {
 fn all_three_layouts_alias() {
     for s in [42, 43, 44] {
         let layout = AddressLayout::new(s);
-        let phys = PhysicalMemory::new(8 * MIB, &Backing::Memfd, false).unwrap();
+        let phys = PhysicalMemory::new(8 * MIB, &Backing::Memfd, gc_core::HugePages::Off).unwrap();
         let views = Views::reserve(layout, 64 * MIB, None).unwrap();
         // Map the file's granules out of order: virtual granule i -> file granule 3 - i.
         let ranges: Vec<PhysRange> = (0..4)

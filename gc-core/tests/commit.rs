@@ -23,7 +23,7 @@ fn file_bytes(p: &PhysicalMemory) -> u64 {
 
 #[test]
 fn physical_commit_and_uncommit_are_exact() {
-    let p = PhysicalMemory::new(64 * MIB, &Backing::Memfd, false).unwrap();
+    let p = PhysicalMemory::new(64 * MIB, &Backing::Memfd, gc_core::HugePages::Off).unwrap();
     assert_eq!(p.size(), 64 * MIB);
     assert_eq!(p.committed_bytes(), 0);
     assert_eq!(file_bytes(&p), 0, "a fresh memfd has no blocks");
@@ -154,7 +154,12 @@ fn directory_backing_commits_and_punches_holes_too() {
         eprintln!("no /dev/shm: skipped");
         return;
     }
-    let p = PhysicalMemory::new(16 * MIB, &Backing::Directory(dir.into()), false).unwrap();
+    let p = PhysicalMemory::new(
+        16 * MIB,
+        &Backing::Directory(dir.into()),
+        gc_core::HugePages::Off,
+    )
+    .unwrap();
     p.commit(range(0, 3)).unwrap();
     assert_eq!(p.committed_bytes(), 6 * MIB);
     assert_eq!(file_bytes(&p), 6 * MIB);

@@ -1,11 +1,11 @@
 //! Every way `MemoryConfig` validation and `PageAllocator::new` can refuse a heap: each returns its
 //! own `HeapError` variant (never a panic) whose message names what to change. Covers sizes
 //! (zero, unaligned, beyond 16 TiB, above physical memory, initial above max), the backing
-//! directory (missing, a file, not writable), huge pages without a pool, a taken address range
-//! (and that a failed reservation leaves nothing behind), and `vm.max_map_count`.
+//! directory (missing, a file, not writable), a taken address range
+//! (and that a failed reservation leaves nothing behind), and `vm.max_map_count` (huge pages:
+//! `huge_pages.rs`).
 
 use gc_core::config::physical_memory_bytes;
-use gc_core::physical::huge_page_pool;
 use gc_core::virtual_memory::check_map_count;
 use gc_core::{
     Backing, HeapError, MemoryConfig, Offset, PageAllocator, Reservation, View, GRANULE_SIZE,
@@ -184,47 +184,6 @@ fn directory_backing_works_where_writable() {
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .collect();
     assert!(left.is_empty(), "{left:?}");
-}
-
-#[test]
-fn huge_pages_without_a_pool() {
-    let (total, free, page_size) = huge_page_pool();
-    let cfg = {
-        let mut c = MemoryConfig::new(64 * MIB);
-        c.huge_pages = true;
-        c
-    };
-    let needed = 64 * MIB / page_size.max(1);
-    if page_size == 0 || free < needed {
-        for cfg in [cfg.clone(), {
-            let mut c = cfg.clone();
-            c.backing = Backing::Directory(std::env::temp_dir());
-            c
-        }] {
-            let e = new_err(&cfg);
-            match &e {
-                HeapError::HugePagesUnavailable {
-                    needed: n,
-                    free: f,
-                    total: t,
-                    ..
-                } => assert_eq!((*n, *f, *t), (needed, free, total)),
-                other => panic!("{other:?}"),
-            }
-            assert_mentions(
-                &e,
-                &[
-                    "huge pages",
-                    "vm.nr_hugepages",
-                    &format!("sysctl -w vm.nr_hugepages={needed}"),
-                    "turn huge pages off",
-                ],
-            );
-        }
-    } else {
-        eprintln!("this machine has a huge page pool ({free} free): creating a heap");
-        PageAllocator::new(&cfg).unwrap();
-    }
 }
 
 fn at(offset: u64) -> MemoryConfig {

@@ -30,7 +30,7 @@ fn two_heaps() -> TwoHeaps {
     let a = Views::reserve(layout, 64 * MIB, None).unwrap();
     let b = Views::reserve(layout, 64 * MIB, None).unwrap();
     assert_ne!(a.start(), b.start());
-    let phys = PhysicalMemory::new(8 * MIB, &Backing::Memfd, false).unwrap();
+    let phys = PhysicalMemory::new(8 * MIB, &Backing::Memfd, gc_core::HugePages::Off).unwrap();
     let range = PhysRange {
         offset: 0,
         len: GRANULE_SIZE,
@@ -91,7 +91,7 @@ fn views_refuse_to_unmap_another_reservation() {
 #[test]
 fn views_refuse_to_map_over_another_reservation() {
     let h = two_heaps();
-    let phys = PhysicalMemory::new(8 * MIB, &Backing::Memfd, false).unwrap();
+    let phys = PhysicalMemory::new(8 * MIB, &Backing::Memfd, gc_core::HugePages::Off).unwrap();
     let r = PhysRange {
         offset: 0,
         len: GRANULE_SIZE,
@@ -187,7 +187,7 @@ fn page_bump_pointer_stays_inside_the_page() {
 /// uncommitted (the hole would zero the page's objects).
 #[test]
 fn physical_memory_in_use_is_neither_freed_twice_nor_uncommitted() {
-    let phys = PhysicalMemory::new(8 * MIB, &Backing::Memfd, false).unwrap();
+    let phys = PhysicalMemory::new(8 * MIB, &Backing::Memfd, gc_core::HugePages::Off).unwrap();
     let taken = phys.alloc(2 * GRANULE_SIZE).unwrap();
     assert_eq!(taken.len(), 1);
     phys.commit(taken[0]).unwrap();

@@ -4,7 +4,7 @@
 //!
 //! [`HeapConfig::new`] reads no environment: a heap is what its code says. Programs that want
 //! the environment's overrides for experiments ([`ENV_VARS`]: the GC log, the GC threads, two
-//! pacing settings) ask for them with [`HeapConfig::from_env`], the one place that reads them;
+//! pacing settings, huge pages) ask for them with [`HeapConfig::from_env`], the one place that reads them;
 //! a malformed value is an [`EnvError`] that names the variable and the values it accepts.
 
 use gc_core::{Backing, HeapError};
@@ -203,14 +203,19 @@ pub const PACING_ENV: [&str; 4] = [
 /// [`HeapConfig::from_env`]: a whole number, 1 or more.
 pub const GC_THREADS_ENV: &str = "ZRS_GC_THREADS";
 
+/// The environment variable that chooses the heap's pages, read by [`HeapConfig::from_env`]:
+/// `off`, `transparent` or `hugetlb` ([`gc_core::HugePages`]).
+pub const HUGE_PAGES_ENV: &str = "ZRS_HUGE_PAGES";
+
 /// Every environment variable [`HeapConfig::from_env`] reads.
-pub const ENV_VARS: [&str; 6] = [
+pub const ENV_VARS: [&str; 7] = [
     LOG_ENV,
     GC_THREADS_ENV,
     PACING_ENV[0],
     PACING_ENV[1],
     PACING_ENV[2],
     PACING_ENV[3],
+    HUGE_PAGES_ENV,
 ];
 
 /// A malformed value of one of the environment variables [`HeapConfig::from_env`] reads.
@@ -402,7 +407,8 @@ impl HeapConfig {
     }
     /// [`HeapConfig::new`] with the environment's overrides, for programs that let a user
     /// experiment without a rebuild: [`LOG_ENV`] (the log level), [`GC_THREADS_ENV`] (GC
-    /// worker threads) and [`PACING_ENV`] (pacing quantum and longest delay). An unset or
+    /// worker threads), [`PACING_ENV`] (pacing quantum and longest delay) and
+    /// [`HUGE_PAGES_ENV`] (the heap's pages). An unset or
     /// empty variable keeps the default; settings made after this call override the
     /// environment's.
     ///
@@ -473,6 +479,9 @@ impl HeapConfig {
             })?;
             self.pacing.window = Duration::from_micros(us);
         }
+        if let Some(v) = get(HUGE_PAGES_ENV) {
+            self.memory.huge_pages = v.1.parse().map_err(|e| bad(v, e))?;
+        }
         Ok(self)
     }
     pub fn mode(mut self, mode: Mode) -> Self {
@@ -497,6 +506,12 @@ impl HeapConfig {
     }
     pub fn backing(mut self, backing: Backing) -> Self {
         self.memory.backing = backing;
+        self
+    }
+    /// Back the heap with huge pages (see [`gc_core::HugePages`]); checked against the system
+    /// by [`Self::validate`] and when the heap is created.
+    pub fn huge_pages(mut self, huge: gc_core::HugePages) -> Self {
+        self.memory.huge_pages = huge;
         self
     }
     pub fn timer(mut self, every: Option<Duration>) -> Self {
@@ -565,12 +580,18 @@ impl HeapConfig {
     }
 
     /// Check the memory and policy settings (both are checked when the heap is created, too):
-    /// each numeric setting against its documented range, and a collected heap against
+    /// each numeric setting against its documented range, the huge-page setting against what
+    /// the system allows now, and a collected heap against
     /// [`MIN_COLLECTED_HEAP`] (its reserve must leave mutators two small pages). The error
     /// names the setting and what to give instead.
     pub fn validate(&self) -> Result<(), HeapError> {
         self.validate_settings()?;
         self.memory.validate()?;
+        gc_core::HugePageSystem::read().check(
+            self.memory.huge_pages,
+            self.memory.max_heap,
+            self.memory.backing.directory(),
+        )?;
         self.validate_room_beyond_reserve(
             gc_core::GRANULE_SIZE,
             self.relocation_reserve_bytes(gc_core::GRANULE_SIZE, None, 1),
@@ -741,10 +762,12 @@ mod tests {
             (PACING_ENV[1], "250"),
             (PACING_ENV[2], "0.25"),
             (PACING_ENV[3], "20000"),
+            (HUGE_PAGES_ENV, "Hugetlb"),
         ])
         .unwrap();
         assert_eq!(c.pacing.min_mutator_share, 0.25);
         assert_eq!(c.pacing.window, Duration::from_millis(20));
+        assert_eq!(c.memory.huge_pages, gc_core::HugePages::Hugetlb);
         assert_eq!(c.log, LogLevel::Phases);
         assert_eq!(c.gc_threads, 3);
         assert_eq!(c.pacing.quantum, 128 << 10);
@@ -773,6 +796,7 @@ mod tests {
             assert_eq!(c.log, LogLevel::Off);
             assert_eq!(c.gc_threads, defaults.gc_threads);
             assert_eq!(c.pacing, defaults.pacing);
+            assert_eq!(c.memory.huge_pages, gc_core::HugePages::Off);
         }
     }
 
@@ -794,6 +818,7 @@ mod tests {
             (PACING_ENV[1], "1ms", "a whole number of microseconds"),
             (PACING_ENV[2], "half", "share of each window as a number"),
             (PACING_ENV[3], "10ms", "a whole number of microseconds"),
+            (HUGE_PAGES_ENV, "thp", "off, transparent or hugetlb"),
         ] {
             let e = with_vars(&[(variable, value)]).unwrap_err();
             assert_eq!((e.variable, e.value.as_str()), (variable, value));

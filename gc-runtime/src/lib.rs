@@ -68,12 +68,15 @@ pub use api::{
 };
 pub use config::{
     DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,
-    GC_THREADS_ENV, LOG_ENV, MIN_COLLECTED_HEAP, PACING_ENV,
+    GC_THREADS_ENV, HUGE_PAGES_ENV, LOG_ENV, MIN_COLLECTED_HEAP, PACING_ENV,
 };
 pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;
 pub use gc_core::virtual_memory::heap_limit_for_map_count;
-pub use gc_core::{format_size, parse_size, Backing, HeapError, Offset};
+pub use gc_core::{
+    format_size, parse_size, Backing, HeapError, HugePageSystem, HugePageUse, HugePages, Offset,
+    PageSizeReading,
+};
 pub use heap::{pacing_interval, MemoryReport};
 pub use observe::{
     CyclePhase, EventSubscription, GcCause, GcPhase, LatencyHistogram, PercentileSummary,

@@ -158,13 +158,19 @@ fn backing_directory_missing_not_a_directory_or_not_writable() {
 
 #[test]
 fn huge_pages_without_a_pool() {
-    let (total, free, page_size) = gc_core::physical::huge_page_pool();
+    let sys = gc_core::HugePageSystem::read();
     let mut cfg = HeapConfig::new(64 * MIB);
-    cfg.memory.huge_pages = true;
-    let needed = 64 * MIB / page_size.max(1);
-    if free >= needed {
+    cfg.memory.huge_pages = gc_core::HugePages::Hugetlb;
+    if sys
+        .check(
+            cfg.memory.huge_pages,
+            64 * MIB,
+            cfg.memory.backing.directory(),
+        )
+        .is_ok()
+    {
         // This machine has a pool: then the heap must simply work.
-        eprintln!("huge page pool present ({free} of {total} free): checking it works");
+        eprintln!("huge page pool present ({sys:?}): checking it works");
         let h = Heap::new(cfg).unwrap();
         let mut m = h.attach("huge").unwrap();
         m.scope(|s| {

@@ -1,11 +1,12 @@
 //! Fuzz target of the environment overrides `HeapConfig::from_env` reads (`ZRS_GC_LOG`,
 //! `ZRS_GC_THREADS`, `ZRS_PACING_QUANTUM`, `ZRS_PACING_MAX_DELAY_US`,
-//! `ZRS_PACING_MIN_MUTATOR_SHARE`, `ZRS_PACING_WINDOW_US`): random values —
+//! `ZRS_PACING_MIN_MUTATOR_SHARE`, `ZRS_PACING_WINDOW_US`, `ZRS_HUGE_PAGES`): random values —
 //! numbers at the edges of each range and past `u64::MAX`, signs, units, spaces, empty
 //! strings, non-ASCII text — set in random combinations. Each case checks the result against
 //! what the variables say: a malformed value is an `EnvError` naming that variable; a
 //! well-formed one lands in the configuration; and `Heap::new` then either creates the heap
-//! or refuses an out-of-range value as `InvalidSetting` naming its setting. Never a panic.
+//! or refuses an out-of-range value as `InvalidSetting` naming its setting, or huge pages the
+//! system does not allow (as the system's own check says). Never a panic.
 //!
 //! Alone in its test binary: the environment is process-global, and this target sets it.
 
@@ -37,6 +38,15 @@ fn value(rng: &mut Rng, var: &str) -> String {
             "off", "gc", "info", "debug", "trace", "GC", "phases", "bogus",
         ],
         "ZRS_GC_THREADS" => &["2", "1024", "1025", "4294967296"],
+        "ZRS_HUGE_PAGES" => &[
+            "off",
+            "OFF",
+            "transparent",
+            "hugetlb",
+            " hugetlb ",
+            "thp",
+            "on",
+        ],
         "ZRS_PACING_QUANTUM" => &[
             "4k", "4K", "4095", "64m", "64M", "65m", "256KiB", "1T", "3x",
         ],
@@ -91,6 +101,11 @@ fn case(rng: &mut Rng) -> String {
                     "{var}={v:?}"
                 )
             }
+            "ZRS_HUGE_PAGES" if !t.is_empty() => assert_eq!(
+                Ok(config.memory.huge_pages),
+                t.parse::<gc_runtime::HugePages>(),
+                "{var}={v:?}"
+            ),
             "ZRS_PACING_MAX_DELAY_US" if !t.is_empty() => assert_eq!(
                 Ok(config.pacing.max_delay.as_micros() as u64),
                 t.parse::<u64>(),
@@ -118,10 +133,15 @@ fn case(rng: &mut Rng) -> String {
     if config.gc_threads > 8 {
         return match config.validate() {
             Err(HeapError::InvalidSetting { setting, .. }) => format!("refused: {setting}"),
+            Err(
+                HeapError::TransparentHugePagesRefused { .. }
+                | HeapError::HugePagesUnavailable { .. },
+            ) => "refused: huge pages".to_string(),
             Err(e) => panic!("a geometry error for a 16m heap: {e}"),
             Ok(()) => "parsed: many threads".to_string(),
         };
     }
+    let config_huge = config.memory.huge_pages;
     match gc_runtime::Heap::new(config.mode(Mode::Concurrent)) {
         Ok(heap) => {
             let mut m = heap.attach("env").expect("attach");
@@ -134,6 +154,17 @@ fn case(rng: &mut Rng) -> String {
         Err(HeapError::InvalidSetting { setting, problem }) => {
             assert!(!problem.is_empty());
             format!("refused: {setting}")
+        }
+        Err(
+            e @ (HeapError::TransparentHugePagesRefused { .. }
+            | HeapError::HugePagesUnavailable { .. }),
+        ) => {
+            let sys = gc_runtime::HugePageSystem::read();
+            assert!(
+                sys.check(config_huge, 16 << 20, None).is_err(),
+                "{e}, but the system allows {config_huge}"
+            );
+            "refused: huge pages".to_string()
         }
         Err(e) => panic!("a 16m heap refused for another reason: {e}"),
     }
@@ -166,6 +197,7 @@ fn environment_overrides() {
             "malformed: ZRS_PACING_MAX_DELAY_US",
             "malformed: ZRS_PACING_MIN_MUTATOR_SHARE",
             "malformed: ZRS_PACING_WINDOW_US",
+            "malformed: ZRS_HUGE_PAGES",
             "refused: pacing",
         ],
         300,

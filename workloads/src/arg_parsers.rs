@@ -1,7 +1,8 @@
 //! Parsers of command-line values, shared by the `pause-sweep` options ([`crate::cli`]) and
 //! the workloads' own options: heap sizes (the workspace's one size grammar,
 //! `gc_core::parse_size`, then `gc-core`'s heap-geometry check, as ZGC checks `-Xmx` against
-//! its granule and address space), modes, seconds, on/off switches and fractions. Each error
+//! its granule and address space), modes, huge-page settings, seconds, on/off switches and
+//! fractions. Each error
 //! says what to give instead.
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -11,6 +12,16 @@ use gc_runtime::Mode;
 pub fn mode_parser() -> impl TypedValueParser<Value = Mode> {
     PossibleValuesParser::new(Mode::ALL.map(Mode::name))
         .map(|s| s.parse::<Mode>().expect("a possible value is a mode name"))
+}
+
+/// The `--huge-pages` parser: one of the setting names (listed in `--help`).
+pub fn huge_pages_parser() -> impl TypedValueParser<Value = gc_runtime::HugePages> {
+    PossibleValuesParser::new(gc_runtime::HugePages::ALL.map(gc_runtime::HugePages::name)).map(
+        |s| {
+            s.parse::<gc_runtime::HugePages>()
+                .expect("a possible value is a setting name")
+        },
+    )
 }
 
 /// Parse and check a heap size: `gc_core::parse_size`, then `gc-core`'s heap-geometry check

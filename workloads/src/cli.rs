@@ -7,8 +7,8 @@
 //! these arguments is ready for [`crate::runner::run_workload`].
 
 use crate::arg_parsers::{
-    mode_parser, parse_fraction, parse_heap, parse_on_off, parse_pacing_floor, parse_pacing_window,
-    parse_seconds,
+    huge_pages_parser, mode_parser, parse_fraction, parse_heap, parse_on_off, parse_pacing_floor,
+    parse_pacing_window, parse_seconds,
 };
 use crate::buffer_kind::BufferKind;
 use crate::jvm::JvmCollector;
@@ -231,6 +231,18 @@ pub struct CommonArgs {
     /// (recorded as page-alloc waits); `0` lets the heap grow from nothing and shows that.
     #[arg(long, value_name = "SIZE|max", default_value = "max", value_parser = parse_initial_heap)]
     pub initial_heap: InitialHeap,
+    /// The heap's pages: off (4 KiB pages: works on every system), transparent (shmem
+    /// transparent huge pages: madvise(MADV_HUGEPAGE) on the heap's views; needs
+    /// /sys/kernel/mm/transparent_hugepage/shmem_enabled set to advise (or always), and the
+    /// kernel falls back to 4 KiB pages where it finds no free 2 MiB) or hugetlb (the heap
+    /// from the kernel's pool of reserved 2 MiB pages: needs vm.nr_hugepages of at least the
+    /// largest heap in 2 MiB pages, e.g. 2048 for 4G, beyond pages others use). Checked for
+    /// every run before the first: when the system does not allow it, the sweep says what to
+    /// set and runs nothing. The table and results.json state the pages each run got
+    /// ("4 KiB" or "2 MiB (N MiB of the heap on huge pages)"). [default: the ZRS_HUGE_PAGES
+    /// environment variable, else off]
+    #[arg(long, value_name = "off|transparent|hugetlb", value_parser = huge_pages_parser())]
+    pub huge_pages: Option<gc_runtime::HugePages>,
     /// At the end of each run, print the memory report (what RSS is made of: heap, GC
     /// metadata, direct buffers and native pools, malloc, stacks, files, smaps) and store it
     /// in results.json. `pause-sweep memory` runs a short workload just for it.
@@ -249,6 +261,7 @@ impl CommonArgs {
         c.pacing_floor = self.pacing_floor;
         c.pacing_window_ms = self.pacing_window;
         c.memory_report = self.memory_report;
+        c.huge_pages = self.huge_pages;
         c.initial_heap_bytes = match self.initial_heap {
             InitialHeap::Max => c.heap_bytes,
             InitialHeap::Bytes(b) => b.min(c.heap_bytes),

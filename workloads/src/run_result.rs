@@ -70,6 +70,11 @@ pub struct RunConfig {
     /// ZGC, `stw` for the others). `None` for this project's runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jvm: Option<JvmSpec>,
+    /// The heap's pages as `--huge-pages` asked (`off`, `transparent`, `hugetlb`); `None`
+    /// leaves it to `ZRS_HUGE_PAGES`, else off. What the run used is in
+    /// [`RunResult::pages`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_pages: Option<gc_runtime::HugePages>,
 }
 
 impl RunConfig {
@@ -97,6 +102,7 @@ impl RunConfig {
             memory_report: false,
             initial_heap_bytes: heap_bytes,
             jvm: None,
+            huge_pages: None,
         }
     }
 
@@ -206,6 +212,11 @@ pub struct RunResult {
     /// The same report as text, as `pause-sweep` prints it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_report_text: Option<String>,
+    /// The pages the heap was on at the end of the run, read from `/proc/self/smaps` over its
+    /// views: the setting in effect and how much of the heap was on 2 MiB pages
+    /// (`gc_runtime::PageSizeReading`). `None` for JVM runs and results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<gc_runtime::PageSizeReading>,
 }
 
 impl RunResult {
@@ -417,6 +428,7 @@ mod tests {
             memory: Vec::new(),
             memory_report: None,
             memory_report_text: None,
+            pages: None,
         }
     }
 

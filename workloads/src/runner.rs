@@ -12,8 +12,9 @@
 //! 4. Let the workload run for the duration (with `min_cycles`, longer: see
 //!    [`crate::min_cycles`]), then stop it and the meters.
 //!    Meanwhile this thread samples memory ([`crate::memory_timeline`]).
-//! 5. Read the statistics, the peak committed bytes and Pss/RSS (and, with
-//!    `--memory-report`, the memory report) before dropping the heap.
+//! 5. Read the statistics, the peak committed bytes, Pss/RSS, the pages the heap is on
+//!    (`Heap::page_size_reading`: 4 KiB, or how much on 2 MiB pages) and, with
+//!    `--memory-report`, the memory report, before dropping the heap.
 //!
 //! A run with `--buffers pooled` gets one `NativePool` shared by its threads.
 
@@ -60,8 +61,10 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     // The runs of a sweep share one process: the free memory glibc malloc kept from the runs
     // before would count in this run's Pss and RSS.
     gc_runtime::proc_info::trim_malloc();
-    // The environment's overrides (`ZRS_GC_LOG`, `ZRS_GC_THREADS`, the pacing variables) apply
-    // to every run; a malformed one fails the run with the variable named.
+    // The environment's overrides (`ZRS_GC_LOG`, `ZRS_GC_THREADS`, the pacing variables,
+    // `ZRS_HUGE_PAGES` unless `--huge-pages` is given) apply to every run; a malformed one
+    // fails the run with the variable named. Huge pages the system does not allow fail it
+    // with what to set.
     let mut heap_config = HeapConfig::from_env(config.heap_bytes)
         .map_err(|e| e.to_string())?
         .mode(config.mode)
@@ -72,6 +75,9 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     }
     if let Some(ms) = config.pacing_window_ms {
         heap_config.pacing.window = std::time::Duration::from_millis(ms);
+    }
+    if let Some(h) = config.huge_pages {
+        heap_config = heap_config.huge_pages(h);
     }
     let heap = Heap::new(heap_config).map_err(|e| {
         format!(
@@ -257,6 +263,8 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
             ..events.records()
         }
     };
+    // Every mutator has stopped: the smaps walk holds up no one.
+    let pages = Some(heap.page_size_reading());
     let report = config.memory_report.then(|| {
         let pools: Vec<NativePool> = pool.iter().cloned().collect();
         heap.memory_report_with_pools(&pools)
@@ -284,5 +292,6 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
         memory,
         memory_report,
         memory_report_text,
+        pages,
     })
 }

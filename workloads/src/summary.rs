@@ -46,6 +46,10 @@ pub struct RunSummary {
     /// The buffer kind the run shows (see `RunConfig::shown_buffers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffers: Option<BufferKind>,
+    /// The pages the heap was on (`4 KiB`, `2 MiB (N MiB of the heap on huge pages)`, see
+    /// `gc_runtime::PageSizeReading::label`); `None` for JVM runs and older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<String>,
     /// Whole pauses (time to safepoint included).
     pub pauses: PercentileSummary,
     /// Time to safepoint alone.
@@ -183,6 +187,7 @@ impl RunSummary {
             live_set_bytes: r.config.live_set_bytes,
             jvm: r.config.jvm.as_ref().map(|j| j.series()),
             buffers: r.config.shown_buffers(),
+            pages: r.pages.map(|p| p.label()),
             pauses: PercentileSummary::from_values(&totals),
             time_to_safepoint: PercentileSummary::from_values(&ttsp),
             pauses_by_kind: by_kind
@@ -330,6 +335,7 @@ mod tests {
             memory: Vec::new(),
             memory_report: None,
             memory_report_text: None,
+            pages: None,
         };
         let s = RunSummary::of(&r);
         assert_eq!(s.label, "concurrent 1G");

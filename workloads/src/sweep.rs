@@ -146,6 +146,9 @@ pub fn run_line(r: &RunResult) -> String {
         format::rate(s.ops_per_sec),
         s.complete_cycles
     );
+    if let Some(p) = r.pages.filter(|p| p.huge_bytes > 0 || p.got_none()) {
+        line += &format!(", pages {}", p.label());
+    }
     if s.extended_by_ms > 0 {
         line += &format!(
             " (extended by {})",
@@ -229,6 +232,28 @@ pub fn finish(outcome: &SweepOutcome, out: &Path, quiet: bool) -> u8 {
         status = EXIT_RUN;
     }
     status
+}
+
+/// The huge-page setting of every run of this project checked against the system before the
+/// first run (`--huge-pages`, else `ZRS_HUGE_PAGES`): a setting the system does not allow is
+/// an error that says what to set, never a sweep that runs on other pages than asked.
+pub fn check_huge_pages(configs: &[RunConfig]) -> Result<(), String> {
+    let system = gc_runtime::HugePageSystem::read();
+    for c in configs.iter().filter(|c| c.jvm.is_none()) {
+        let huge = match c.huge_pages {
+            Some(h) => h,
+            None => {
+                gc_runtime::HeapConfig::from_env(c.heap_bytes)
+                    .map_err(|e| e.to_string())?
+                    .memory
+                    .huge_pages
+            }
+        };
+        system
+            .check(huge, c.heap_bytes, None)
+            .map_err(|e| format!("{} {}: {e}", c.workload, c.label()))?;
+    }
+    Ok(())
 }
 
 /// Warn (on stderr) about settings that make latency figures untrustworthy.
@@ -360,6 +385,10 @@ where
         }
     };
     warn_about(&configs);
+    if let Err(e) = check_huge_pages(&configs) {
+        eprintln!("pause-sweep: {e}");
+        return EXIT_RUN;
+    }
     let out = out.unwrap_or_else(|| default_out_dir(SystemTime::now()));
     let mut run = run;
     let outcome = run_sweep(&configs, !quiet, |c| match c.jvm {

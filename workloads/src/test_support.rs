@@ -103,6 +103,7 @@ pub fn sample_result(mode: Mode, heap_bytes: u64, pauses_ns: &[u64]) -> RunResul
         memory: Vec::new(),
         memory_report: None,
         memory_report_text: None,
+        pages: None,
     }
 }
 

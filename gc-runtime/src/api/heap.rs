@@ -133,6 +133,14 @@ impl Heap {
         self.inner.direct().stats()
     }
 
+    /// Which pages the heap's memory is on now (4 KiB, or how much of it on 2 MiB pages),
+    /// read from `/proc/self/smaps` over the heap's views: what a report states as the page
+    /// size of a run. Its page-table walk holds the memory-map lock, which a mutator mapping
+    /// a page waits for: read it while no mutator runs.
+    pub fn page_size_reading(&self) -> gc_core::PageSizeReading {
+        self.inner.pages().memory().page_size_reading()
+    }
+
     /// Heap usage now.
     pub fn usage(&self) -> HeapUsage {
         let u = self.inner.pages().usage();

@@ -15,6 +15,9 @@
 //!   --pacing-floor <SHARE>
 //!                      the least share of every 10 ms pacing leaves the program (default
 //!                      0.5; 0 for no floor)
+//!   --huge-pages <off|transparent|hugetlb>
+//!                      the heap's pages: 4 KiB (default), shmem transparent huge pages or the
+//!                      hugetlb pool; refused with what to set if the system does not allow it
 //!   --compile-only     compile the script, report compile errors, run nothing
 //!   --disassemble      print the bytecode of every function before running
 //! ```
@@ -86,6 +89,15 @@ pub struct Options {
     /// allocation stall. [default: 0.5, or ZRS_PACING_MIN_MUTATOR_SHARE]
     #[arg(long, value_name = "SHARE", value_parser = parse_pacing_floor)]
     pub pacing_floor: Option<f64>,
+    /// The heap's pages: off (4 KiB pages, works everywhere), transparent (shmem transparent
+    /// huge pages: needs /sys/kernel/mm/transparent_hugepage/shmem_enabled set to advise, the
+    /// kernel falls back to 4 KiB pages where it has no 2 MiB free) or hugetlb (2 MiB pages
+    /// from the kernel's reserved pool: needs vm.nr_hugepages of at least the heap in 2 MiB
+    /// pages, so give a --heap). When the system does not allow it, lox says what to set and
+    /// runs nothing. --gc-stats shows how much of the heap got huge pages. Default: the
+    /// ZRS_HUGE_PAGES environment variable, else off.
+    #[arg(long, value_name = "off|transparent|hugetlb", value_parser = huge_pages_parser())]
+    pub huge_pages: Option<gc_runtime::HugePages>,
     /// Only compile the script: print compile errors and exit 65, or exit 0.
     #[arg(long)]
     pub compile_only: bool,
@@ -98,6 +110,16 @@ pub struct Options {
 fn mode_parser() -> impl TypedValueParser<Value = Mode> {
     PossibleValuesParser::new(Mode::ALL.map(Mode::name))
         .map(|s| s.parse::<Mode>().expect("a possible value is a mode name"))
+}
+
+/// The `--huge-pages` parser: one of the setting names (listed in `--help`).
+fn huge_pages_parser() -> impl TypedValueParser<Value = gc_runtime::HugePages> {
+    PossibleValuesParser::new(gc_runtime::HugePages::ALL.map(gc_runtime::HugePages::name)).map(
+        |s| {
+            s.parse::<gc_runtime::HugePages>()
+                .expect("a possible value is a setting name")
+        },
+    )
 }
 
 /// The smallest default heap (`--heap`), on a machine with less than 256m of memory.
@@ -164,7 +186,8 @@ impl Options {
     }
 
     /// The collector configuration the options ask for, over the environment's overrides
-    /// (`ZRS_GC_LOG`, `ZRS_GC_THREADS`, the pacing variables: `HeapConfig::from_env`).
+    /// (`ZRS_GC_LOG`, `ZRS_GC_THREADS`, the pacing variables, `ZRS_HUGE_PAGES`:
+    /// `HeapConfig::from_env`); `--huge-pages` overrides `ZRS_HUGE_PAGES`.
     ///
     /// # Errors
     /// A malformed environment variable, named in the error.
@@ -175,6 +198,9 @@ impl Options {
             .continuous(self.gc_stress)
             .pacing(self.pacing)
             .heap_target(Some(HEAP_TARGET));
+        if let Some(h) = self.huge_pages {
+            config = config.huge_pages(h);
+        }
         // One mutator needs few GC workers, and every worker adds a page to the relocation
         // reserve, which would eat a small heap on a many-core machine.
         let threads = config.gc_threads.min(MAX_GC_THREADS);
@@ -349,5 +375,16 @@ mod tests {
             let e = Options::try_parse_from(["lox", "--pacing-floor", bad]).unwrap_err();
             assert!(e.to_string().contains("below 1"), "{e}");
         }
+    }
+
+    #[test]
+    fn huge_pages_option_reaches_the_heap_config() {
+        use gc_runtime::HugePages;
+        for h in HugePages::ALL {
+            let o = Options::try_parse_from(["lox", "--huge-pages", h.name()]).unwrap();
+            assert_eq!(o.heap_config().unwrap().memory.huge_pages, h);
+        }
+        let e = Options::try_parse_from(["lox", "--huge-pages", "thp"]).unwrap_err();
+        assert!(e.to_string().contains("transparent"), "{e}");
     }
 }

@@ -114,13 +114,17 @@ fn finish(options: &Options, lox: &Lox) {
     if options.gc_stats {
         let heap = lox.heap();
         let usage = heap.usage();
+        let pages = heap.page_size_reading();
         eprintln!(
-            "{} (--gc {}, --heap {}m); peak committed heap {:.1} MiB, process Pss {:.1} MiB",
+            "{} (--gc {}, --heap {}m); peak committed heap {:.1} MiB, process Pss {:.1} MiB; \
+             pages {} (--huge-pages {})",
             gc_summary(&heap.stats()),
             heap.config().mode,
             options.heap_size() >> 20,
             usage.peak_committed as f64 / (1 << 20) as f64,
             heap.memory_report().pss as f64 / (1 << 20) as f64,
+            pages.label(),
+            pages.requested,
         );
     }
 }

@@ -246,6 +246,7 @@ pub fn run_twin(config: &RunConfig) -> Result<RunResult, String> {
         memory: Vec::new(),
         memory_report: None,
         memory_report_text: None,
+        pages: None,
     })
 }
 

@@ -603,7 +603,54 @@ fn description(results: &[RunResult]) -> String {
     if let Some(seed) = same(&|r| r.config.seed.to_string()) {
         parts.push(format!("seed {seed}"));
     }
+    let ours: Vec<&RunResult> = results.iter().filter(|r| r.pages.is_some()).collect();
+    if let Some(first) = ours.first().and_then(|r| r.pages) {
+        if ours
+            .iter()
+            .all(|r| r.pages.map(|p| p.label()) == Some(first.label()))
+        {
+            parts.push(format!(
+                "pages: {} (--huge-pages {})",
+                first.label(),
+                first.requested
+            ));
+        }
+    }
     parts.join(", ")
+}
+
+/// Lines on the pages each run's heap was on, when the runs differ (one line per run), and a
+/// plain statement for each run that asked for huge pages and got none.
+pub fn pages_notes(results: &[RunResult]) -> Vec<String> {
+    let ours: Vec<&RunResult> = results.iter().filter(|r| r.pages.is_some()).collect();
+    let labels: Vec<String> = ours
+        .iter()
+        .filter_map(|r| r.pages.map(|p| p.label()))
+        .collect();
+    let mut notes = Vec::new();
+    if labels.iter().any(|l| *l != labels[0]) {
+        for r in &ours {
+            let p = r.pages.expect("filtered");
+            notes.push(format!(
+                "{}: pages {} (--huge-pages {}).",
+                r.label(),
+                p.label(),
+                p.requested
+            ));
+        }
+    }
+    for r in &ours {
+        let p = r.pages.expect("filtered");
+        if p.got_none() {
+            notes.push(format!(
+                "{}: asked for huge pages (--huge-pages {}) but got none: its heap was on 4 KiB \
+                 pages the whole run (the kernel found no free 2 MiB page when it committed).",
+                r.label(),
+                p.requested
+            ));
+        }
+    }
+    notes
 }
 
 /// The whole markdown report (`table.md`): title, what ran, the main table, the ratio table
@@ -637,7 +684,8 @@ pub fn markdown_report(results: &[RunResult]) -> String {
         out += "\n## Memory (peaks of the 100 ms samples)\n\n";
         out += &t;
     }
-    let notes = run_notes(&summaries);
+    let mut notes = run_notes(&summaries);
+    notes.extend(pages_notes(results));
     if !notes.is_empty() {
         out += "\n";
         for n in notes {
@@ -953,6 +1001,49 @@ mod tests {
             let w = t.lines().map(|l| l.chars().count()).max().unwrap();
             assert!(w <= 120, "{w} columns:\n{t}");
         }
+    }
+
+    #[test]
+    fn the_pages_are_stated_once_when_runs_agree_and_per_run_when_not() {
+        use gc_runtime::{HugePages, PageSizeReading};
+        let mut runs = three_runs();
+        let small = PageSizeReading {
+            requested: HugePages::Off,
+            committed: 1 << 30,
+            huge_bytes: 0,
+        };
+        for r in &mut runs {
+            r.pages = Some(small);
+        }
+        assert!(description(&runs).ends_with("pages: 4 KiB (--huge-pages off)"));
+        assert!(pages_notes(&runs).is_empty());
+        // One run on huge pages, one that asked and got none.
+        runs[1].pages = Some(PageSizeReading {
+            requested: HugePages::Hugetlb,
+            committed: 1 << 30,
+            huge_bytes: 512 << 20,
+        });
+        runs[2].pages = Some(PageSizeReading {
+            requested: HugePages::Transparent,
+            ..small
+        });
+        assert!(!description(&runs).contains("pages:"));
+        let notes = pages_notes(&runs);
+        assert_eq!(notes.len(), 4, "{notes:?}");
+        assert!(
+            notes[1].ends_with(
+                "pages 2 MiB (512 MiB of the heap on huge pages) (--huge-pages hugetlb)."
+            ),
+            "{}",
+            notes[1]
+        );
+        assert!(
+            notes[3].contains("asked for huge pages (--huge-pages transparent) but got none"),
+            "{}",
+            notes[3]
+        );
+        let report = markdown_report(&runs);
+        assert!(report.contains(&notes[3]), "{report}");
     }
 
     #[test]
