@@ -458,11 +458,16 @@ const NOT_OURS: &[&str] = &[
     "OutOfMemoryError",
     "WeakReference",
     "MaxDirectMemorySize",
+    "ConcurrentGCBreakpoints",
     // HotSpot's safepoint log fields
     "Total",
     // Linux's /proc fields, system calls the code does not make, glibc
     "VmRSS",
     "Pss",
+    "ShmemPmdMapped",
+    "FilePmdMapped",
+    "Private_Hugetlb",
+    "Shared_Hugetlb",
     "madvise",
     "malloc_trim",
 ];
