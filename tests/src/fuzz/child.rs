@@ -7,8 +7,9 @@
 //! test binary always runs the code under test as built). The child prints a `@@fuzz start`
 //! line before each case and a `@@fuzz end` line with the case's outcome class after it
 //! ([`report_start`], [`report_end`]); the parent reads them as they come ([`run_batch`]).
-//! When no line comes for the case timeout, the parent samples the child's CPU time for a
-//! second: a busy child is running a slow (or endless) program — a `Busy` case, which only a
+//! When no line comes for the case timeout, the parent watches the child for a second (its CPU
+//! time, and whether any of its threads is runnable): a busy child is running a slow (or
+//! endless) program — a `Busy` case, which only a
 //! target whose programs always terminate treats as a failure — while an idle one is stuck
 //! (a deadlock): a failure. Either way the child is killed and the batch ends there.
 
@@ -149,7 +150,8 @@ pub fn run_batch(child_test: &str, seeds: &[u64], case_timeout: Duration) -> Bat
                     seed,
                     what: format!(
                         "the case ran for more than {case_timeout:?} and its process used no CPU \
-                         for a second (stuck: a deadlock?); stderr:\n{tail}"
+                         and had no runnable thread for a second (stuck: a deadlock?); \
+                         stderr:\n{tail}"
                     ),
                 };
             }
@@ -159,7 +161,11 @@ pub fn run_batch(child_test: &str, seeds: &[u64], case_timeout: Duration) -> Bat
     outcome
 }
 
-/// True if process `pid` used at least a fifth of a core over the next second.
+/// True if process `pid` is running a program rather than stuck, judged over the next second:
+/// it used some CPU (at least 20 ms), or one of its threads was running or waiting for a core
+/// (state `R`) at one of the samples taken every 50 ms. A deadlocked child uses no CPU and
+/// has every thread asleep; a child on a machine busy with other work may get little CPU, but
+/// its threads are seen runnable, so a loaded machine does not pass for a deadlock.
 fn cpu_busy(pid: u32) -> bool {
     let ticks = || -> Option<u64> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -170,8 +176,54 @@ fn cpu_busy(pid: u32) -> bool {
         Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
     };
     let Some(before) = ticks() else { return false };
-    std::thread::sleep(Duration::from_secs(1));
+    let mut runnable = false;
+    for _ in 0..20 {
+        runnable |= any_thread_runnable(pid);
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let Some(after) = ticks() else { return false };
-    // Clock ticks are 1/100 s on Linux: a fifth of a core for a second is 20.
-    after.saturating_sub(before) >= 20
+    // Clock ticks are 1/100 s on Linux: 20 ms is 2.
+    runnable || after.saturating_sub(before) >= 2
+}
+
+/// True if a thread of process `pid` is in state `R` (running, or runnable and waiting for a
+/// core).
+fn any_thread_runnable(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                let rest = &stat[stat.rfind(')')? + 2..];
+                Some(rest.starts_with('R'))
+            })
+            .unwrap_or(false)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sleeping process is stuck, a spinning one busy: the stuck test tells a deadlock from
+    /// a running program.
+    #[test]
+    fn a_sleeping_child_is_stuck_and_a_spinning_one_busy() {
+        let mut sleeper = Command::new("sleep").arg("30").spawn().expect("sleep");
+        let mut spinner = Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .expect("sh");
+        // Past their start (exec and loading run, and show as runnable).
+        std::thread::sleep(Duration::from_millis(300));
+        let (sleeping, spinning) = (cpu_busy(sleeper.id()), cpu_busy(spinner.id()));
+        for child in [&mut sleeper, &mut spinner] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert!(!sleeping, "a sleeping process was taken for a busy one");
+        assert!(spinning, "a spinning process was taken for a stuck one");
+    }
 }
