@@ -10,7 +10,8 @@
 //! sleeping outside the heap felt in the same runs (the machine's noise, and in `stw` the
 //! pauses' workers on every core), the floor under the waits. A flat `concurrent` line next to a rising `stw` line is the expected
 //! picture; a `concurrent` max-wait line far above its max-pause line says the waits are not
-//! pauses, and one near the control line says they are as long as any thread's. Runs that show a
+//! pauses, and one near the control line says they are as long as any thread's; a felt line
+//! far above its imposed line says the machine, not the collector, held the mutator. Runs that show a
 //! buffer kind (`--buffers`) get lines of their own per mode and kind, in shades of the mode's
 //! colour; JVM runs (`--jvm`) lines of their own per JDK and collector (`JDK 17 ZGC`).
 
