@@ -4,49 +4,15 @@
 //! and the page's forwarding table as it stands after Concurrent Relocate: one entry per live
 //! object, from-offset → to-offset (`ZForwarding`'s entries).
 
-use super::tiny_graph::{self, Obj, Tiny, PAGE};
-use gc_runtime::GcPhase;
+use super::tiny_graph::{self, Obj, Relocated, PAGE};
 use plotters::prelude::*;
 
 const HEAP: u64 = 64 << 20;
 const WIDTH: u32 = 1100;
 const HEIGHT: u32 = 560;
 
-struct Facts {
-    objs: Vec<Obj>,
-    /// The relocated page's first offset and its entries (relative from → to).
-    page: u64,
-    entries: Vec<(u64, u64)>,
-    values_before: Vec<u64>,
-    values_after: Vec<u64>,
-}
-
-fn measure() -> Result<Facts, String> {
-    let heap = tiny_graph::heap(HEAP, false)?;
-    let stepper = heap.stepper()?;
-    let mut t = Tiny::new(&heap)?;
-    let values_before = t.values();
-    tiny_graph::run_to(&stepper, GcPhase::ConcurrentRelocate)?;
-    // No mutator load in between: the GC thread makes every copy.
-    stepper.finish_cycle()?;
-    let set = heap.relocation_set();
-    let [p] = &set[..] else {
-        return Err(format!("expected one relocated page, found {}", set.len()));
-    };
-    let start = t.start;
-    let entries = p
-        .entries
-        .iter()
-        .map(|e| (e.from.raw() - start, e.to.raw() - start))
-        .collect();
-    let values_after = t.values();
-    Ok(Facts {
-        objs: t.objs.clone(),
-        page: p.page.raw() - start,
-        entries,
-        values_before,
-        values_after,
-    })
+fn measure() -> Result<Relocated, String> {
+    tiny_graph::relocate_one_page(HEAP, false)
 }
 
 fn err(e: impl std::fmt::Debug) -> String {

@@ -4,49 +4,14 @@
 //! 16): the page before, live objects and garbage, and after, each live object slid down over
 //! the garbage below it in address order, with the forwarding entries that say where.
 
-use super::tiny_graph::{self, Obj, Tiny};
-use gc_runtime::GcPhase;
+use super::tiny_graph::{self, Obj, Relocated};
 use plotters::prelude::*;
 
 const WIDTH: u32 = 1100;
 const HEIGHT: u32 = 500;
 
-struct Facts {
-    objs: Vec<Obj>,
-    page: u64,
-    compacted_in_place: bool,
-    entries: Vec<(u64, u64)>,
-    values_before: Vec<u64>,
-    values_after: Vec<u64>,
-}
-
-fn measure() -> Result<Facts, String> {
-    let heap = tiny_graph::heap(gc_runtime::MIN_COLLECTED_HEAP, true)?;
-    let stepper = heap.stepper()?;
-    let mut t = Tiny::new(&heap)?;
-    t.fill_heap()?;
-    let values_before = t.values();
-    tiny_graph::run_to(&stepper, GcPhase::ConcurrentRelocate)?;
-    stepper.finish_cycle()?;
-    let set = heap.relocation_set();
-    let [p] = &set[..] else {
-        return Err(format!("expected one relocated page, found {}", set.len()));
-    };
-    let start = t.start;
-    let entries = p
-        .entries
-        .iter()
-        .map(|e| (e.from.raw() - start, e.to.raw() - start))
-        .collect();
-    let values_after = t.values();
-    Ok(Facts {
-        objs: t.objs.clone(),
-        page: p.page.raw() - start,
-        compacted_in_place: p.compacted_in_place,
-        entries,
-        values_before,
-        values_after,
-    })
+fn measure() -> Result<Relocated, String> {
+    tiny_graph::relocate_one_page(gc_runtime::MIN_COLLECTED_HEAP, true)
 }
 
 fn err(e: impl std::fmt::Debug) -> String {

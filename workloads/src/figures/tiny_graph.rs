@@ -169,3 +169,53 @@ pub(super) fn run_to(stepper: &Stepper<'_>, phase: GcPhase) -> Result<(), String
     }
     Ok(())
 }
+
+/// One page of the tiny graph relocated by a stepped cycle, as the forwarding and in-place
+/// figures draw it: offsets relative to the heap's first offset.
+pub(super) struct Relocated {
+    /// The graph's objects where they were before the cycle.
+    pub(super) objs: Vec<Obj>,
+    /// The relocated page's first offset.
+    pub(super) page: u64,
+    /// Compacted in place rather than evacuated.
+    pub(super) compacted_in_place: bool,
+    /// The page's forwarding entries, from → to.
+    pub(super) entries: Vec<(u64, u64)>,
+    /// The live objects' values before the cycle and after it.
+    pub(super) values_before: Vec<u64>,
+    pub(super) values_after: Vec<u64>,
+}
+
+/// Builds the tiny graph on a heap of `max_heap` (with no relocation reserve and every other
+/// page full of live objects if `full`), runs one stepped cycle with no mutator load between
+/// its phases (the GC thread makes every copy), and reads the one page it relocated.
+pub(super) fn relocate_one_page(max_heap: u64, full: bool) -> Result<Relocated, String> {
+    let heap = heap(max_heap, full)?;
+    let stepper = heap.stepper()?;
+    let mut t = Tiny::new(&heap)?;
+    if full {
+        t.fill_heap()?;
+    }
+    let values_before = t.values();
+    run_to(&stepper, GcPhase::ConcurrentRelocate)?;
+    stepper.finish_cycle()?;
+    let set = heap.relocation_set();
+    let [p] = &set[..] else {
+        return Err(format!("expected one relocated page, found {}", set.len()));
+    };
+    let start = t.start;
+    let entries = p
+        .entries
+        .iter()
+        .map(|e| (e.from.raw() - start, e.to.raw() - start))
+        .collect();
+    let values_after = t.values();
+    Ok(Relocated {
+        objs: t.objs.clone(),
+        page: p.page.raw() - start,
+        compacted_in_place: p.compacted_in_place,
+        entries,
+        values_before,
+        values_after,
+    })
+}
