@@ -4,7 +4,7 @@
 //! and the page's forwarding table as it stands after Concurrent Relocate: one entry per live
 //! object, from-offset → to-offset (`ZForwarding`'s entries).
 
-use super::tiny_graph::{self, Obj, Relocated, PAGE};
+use super::tiny_graph::{self, Relocated, PAGE};
 use plotters::prelude::*;
 
 const HEAP: u64 = 64 << 20;
@@ -22,27 +22,10 @@ fn err(e: impl std::fmt::Debug) -> String {
 /// The figure as SVG text.
 pub fn svg() -> Result<String, String> {
     let f = measure()?;
-    if f.values_before != f.values_after {
-        return Err(format!(
-            "the copies do not hold the objects' values: {:?} before, {:?} after",
-            f.values_before, f.values_after
-        ));
-    }
+    f.check_values("the copies")?;
     let extent = super::strip_extent(&f.objs);
     let to_page = f.entries.first().map_or(0, |e| e.1 / PAGE * PAGE);
-    let moved: Vec<Obj> = f
-        .objs
-        .iter()
-        .filter_map(|o| {
-            let (_, to) = f.entries.iter().find(|e| e.0 == o.off)?;
-            Some(Obj {
-                name: format!("{}'", o.name),
-                off: *to,
-                size: o.size,
-                live: true,
-            })
-        })
-        .collect();
+    let moved = f.forwarded("'");
     let mut out = String::new();
     {
         let root = super::canvas(&mut out, (WIDTH, HEIGHT))?;

@@ -4,7 +4,7 @@
 //! 16): the page before, live objects and garbage, and after, each live object slid down over
 //! the garbage below it in address order, with the forwarding entries that say where.
 
-use super::tiny_graph::{self, Obj, Relocated};
+use super::tiny_graph::{self, Relocated};
 use plotters::prelude::*;
 
 const WIDTH: u32 = 1100;
@@ -21,29 +21,12 @@ fn err(e: impl std::fmt::Debug) -> String {
 /// The figure as SVG text.
 pub fn svg() -> Result<String, String> {
     let f = measure()?;
-    if f.values_before != f.values_after {
-        return Err(format!(
-            "the moved objects do not hold the objects' values: {:?} before, {:?} after",
-            f.values_before, f.values_after
-        ));
-    }
+    f.check_values("the moved objects")?;
     if !f.compacted_in_place {
         return Err("the page was not compacted in place".into());
     }
     let extent = super::strip_extent(&f.objs);
-    let after: Vec<Obj> = f
-        .objs
-        .iter()
-        .filter_map(|o| {
-            let (_, to) = f.entries.iter().find(|e| e.0 == o.off)?;
-            Some(Obj {
-                name: o.name.clone(),
-                off: *to,
-                size: o.size,
-                live: true,
-            })
-        })
-        .collect();
+    let after = f.forwarded("");
     let mut out = String::new();
     {
         let root = super::canvas(&mut out, (WIDTH, HEIGHT))?;
@@ -129,7 +112,7 @@ mod tests {
     fn the_live_objects_end_packed_from_the_page_start_in_address_order() {
         let f = measure().unwrap();
         assert!(f.compacted_in_place);
-        let mut live: Vec<&Obj> = f.objs.iter().filter(|o| o.live).collect();
+        let mut live: Vec<&tiny_graph::Obj> = f.objs.iter().filter(|o| o.live).collect();
         live.sort_by_key(|o| o.off);
         let mut next = f.page;
         for o in live {

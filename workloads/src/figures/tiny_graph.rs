@@ -219,3 +219,33 @@ pub(super) fn relocate_one_page(max_heap: u64, full: bool) -> Result<Relocated, 
         values_after,
     })
 }
+
+impl Relocated {
+    /// An error naming `what` unless the live objects kept their values through the cycle.
+    pub(super) fn check_values(&self, what: &str) -> Result<(), String> {
+        if self.values_before == self.values_after {
+            return Ok(());
+        }
+        Err(format!(
+            "{what} do not hold the objects' values: {:?} before, {:?} after",
+            self.values_before, self.values_after
+        ))
+    }
+
+    /// The live objects where the forwarding entries say they went, each named as before
+    /// with `suffix`.
+    pub(super) fn forwarded(&self, suffix: &str) -> Vec<Obj> {
+        self.objs
+            .iter()
+            .filter_map(|o| {
+                let (_, to) = self.entries.iter().find(|e| e.0 == o.off)?;
+                Some(Obj {
+                    name: format!("{}{suffix}", o.name),
+                    off: *to,
+                    size: o.size,
+                    live: true,
+                })
+            })
+            .collect()
+    }
+}
