@@ -145,6 +145,47 @@ fn bad_arguments_exit_2_with_a_message() {
 }
 
 #[test]
+fn a_malformed_environment_variable_exits_2_naming_it_and_what_to_give() {
+    let dir = scratch(SUITE, "bad-env");
+    let d = dir.to_str().unwrap();
+    for (var, value, needles) in [
+        (
+            "ZRS_GC_THREADS",
+            "lots",
+            &["ZRS_GC_THREADS", "\"lots\"", "whole number"][..],
+        ),
+        (
+            "ZRS_PACING_MIN_MUTATOR_SHARE",
+            "1.5",
+            &["pacing_min_mutator_share is 1.5", "below 1"][..],
+        ),
+        ("ZRS_HUGE_PAGES", "sometimes", &["ZRS_HUGE_PAGES"][..]),
+        ("ZRS_GC_LOG", "verbose", &["ZRS_GC_LOG"][..]),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pause-sweep"))
+            .args([
+                "--heaps",
+                "64M",
+                "--modes",
+                "stw",
+                "--duration",
+                "0.2",
+                "--out",
+                d,
+            ])
+            .env(var, value)
+            .output()
+            .expect("the binary runs");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}={value}: {err}");
+        assert!(!err.contains("panicked"), "{var}={value}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{var}={value}: no {n:?} in: {err}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+#[test]
 fn report_renders_every_output_from_results_json() {
     let dir = scratch(SUITE, "report");
     std::fs::create_dir_all(&dir).unwrap();
