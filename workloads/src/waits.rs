@@ -1,12 +1,12 @@
 //! Mutator waits: every stretch of time in which a mutator thread of the program wanted to run
 //! and could not because of the collector. There are four kinds, all in `GcStats`:
 //!
-//! - a **pause** ([`PauseRecord`]): from the collector's request to stop until it released
+//! - a **pause** ([`PauseRecord`](gc_runtime::stats::PauseRecord)): from the collector's request to stop until it released
 //!   the mutators, time to safepoint included (`total_ns`); it stops *every* mutator thread;
-//! - an **allocation stall** ([`StallRecord`]): one thread waited for memory;
-//! - a **pacing delay** ([`PacingRecord`]): one thread was slowed down, every quantum of bytes
+//! - an **allocation stall** ([`StallRecord`](gc_runtime::stats::StallRecord)): one thread waited for memory;
+//! - a **pacing delay** ([`PacingRecord`](gc_runtime::stats::PacingRecord)): one thread was slowed down, every quantum of bytes
 //!   it allocated, so it would not outrun the cycle;
-//! - a **page allocation** ([`PageAllocationRecord`]): one thread waited while the heap got a
+//! - a **page allocation** ([`PageAllocationRecord`](gc_runtime::stats::PageAllocationRecord)): one thread waited while the heap got a
 //!   new page from the operating system (memory committed and mapped, 100 µs or longer; a
 //!   page from the page cache takes microseconds and is not recorded).
 //!

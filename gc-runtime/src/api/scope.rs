@@ -9,7 +9,7 @@
 //!   nested scope) takes `&mut self`, so no [`ObjRef`] (a raw, borrowed pointer into the heap,
 //!   the fast way to read and write objects) can be alive across a pause: the borrow checker
 //!   enforces what HotSpot enforces with "no safepoint" verification.
-//! - [`Global`] handles live until dropped and can move between threads; [`WeakRef`]s do not
+//! - [`Global`](crate::Global) handles live until dropped and can move between threads; [`WeakRef`](crate::WeakRef)s do not
 //!   keep their object alive and read as `None` once it died.
 
 use super::mutator::{Mutator, OutOfMemory};

@@ -170,7 +170,7 @@ impl Pacer {
 /// Steps 1 to 3 of the time rule: how far apart quanta of `bytes` must be for `free` bytes
 /// (these `bytes` included) to last until the running cycle ends, for a cycle `elapsed` into
 /// its run whose longest recent predecessor took `expected` (`None` before any cycle
-/// completed) and a safety factor `duration_margin`. What [`Pacer::delay_for`] computes
+/// completed) and a safety factor `duration_margin`. What `Pacer::delay_for` computes
 /// before it schedules; public so that the book's exercises check their answers against it.
 pub fn pacing_interval(
     free: u64,

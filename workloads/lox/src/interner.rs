@@ -9,7 +9,7 @@
 //! of the whole map whenever it has doubled since the last one. An interned string that nothing
 //! else references is therefore collected like any other garbage.
 //!
-//! The contents of a concatenation up to [`CHUNK`] bytes long are gathered in one reused buffer
+//! The contents of a concatenation up to `CHUNK` bytes long are gathered in one reused buffer
 //! (each operand read once), then hashed, compared and written from it. Longer results can be
 //! very large (a program that doubles a string until the heap is full), so their contents are
 //! hashed, compared and copied in bounded chunks straight from the operand strings, without

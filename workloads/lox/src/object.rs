@@ -168,7 +168,7 @@ const SHORT_STRING: usize = 16;
 /// The content hash of a string of known length, fed in pieces of which all but the last are
 /// multiples of 8 bytes long.
 ///
-/// A string of up to [`SHORT_STRING`] bytes (names, mostly) is hashed with 64-bit FNV-1a, one
+/// A string of up to `SHORT_STRING` bytes (names, mostly) is hashed with 64-bit FNV-1a, one
 /// byte at a time: cheap at that length, and its low bits, which pick a table's bucket, depend
 /// on every byte (names that differ in one letter land in different buckets). A longer string
 /// is hashed a word (8 bytes) at a time, then mixed with its length by a finalizer (murmur3's),

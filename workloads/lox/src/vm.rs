@@ -8,7 +8,7 @@
 //!   the live stack. The dispatch loop opens both halves as a [`crate::stack::StackView`].
 //! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure and its
 //!   function's constant array are in a second root region, `frame_roots`, in the frame's two
-//!   slots ([`closure_slot`], [`constants_slot`]) — clox keeps the closure as a C pointer in
+//!   slots (`closure_slot`, `constants_slot`) — clox keeps the closure as a C pointer in
 //!   the frame, and the stack slot at the frame base does not always hold it (a method's slot 0
 //!   is the receiver); the constants are there so that returning to a frame reads them with
 //!   one load instead of two through the closure. Both slots are null above the top frame.
@@ -23,7 +23,7 @@
 //!
 //! # The interpreter loop
 //!
-//! [`Vm::run`] alternates between two halves. `run_fast` (in `vm/fast.rs`) borrows the scope
+//! `Vm::run` alternates between two halves. `run_fast` (in `vm/fast.rs`) borrows the scope
 //! immutably, keeps the current frame's constants as an `ObjRef` and executes every
 //! instruction that cannot allocate — locals, globals, upvalues, arithmetic, field reads and
 //! writes of fields that fit, jumps, calls and returns — until one of them needs the mutable

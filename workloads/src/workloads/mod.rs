@@ -1,5 +1,5 @@
 //! The registry of the harness's workloads: one line per workload names its module and its
-//! [`Workload`] type, and [`workload_registry!`] builds from that list everything that used to
+//! [`Workload`] type, and `workload_registry!` builds from that list everything that used to
 //! be written out per workload: the name enum [`WorkloadKind`] (`--workload`, the
 //! subcommands, `RunConfig::workload`), the options enum [`WorkloadParams`] (a run's options,
 //! in `results.json` just the workload's options object) and the dispatch from both to the
