@@ -8,23 +8,20 @@
 //!    what the last cycle left, so a heap whose maximum is large stays near what the program
 //!    needs (Go's `GOGC` rule; the JVM sizes its heap between `-Xms` and `-Xmx` to a similar
 //!    end). The target is computed without overflow (a `growth_percent` near `u32::MAX` is a
-//!    target no heap reaches, not one that wrapped below the heap), and the rule fires only
-//!    if mutators allocated since the last cycle ended: a target at or below what that cycle
-//!    left (`growth_percent: 0`, or `min_bytes: 0` on an empty heap) means "collect as soon
-//!    as the program allocates again", never "collect an idle heap back to back" — which it
-//!    did, at 50 000 to 190 000 cycles a second;
+//!    target no heap reaches), and the rule fires only if mutators allocated since the last
+//!    cycle ended: a target at or below what that cycle left means "collect as soon as the
+//!    program allocates again", never "collect an idle heap back to back";
 //! 5. **Allocation Rate** — at the recent allocation rate (+20%) the memory mutators may
 //!    still take would run out before a cycle could finish: its expected duration is the
 //!    larger of twice the recent mean and the mean plus 3.3 standard deviations (ZGC's
 //!    "one in a thousand" margin), plus one check interval. Each recent duration is first
-//!    scaled to the heap as it is now: a cycle's work grows with the data it marks and
-//!    moves, so a cycle that left `u` bytes in use counts as `used / u` times as long (at
-//!    least 1, at most `MAX_SCALE`) when `used` bytes are in use now. Without it the first
-//!    cycles after a program built its live set were predicted from the warmup cycles, which
-//!    ran on a fraction of it, and started late (a 4G heap-churn run went 10 s without a
-//!    cycle, then paced its mutator through a 6 s one). Only concurrent cycles are scaled:
-//!    mutators allocate nothing during a stop-the-world cycle, so a longer one needs no more
-//!    free memory when it starts, and the `stw` baseline keeps the rule it was measured with;
+//!    scaled to the heap as it is now, because a cycle's work grows with the data it marks
+//!    and moves: a cycle that left `u` bytes in use counts as `used / u` times as long (at
+//!    least 1, at most `MAX_SCALE`) when `used` bytes are in use now, so the warmup cycles,
+//!    which ran on a fraction of the live set, do not make the director start late once the
+//!    program has built it. Only concurrent cycles are scaled: mutators allocate nothing
+//!    during a stop-the-world cycle, so a longer one needs no more free memory when it
+//!    starts;
 //! 6. **Direct Memory** — direct and pooled buffers hold 75% of `max_direct_memory` or more,
 //!    and buffers of a quarter of it were allocated since the last cycle started: dead owners
 //!    may hold memory only a cycle's cleaners can free, and a cycle now saves an allocation
@@ -34,9 +31,9 @@
 //!    cycle now would cost under 1% of the time since the last one.
 //!
 //! "Free" is what mutators may still take: the heap less the pages in use *and* less the
-//! relocation reserve, which they can never use (counting the reserve as free started cycles
-//! late on small heaps, where it is up to an eighth of the heap). When a mutator outruns a
-//! cycle that started in time, the pacer (`pacer`) slows it.
+//! relocation reserve, which they can never use (on small heaps the reserve is up to an
+//! eighth of the heap). When a mutator outruns a cycle that started in time, the pacer
+//! (`pacer`) slows it.
 
 use crate::config::HeapTarget;
 use crate::heap::HeapInner;
