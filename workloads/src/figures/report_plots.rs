@@ -63,8 +63,13 @@ pub struct BookPlot {
 /// `cargo run --release -p workloads -- --duration 5` on 2026-12-04.
 pub const SWEEP_5S: &str = "sweep-5s.json";
 
+/// The data file of the side-by-side run with HotSpot in the reports chapter:
+/// `cargo run --release -p workloads -- --jvm ZGC,G1 --heaps 256M,1G --duration 5` on
+/// 2026-12-04 (JDK 17).
+pub const JVM_5S: &str = "jvm-5s.json";
+
 /// Every report plot the book shows.
-pub const BOOK_PLOTS: [BookPlot; 3] = [
+pub const BOOK_PLOTS: [BookPlot; 4] = [
     BookPlot {
         data: SWEEP_5S,
         plot: Plot::PauseVsHeap,
@@ -79,6 +84,11 @@ pub const BOOK_PLOTS: [BookPlot; 3] = [
         data: SWEEP_5S,
         plot: Plot::Timeline,
         svg: "figures/pause-timeline.svg",
+    },
+    BookPlot {
+        data: JVM_5S,
+        plot: Plot::PauseVsHeap,
+        svg: "figures/jvm/pause-vs-heap.svg",
     },
 ];
 
