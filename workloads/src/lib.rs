@@ -25,6 +25,8 @@
 //!   [`ctx`] and [`pacer`]: what a workload thread is handed and its rate limit;
 //! - [`jvm`]: side by side with HotSpot (`--jvm`): the Java twins of heap-churn and
 //!   binary-trees run under the JVM's collectors, their GC logs read into the same records;
+//! - [`file_backing`]: what the heap's file backing costs (mapping against pwrite/pread,
+//!   page faults, msync), measured by the `file-backing` binary for the book;
 //! - [`cli`], [`arg_parsers`], [`sweep`], [`runner`]: the `pause-sweep` command: which runs to
 //!   make, in which order, and the single entry point into the collector runtime,
 //!   [`runner::run_workload`].
@@ -35,6 +37,8 @@ pub mod cli;
 pub mod collector_speed;
 pub mod ctx;
 pub mod figures;
+#[allow(unsafe_code)] // mmap, msync, pwrite/pread of the benchmark; see each SAFETY comment.
+pub mod file_backing;
 pub mod hiccup;
 pub mod jvm;
 pub mod latency;

@@ -217,6 +217,16 @@ pub struct RunResult {
     /// (`gc_runtime::PageSizeReading`). `None` for JVM runs and results written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<gc_runtime::PageSizeReading>,
+    /// Pacing records of the measured phase left out of `gc.pacing` because no plot draws
+    /// them (`crate::figures::report_plots::thin_for_plots`, for the data the book commits):
+    /// the timeline still counts them. 0 in a sweep's own results.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pacing_thinned_out: u64,
+}
+
+/// Whether a count is 0 (left out of results.json then).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RunResult {
@@ -429,6 +439,7 @@ mod tests {
             memory_report: None,
             memory_report_text: None,
             pages: None,
+            pacing_thinned_out: 0,
         }
     }
 

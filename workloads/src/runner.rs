@@ -293,5 +293,6 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
         memory_report,
         memory_report_text,
         pages,
+        pacing_thinned_out: 0,
     })
 }

@@ -336,6 +336,7 @@ mod tests {
             memory_report: None,
             memory_report_text: None,
             pages: None,
+            pacing_thinned_out: 0,
         };
         let s = RunSummary::of(&r);
         assert_eq!(s.label, "concurrent 1G");

@@ -1,5 +1,8 @@
 //! `book-figures` as a reader runs it, in a fresh process: the figures it renders must be the
-//! committed ones under `docs/src/img/`. Four are the same on every run and are compared byte
+//! committed ones under `docs/src/`. The report plots (`report_plots::BOOK_PLOTS`) are drawn
+//! from the run data committed under `docs/src/figures/data/` and are compared byte for byte:
+//! a committed plot that is not what its committed data renders to fails here. Of the concept
+//! figures under `docs/src/img/`, four are the same on every run and are compared byte
 //! for byte: the colored pointer (the first heap of a process lies at offset 0, so its
 //! addresses and mappings repeat) and the three drawn from stepped cycles (offsets relative to
 //! the heap). The cycle timeline shows measured durations, which differ from run to run; for
@@ -9,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use workloads::figures::report_plots;
 
 const EXACT: [&str; 4] = [
     "concept-colored-pointer.svg",
@@ -18,10 +22,14 @@ const EXACT: [&str; 4] = [
 ];
 const BY_FACTS: [&str; 1] = ["concept-cycle-timeline.svg"];
 
-fn committed(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../docs/src/img")
-        .join(name);
+/// The book's source directory.
+fn book_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src")
+}
+
+/// The committed file at `path` under the book's `src/`.
+fn committed(path: &str) -> String {
+    let p = book_src().join(path);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
 }
 
@@ -70,6 +78,8 @@ fn the_committed_figures_are_what_book_figures_renders() {
     let run = Command::new(env!("CARGO_BIN_EXE_book-figures"))
         .arg("--out")
         .arg(&out)
+        .arg("--data")
+        .arg(book_src().join("figures/data"))
         .output()
         .expect("book-figures runs");
     assert!(
@@ -77,19 +87,30 @@ fn the_committed_figures_are_what_book_figures_renders() {
         "book-figures failed: {}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let fresh = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    let fresh = |path: &str| std::fs::read_to_string(out.join(path)).unwrap();
     let redraw = "redraw with `cargo run --release -p workloads --bin book-figures` and commit";
     for name in EXACT {
+        let path = format!("img/{name}");
         assert!(
-            fresh(name) == committed(name),
-            "docs/src/img/{name} is not what book-figures renders: {redraw}"
+            fresh(&path) == committed(&path),
+            "docs/src/{path} is not what book-figures renders: {redraw}"
         );
     }
     for name in BY_FACTS {
+        let path = format!("img/{name}");
         assert_eq!(
-            facts(&fresh(name)),
-            facts(&committed(name)),
-            "docs/src/img/{name} shows other facts than book-figures renders: {redraw}"
+            facts(&fresh(&path)),
+            facts(&committed(&path)),
+            "docs/src/{path} shows other facts than book-figures renders: {redraw}"
+        );
+    }
+    for p in report_plots::BOOK_PLOTS {
+        assert!(
+            fresh(p.svg) == committed(p.svg),
+            "docs/src/{} is not what its committed data (docs/src/figures/data/{}) renders to: \
+             {redraw}",
+            p.svg,
+            p.data
         );
     }
     let _ = std::fs::remove_dir_all(&out);

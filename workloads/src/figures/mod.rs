@@ -14,6 +14,7 @@ pub mod colored_pointer;
 pub mod cycle_timeline;
 pub mod forwarding_table;
 pub mod in_place;
+pub mod report_plots;
 mod tiny_graph;
 
 use crate::report::style::FONT;

@@ -20,6 +20,11 @@ pub struct ResultsFile {
     pub runs: Vec<RunResult>,
     /// `summaries[i]` is derived from `runs[i]`.
     pub summaries: Vec<RunSummary>,
+    /// Set when the runs hold only what the plots draw (the book's committed run data, see
+    /// `crate::figures::report_plots`): what was left out. The summaries are then the full
+    /// runs' and cannot be computed again from the runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinned: Option<String>,
 }
 
 impl ResultsFile {
@@ -30,6 +35,7 @@ impl ResultsFile {
             generator: format!("pause-sweep {}", env!("CARGO_PKG_VERSION")),
             runs: results.to_vec(),
             summaries: results.iter().map(RunSummary::of).collect(),
+            thinned: None,
         }
     }
 }
@@ -48,7 +54,22 @@ pub fn write_results_json(path: &Path, results: &[RunResult]) -> std::io::Result
 }
 
 /// Read the runs back from a `results.json` (summaries are recomputed by whoever needs them).
+/// A file thinned for the book's plots is refused: its runs no longer give its summaries.
 pub fn read_results_json(path: &Path) -> Result<Vec<RunResult>, String> {
+    let file = read_results_file(path)?;
+    if let Some(what) = &file.thinned {
+        return Err(format!(
+            "{} holds only what the book's plots draw ({what}): its tables cannot be computed \
+             again from it; `cargo run --release -p workloads --bin book-figures` renders its \
+             plots",
+            path.display()
+        ));
+    }
+    Ok(file.runs)
+}
+
+/// Read a whole `results.json`, runs and summaries as written, thinned or not.
+pub fn read_results_file(path: &Path) -> Result<ResultsFile, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let file: ResultsFile = serde_json::from_str(&text)
@@ -60,7 +81,15 @@ pub fn read_results_json(path: &Path) -> Result<Vec<RunResult>, String> {
             file.format_version
         ));
     }
-    Ok(file.runs)
+    if file.summaries.len() != file.runs.len() {
+        return Err(format!(
+            "{} has {} runs but {} summaries: write it again with pause-sweep",
+            path.display(),
+            file.runs.len(),
+            file.summaries.len()
+        ));
+    }
+    Ok(file)
 }
 
 #[cfg(test)]

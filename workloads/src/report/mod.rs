@@ -19,7 +19,7 @@ use crate::summary::RunSummary;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use json::{read_results_json, write_results_json, ResultsFile};
+pub use json::{read_results_file, read_results_json, write_results_json, ResultsFile};
 pub use plot_heap::pause_vs_heap_svg;
 pub use plot_memory::{memory_svg, memory_svg_name};
 pub use plot_mmu::mmu_vs_heap_svg;

@@ -10,7 +10,7 @@
 use super::format;
 use super::style::{kind_color, plot_err, FONT, PACING_COLOR, PAGE_ALLOC_COLOR, STALL_COLOR};
 use crate::run_result::RunResult;
-use gc_runtime::stats::PauseKind;
+use gc_runtime::stats::{PacingRecord, PauseKind};
 use plotters::prelude::*;
 
 const PANEL_HEIGHT: u32 = 240;
@@ -30,17 +30,54 @@ const PACING_BIN_S: f64 = 0.01;
 /// The pacing marks to draw of `delays` (seconds since the start, wait in µs): a paced run
 /// can have tens of thousands of delays, one a few hundred microseconds apart, which would
 /// draw as a solid band and make a file of megabytes. Per 10 ms of time only the longest
-/// delay is drawn: the upper edge of the band, what the plot is for, stays exact.
-fn thin_pacing(delays: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
-    let mut bins: std::collections::BTreeMap<i64, (f64, f64)> = Default::default();
-    for (x, y) in delays {
+/// delay is drawn (the first of equals): the upper edge of the band, what the plot is for,
+/// stays exact. Returns the indices of the delays drawn, in time-bin order.
+fn thin_pacing(delays: impl Iterator<Item = (f64, f64)>) -> Vec<usize> {
+    let mut bins: std::collections::BTreeMap<i64, (usize, f64)> = Default::default();
+    for (i, (x, y)) in delays.enumerate() {
         let bin = (x / PACING_BIN_S).floor() as i64;
-        let e = bins.entry(bin).or_insert((x, y));
+        let e = bins.entry(bin).or_insert((i, y));
         if y > e.1 {
-            *e = (x, y);
+            *e = (i, y);
         }
     }
-    bins.into_values().collect()
+    bins.into_values().map(|(i, _)| i).collect()
+}
+
+/// Seconds since the start of `r`'s measured phase, the timeline's x.
+fn seconds_in(r: &RunResult, at_ns: u64) -> f64 {
+    at_ns.saturating_sub(r.measure_start_at_ns) as f64 / 1e9
+}
+
+/// A wait's length as the timeline's y: microseconds, at least 1 ns.
+fn us(ns: u64) -> f64 {
+    (ns as f64 / 1e3).max(0.001)
+}
+
+/// The pacing records of `r`'s measured phase the timeline draws a mark for: the longest
+/// held of each 10 ms (hollow marks) and the longest asked for of each 10 ms (filled marks,
+/// where the delay asked for is recorded), as two lists of references into `gc.pacing`.
+pub fn drawn_pacing(r: &RunResult) -> (Vec<&PacingRecord>, Vec<&PacingRecord>) {
+    let pacing: Vec<&PacingRecord> = r.measured_pacing().collect();
+    let held = thin_pacing(
+        pacing
+            .iter()
+            .map(|d| (seconds_in(r, d.start_at_ns), us(d.duration_ns))),
+    );
+    let asked_from: Vec<&PacingRecord> = pacing
+        .iter()
+        .copied()
+        .filter(|d| d.imposed_ns > 0)
+        .collect();
+    let asked = thin_pacing(
+        asked_from
+            .iter()
+            .map(|d| (seconds_in(r, d.start_at_ns), us(d.imposed_ns))),
+    );
+    (
+        held.into_iter().map(|i| pacing[i]).collect(),
+        asked.into_iter().map(|i| asked_from[i]).collect(),
+    )
 }
 
 /// One legend for all panels, under the title: a mark and the name of each pause kind (and of
@@ -115,7 +152,6 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
     let panels = runs.len().max(1);
     let height = 50 + LEGEND_HEIGHT + PANEL_HEIGHT * panels as u32;
 
-    let us = |ns: u64| (ns as f64 / 1e3).max(0.001);
     let all_values: Vec<f64> = runs
         .iter()
         .flat_map(|r| {
@@ -179,8 +215,9 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                     c += &format!(", {} allocation stall{s}", stalls.len());
                 }
                 if !pacing.is_empty() {
-                    let s = if pacing.len() == 1 { "" } else { "s" };
-                    c += &format!(", {} pacing delay{s}", pacing.len());
+                    let n = pacing.len() as u64 + r.pacing_thinned_out;
+                    let s = if n == 1 { "" } else { "s" };
+                    c += &format!(", {n} pacing delay{s}");
                 }
                 if !pages.is_empty() {
                     let s = if pages.len() == 1 { "" } else { "s" };
@@ -204,7 +241,7 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                 .label_style((FONT, 12))
                 .draw()
                 .map_err(plot_err)?;
-            let t = |at_ns: u64| at_ns.saturating_sub(r.measure_start_at_ns) as f64 / 1e9;
+            let t = |at_ns: u64| seconds_in(r, at_ns);
             for kind in KINDS {
                 let points: Vec<(f64, f64)> = pauses
                     .iter()
@@ -232,27 +269,25 @@ pub fn pause_timeline_svg(results: &[RunResult]) -> Result<String, String> {
                     )
                     .map_err(plot_err)?;
             }
-            let marks = thin_pacing(pacing.iter().map(|d| (t(d.start_at_ns), us(d.duration_ns))));
+            let (held, asked) = drawn_pacing(r);
             chart
-                .draw_series(
-                    marks
-                        .iter()
-                        .map(|&p| TriangleMarker::new(p, 5, PACING_COLOR.stroke_width(2))),
-                )
+                .draw_series(held.iter().map(|d| {
+                    TriangleMarker::new(
+                        (t(d.start_at_ns), us(d.duration_ns)),
+                        5,
+                        PACING_COLOR.stroke_width(2),
+                    )
+                }))
                 .map_err(plot_err)?;
             // What the pacer asked for, where it is recorded (0 in older results).
-            let asked = thin_pacing(
-                pacing
-                    .iter()
-                    .filter(|d| d.imposed_ns > 0)
-                    .map(|d| (t(d.start_at_ns), us(d.imposed_ns))),
-            );
             chart
-                .draw_series(
-                    asked
-                        .iter()
-                        .map(|&p| TriangleMarker::new(p, 3, PACING_COLOR.filled())),
-                )
+                .draw_series(asked.iter().map(|d| {
+                    TriangleMarker::new(
+                        (t(d.start_at_ns), us(d.imposed_ns)),
+                        3,
+                        PACING_COLOR.filled(),
+                    )
+                }))
                 .map_err(plot_err)?;
             let square = PAGE_ALLOC_COLOR.stroke_width(2);
             chart
@@ -279,7 +314,8 @@ mod tests {
         let delays = [(0.001, 50.0), (0.004, 900.0), (0.009, 10.0), (0.015, 20.0)];
         assert_eq!(
             thin_pacing(delays.into_iter()),
-            vec![(0.004, 900.0), (0.015, 20.0)]
+            vec![1, 3],
+            "(0.004, 900.0) and (0.015, 20.0)"
         );
     }
 
