@@ -40,7 +40,11 @@ fn a_value_slot_left_stale_by_a_cycle_is_healed_by_the_barrier() {
         assert_eq!(t.read_u64(0), 77);
         let healed = s.raw_value_slot(holder, 0);
         assert!(healed.is_pointer());
-        assert_eq!(healed.raw() & bad, 0, "the barrier healed the slot: {healed:?}");
+        assert_eq!(
+            healed.raw() & bad,
+            0,
+            "the barrier healed the slot: {healed:?}"
+        );
         assert_eq!(
             h.value_slot_stats().barrier_heals,
             after_cycle.barrier_heals + 1,

@@ -36,8 +36,8 @@ use crate::config::{HeapConfig, Mode};
 use crate::context::GcContext;
 use crate::observe::{GcCause, GcEvents};
 use gc_core::{
-    object_size_with_values, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, View,
-    HEADER_SIZE,
+    object_size_with_values, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind,
+    View, HEADER_SIZE,
 };
 use parking_lot::Mutex;
 use std::cell::Cell;
