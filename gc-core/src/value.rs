@@ -187,6 +187,12 @@ impl<W: AtomicWord> ValueSlot<W> {
         self.0.store(v.raw(), order)
     }
 
+    /// Store `v` and return the word it replaced.
+    #[inline(always)]
+    pub fn swap(&self, v: ValueWord, order: Ordering) -> ValueWord {
+        ValueWord(self.0.swap(v.raw(), order))
+    }
+
     /// Store `new` if the slot holds `current`: `Ok(current)` if it did, else `Err` of the
     /// word it holds.
     #[inline(always)]

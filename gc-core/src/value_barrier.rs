@@ -20,10 +20,11 @@ use crate::value::{ValueSlot, ValueWord, VALUE_POINTER_TAG};
 use std::sync::atomic::Ordering;
 
 /// Load a value from `slot` through the barrier: a number or immediate as stored, a pointer
-/// with a good color (healing the slot if it had a bad one).
+/// with a good color (healing the slot if it had a bad one). Generic over the slot's atomic
+/// word so the loom models run this very code.
 #[inline(always)]
-pub fn load_value_barrier<S: SlowPath + ?Sized>(
-    slot: &ValueSlot,
+pub fn load_value_barrier<W: AtomicWord, S: SlowPath + ?Sized>(
+    slot: &ValueSlot<W>,
     bad_mask: u64,
     slow: &S,
 ) -> ValueWord {
@@ -36,8 +37,8 @@ pub fn load_value_barrier<S: SlowPath + ?Sized>(
 
 #[cold]
 #[inline(never)]
-fn load_value_barrier_slow<S: SlowPath + ?Sized>(
-    slot: &ValueSlot,
+fn load_value_barrier_slow<W: AtomicWord, S: SlowPath + ?Sized>(
+    slot: &ValueSlot<W>,
     w: ValueWord,
     bad_mask: u64,
     slow: &S,
