@@ -525,7 +525,7 @@ fn base_seed() -> u64 {
     match std::env::var("ZRS_TORTURE_SEED") {
         Ok(s) => u64::from_str_radix(s.trim_start_matches("0x"), 16)
             .unwrap_or_else(|_| panic!("ZRS_TORTURE_SEED={s}: give a hex seed, e.g. 0x1234")),
-        Err(_) => 0x5eed_0f_7a1e,
+        Err(_) => 0x5eed_f7a1,
     }
 }
 
