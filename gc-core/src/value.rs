@@ -12,7 +12,7 @@
 //!  +---------+------------------------------------------------------+
 //! ```
 //!
-//! The pointer tag is the sixteen top bits all set (sign, exponent, quiet bit and two more:
+//! The pointer tag is the sixteen top bits all set (sign, exponent, quiet bit and three more:
 //! a negative quiet NaN with a payload, which no arithmetic produces) and the 48-bit payload is
 //! the [`ColoredPtr`] exactly as a reference slot holds it, colors included: the barrier,
 //! marking and relocation take the payload apart with the same masks as for a reference.

@@ -4,10 +4,13 @@
 //!
 //! Fast path: one load, one AND with `TAG | bad`, one unsigned compare with `TAG`, one
 //! predicted branch (see [`crate::value`] for why that one compare separates "a number, an
-//! immediate or a good pointer" from "a pointer with a bad color"). On x86-64, with the two
+//! immediate or a good pointer" from "a pointer with a bad color"). On x86-64, with the
 //! masks in registers (they change only at a safepoint), the reference barrier is
 //! `mov; test; jne` and this one `mov; mov; and; cmp; ja`: one AND-and-compare more, as the
-//! copy keeps the loaded word.
+//! copy keeps the loaded word. In the runtime's loops as compiled today (the bench's, see
+//! `gc-runtime/benches/value_slots.rs`) both reload the mutator's bad mask per load, and this
+//! one ORs the tag into it too: `mov; mov; mov; or; and; cmp; jae` against
+//! `mov; mov; test; jne`. A mutator keeping `TAG | bad` beside its bad mask would save the OR.
 //!
 //! Slow path: the runtime's [`SlowPath`] makes the payload's colored pointer good, and
 //! [`self_heal_value`] CASes the whole word back with its tag. The rules are the reference
