@@ -95,6 +95,7 @@ fn build_list(h: &PageAllocator, n: usize, shuffle: bool) -> List {
         shape: 1,
         n_refs: 1,
         n_bytes: 8,
+        n_values: 0,
     };
     let mut pages = vec![h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap()];
     let mut nodes = Vec::with_capacity(n);
@@ -244,6 +245,7 @@ fn bench_alloc(c: &mut Criterion, h: &PageAllocator) {
         shape: 7,
         n_refs: 1,
         n_bytes: 8,
+        n_values: 0,
     };
     let size = header.size();
     let mut g = c.benchmark_group("bump allocation (32 B objects)");
@@ -364,6 +366,7 @@ fn bench_copy(c: &mut Criterion, h: &PageAllocator) {
             shape: 3,
             n_refs: 0,
             n_bytes: size - HEADER_SIZE,
+            n_values: 0,
         };
         let src_off = from.start();
         // SAFETY: the page is mapped and `size` bytes fit at its start.
@@ -425,6 +428,7 @@ fn bench_raw(c: &mut Criterion, h: &PageAllocator) {
         shape: 5,
         n_refs: 2,
         n_bytes: 512,
+        n_values: 0,
     };
     // SAFETY: the page is mapped and the object fits at its start.
     let obj = unsafe { Object::init(l.address(page.start(), View::Remapped), header) };

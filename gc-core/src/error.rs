@@ -152,6 +152,11 @@ pub enum AllocError {
         "object with {n_refs} reference slots and {n_bytes} raw bytes overflows the size limits"
     )]
     ObjectSizeOverflow { n_refs: u64, n_bytes: u64 },
+    #[error(
+        "object with {n_values} value slots: an object holds at most {max}; split the values \
+         over several objects"
+    )]
+    TooManyValueSlots { n_values: u64, max: u64 },
     #[error("committing {bytes} bytes of physical memory failed: {message}")]
     CommitFailed { bytes: u64, message: String },
 }

@@ -15,6 +15,8 @@
 //! - [`live_map`]: per-page mark bitmaps with live counts;
 //! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
+//! - [`value`], [`value_barrier`]: NaN-boxed value words (a number, an immediate or a colored
+//!   pointer) in value slots, and their barrier;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -38,6 +40,8 @@ pub mod physical;
 mod prefault;
 pub mod reservation;
 pub mod sync;
+pub mod value;
+pub mod value_barrier;
 pub mod virtual_memory;
 pub mod word;
 
@@ -51,8 +55,12 @@ pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;
 pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
-pub use object::{object_size, Object, ObjectHeader, HEADER_SIZE};
+pub use object::{
+    object_size, object_size_with_values, Object, ObjectHeader, HEADER_SIZE, MAX_VALUES,
+};
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
 pub use reservation::Reservation;
+pub use value::{ValueKind, ValueSlot, ValueWord};
+pub use value_barrier::{load_value_barrier, self_heal_value};
 pub use word::{Address, ColoredPtr, ColoredSlot, Offset};

@@ -1,13 +1,15 @@
 //! Object layout: pointer-first, so the collector traces without type maps.
 //!
 //! ```text
-//!  +0   +4        +8              +16           +16+8N
-//!  | shape:u32 | n_refs:u32 | n_bytes:u64 | N slots (ColoredSlot) | raw bytes, padded to 8 |
+//!  +0          +4           +8                      +16       +16+8N       +16+8(N+V)
+//!  | shape:u32 | n_refs:u32 | n_bytes:40 n_values:24 | N slots | V values | raw bytes, padded to 8 |
 //! ```
 //!
-//! The header holds the embedder's shape id, the number of reference slots `N` and the raw
-//! byte length; the heap knows nothing else about types. Each slot is a [`ColoredSlot`]
-//! holding a colored pointer or null. No GC state lives in the header: mark bits are in the
+//! The header holds the embedder's shape id, the number of reference slots `N`, the raw
+//! byte length and the number of value slots `V` (the top 24 bits of the second word); the
+//! heap knows nothing else about types. Each reference slot is a [`ColoredSlot`] holding a
+//! colored pointer or null; each value slot a [`ValueSlot`] holding a NaN-boxed
+//! [`crate::ValueWord`], a number, an immediate or a colored pointer ([`crate::value`]). No GC state lives in the header: mark bits are in the
 //! page's live map and forwarding in the page's forwarding entries (ZGC keeps headers free of
 //! GC state too).
 //!
@@ -19,6 +21,7 @@
 
 use crate::address::{AddressLayout, View};
 use crate::error::AllocError;
+use crate::value::ValueSlot;
 use crate::word::{Address, ColoredSlot, Offset};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +30,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const HEADER_SIZE: u64 = 16;
 /// Largest number of reference slots in one object.
 pub const MAX_REFS: u64 = u32::MAX as u64;
+/// Largest number of value slots in one object (24 bits of the header).
+pub const MAX_VALUES: u64 = (1 << 24) - 1;
+/// Largest number of raw bytes in one object (40 bits of the header: 1 TiB).
+pub const MAX_BYTES: u64 = (1 << 40) - 1;
+/// Where the value-slot count sits in the header's second word.
+const VALUES_SHIFT: u32 = 40;
 
 /// The decoded header of an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,25 +44,54 @@ pub struct ObjectHeader {
     pub shape: u32,
     /// Number of reference slots.
     pub n_refs: u32,
-    /// Number of raw bytes after the slots.
+    /// Number of raw bytes after the slots (at most [`MAX_BYTES`]).
     pub n_bytes: u64,
+    /// Number of value slots after the reference slots (at most [`MAX_VALUES`]).
+    pub n_values: u32,
 }
 
 impl ObjectHeader {
     /// Total object size in bytes (8-byte aligned).
     #[inline]
     pub fn size(&self) -> u64 {
-        HEADER_SIZE + 8 * self.n_refs as u64 + self.n_bytes.div_ceil(8) * 8
+        HEADER_SIZE + 8 * (self.n_refs as u64 + self.n_values as u64) + self.n_bytes.div_ceil(8) * 8
+    }
+
+    /// The header's two words.
+    #[inline(always)]
+    fn words(&self) -> [u64; 2] {
+        debug_assert!(self.n_bytes <= MAX_BYTES && self.n_values as u64 <= MAX_VALUES);
+        [
+            (self.shape as u64) | ((self.n_refs as u64) << 32),
+            self.n_bytes | ((self.n_values as u64) << VALUES_SHIFT),
+        ]
     }
 }
 
 /// Size of an object with `n_refs` slots and `n_bytes` raw bytes, checked for overflow.
 pub fn object_size(n_refs: u64, n_bytes: u64) -> Result<u64, AllocError> {
+    object_size_with_values(n_refs, 0, n_bytes)
+}
+
+/// Size of an object with `n_refs` reference slots, `n_values` value slots and `n_bytes` raw
+/// bytes, checked against the header's limits and for overflow.
+pub fn object_size_with_values(
+    n_refs: u64,
+    n_values: u64,
+    n_bytes: u64,
+) -> Result<u64, AllocError> {
+    if n_values > MAX_VALUES {
+        return Err(AllocError::TooManyValueSlots {
+            n_values,
+            max: MAX_VALUES,
+        });
+    }
+    // The raw bytes above `MAX_BYTES` do not fit the header (and no heap holds them).
     let overflow = AllocError::ObjectSizeOverflow { n_refs, n_bytes };
-    if n_refs > MAX_REFS {
+    if n_refs > MAX_REFS || n_bytes > MAX_BYTES {
         return Err(overflow);
     }
-    n_refs
+    (n_refs + n_values)
         .checked_mul(8)
         .and_then(|r| r.checked_add(HEADER_SIZE))
         .and_then(|r| r.checked_add(n_bytes.checked_add(7)? / 8 * 8))
@@ -124,8 +162,9 @@ impl Object {
         let p: *mut u64 = addr.as_ptr();
         // SAFETY: the caller owns the freshly allocated, mapped range of `header.size()` bytes.
         unsafe {
-            p.write((header.shape as u64) | ((header.n_refs as u64) << 32));
-            p.add(1).write(header.n_bytes);
+            let [w0, w1] = header.words();
+            p.write(w0);
+            p.add(1).write(w1);
             std::ptr::write_bytes(p.add(2), 0, ((header.size() - HEADER_SIZE) / 8) as usize);
             Object::from_addr(addr)
         }
@@ -141,8 +180,9 @@ impl Object {
         let p: *mut u64 = addr.as_ptr();
         // SAFETY: the caller owns the freshly allocated, mapped range; the rest of it is zero.
         unsafe {
-            p.write((header.shape as u64) | ((header.n_refs as u64) << 32));
-            p.add(1).write(header.n_bytes);
+            let [w0, w1] = header.words();
+            p.write(w0);
+            p.add(1).write(w1);
             Object::from_addr(addr)
         }
     }
@@ -163,11 +203,12 @@ impl Object {
     /// The decoded header.
     #[inline]
     pub fn header(self) -> ObjectHeader {
-        let w0 = self.word(0);
+        let (w0, w1) = (self.word(0), self.word(1));
         ObjectHeader {
             shape: w0 as u32,
             n_refs: (w0 >> 32) as u32,
-            n_bytes: self.word(1),
+            n_bytes: w1 & MAX_BYTES,
+            n_values: (w1 >> VALUES_SHIFT) as u32,
         }
     }
 
@@ -186,7 +227,19 @@ impl Object {
     /// Number of raw bytes.
     #[inline]
     pub fn n_bytes(self) -> usize {
-        self.word(1) as usize
+        (self.word(1) & MAX_BYTES) as usize
+    }
+
+    /// Number of value slots.
+    #[inline]
+    pub fn n_values(self) -> usize {
+        (self.word(1) >> VALUES_SHIFT) as usize
+    }
+
+    /// Number of reference and value slots: the words between the header and the raw bytes.
+    #[inline(always)]
+    fn n_slot_words(self) -> usize {
+        self.n_refs() + self.n_values()
     }
 
     /// Total size in bytes.
@@ -219,16 +272,51 @@ impl Object {
         }
     }
 
-    /// The raw area's words (the raw area starts 8-byte aligned, right after the slots).
-    #[inline(always)]
-    fn raw_words(&self) -> &[AtomicU64] {
-        // SAFETY: the raw area lies inside the object, starts 8-byte aligned after the slots
-        // and holds `n_bytes` rounded up to whole words; AtomicU64 has the layout of u64.
+    /// Value slot `i` (panics if out of range).
+    #[inline]
+    pub fn value_slot(&self, i: usize) -> &ValueSlot {
+        let n_values = self.n_values();
+        if i >= n_values {
+            value_out_of_range(i, n_values);
+        }
+        // SAFETY: `i` is in range, value slots are 8-byte aligned words inside the object
+        // right after the `n_refs` reference slots, and ValueSlot (repr(transparent) over
+        // AtomicU64) has the layout of u64.
+        unsafe {
+            &*(self
+                .addr
+                .as_ptr()
+                .add(HEADER_SIZE as usize + 8 * (self.n_refs() + i))
+                as *const ValueSlot)
+        }
+    }
+
+    /// All value slots.
+    #[inline]
+    pub fn value_slots(&self) -> &[ValueSlot] {
+        // SAFETY: the value slot array lies inside the object, right after the reference
+        // slots; see `value_slot`.
         unsafe {
             std::slice::from_raw_parts(
                 self.addr
                     .as_ptr()
                     .add(HEADER_SIZE as usize + 8 * self.n_refs())
+                    as *const ValueSlot,
+                self.n_values(),
+            )
+        }
+    }
+
+    /// The raw area's words (the raw area starts 8-byte aligned, right after the slots).
+    #[inline(always)]
+    fn raw_words(&self) -> &[AtomicU64] {
+        // SAFETY: the raw area lies inside the object, starts 8-byte aligned after the
+        // reference and value slots and holds `n_bytes` rounded up to whole words; AtomicU64 has the layout of u64.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.addr
+                    .as_ptr()
+                    .add(HEADER_SIZE as usize + 8 * self.n_slot_words())
                     as *const AtomicU64,
                 self.n_bytes().div_ceil(8),
             )
@@ -242,14 +330,14 @@ impl Object {
         debug_assert!(offset.is_multiple_of(8));
         self.check_range(offset, 8);
         // SAFETY: `check_range` gave `offset + 8 <= n_bytes`, and the raw area, which starts
-        // 8-byte aligned right after the `n_refs` slots and holds `n_bytes` rounded up to whole
+        // 8-byte aligned right after the `n_refs + n_values` slots and holds `n_bytes` rounded up to whole
         // words, lies inside the object (see `raw_words`); `offset` is 8-aligned, so the word
         // is one of the area's words; AtomicU64 has the layout of u64.
         unsafe {
             &*(self
                 .addr
                 .as_ptr()
-                .add(HEADER_SIZE as usize + 8 * self.n_refs() + offset)
+                .add(HEADER_SIZE as usize + 8 * self.n_slot_words() + offset)
                 as *const AtomicU64)
         }
     }
@@ -389,6 +477,13 @@ fn slot_out_of_range(i: usize, n_refs: usize) -> ! {
     panic!("slot {i} out of range ({n_refs} slots)")
 }
 
+/// The panic of an out-of-range value slot index (see [`slot_out_of_range`]).
+#[cold]
+#[inline(never)]
+fn value_out_of_range(i: usize, n_values: usize) -> ! {
+    panic!("value slot {i} out of range ({n_values} value slots)")
+}
+
 /// The panic of an out-of-range raw byte range (see [`slot_out_of_range`]).
 #[cold]
 #[inline(never)]
@@ -420,6 +515,7 @@ mod tests {
             shape: 7,
             n_refs: 2,
             n_bytes: 12,
+            n_values: 0,
         };
         // SAFETY: `buf` has 128 bytes, enough for this 48-byte object, and lives to the end.
         let o = unsafe { Object::init(addr, h) };
@@ -442,12 +538,93 @@ mod tests {
         drop(buf);
     }
 
+    #[test]
+    fn value_slots_lie_between_the_references_and_the_bytes() {
+        use crate::value::ValueWord;
+        let mut buf = vec![0xffu64; 16];
+        let addr = Address::from_ptr(buf.as_mut_ptr());
+        let h = ObjectHeader {
+            shape: 9,
+            n_refs: 2,
+            n_bytes: 9,
+            n_values: 3,
+        };
+        // SAFETY: `buf` has 128 bytes, enough for this 80-byte object, and lives to the end.
+        let o = unsafe { Object::init(addr, h) };
+        assert_eq!(o.header(), h);
+        assert_eq!((o.n_refs(), o.n_values(), o.n_bytes()), (2, 3, 9));
+        assert_eq!(o.size(), 16 + 16 + 24 + 16);
+        assert_eq!(object_size_with_values(2, 3, 9).unwrap(), o.size());
+        assert_eq!(
+            o.value_slot(0) as *const ValueSlot as u64,
+            addr.raw() + HEADER_SIZE + 16
+        );
+        assert!(o
+            .value_slots()
+            .iter()
+            .all(|s| s.load(Ordering::Relaxed) == ValueWord::number(0.0)));
+        o.value_slot(2)
+            .store(ValueWord::number(-7.25), Ordering::Relaxed);
+        o.write_u64(0, u64::MAX);
+        o.write_bytes(8, &[5]);
+        assert_eq!(
+            o.value_slot(2).load(Ordering::Relaxed),
+            ValueWord::number(-7.25),
+            "the raw bytes start after the value slots"
+        );
+        assert_eq!(
+            o.value_slots()[2].load(Ordering::Relaxed),
+            ValueWord::number(-7.25)
+        );
+        assert!(o
+            .ref_slots()
+            .iter()
+            .all(|s| s.load(Ordering::Relaxed).is_null()));
+        assert_eq!(
+            buf[7],
+            u64::MAX.to_le(),
+            "raw word 0 is the object's 8th word"
+        );
+        drop(buf);
+    }
+
+    #[test]
+    fn value_slot_limits_are_errors() {
+        assert!(matches!(
+            object_size_with_values(0, MAX_VALUES + 1, 0),
+            Err(AllocError::TooManyValueSlots { .. })
+        ));
+        assert!(object_size_with_values(0, MAX_VALUES, 0).is_ok());
+        assert!(object_size(0, MAX_BYTES + 1).is_err());
+    }
+
+    #[test]
+    #[should_panic(expected = "value slot 3 out of range (3 value slots)")]
+    fn value_slot_index_is_checked() {
+        let mut buf = vec![0u64; 8];
+        let o = object_in_with_values(&mut buf, 1, 3);
+        o.value_slot(3);
+    }
+
+    fn object_in_with_values(buf: &mut [u64], n_refs: u32, n_values: u32) -> Object {
+        let h = ObjectHeader {
+            shape: 1,
+            n_refs,
+            n_bytes: 0,
+            n_values,
+        };
+        assert!(h.size() as usize <= buf.len() * 8);
+        // SAFETY: `buf` is large enough (checked) and outlives every use in the test.
+        unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), h) }
+    }
+
     /// An object over a plain buffer, for the raw-byte tests.
     fn object_in(buf: &mut [u64], n_refs: u32, n_bytes: u64) -> Object {
         let h = ObjectHeader {
             shape: 1,
             n_refs,
             n_bytes,
+            n_values: 0,
         };
         assert!(h.size() as usize <= buf.len() * 8);
         // SAFETY: `buf` is large enough (checked) and outlives every use in the test.

@@ -290,6 +290,7 @@ fn bump_allocated_objects_are_walked_in_order() {
             shape,
             n_refs,
             n_bytes,
+            n_values: 0,
         };
         // Built through the Marked1 view, walked below through the Remapped one.
         // SAFETY: `off..off + size` was just bump-allocated on a mapped page.
@@ -389,6 +390,7 @@ fn objects_copy_whole() {
         shape: 42,
         n_refs: 3,
         n_bytes: 1000,
+        n_values: 0,
     };
     let a = from.alloc_private(header.size()).unwrap();
     // SAFETY: freshly allocated, mapped.
@@ -419,6 +421,7 @@ fn slot_index_is_checked() {
         shape: 1,
         n_refs: 2,
         n_bytes: 0,
+        n_values: 0,
     };
     // SAFETY: 64 bytes of owned memory for a 32-byte object.
     let o = unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), header) };
@@ -433,6 +436,7 @@ fn raw_byte_range_is_checked() {
         shape: 1,
         n_refs: 0,
         n_bytes: 10,
+        n_values: 0,
     };
     // SAFETY: 64 bytes of owned memory for a 32-byte object.
     let o = unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), header) };
@@ -446,6 +450,7 @@ fn aligned_word_range_is_checked() {
         shape: 1,
         n_refs: 2,
         n_bytes: 12,
+        n_values: 0,
     };
     // SAFETY: 64 bytes of owned memory for a 48-byte object.
     let o = unsafe { Object::init(Address::from_ptr(buf.as_mut_ptr()), header) };

@@ -63,8 +63,9 @@ pub use observe::{proc_info, stats};
 pub use threads::{safepoint, worker_priority};
 
 pub use api::{
-    AttachError, BytesOutOfRange, DirectBuffer, DirectError, Global, Heap, HeapUsage, Local,
-    Mutator, ObjRef, OutOfMemory, RegionView, RootRegion, Scope, Step, Stepper, WeakRef,
+    AttachError, BytesOutOfRange, DirectBuffer, DirectError, Global, Heap, HeapUsage, Immediate,
+    ImmediateTooWide, Local, Mutator, ObjRef, OutOfMemory, RegionView, RootRegion, Scope, Step,
+    Stepper, Value, WeakRef,
 };
 pub use config::{
     DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,
@@ -80,7 +81,7 @@ pub use gc_core::{
 pub use heap::{pacing_interval, MemoryReport};
 pub use observe::{
     CyclePhase, EventSubscription, GcCause, GcPhase, LatencyHistogram, PercentileSummary,
-    SIGNIFICANT_DIGITS,
+    ValueSlotStats, SIGNIFICANT_DIGITS,
 };
 pub use stats::{
     CycleRecord, DirectStats, EventTotals, GcStats, PacingRecord, PauseKind, PauseRecord,

@@ -11,9 +11,11 @@
 //! (on in every pause) checks that every page's objects tile it up to its top.
 //!
 //! The test fails unless in-place compaction actually happened (counted by the collector per
-//! cycle), so it cannot pass without reaching the path it is about.
+//! cycle), so it cannot pass without reaching the path it is about. A third run links the
+//! table to its objects and each object to its child through value slots instead of reference
+//! slots (`Link::Value`), and fails unless value slots were pointed at moved objects too.
 
-use gc_runtime::{CycleRecord, Heap, HeapConfig, Mode, Scope};
+use gc_runtime::{CycleRecord, Heap, HeapConfig, Mode, ObjRef, Scope, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,16 +61,65 @@ fn size_of_slot(slot: u64, version: u64) -> usize {
     }
 }
 
-/// Allocate object `slot` at `version`: raw bytes = pattern, slot 0 = a child with the id.
+/// How the table holds its objects and an object its child: reference slots, or value slots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Link {
+    Ref,
+    Value,
+}
+
+impl Link {
+    /// An object with `n` links and `bytes` raw bytes.
+    fn alloc<'s>(
+        self,
+        s: &mut Scope<'s>,
+        shape: u32,
+        n: u32,
+        bytes: usize,
+    ) -> Option<gc_runtime::Local<'s>> {
+        match self {
+            Link::Ref => s.alloc(shape, n, bytes).ok(),
+            Link::Value => s.alloc_with_values(shape, 0, n, bytes).ok(),
+        }
+    }
+
+    fn store(self, o: ObjRef<'_>, i: usize, t: ObjRef<'_>) {
+        match self {
+            Link::Ref => o.store(i, Some(t)),
+            Link::Value => o.store_value(i, Value::Ref(t)),
+        }
+    }
+
+    fn load(self, o: ObjRef<'_>, i: usize) -> Option<ObjRef<'_>> {
+        match self {
+            Link::Ref => o.load(i),
+            Link::Value => match o.load_value(i) {
+                Value::Ref(t) => Some(t),
+                _ => None,
+            },
+        }
+    }
+
+    /// (reference slots, value slots) of an object with one link.
+    fn slots(self) -> (usize, usize) {
+        match self {
+            Link::Ref => (1, 0),
+            Link::Value => (0, 1),
+        }
+    }
+}
+
+/// Allocate object `slot` at `version`: raw bytes = pattern, link 0 = a child with the id.
 fn make<'s>(
     s: &mut Scope<'s>,
+    link: Link,
     thread: u64,
     slot: u64,
     version: u64,
 ) -> Option<gc_runtime::Local<'s>> {
     let id = ident(thread, slot, version);
     let n = size_of_slot(slot, version);
-    let o = s.alloc(7, 1, n).ok()?;
+    let o = link.alloc(s, 7, 1, n)?;
     let child = s.alloc(8, 0, 16).ok()?;
     {
         let c = s.get(child);
@@ -78,18 +129,19 @@ fn make<'s>(
         for i in 0..n / 8 {
             obj.write_u64(8 * i, pattern(id, i));
         }
-        obj.store(0, Some(c));
+        link.store(obj, 0, c);
     }
     Some(o)
 }
 
 /// Check every byte and the child of the object in `slot`; panics with a clear message.
-fn check(o: gc_runtime::ObjRef<'_>, thread: u64, slot: u64, version: u64, mode: Mode) {
+fn check(o: ObjRef<'_>, link: Link, thread: u64, slot: u64, version: u64, mode: Mode) {
     let id = ident(thread, slot, version);
     let n = size_of_slot(slot, version);
+    let (refs, values) = link.slots();
     assert_eq!(
-        (o.shape(), o.n_refs(), o.n_bytes()),
-        (7, 1, n),
+        (o.shape(), o.n_refs(), o.n_values(), o.n_bytes()),
+        (7, refs, values, n),
         "{mode}: header of object {id:#x} (slot {slot}) corrupted"
     );
     for i in 0..n / 8 {
@@ -101,8 +153,8 @@ fn check(o: gc_runtime::ObjRef<'_>, thread: u64, slot: u64, version: u64, mode: 
             n / 8
         );
     }
-    let c = o
-        .load(0)
+    let c = link
+        .load(o, 0)
         .unwrap_or_else(|| panic!("{mode}: child of {id:#x} lost"));
     assert_eq!(
         (c.shape(), c.read_u64(0), c.read_u64(8)),
@@ -112,17 +164,24 @@ fn check(o: gc_runtime::ObjRef<'_>, thread: u64, slot: u64, version: u64, mode: 
 }
 
 /// One mutator: keeps `slots` objects live in a table object, checks and replaces them.
-fn mutate(heap: &Heap, thread: u64, slots: u64, stop: &AtomicBool, mode: Mode) -> (u64, u64) {
+fn mutate(
+    heap: &Heap,
+    link: Link,
+    thread: u64,
+    slots: u64,
+    stop: &AtomicBool,
+    mode: Mode,
+) -> (u64, u64) {
     let mut m = heap.attach(&format!("mutator-{thread}")).unwrap();
     let mut rng = Rng(0x5eed ^ thread);
     let mut versions = vec![0u64; slots as usize];
     let (mut checks, mut ooms) = (0u64, 0u64);
     m.scope(|s| {
-        let table = s.alloc(1, slots as u32, 0).unwrap();
+        let table = link.alloc(s, 1, slots as u32, 0).unwrap();
         for slot in 0..slots {
             s.scope(|s| {
-                let o = make(s, thread, slot, 0).expect("filling the live set");
-                s.store(table, slot as usize, Some(o));
+                let o = make(s, link, thread, slot, 0).expect("filling the live set");
+                link.store(s.get(table), slot as usize, s.get(o));
             });
         }
         while !stop.load(Ordering::Relaxed) {
@@ -131,15 +190,15 @@ fn mutate(heap: &Heap, thread: u64, slots: u64, stop: &AtomicBool, mode: Mode) -
             for k in 0..32 {
                 let slot = (first + k) % slots;
                 let t = s.get(table);
-                let o = t.load(slot as usize).expect("table slot");
-                check(o, thread, slot, versions[slot as usize], mode);
+                let o = link.load(t, slot as usize).expect("table slot");
+                check(o, link, thread, slot, versions[slot as usize], mode);
                 checks += 1;
             }
             let slot = (first + rng.below(32)) % slots;
             let v = versions[slot as usize] + 1;
-            s.scope(|s| match make(s, thread, slot, v) {
+            s.scope(|s| match make(s, link, thread, slot, v) {
                 Some(o) => {
-                    s.store(table, slot as usize, Some(o));
+                    link.store(s.get(table), slot as usize, s.get(o));
                     versions[slot as usize] = v;
                 }
                 None => ooms += 1,
@@ -161,8 +220,8 @@ fn mutate(heap: &Heap, thread: u64, slots: u64, stop: &AtomicBool, mode: Mode) -
         }
         // A last full check of every object.
         for slot in 0..slots {
-            let o = s.get(table).load(slot as usize).expect("table slot");
-            check(o, thread, slot, versions[slot as usize], mode);
+            let o = link.load(s.get(table), slot as usize).expect("table slot");
+            check(o, link, thread, slot, versions[slot as usize], mode);
             checks += 1;
         }
     });
@@ -174,7 +233,7 @@ fn total(cycles: &[CycleRecord], f: impl Fn(&CycleRecord) -> u64) -> u64 {
     cycles.iter().map(f).sum()
 }
 
-fn run(mode: Mode, secs: u64) {
+fn run(mode: Mode, link: Link, secs: u64) {
     let heap = Arc::new(
         Heap::new(
             HeapConfig::new(32 * MIB)
@@ -197,7 +256,7 @@ fn run(mode: Mode, secs: u64) {
     let threads: Vec<_> = (0..2)
         .map(|t| {
             let (heap, stop) = (heap.clone(), stop.clone());
-            std::thread::spawn(move || mutate(&heap, t, slots, &stop, mode))
+            std::thread::spawn(move || mutate(&heap, link, t, slots, &stop, mode))
         })
         .collect();
     // Run for `secs`, and longer (up to a limit) until enough pages were compacted in place:
@@ -234,14 +293,32 @@ fn run(mode: Mode, secs: u64) {
         in_place > 0 && objects > 0,
         "{mode}: the heap never had to compact a page in place: the test missed its path"
     );
+    if link == Link::Value {
+        let v = heap.value_slot_stats();
+        eprintln!("{mode}, value slots: {v:?}");
+        assert!(
+            v.barrier_moves + v.mark_moves + v.full_remap_moves > 0,
+            "{mode}: no value slot was pointed at a moved object: {v:?}"
+        );
+    }
 }
 
 #[test]
 fn concurrent_relocation_compacts_in_place_without_losing_an_object() {
-    run(Mode::Concurrent, 8);
+    run(Mode::Concurrent, Link::Ref, 8);
 }
 
 #[test]
 fn stw_relocation_compacts_in_place_without_losing_an_object() {
-    run(Mode::Stw, 6);
+    run(Mode::Stw, Link::Ref, 6);
+}
+
+#[test]
+fn concurrent_in_place_compaction_keeps_objects_linked_by_value_slots() {
+    run(Mode::Concurrent, Link::Value, 8);
+}
+
+#[test]
+fn stw_in_place_compaction_keeps_objects_linked_by_value_slots() {
+    run(Mode::Stw, Link::Value, 6);
 }

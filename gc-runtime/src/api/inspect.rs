@@ -12,7 +12,7 @@ use super::scope::{Local, Scope};
 use crate::context::BarrierPhase as StatePhase;
 use std::sync::atomic::Ordering;
 
-pub use gc_core::{AddressLayout, Color, ColoredPtr, GoodColor, Offset};
+pub use gc_core::{AddressLayout, Color, ColoredPtr, GoodColor, Offset, ValueKind, ValueWord};
 
 /// Which slow path the load barrier takes with a bad pointer now (ZGC's `ZGlobalPhase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,5 +150,14 @@ impl Scope<'_> {
     /// If `i` is out of range, or `obj` is a handle of another mutator.
     pub fn raw_slot(&self, obj: Local<'_>, i: usize) -> ColoredPtr {
         self.get(obj).obj().ref_slot(i).load(Ordering::Acquire)
+    }
+
+    /// The raw word in value slot `i` of `obj`, without the barrier (see [`Self::raw_slot`]):
+    /// a number's or immediate's bits, or a pointer under its tag, good or bad.
+    ///
+    /// # Panics
+    /// If `i` is out of range, or `obj` is a handle of another mutator.
+    pub fn raw_value_slot(&self, obj: Local<'_>, i: usize) -> gc_core::ValueWord {
+        self.get(obj).obj().value_slot(i).load(Ordering::Acquire)
     }
 }

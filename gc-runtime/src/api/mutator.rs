@@ -296,10 +296,11 @@ impl Mutator {
         &mut self,
         shape: u32,
         n_refs: u32,
+        n_values: u32,
         n_bytes: u64,
     ) -> Result<ColoredPtr, OutOfMemory> {
         self.poll();
-        MutatorAllocation::alloc(self, shape, n_refs, n_bytes).map_err(OutOfMemory)
+        MutatorAllocation::alloc(self, shape, n_refs, n_values, n_bytes).map_err(OutOfMemory)
     }
 
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not

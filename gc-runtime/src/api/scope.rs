@@ -82,6 +82,18 @@ impl<'a> ObjRef<'a> {
         self.ptr
     }
 
+    /// The mutator that loaded this object (whose barrier every access through it uses).
+    #[inline(always)]
+    pub(super) fn mutator(&self) -> &'a Mutator {
+        self.m
+    }
+
+    /// The object's colored pointer, as loaded (good until the next safepoint).
+    #[inline(always)]
+    pub(super) fn ptr(&self) -> ColoredPtr {
+        self.ptr
+    }
+
     #[inline]
     pub(super) fn obj(&self) -> Object {
         // SAFETY: `ptr` is a good (view-colored) pointer to a live object obtained through the
@@ -286,7 +298,7 @@ impl<'s> Scope<'s> {
         n_refs: u32,
         n_bytes: usize,
     ) -> Result<Local<'s>, OutOfMemory> {
-        let p = self.m.alloc(shape, n_refs, n_bytes as u64)?;
+        let p = self.m.alloc(shape, n_refs, 0, n_bytes as u64)?;
         Ok(self.push(p))
     }
 

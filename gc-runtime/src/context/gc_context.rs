@@ -9,6 +9,7 @@ use super::cycle_progress::CycleProgress;
 use super::forwarding_index::ForwardingIndex;
 use super::gc_state::GcState;
 use super::page_registry::PageRegistry;
+use crate::observe::ValueSlotCounts;
 use crate::threads::IdleClassGuard;
 use gc_core::page_table::PageTable;
 use gc_core::{AddressLayout, Page};
@@ -22,6 +23,8 @@ pub(crate) struct GcContext {
     pub(crate) progress: CycleProgress,
     /// Whether GC threads may run in the idle scheduling class now.
     pub(crate) idle_class: IdleClassGuard,
+    /// What the barrier, marking and the full remap did to value slots.
+    pub(crate) value_slots: ValueSlotCounts,
 }
 
 impl GcContext {

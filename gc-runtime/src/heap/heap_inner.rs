@@ -20,6 +20,7 @@ use crate::mark::Mark;
 use crate::mark::WeakProcessor;
 use crate::observe::GcEvents;
 use crate::observe::InjectedPanics;
+use crate::observe::ValueSlotCounts;
 use crate::relocate::Relocate;
 use crate::relocate::RelocationSet;
 use crate::roots::{HandleTable, MutatorShared, Roots};
@@ -77,6 +78,7 @@ impl HeapInner {
                 control: CycleControl::default(),
                 progress: CycleProgress::default(),
                 idle_class: IdleClassGuard::default(),
+                value_slots: ValueSlotCounts::default(),
             },
             safepoint: Safepoint::default(),
             roots: Roots::default(),
@@ -144,6 +146,12 @@ impl HeapInner {
     #[inline]
     pub(crate) fn control(&self) -> &CycleControl {
         &self.cx.control
+    }
+
+    /// What the barrier, marking and the full remap did to value slots.
+    #[inline]
+    pub(crate) fn value_slot_counts(&self) -> &ValueSlotCounts {
+        &self.cx.value_slots
     }
 
     /// The starvation guard of the idle-class GC threads.

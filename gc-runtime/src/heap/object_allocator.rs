@@ -36,8 +36,8 @@ use crate::config::{HeapConfig, Mode};
 use crate::context::GcContext;
 use crate::observe::{GcCause, GcEvents};
 use gc_core::{
-    object_size, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind, View,
-    HEADER_SIZE,
+    object_size_with_values, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind,
+    View, HEADER_SIZE,
 };
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -160,15 +160,17 @@ impl MutatorAllocation {
         }
     }
 
-    /// Allocate and initialize an object on `thread`; returns its good-colored pointer.
+    /// Allocate and initialize an object on `thread` (`n_values` value slots between its
+    /// reference slots and raw bytes, see `gc_core::value`); returns its good-colored pointer.
     #[inline]
     pub(crate) fn alloc<T: AllocatingThread>(
         thread: &mut T,
         shape: u32,
         n_refs: u32,
+        n_values: u32,
         n_bytes: u64,
     ) -> Result<ColoredPtr, AllocError> {
-        let size = object_size(n_refs as u64, n_bytes)?;
+        let size = object_size_with_values(n_refs as u64, n_values as u64, n_bytes)?;
         // Pacing: one decision per quantum allocated (an object larger than a quantum is one
         // of its own size), before the allocation that completes it.
         let quantum = thread.heap().config().pacing.quantum;
@@ -190,6 +192,7 @@ impl MutatorAllocation {
             shape,
             n_refs,
             n_bytes,
+            n_values,
         };
         let (offset, zeroed) = match sizes.kind_for(size) {
             PageKind::Small => (Self::alloc_small(thread, size)?, false),

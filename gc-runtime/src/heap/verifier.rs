@@ -1,7 +1,7 @@
 //! The heap verifier (ZGC's `ZVerify`), run inside pauses when `HeapConfig::verify` is on.
 //!
 //! It walks the object graph from the strong roots without barriers and checks, for every
-//! reference: it points at the start of a valid object (on a registered page, below its top,
+//! reference (in a root, a reference slot, or a value slot holding a pointer): it points at the start of a valid object (on a registered page, below its top,
 //! on an object boundary found by walking the page's headers); its color is legal for the
 //! phase; at Pause Mark End every reachable object is marked (or allocated in this cycle);
 //! before Pause Mark Start (that is, after the previous relocation) and at Pause Relocate
@@ -75,6 +75,13 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
             if !p.is_null() {
                 w.reference(p, false, &|| {
                     format!("slot {i} of object {off:#x} (shape {})", obj.shape())
+                });
+            }
+        }
+        for (i, slot) in obj.value_slots().iter().enumerate() {
+            if let Some(p) = slot.load(Ordering::Acquire).as_pointer() {
+                w.reference(p, false, &|| {
+                    format!("value slot {i} of object {off:#x} (shape {})", obj.shape())
                 });
             }
         }

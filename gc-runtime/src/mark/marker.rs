@@ -2,8 +2,9 @@
 //! work stealing (`crossbeam-deque`), while mutators' barriers mark what they load into their
 //! own buffers, which are handed over in batches.
 //!
-//! Tracing an object applies the marking barrier to every slot: a bad pointer is made good
-//! (remapped if stale) and healed in place; the target is marked in its page's live map, and
+//! Tracing an object applies the marking barrier to every slot — its reference slots, and those
+//! of its value slots that hold a pointer (`gc_core::value`; healed with their tag) —: a bad
+//! pointer is made good (remapped if stale) and healed in place; the target is marked in its page's live map, and
 //! pushed if this worker marked it. Termination: a worker that finds no work goes idle; when
 //! every worker is idle and every queue is empty, the phase ends. Pause Mark End then checks
 //! the mutators' buffers; if they held work, marking resumes. A worker that panics never goes
@@ -24,7 +25,7 @@ use crate::roots::Roots;
 use crate::roots::{BufferedWork, MarkSink};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_epoch::Guard;
-use gc_core::{Address, ColoredPtr, Object, Offset, View};
+use gc_core::{Address, AddressLayout, ColoredPtr, GoodColor, Object, Offset, ValueWord, View};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,6 +87,43 @@ fn prefetch_ptr(p: *const u8) {
     let _ = p;
 }
 
+/// The layout and colors of the marking, read once per traced object.
+#[derive(Clone, Copy)]
+struct TraceColors {
+    layout: AddressLayout,
+    bad: u64,
+    mark: GoodColor,
+}
+
+/// Which slot of a traced object: a reference slot, or a value slot holding a pointer.
+#[derive(Clone, Copy)]
+enum SlotIndex {
+    Ref(usize),
+    Value(usize),
+}
+
+/// Heal slot `slot` of `obj`, from which the bad pointer `bad` was read, to `good`: a
+/// reference slot with the reference CAS, a value slot with the value CAS (tag included).
+/// Returns true for a value slot (healed by this call or a racing one), for the counts.
+#[inline(always)]
+fn heal(obj: Object, slot: SlotIndex, bad: ColoredPtr, good: ColoredPtr, bad_mask: u64) -> bool {
+    match slot {
+        SlotIndex::Ref(i) => {
+            gc_core::self_heal(obj.ref_slot(i), bad, good, bad_mask);
+            false
+        }
+        SlotIndex::Value(i) => {
+            gc_core::self_heal_value(
+                obj.value_slot(i),
+                ValueWord::pointer(bad),
+                ValueWord::pointer(good),
+                bad_mask,
+            );
+            true
+        }
+    }
+}
+
 /// A slot of a traced object that held a stale pointer into a relocated page: the pointer
 /// still to be remapped, healed into the slot and marked.
 #[derive(Clone, Copy)]
@@ -93,7 +131,7 @@ struct StaleSlot {
     /// The traced object: marked in this cycle, so its page stays mapped until marking ends.
     obj: Object,
     /// Which of its slots.
-    slot: usize,
+    slot: SlotIndex,
     /// The stale pointer read from the slot.
     ptr: ColoredPtr,
 }
@@ -122,6 +160,9 @@ struct MarkRing {
     stale_len: usize,
     /// Stale slots finished so far.
     stale_remapped: u64,
+    /// Value slots healed so far, and of those the ones remapped to a moved object.
+    value_heals: u64,
+    value_moves: u64,
 }
 
 impl MarkRing {
@@ -134,6 +175,8 @@ impl MarkRing {
             stale_head: 0,
             stale_len: 0,
             stale_remapped: 0,
+            value_heals: 0,
+            value_moves: 0,
         }
     }
 
@@ -172,12 +215,16 @@ impl MarkRing {
         let target = cx
             .forwarding
             .remap_if_stale_in(layout, stale.ptr, mark, guard);
-        gc_core::self_heal(
-            stale.obj.ref_slot(stale.slot),
+        if heal(
+            stale.obj,
+            stale.slot,
             stale.ptr,
             layout.good(target, mark),
             cx.state.bad_mask(),
-        );
+        ) {
+            self.value_heals += 1;
+            self.value_moves += (target != layout.offset(stale.ptr)) as u64;
+        }
         self.stale_remapped += 1;
         self.push(cx, target, guard, push);
     }
@@ -374,8 +421,11 @@ impl Mark {
         push: &mut dyn FnMut(Offset),
     ) -> u64 {
         let layout = cx.layout();
-        let bad = cx.state.bad_mask();
-        let mark = cx.state.good();
+        let colors = TraceColors {
+            layout,
+            bad: cx.state.bad_mask(),
+            mark: cx.state.good(),
+        };
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
         let obj = unsafe { Object::at(layout, off) };
         let size = obj.size();
@@ -384,36 +434,55 @@ impl Mark {
         live.add(off, size, |at, bytes| add_live_bytes(cx, at, bytes, guard));
         for (i, slot) in obj.ref_slots().iter().enumerate() {
             let p = slot.load(Ordering::Acquire);
-            if p.is_null() {
-                continue;
+            if !p.is_null() {
+                Self::trace_slot(cx, colors, obj, SlotIndex::Ref(i), p, guard, ring, push);
             }
-            let target = if p.raw() & bad != 0 {
-                let t = layout.offset(p);
-                if ForwardingIndex::may_be_stale(layout, p, mark) {
-                    if let Some(f) = cx.forwarding.relocated(t, guard) {
-                        // Into a relocated page: remap it once its forwarding entry has had
-                        // time to arrive (see `MarkRing`).
-                        prefetch_ptr(f.first_entry_addr(f.page().index_of(t) as u64));
-                        let stale = StaleSlot {
-                            obj,
-                            slot: i,
-                            ptr: p,
-                        };
-                        ring.push_stale(cx, stale, guard, push);
-                        continue;
-                    }
-                }
-                // Heal now (the good pointer does not depend on the marking), mark later.
-                gc_core::self_heal(slot, p, layout.good(t, mark), bad);
-                t
-            } else {
-                // A good pointer stored by a mutator: its object is marked already, but mark
-                // through it anyway (cheap: the live map says so at once).
-                layout.offset(p)
-            };
-            ring.push(cx, target, guard, push);
+        }
+        for (i, slot) in obj.value_slots().iter().enumerate() {
+            if let Some(p) = slot.load(Ordering::Acquire).as_pointer() {
+                Self::trace_slot(cx, colors, obj, SlotIndex::Value(i), p, guard, ring, push);
+            }
         }
         size
+    }
+
+    /// The marking barrier on one slot of a traced object holding the non-null pointer `p`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn trace_slot(
+        cx: &GcContext,
+        colors: TraceColors,
+        obj: Object,
+        slot: SlotIndex,
+        p: ColoredPtr,
+        guard: &Guard,
+        ring: &mut MarkRing,
+        push: &mut dyn FnMut(Offset),
+    ) {
+        let TraceColors { layout, bad, mark } = colors;
+        let target = if p.raw() & bad != 0 {
+            let t = layout.offset(p);
+            if ForwardingIndex::may_be_stale(layout, p, mark) {
+                if let Some(f) = cx.forwarding.relocated(t, guard) {
+                    // Into a relocated page: remap it once its forwarding entry has had time
+                    // to arrive (see `MarkRing`).
+                    prefetch_ptr(f.first_entry_addr(f.page().index_of(t) as u64));
+                    let stale = StaleSlot { obj, slot, ptr: p };
+                    ring.push_stale(cx, stale, guard, push);
+                    return;
+                }
+            }
+            // Heal now (the good pointer does not depend on the marking), mark later.
+            if heal(obj, slot, p, layout.good(t, mark), bad) {
+                ring.value_heals += 1;
+            }
+            t
+        } else {
+            // A good pointer stored by a mutator: its object is marked already, but mark
+            // through it anyway (cheap: the live map says so at once).
+            layout.offset(p)
+        };
+        ring.push(cx, target, guard, push);
     }
 
     /// Concurrent Mark (and Mark in the `stw` pause): trace until the queue and the mutators'
@@ -584,6 +653,7 @@ impl Mark {
                     live.flush(|at, bytes| add_live_bytes(cx, at, bytes, &guard));
                     self.stale_remapped
                         .fetch_add(ring.stale_remapped, Ordering::Relaxed);
+                    cx.value_slots.marked(ring.value_heals, ring.value_moves);
                     return;
                 }
                 guard.repin();

@@ -5,7 +5,7 @@
 //! `ZStatistics`), the latency histograms they keep per kind of event (`latency_histogram`),
 //! the `-Xlog:gc`-style log (`gc_log`), the event sink through which every event is logged and
 //! recorded at once, on the heap's one clock, into a bounded ring of recent records, the
-//! histograms and every subscriber (`event_sink`), the thread CPU clock, the panics tests inject, and the readers of `/proc` and of the C library's
+//! histograms and every subscriber (`event_sink`), the value-slot counters (`value_slot_counts`), the thread CPU clock, the panics tests inject, and the readers of `/proc` and of the C library's
 //! malloc that memory reports are made of ([`proc_info`]). Every folder may use it; it uses
 //! only `config`.
 
@@ -18,6 +18,7 @@ mod injected_panic;
 mod latency_histogram;
 pub mod proc_info;
 pub mod stats;
+mod value_slot_counts;
 
 pub(crate) use cpu_time::thread_cpu_ns;
 pub use event_sink::EventSubscription;
@@ -27,3 +28,5 @@ pub use gc_phase::{CyclePhase, GcPhase, PauseKind};
 pub(crate) use injected_panic::{InjectedPanic, InjectedPanics};
 pub use latency_histogram::{LatencyHistogram, PercentileSummary, SIGNIFICANT_DIGITS};
 pub(crate) use stats::{CycleRecord, DirectStats, GcStats, PauseRecord};
+pub(crate) use value_slot_counts::ValueSlotCounts;
+pub use value_slot_counts::ValueSlotStats;

@@ -1,0 +1,155 @@
+//! The load barrier of a value slot (ZGC's `ZBarrier` on a slot that is a reference only
+//! sometimes): the reference barrier's fast path with the tag test folded into its mask, and
+//! the same slow path and self-healing, on the payload.
+//!
+//! Fast path: one load, one AND with `TAG | bad`, one unsigned compare with `TAG`, one
+//! predicted branch (see [`crate::value`] for why that one compare separates "a number, an
+//! immediate or a good pointer" from "a pointer with a bad color"). On x86-64, with the
+//! masks in registers (they change only at a safepoint), the reference barrier is
+//! `mov; test; jne` and this one `mov; mov; and; cmp; ja`: one AND-and-compare more, as the
+//! copy keeps the loaded word. In the runtime's loops as compiled today (the bench's, see
+//! `gc-runtime/benches/value_slots.rs`) both reload the mutator's bad mask per load, and this
+//! one ORs the tag into it too: `mov; mov; mov; or; and; cmp; jae` against
+//! `mov; mov; test; jne`. A mutator keeping `TAG | bad` beside its bad mask would save the OR.
+//!
+//! Slow path: the runtime's [`SlowPath`] makes the payload's colored pointer good, and
+//! [`self_heal_value`] CASes the whole word back with its tag. The rules are the reference
+//! barrier's ([`crate::barrier::self_heal`]): healing never writes a non-pointer and only
+//! upgrades a color; a number, an immediate or a good pointer stored meanwhile wins.
+
+use crate::barrier::SlowPath;
+use crate::sync::AtomicWord;
+use crate::value::{ValueSlot, ValueWord, VALUE_POINTER_TAG};
+use std::sync::atomic::Ordering;
+
+/// Load a value from `slot` through the barrier: a number or immediate as stored, a pointer
+/// with a good color (healing the slot if it had a bad one). Generic over the slot's atomic
+/// word so the loom models run this very code.
+#[inline(always)]
+pub fn load_value_barrier<W: AtomicWord, S: SlowPath + ?Sized>(
+    slot: &ValueSlot<W>,
+    bad_mask: u64,
+    slow: &S,
+) -> ValueWord {
+    let w = slot.load(Ordering::Acquire);
+    if w.raw() & (VALUE_POINTER_TAG | bad_mask) <= VALUE_POINTER_TAG {
+        return w;
+    }
+    load_value_barrier_slow(slot, w, bad_mask, slow)
+}
+
+#[cold]
+#[inline(never)]
+fn load_value_barrier_slow<W: AtomicWord, S: SlowPath + ?Sized>(
+    slot: &ValueSlot<W>,
+    w: ValueWord,
+    bad_mask: u64,
+    slow: &S,
+) -> ValueWord {
+    let good = ValueWord::pointer(slow.make_good(w.pointer_bits()));
+    debug_assert!(
+        !good.is_bad_pointer(bad_mask),
+        "slow path returned a bad pointer"
+    );
+    self_heal_value(slot, w, good, bad_mask);
+    good
+}
+
+/// Heal value slot `slot`, from which the bad pointer word `bad` was loaded, to the good
+/// pointer word `good`.
+///
+/// Returns true if this call wrote the slot. Stops without writing when the slot no longer
+/// holds a bad pointer (another barrier healed it, or a mutator stored a number, an immediate
+/// or a good pointer). If another barrier healed it to a *weaker* bad pointer of the same
+/// object, retries so the slot is not left weaker than what this barrier computed.
+pub fn self_heal_value<W: AtomicWord>(
+    slot: &ValueSlot<W>,
+    bad: ValueWord,
+    good: ValueWord,
+    bad_mask: u64,
+) -> bool {
+    debug_assert!(
+        good.is_pointer() && !good.is_bad_pointer(bad_mask),
+        "self-healing must write a good pointer"
+    );
+    let mut expected = bad;
+    loop {
+        match slot.compare_exchange(expected, good, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return true,
+            Err(current) => {
+                if !current.is_bad_pointer(bad_mask) {
+                    // Not a pointer, or a good one: someone else healed it or stored a new
+                    // value. Leave it.
+                    return false;
+                }
+                // Still a bad pointer: mutators never store one, so this is a concurrent heal
+                // of the same object with weaker color bits. Upgrade it.
+                expected = current;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::word::ColoredPtr;
+    use std::cell::Cell;
+
+    const S: u32 = 42;
+    const M0: u64 = 1 << S;
+    const REMAPPED: u64 = 4 << S;
+    /// The bad mask while Remapped is good.
+    const BAD: u64 = 0b1011 << S;
+
+    struct Recolor(Cell<u32>);
+    impl SlowPath for Recolor {
+        fn make_good(&self, ptr: ColoredPtr) -> ColoredPtr {
+            self.0.set(self.0.get() + 1);
+            ColoredPtr::from_raw((ptr.raw() & ((1 << S) - 1)) | REMAPPED)
+        }
+    }
+
+    #[test]
+    fn a_stale_value_slot_is_healed_once() {
+        let slow = Recolor(Cell::new(0));
+        let slot: ValueSlot = ValueSlot::new(ValueWord::pointer(ColoredPtr::from_raw(M0 | 0x40)));
+        let got = load_value_barrier(&slot, BAD, &slow);
+        let want = ValueWord::pointer(ColoredPtr::from_raw(REMAPPED | 0x40));
+        assert_eq!(got, want);
+        assert_eq!(slot.load(Ordering::Relaxed), want, "healed with its tag");
+        assert_eq!(load_value_barrier(&slot, BAD, &slow), want);
+        assert_eq!(slow.0.get(), 1, "the second load takes the fast path");
+    }
+
+    #[test]
+    fn numbers_and_immediates_never_take_the_slow_path() {
+        let slow = Recolor(Cell::new(0));
+        for w in [
+            ValueWord::number(f64::NAN),
+            ValueWord::number(-1.5),
+            ValueWord::number(f64::NEG_INFINITY),
+            ValueWord::immediate(0xffff_ffff_ffff).unwrap(),
+            ValueWord::from_raw(0),
+        ] {
+            let slot: ValueSlot = ValueSlot::new(w);
+            assert_eq!(load_value_barrier(&slot, BAD, &slow), w);
+            assert_eq!(slot.load(Ordering::Relaxed), w);
+        }
+        assert_eq!(slow.0.get(), 0);
+    }
+
+    #[test]
+    fn healing_leaves_a_stored_number_alone() {
+        let bad = ValueWord::pointer(ColoredPtr::from_raw(M0 | 0x40));
+        let good = ValueWord::pointer(ColoredPtr::from_raw(REMAPPED | 0x40));
+        let slot: ValueSlot = ValueSlot::new(ValueWord::number(2.0));
+        assert!(!self_heal_value(&slot, bad, good, BAD));
+        assert_eq!(slot.load(Ordering::Relaxed), ValueWord::number(2.0));
+        // A weaker bad color of the same object is upgraded.
+        let weaker = ValueWord::pointer(ColoredPtr::from_raw((2 << S) | 0x40));
+        slot.store(weaker, Ordering::Relaxed);
+        assert!(self_heal_value(&slot, bad, good, BAD));
+        assert_eq!(slot.load(Ordering::Relaxed), good);
+    }
+}

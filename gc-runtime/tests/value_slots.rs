@@ -1,0 +1,193 @@
+//! Value slots under collection: a slot left stale by a cycle healed by the mutator's value
+//! barrier, objects reached only through value slots relocated and remapped (both collecting
+//! modes, verifier on), NaN canonicalization through the API, and the limits as errors.
+use gc_runtime::inspect::ValueKind;
+use gc_runtime::{Heap, HeapConfig, Immediate, Mode, Value};
+
+fn heap(mode: Mode, mb: u64) -> Heap {
+    Heap::new(HeapConfig::new(mb << 20).mode(mode).verify(true)).unwrap()
+}
+
+#[test]
+fn a_value_slot_left_stale_by_a_cycle_is_healed_by_the_barrier() {
+    let h = heap(Mode::Concurrent, 32);
+    let mut m = h.attach("main").unwrap();
+    m.scope(|s| {
+        let holder = s.alloc_with_values(1, 0, 2, 0).unwrap();
+        let target = s.alloc(2, 0, 8).unwrap();
+        s.get(target).write_u64(0, 77);
+        s.store_value(holder, 0, Value::Ref(target));
+        s.store_value(holder, 1, Value::Number(1.5));
+        let number_bits = s.raw_value_slot(holder, 1);
+        let before = h.value_slot_stats();
+        s.collect("test");
+        // Marking healed the slot to its mark color; the cycle ended with Remapped good, so
+        // the slot now holds a bad pointer that only a load will heal.
+        let bad = h.gc_state().bad_mask;
+        let raw = s.raw_value_slot(holder, 0);
+        let ValueKind::Pointer(p) = raw.kind() else {
+            panic!("value slot 0 holds {raw:?}, not a pointer");
+        };
+        assert_ne!(p.raw() & bad, 0, "the slot is stale after the cycle: {p:?}");
+        let after_cycle = h.value_slot_stats();
+        assert!(
+            after_cycle.mark_heals > before.mark_heals,
+            "marking healed the value slot: {after_cycle:?}"
+        );
+        let Value::Ref(t) = s.get(holder).load_value(0) else {
+            panic!("value slot 0 no longer holds an object");
+        };
+        assert_eq!(t.read_u64(0), 77);
+        let healed = s.raw_value_slot(holder, 0);
+        assert!(healed.is_pointer());
+        assert_eq!(
+            healed.raw() & bad,
+            0,
+            "the barrier healed the slot: {healed:?}"
+        );
+        assert_eq!(
+            h.value_slot_stats().barrier_heals,
+            after_cycle.barrier_heals + 1,
+            "one heal by the barrier, none by the second load"
+        );
+        let _ = s.get(holder).load_value(0);
+        assert_eq!(
+            h.value_slot_stats().barrier_heals,
+            after_cycle.barrier_heals + 1
+        );
+        assert_eq!(
+            s.raw_value_slot(holder, 1),
+            number_bits,
+            "numbers are never touched"
+        );
+        assert_eq!(s.get(holder).load_value(1).as_number(), Some(1.5));
+    });
+}
+
+/// A chain of `n` nodes linked only through value slot 0 (the last holds immediate 0), with
+/// garbage between them so their pages are sparse; returns the head.
+fn build_chain<'s>(s: &mut gc_runtime::Scope<'s>, n: u64) -> gc_runtime::Local<'s> {
+    s.scope_escape(|s| {
+        let mut next: Option<gc_runtime::Local<'_>> = None;
+        for i in 0..n {
+            let node = s.alloc_with_values(3, 1, 2, 16).unwrap();
+            let o = s.get(node);
+            o.write_u64(0, i);
+            o.write_u64(8, !i);
+            o.store_value(1, Value::Number(i as f64 + 0.5));
+            match next {
+                Some(nx) => s.store_value(node, 0, Value::Ref(nx)),
+                None => s.store_value(node, 0, Value::Immediate(Immediate::new(0).unwrap())),
+            }
+            next = Some(node);
+            // Garbage between the nodes, dropped at once.
+            s.scope(|s| {
+                s.alloc(9, 0, 200).unwrap();
+            });
+        }
+        next
+    })
+    .expect("a non-empty chain")
+}
+
+/// Walk the chain: check every node's values, return each node's address.
+fn walk(s: &gc_runtime::Scope<'_>, head: gc_runtime::Local<'_>, n: u64) -> Vec<gc_runtime::Offset> {
+    let mut addrs = Vec::new();
+    let mut node = s.get(head);
+    let mut i = n;
+    loop {
+        i -= 1;
+        assert_eq!(node.shape(), 3);
+        assert_eq!((node.read_u64(0), node.read_u64(8)), (i, !i), "node {i}");
+        assert_eq!(node.load_value(1).as_number(), Some(i as f64 + 0.5));
+        addrs.push(node.address());
+        match node.load_value(0) {
+            Value::Ref(next) => node = next,
+            Value::Immediate(im) => {
+                assert_eq!((im.get(), i), (0, 0), "the chain ends at node 0");
+                break;
+            }
+            Value::Number(x) => panic!("node {i}: a number {x} where the link was"),
+        }
+    }
+    addrs
+}
+
+#[test]
+fn objects_reached_only_through_value_slots_are_relocated() {
+    const N: u64 = 20_000;
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        let h = heap(mode, 64);
+        let mut m = h.attach("main").unwrap();
+        m.scope(|s| {
+            let head = build_chain(s, N);
+            assert_eq!(s.handle_count(), 1, "only the head is rooted");
+            let first = walk(s, head, N);
+            let mut moved = 0;
+            for round in 0..3 {
+                s.collect("test");
+                s.collect("test");
+                let now = walk(s, head, N);
+                moved += first.iter().zip(&now).filter(|(a, b)| a != b).count();
+                assert_eq!(now.len() as u64, N, "{mode}: round {round}");
+            }
+            let st = h.value_slot_stats();
+            assert!(moved > 0, "{mode}: no node moved: {st:?}");
+            match mode {
+                Mode::Concurrent => assert!(
+                    st.barrier_moves + st.mark_moves > 0,
+                    "{mode}: value slots were remapped: {st:?}"
+                ),
+                _ => assert!(st.full_remap_moves > 0, "{mode}: {st:?}"),
+            }
+            eprintln!("{mode}: {moved} node moves, {st:?}");
+        });
+    }
+}
+
+#[test]
+fn every_nan_is_stored_as_the_canonical_nan() {
+    let h = heap(Mode::Concurrent, 16);
+    let mut m = h.attach("main").unwrap();
+    m.scope(|s| {
+        let o = s.alloc_with_values(1, 0, 1, 0).unwrap();
+        assert_eq!(
+            s.get(o).load_value(0).as_number(),
+            Some(0.0),
+            "a fresh slot"
+        );
+        // NaNs whose bits carry the pointer tag, the immediate tag, and x86's default NaN.
+        for bits in [
+            0xffff_0000_0000_1000u64,
+            0xffff_4000_0020_0000,
+            0x7ffc_0000_0000_0001,
+            0xfff8_0000_0000_0000,
+        ] {
+            s.store_value(o, 0, Value::Number(f64::from_bits(bits)));
+            let raw = s.raw_value_slot(o, 0);
+            assert!(!raw.is_pointer(), "{bits:#x} stored as {raw:?}");
+            let x = s.get(o).load_value(0).as_number().expect("a number");
+            assert!(x.is_nan());
+        }
+        let im = Immediate::new(Immediate::MAX).unwrap();
+        s.store_value(o, 0, Value::Immediate(im));
+        assert_eq!(s.get(o).load_value(0).as_immediate(), Some(im));
+        let err = Immediate::new(Immediate::MAX + 1).unwrap_err();
+        assert!(err.to_string().contains("more than 48 bits"), "{err}");
+    });
+}
+
+#[test]
+fn too_many_value_slots_is_an_error() {
+    let h = heap(Mode::Concurrent, 16);
+    let mut m = h.attach("main").unwrap();
+    m.scope(|s| {
+        let err = s.alloc_with_values(1, 0, 1 << 24, 0).unwrap_err();
+        assert!(err.to_string().contains("value slots"), "{err}");
+        // A 24-bit count is fine when the heap holds it.
+        let o = s.alloc_with_values(1, 2, 1000, 24).unwrap();
+        assert_eq!(s.get(o).n_values(), 1000);
+        assert_eq!(s.get(o).n_refs(), 2);
+        assert_eq!(s.get(o).n_bytes(), 24);
+    });
+}
