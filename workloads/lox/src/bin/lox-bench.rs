@@ -40,7 +40,8 @@
 //!   lookup and deletion), `queue` (a linked deque under churn).
 //!
 //! A script may ask for a bigger heap for the collecting modes than `--heap` with a line
-//! `// lox-bench heap: SIZE` (a large live set). Every script takes its size from a line
+//! `// lox-bench heap: SIZE` (a large live set), and for `epsilon` than `--epsilon-heap` with
+//! `// lox-bench epsilon heap: SIZE` (more allocated in all than 2 GiB). Every script takes its size from a line
 //! `var N = ...;` and names a small size with `// lox-bench test: N = ...`: `tests/bench.rs`
 //! runs each at that size and compares its output with `bench/expected/NAME.out` (clox's).
 
@@ -150,9 +151,9 @@ fn run(args: &Args) -> Result<(), String> {
         for _ in 0..args.runs {
             for (m, mode) in MODES.iter().enumerate() {
                 let heap = if *mode == "epsilon" {
-                    args.epsilon_heap
+                    script_heap(script, EPSILON_HEAP_LINE, args.epsilon_heap)?
                 } else {
-                    script_heap(script, args.heap)?
+                    script_heap(script, HEAP_LINE, args.heap)?
                 };
                 let (run, stdout) = run_once(&lox, script, mode, heap)?;
                 let name = format!("lox --gc {mode}");
@@ -231,7 +232,8 @@ fn baseline(args: &Args, lox: &Path, clox: &Path, scripts: &[PathBuf]) -> Result
     ];
     let mut rows = Vec::new();
     for script in scripts {
-        let heap = script_heap(script, args.heap)?;
+        let heap = script_heap(script, HEAP_LINE, args.heap)?;
+        let epsilon_heap = script_heap(script, EPSILON_HEAP_LINE, args.epsilon_heap)?;
         let mut runs: Vec<Vec<Run>> = vec![Vec::new(); interpreters.len()];
         let mut expected: Option<(String, String)> = None;
         for round in 0..args.runs {
@@ -241,7 +243,7 @@ fn baseline(args: &Args, lox: &Path, clox: &Path, scripts: &[PathBuf]) -> Result
                     Interpreter::Clox => ("clox".to_string(), run_clox(clox, script)?),
                     Interpreter::Lox(mode) => {
                         let heap = if mode == "epsilon" {
-                            args.epsilon_heap
+                            epsilon_heap
                         } else {
                             heap
                         };
@@ -298,19 +300,19 @@ fn run_clox(clox: &Path, script: &Path) -> Result<(Run, String), String> {
     Ok((run, String::from_utf8_lossy(&output.stdout).into_owned()))
 }
 
-/// The heap of the collecting modes for `script`: its `// lox-bench heap: SIZE` line, or
-/// `default`.
-fn script_heap(script: &Path, default: u64) -> Result<u64, String> {
+/// The line that sets a script's heap for the collecting modes.
+const HEAP_LINE: &str = "// lox-bench heap:";
+/// The line that sets a script's heap for `epsilon`, which must hold all it allocates.
+const EPSILON_HEAP_LINE: &str = "// lox-bench epsilon heap:";
+
+/// The heap `script` asks for with a line `prefix SIZE`, or `default`.
+fn script_heap(script: &Path, prefix: &str, default: u64) -> Result<u64, String> {
     let text = std::fs::read_to_string(script).map_err(|e| format!("{}: {e}", script.display()))?;
-    let Some(line) = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("// lox-bench heap:"))
-    else {
+    let Some(line) = text.lines().find_map(|l| l.trim().strip_prefix(prefix)) else {
         return Ok(default);
     };
     let size = line.split_whitespace().next().unwrap_or("");
-    parse_heap_size(size)
-        .map_err(|e| format!("{}: bad `// lox-bench heap:` line: {e}", script.display()))
+    parse_heap_size(size).map_err(|e| format!("{}: bad `{prefix}` line: {e}", script.display()))
 }
 
 /// The geometric mean of positive numbers.
@@ -484,4 +486,32 @@ fn print_table(rows: &[(String, Vec<Run>)], markdown: bool, heap: u64) {
         ]);
     }
     print_lines(&lines, markdown);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_sets_each_heap_with_its_own_line() {
+        let dir = std::env::temp_dir().join(format!("lox-bench-heap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("s.lox");
+        std::fs::write(
+            &script,
+            "// lox-bench epsilon heap: 6g (why)\n// lox-bench heap: 256m\nprint 1;\n",
+        )
+        .unwrap();
+        assert_eq!(script_heap(&script, HEAP_LINE, 1), Ok(256 << 20));
+        assert_eq!(script_heap(&script, EPSILON_HEAP_LINE, 1), Ok(6 << 30));
+        std::fs::write(&script, "print 1;\n").unwrap();
+        assert_eq!(script_heap(&script, EPSILON_HEAP_LINE, 7), Ok(7));
+        std::fs::write(&script, "// lox-bench epsilon heap: lots\n").unwrap();
+        let error = script_heap(&script, EPSILON_HEAP_LINE, 7).unwrap_err();
+        assert!(
+            error.contains("bad `// lox-bench epsilon heap:` line"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
