@@ -18,16 +18,37 @@
 //! the runs of one script are interleaved round by round, the order rotating every round, so
 //! that a change in machine load hits all of them alike. Each time reported is the median of
 //! the `--runs` rounds, and the ratios are ratios of those medians. The output of every run
-//! must equal the first run's — a run that prints a wrong result cannot look fast — or the
-//! driver fails.
+//! must equal the first run's — with `--baseline`, clox's — so that a run printing a wrong
+//! result cannot look fast: otherwise the driver stops with exit status 1 and says which
+//! script, which interpreter and the first line that differs.
+//!
+//! The scripts (each prints a check value, never a time):
+//!
+//! - this repository's own: `binary_trees`, `equality`, `fib`, `instantiation` (instances with
+//!   two fields), `large_strings`, `method_call`, `properties`, `string_equality`, `trees`,
+//!   `zoo`;
+//! - patterns of the benchmark suite of *Crafting Interpreters*: `invocation` (calls of an empty
+//!   function), `constructor` (a class with an empty `init()` called 30 times per iteration),
+//!   `closures` (lists made of closures, folded through higher-order functions), `strings`
+//!   (8-byte strings built from four 2-byte pieces and compared), `dispatch` (`super` calls
+//!   through five levels of classes);
+//! - classic interpreter benchmarks, written here in standard Lox (lists of instances, no
+//!   arrays): `richards` (an operating system's task scheduler), `deltablue` (an incremental
+//!   constraint solver), `havlak` (loops and strongly connected components of a control-flow
+//!   graph), `json_tokenizer` (tokens of a JSON-like document held as a list of one-character
+//!   strings), `nbody` (five bodies' orbits), `bst` (a binary search tree under insertion,
+//!   lookup and deletion), `queue` (a linked deque under churn).
 //!
 //! A script may ask for a bigger heap for the collecting modes than `--heap` with a line
-//! `// lox-bench heap: SIZE` (a large live set).
+//! `// lox-bench heap: SIZE` (a large live set), and for `epsilon` than `--epsilon-heap` with
+//! `// lox-bench epsilon heap: SIZE` (more allocated in all than 2 GiB). Every script takes its size from a line
+//! `var N = ...;` and names a small size with `// lox-bench test: N = ...`: `tests/bench.rs`
+//! runs each at that size and compares its output with `bench/expected/NAME.out` (clox's).
 
 use clap::Parser;
 use lox::cli::parse_heap_size;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 #[derive(Parser, Debug)]
@@ -75,47 +96,70 @@ struct Run {
     max_ttsp_ms: f64,
 }
 
-fn main() {
-    let args = Args::parse();
-    let lox = args.lox.clone().unwrap_or_else(|| {
-        std::env::current_exe()
-            .expect("the path of this program")
-            .with_file_name("lox")
-    });
-    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&args.dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", args.dir.display()))
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "lox"))
-        .filter(|p| args.only.is_empty() || args.only.iter().any(|o| *o == stem(p)))
-        .collect();
+fn main() -> ExitCode {
+    match run(&Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("lox-bench: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let lox = match &args.lox {
+        Some(lox) => lox.clone(),
+        None => std::env::current_exe()
+            .map_err(|e| format!("the path of this program: {e}; give --lox"))?
+            .with_file_name("lox"),
+    };
+    let entries = std::fs::read_dir(&args.dir).map_err(|e| {
+        format!(
+            "{}: {e}; give the scripts' directory with --dir",
+            args.dir.display()
+        )
+    })?;
+    let mut scripts = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| format!("{}: {e}", args.dir.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "lox")
+            && (args.only.is_empty() || args.only.iter().any(|o| *o == stem(&path)))
+        {
+            scripts.push(path);
+        }
+    }
     scripts.sort();
-    assert!(!scripts.is_empty(), "no benchmark scripts selected");
-    assert!(args.runs > 0, "--runs must be at least 1");
+    if scripts.is_empty() {
+        return Err(format!(
+            "no benchmark scripts selected in {} (check --dir and --only)",
+            args.dir.display()
+        ));
+    }
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".to_string());
+    }
     if let Some(clox) = &args.baseline {
-        baseline(&args, &lox, clox, &scripts);
-        return;
+        return baseline(args, &lox, clox, &scripts);
     }
 
     let mut rows = Vec::new();
     for script in &scripts {
         let mut runs: Vec<Vec<Run>> = vec![Vec::new(); MODES.len()];
-        let mut expected: Option<String> = None;
+        let mut expected: Option<(String, String)> = None;
         for _ in 0..args.runs {
             for (m, mode) in MODES.iter().enumerate() {
                 let heap = if *mode == "epsilon" {
-                    args.epsilon_heap
+                    script_heap(script, EPSILON_HEAP_LINE, args.epsilon_heap)?
                 } else {
-                    script_heap(script, args.heap)
+                    script_heap(script, HEAP_LINE, args.heap)?
                 };
-                let (run, stdout) = run_once(&lox, script, mode, heap);
+                let (run, stdout) = run_once(&lox, script, mode, heap)?;
+                let name = format!("lox --gc {mode}");
                 match &expected {
-                    None => expected = Some(stdout),
-                    Some(e) => assert_eq!(
-                        e,
-                        &stdout,
-                        "{}: --gc {mode} printed something else",
-                        script.display()
-                    ),
+                    None => expected = Some((name, stdout)),
+                    Some((first, e)) => check_same_output(script, first, e, &name, &stdout)?,
                 }
                 runs[m].push(run);
             }
@@ -134,6 +178,41 @@ fn main() {
         rows.push((stem(script), medians));
     }
     print_table(&rows, args.markdown, args.heap);
+    Ok(())
+}
+
+/// An error unless `stdout`, printed by `name`, equals `expected`, printed by `first` on the
+/// same script: the error names the first line that differs.
+fn check_same_output(
+    script: &Path,
+    first: &str,
+    expected: &str,
+    name: &str,
+    stdout: &str,
+) -> Result<(), String> {
+    if expected == stdout {
+        return Ok(());
+    }
+    let (mut a, mut b) = (expected.lines(), stdout.lines());
+    let mut line = 1;
+    loop {
+        match (a.next(), b.next()) {
+            (Some(x), Some(y)) if x == y => line += 1,
+            (x, y) => {
+                let show =
+                    |l: Option<&str>| l.map_or("(nothing)".to_string(), |l| format!("`{l}`"));
+                return Err(format!(
+                    "{}: {name} printed something other than {first}: at line {line} {first} \
+                     printed {} and {name} printed {}. A benchmark's output must not depend on \
+                     the interpreter or the GC mode: fix the interpreter, or the script if it \
+                     relies on something unspecified",
+                    script.display(),
+                    show(x),
+                    show(y)
+                ));
+            }
+        }
+    }
 }
 
 /// One interpreter of a `--baseline` comparison.
@@ -143,8 +222,9 @@ enum Interpreter {
     Lox(&'static str),
 }
 
-/// `--baseline`: clox, lox concurrent and lox epsilon on every script.
-fn baseline(args: &Args, lox: &Path, clox: &Path, scripts: &[PathBuf]) {
+/// `--baseline`: clox, lox concurrent and lox epsilon on every script. Clox runs first, so the
+/// output every other run must match is clox's.
+fn baseline(args: &Args, lox: &Path, clox: &Path, scripts: &[PathBuf]) -> Result<(), String> {
     let interpreters = [
         Interpreter::Clox,
         Interpreter::Lox("concurrent"),
@@ -152,33 +232,30 @@ fn baseline(args: &Args, lox: &Path, clox: &Path, scripts: &[PathBuf]) {
     ];
     let mut rows = Vec::new();
     for script in scripts {
-        let heap = script_heap(script, args.heap);
+        let heap = script_heap(script, HEAP_LINE, args.heap)?;
+        let epsilon_heap = script_heap(script, EPSILON_HEAP_LINE, args.epsilon_heap)?;
         let mut runs: Vec<Vec<Run>> = vec![Vec::new(); interpreters.len()];
         let mut expected: Option<(String, String)> = None;
         for round in 0..args.runs {
             for k in 0..interpreters.len() {
                 let i = (round + k) % interpreters.len();
                 let (name, (run, stdout)) = match interpreters[i] {
-                    Interpreter::Clox => ("clox".to_string(), run_clox(clox, script)),
+                    Interpreter::Clox => ("clox".to_string(), run_clox(clox, script)?),
                     Interpreter::Lox(mode) => {
                         let heap = if mode == "epsilon" {
-                            args.epsilon_heap
+                            epsilon_heap
                         } else {
                             heap
                         };
                         (
                             format!("lox --gc {mode}"),
-                            run_once(lox, script, mode, heap),
+                            run_once(lox, script, mode, heap)?,
                         )
                     }
                 };
                 match &expected {
                     None => expected = Some((name, stdout)),
-                    Some((first, e)) => assert!(
-                        *e == stdout,
-                        "{}: {name} printed\n{stdout}\nbut {first} printed\n{e}",
-                        script.display()
-                    ),
+                    Some((first, e)) => check_same_output(script, first, e, &name, &stdout)?,
                 }
                 runs[i].push(run);
             }
@@ -194,44 +271,48 @@ fn baseline(args: &Args, lox: &Path, clox: &Path, scripts: &[PathBuf]) {
         rows.push((stem(script), heap, medians));
     }
     print_baseline_table(&rows, args.markdown, args.runs);
+    Ok(())
 }
 
 /// Runs `clox script`; returns its time and stdout.
-fn run_clox(clox: &Path, script: &Path) -> (Run, String) {
+fn run_clox(clox: &Path, script: &Path) -> Result<(Run, String), String> {
     let start = Instant::now();
-    let output = Command::new(clox)
-        .arg(script)
-        .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", clox.display()));
+    let output = Command::new(clox).arg(script).output().map_err(|e| {
+        format!(
+            "running {}: {e}; build clox with shared/bench/clox/build.sh and give its path",
+            clox.display()
+        )
+    })?;
     let seconds = start.elapsed().as_secs_f64();
-    assert!(
-        output.status.success(),
-        "{} under {} failed: {}",
-        script.display(),
-        clox.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    if !output.status.success() {
+        return Err(format!(
+            "{} under {} failed ({}): {}",
+            script.display(),
+            clox.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
     let run = Run {
         seconds,
         ..Run::default()
     };
-    (run, String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok((run, String::from_utf8_lossy(&output.stdout).into_owned()))
 }
 
-/// The heap of the collecting modes for `script`: its `// lox-bench heap: SIZE` line, or
-/// `default`.
-fn script_heap(script: &Path, default: u64) -> u64 {
-    let text =
-        std::fs::read_to_string(script).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
-    let Some(line) = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("// lox-bench heap:"))
-    else {
-        return default;
+/// The line that sets a script's heap for the collecting modes.
+const HEAP_LINE: &str = "// lox-bench heap:";
+/// The line that sets a script's heap for `epsilon`, which must hold all it allocates.
+const EPSILON_HEAP_LINE: &str = "// lox-bench epsilon heap:";
+
+/// The heap `script` asks for with a line `prefix SIZE`, or `default`.
+fn script_heap(script: &Path, prefix: &str, default: u64) -> Result<u64, String> {
+    let text = std::fs::read_to_string(script).map_err(|e| format!("{}: {e}", script.display()))?;
+    let Some(line) = text.lines().find_map(|l| l.trim().strip_prefix(prefix)) else {
+        return Ok(default);
     };
     let size = line.split_whitespace().next().unwrap_or("");
-    parse_heap_size(size)
-        .unwrap_or_else(|e| panic!("{}: bad `// lox-bench heap:` line: {e}", script.display()))
+    parse_heap_size(size).map_err(|e| format!("{}: bad `{prefix}` line: {e}", script.display()))
 }
 
 /// The geometric mean of positive numbers.
@@ -314,31 +395,43 @@ fn stem(p: &Path) -> String {
 
 /// Runs `lox --gc mode --heap heap --gc-stats script`; returns its time and GC figures, and
 /// its stdout.
-fn run_once(lox: &Path, script: &Path, mode: &str, heap: u64) -> (Run, String) {
+fn run_once(lox: &Path, script: &Path, mode: &str, heap: u64) -> Result<(Run, String), String> {
     let start = Instant::now();
     let output = Command::new(lox)
         .args(["--gc", mode, "--heap", &heap.to_string(), "--gc-stats"])
         .arg(script)
         .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", lox.display()));
+        .map_err(|e| {
+            format!(
+                "running {}: {e}; give the lox binary with --lox",
+                lox.display()
+            )
+        })?;
     let seconds = start.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{} --gc {mode} failed: {stderr}",
-        script.display()
-    );
+    if !output.status.success() {
+        return Err(format!(
+            "{} under lox --gc {mode} failed ({}): {stderr}",
+            script.display(),
+            output.status
+        ));
+    }
     let stats = stderr
         .lines()
         .find(|l| l.starts_with("gc-stats:"))
-        .unwrap_or_else(|| panic!("no gc-stats line in {stderr:?}"));
+        .ok_or_else(|| {
+            format!(
+                "{}: no gc-stats line in lox's stderr {stderr:?}",
+                script.display()
+            )
+        })?;
     let run = Run {
         seconds,
         cycles: number_before(stats, " cycles").unwrap_or(0.0) as u64,
         max_pause_ms: number_after(stats, "max ").unwrap_or(0.0),
         max_ttsp_ms: number_after(stats, "max ttsp ").unwrap_or(0.0),
     };
-    (run, String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok((run, String::from_utf8_lossy(&output.stdout).into_owned()))
 }
 
 /// The number just before `marker` in `text`.
@@ -393,4 +486,32 @@ fn print_table(rows: &[(String, Vec<Run>)], markdown: bool, heap: u64) {
         ]);
     }
     print_lines(&lines, markdown);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_sets_each_heap_with_its_own_line() {
+        let dir = std::env::temp_dir().join(format!("lox-bench-heap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("s.lox");
+        std::fs::write(
+            &script,
+            "// lox-bench epsilon heap: 6g (why)\n// lox-bench heap: 256m\nprint 1;\n",
+        )
+        .unwrap();
+        assert_eq!(script_heap(&script, HEAP_LINE, 1), Ok(256 << 20));
+        assert_eq!(script_heap(&script, EPSILON_HEAP_LINE, 1), Ok(6 << 30));
+        std::fs::write(&script, "print 1;\n").unwrap();
+        assert_eq!(script_heap(&script, EPSILON_HEAP_LINE, 7), Ok(7));
+        std::fs::write(&script, "// lox-bench epsilon heap: lots\n").unwrap();
+        let error = script_heap(&script, EPSILON_HEAP_LINE, 7).unwrap_err();
+        assert!(
+            error.contains("bad `// lox-bench epsilon heap:` line"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
