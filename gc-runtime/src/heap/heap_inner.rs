@@ -24,7 +24,7 @@ use crate::relocate::Relocate;
 use crate::relocate::RelocationSet;
 use crate::roots::{HandleTable, MutatorShared, Roots};
 use crate::threads::IdleClassGuard;
-use crate::threads::Safepoint;
+use crate::threads::{ProcessBarrier, Safepoint};
 use gc_core::{AddressLayout, HeapError, PageAllocator};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -68,6 +68,9 @@ impl HeapInner {
         let reserve = relocation_reserve(&config, &mem, cores);
         config.validate_room_beyond_reserve(mem.sizes().small, reserve)?;
         let id = NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed);
+        let barrier = ProcessBarrier::choose(config.membarrier);
+        let events = GcEvents::new(config.log);
+        events.safepoint_barrier(barrier.name());
         Ok(HeapInner {
             id,
             cx: GcContext {
@@ -78,7 +81,7 @@ impl HeapInner {
                 progress: CycleProgress::default(),
                 idle_class: IdleClassGuard::default(),
             },
-            safepoint: Safepoint::default(),
+            safepoint: Safepoint::new(barrier),
             roots: Roots::default(),
             weaks: WeakProcessor::default(),
             direct: DirectBuffers::new(id, config.direct_memory_limit()),
@@ -87,7 +90,7 @@ impl HeapInner {
             pacer: Pacer::new(&config),
             relocation_set: RelocationSet::default(),
             allocator: ObjectAllocator::default(),
-            events: GcEvents::new(config.log),
+            events,
             cores,
             injected_panics: InjectedPanics::default(),
             config,
