@@ -14,12 +14,16 @@
 //!
 //! The race the barrier decides is a scope entry racing with a request: the test counts the
 //! entries during which a request began or was in progress (a phase counter the requester
-//! bumps around each `stop`), and fails if there were none. Removing the `membarrier` call
-//! from `ProcessBarrier::heavy` (keeping the requester's own fence) makes this test fail:
-//! the engineering notes of the book give how often.
+//! bumps around each `stop`), and the requests made while a mutator was blocked, about to
+//! enter, and fails if either count is zero. Removing the `membarrier` call from
+//! `ProcessBarrier::heavy` (keeping the requester's own fence) makes this test fail in most
+//! runs, with tens of pauses a mutator ran through: the engineering notes of the book give
+//! the counts.
 
 use gc_runtime::process_barrier::ProcessBarrier;
-use gc_runtime::safepoint::{NoOtherHeaps, Safepoint, ThreadStateCell};
+use gc_runtime::safepoint::{
+    HasThreadState, NoOtherHeaps, Safepoint, ThreadState, ThreadStateCell,
+};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,18 +32,29 @@ use std::time::{Duration, Instant};
 /// than cores, so preemption in the middle of a transition is exercised too).
 const MUTATORS: usize = 2;
 /// Pause requests per run.
-const REQUESTS: u64 = 20_000;
+const REQUESTS: u64 = 100_000;
 /// A run stops requesting after this long, whatever the count (a loaded machine).
 const TIME_CAP: Duration = Duration::from_secs(8);
 /// Counter touches per scope, a poll after every `POLL_EVERY`.
-const TOUCHES: u32 = 24;
+const TOUCHES: u32 = 8;
 const POLL_EVERY: u32 = 8;
 /// How long the requester holds each pause, watching the counter (spin-loop rounds).
-const HOLD_SPINS: u32 = 400;
+const HOLD_SPINS: u32 = 100;
+
+/// A mutator as the requester's snapshot lists it: a reference, so that taking the snapshot
+/// (between the request's barrier and its first look at the states) is quick, and the
+/// requester looks at the states as soon as it can.
+struct Listed<'a>(&'a ThreadStateCell);
+
+impl HasThreadState for Listed<'_> {
+    fn thread_state(&self) -> &ThreadStateCell {
+        self.0
+    }
+}
 
 struct Shared {
     sp: Safepoint,
-    cells: Vec<Arc<ThreadStateCell>>,
+    cells: Vec<ThreadStateCell>,
     /// Set while the requester holds the safepoint.
     held: AtomicBool,
     /// Touched by mutators inside their scopes only.
@@ -65,6 +80,8 @@ struct Outcome {
     requests: u64,
     /// Pauses during which the counter moved.
     counter_moved: u64,
+    /// Mutators blocked when a request was made (summed over the requests).
+    requests_at_blocked: u64,
     mutators: Vec<MutatorCounts>,
 }
 
@@ -94,15 +111,24 @@ fn mutator(s: &Shared, i: usize) -> MutatorCounts {
     c
 }
 
-fn requester(s: &Shared) -> (u64, u64) {
+fn requester(s: &Shared) -> (u64, u64, u64) {
     let start = Instant::now();
     let mut moved = 0;
     let mut requests = 0;
+    let mut at_blocked = 0;
     let mut gap = 0x9e37_79b9u32;
     while requests < REQUESTS && start.elapsed() < TIME_CAP {
         requests += 1;
+        // Requests made while a mutator is blocked race with its next entry. Looking at the
+        // states first also leaves their cache lines shared, so a mutator's state store
+        // takes longer to reach memory: the window the handshake's barrier must close.
+        at_blocked += s
+            .cells
+            .iter()
+            .filter(|c| c.get() == ThreadState::Blocked)
+            .count() as u64;
         s.phase.fetch_add(1, Ordering::SeqCst);
-        let _ = s.sp.stop(requests, || s.cells.clone());
+        let _ = s.sp.stop(requests, || s.cells.iter().map(Listed).collect());
         s.held.store(true, Ordering::SeqCst);
         let before = s.counter.load(Ordering::SeqCst);
         for _ in 0..HOLD_SPINS {
@@ -118,18 +144,18 @@ fn requester(s: &Shared) -> (u64, u64) {
         gap ^= gap << 13;
         gap ^= gap >> 17;
         gap ^= gap << 5;
-        for _ in 0..gap % 512 {
+        for _ in 0..gap % 128 {
             std::hint::spin_loop();
         }
     }
-    (requests, moved)
+    (requests, moved, at_blocked)
 }
 
 fn run(barrier: ProcessBarrier) -> Outcome {
     let s = Arc::new(Shared {
         sp: Safepoint::new(barrier),
         cells: (0..MUTATORS)
-            .map(|_| Arc::new(ThreadStateCell::new_blocked()))
+            .map(|_| ThreadStateCell::new_blocked())
             .collect(),
         held: AtomicBool::new(false),
         counter: AtomicU64::new(0),
@@ -142,12 +168,13 @@ fn run(barrier: ProcessBarrier) -> Outcome {
             std::thread::spawn(move || mutator(&s, i))
         })
         .collect();
-    let (requests, counter_moved) = requester(&s);
+    let (requests, counter_moved, requests_at_blocked) = requester(&s);
     s.done.store(true, Ordering::Relaxed);
     let mutators = threads.into_iter().map(|t| t.join().unwrap()).collect();
     Outcome {
         requests,
         counter_moved,
+        requests_at_blocked,
         mutators,
     }
 }
@@ -171,10 +198,12 @@ fn check(barrier: ProcessBarrier) {
     );
     let raced: u64 = o.mutators.iter().map(|m| m.raced).sum();
     assert!(
-        raced > 0,
-        "{}: no scope entry raced with a request, the test did not reach the handshake: {o:?}",
+        raced > 0 && o.requests_at_blocked > 0,
+        "{}: no scope entry raced with a request, or no request found a mutator blocked (about \
+         to enter): the test did not reach the handshake's race: {o:?}",
         barrier.name()
     );
+    assert!(o.requests > 0);
     assert!(o.mutators.iter().all(|m| m.entries > 0 && m.polls > 0));
 }
 

@@ -354,10 +354,8 @@ impl GcEvents {
         r.safepoint_barrier = name;
         r.publish(|s| s.safepoint_barrier = name.to_string());
         drop(r);
-        self.log.init(
-            self.start,
-            format_args!("Safepoint barrier: {name}"),
-        );
+        self.log
+            .init(self.start, format_args!("Safepoint barrier: {name}"));
     }
 
     /// Between cycles, `bytes` of committed memory were given back to the operating system.

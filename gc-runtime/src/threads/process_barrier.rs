@@ -58,7 +58,14 @@ mod cmd {
 fn membarrier(cmd: libc::c_int) -> libc::c_long {
     // SAFETY: `membarrier` reads no memory of the caller; with flags 0 and cpu_id 0 it only
     // queries, registers or issues barriers, and reports failure through its return value.
-    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0 as libc::c_uint, 0 as libc::c_int) }
+    unsafe {
+        libc::syscall(
+            libc::SYS_membarrier,
+            cmd,
+            0 as libc::c_uint,
+            0 as libc::c_int,
+        )
+    }
 }
 
 /// True once the process is registered for private expedited barriers (the first call
