@@ -5,6 +5,9 @@
 //!   mutator leaves the blocked state on entry and enters it again on exit: two handshakes);
 //! - `mutator/poll/<barrier>/<round>`: a safepoint poll inside a scope (one relaxed load
 //!   with either barrier: the control);
+//! - `mutator/handshake/<barrier>/<round>`: the two handshakes alone
+//!   (`Safepoint::leave_blocked` then `Safepoint::enter_blocked`), without the rest of a
+//!   scope's work;
 //! - `requester/<barrier>/<threads>`: what a pause request adds on the requesting side, the
 //!   heavy half of the handshake (a `SeqCst` fence; with `membarrier`, also the system call
 //!   that makes every running thread of the process execute a barrier), with 1 thread in the
@@ -16,6 +19,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use gc_runtime::process_barrier::ProcessBarrier;
+use gc_runtime::safepoint::{NoOtherHeaps, Safepoint, ThreadStateCell};
 use gc_runtime::sync::Std;
 use gc_runtime::{Heap, HeapConfig};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,7 +56,23 @@ fn mutator(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1000));
     g.measurement_time(Duration::from_secs(2));
     g.sample_size(20);
+    let raw: Vec<(ProcessBarrier, Safepoint)> = barriers()
+        .into_iter()
+        .map(|b| (b, Safepoint::new(b)))
+        .collect();
+    let cell = ThreadStateCell::new_blocked();
     for round in 1..=2 {
+        for (b, sp) in &raw {
+            g.bench_function(format!("handshake/{}/{round}", b.name()), |bench| {
+                bench.iter(|| {
+                    for _ in 0..1000 {
+                        sp.leave_blocked(&cell, &NoOtherHeaps);
+                        black_box(&cell);
+                        sp.enter_blocked(&cell);
+                    }
+                })
+            });
+        }
         for (b, m) in muts.iter_mut() {
             g.bench_function(format!("scope/{}/{round}", b.name()), |bench| {
                 bench.iter(|| {
