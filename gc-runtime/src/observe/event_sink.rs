@@ -398,6 +398,7 @@ mod tests {
     #[test]
     fn each_event_is_logged_and_recorded_on_one_clock() {
         let ev = GcEvents::new(LogLevel::Debug);
+        ev.safepoint_barrier("membarrier");
         let mut cycle = CycleRecord {
             cycle: 7,
             cause: GcCause::Warmup,
@@ -432,6 +433,11 @@ mod tests {
         let log = ev.logged();
         let has = |needle: &str| log.iter().any(|l| l.contains(needle));
         assert!(has("[gc,phases] GC(7) Concurrent Mark "), "{log:?}");
+        assert!(
+            has("[info][gc,init] Safepoint barrier: membarrier"),
+            "{log:?}"
+        );
+        assert_eq!(s.safepoint_barrier, "membarrier");
         assert!(has("[gc,phases] GC(7) Pause Mark End 0.021ms"), "{log:?}");
         assert!(has("[info][gc] Allocation Stall (main) "), "{log:?}");
         assert!(has("[info][gc] Direct Memory Stall (main) "), "{log:?}");
