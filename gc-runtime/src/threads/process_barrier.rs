@@ -2,24 +2,25 @@
 //! a fence (HotSpot's `SystemMemoryBarrier`, turned on by `-XX:+UseSystemMemoryBarrier`).
 //!
 //! The handshake is a Dekker pair: a mutator stores its state and then loads the request, the
-//! collector stores the request and then loads the states, and each side must fence between
-//! its store and its load, or both could miss the other's store (a store waiting in a core's
-//! store buffer while the load after it reads memory). A `SeqCst` fence costs a mutator tens of
-//! cycles at every outermost scope entry and exit. With [`ProcessBarrier::Membarrier`] the
-//! collector pays instead: after storing the request it calls Linux's
-//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which returns only after every thread of
-//! the process that is running on a CPU has executed a full memory barrier (an interrupt
-//! sent to each CPU running one), while a thread not on a CPU executed one when it was
-//! switched out (the scheduler's context switch is a full barrier, and it will execute
-//! another when it is switched in). The mutator keeps only a *compiler* fence between its
-//! store and its load, so that the two stay in program order in the machine code. Why the
-//! handshake stays correct: the barrier each mutator executes falls at some point of its
-//! instruction stream, during the collector's system call. If the mutator's state store is
-//! before that point, the store is visible to every CPU before the call returns, and the
-//! collector's loads, after the call, see it. Otherwise the mutator's load of the request is
-//! after that point too (it follows the store in program order), and the collector's store of
-//! the request, made before the call, is visible to it. Either the collector sees the thread
-//! running or the thread sees the request, as with a fence on each side.
+//! collector stores the request and then loads the states, and each side must fence between its
+//! store and its load, or both could miss the other's store (a store waiting in a core's store
+//! buffer while the load after it reads memory). With fences, a mutator pays two full barriers
+//! at every outermost scope entry and exit (the `SeqCst` store, an `xchg` on x86, and the
+//! fence). With [`ProcessBarrier::Membarrier`] the collector pays instead: after storing the
+//! request it calls Linux's `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which returns only
+//! after every thread of the process that is running on a CPU has executed a full memory
+//! barrier (an interrupt sent to each CPU running one), while a thread not on a CPU executed
+//! one when it was switched out (the scheduler's context switch is a full barrier, and it will
+//! execute another when it is switched in). The mutator's store is a release store and it keeps
+//! only a *compiler* fence between its store and its load, so that the two stay in program
+//! order in the machine code. Why the handshake stays correct: the barrier each mutator
+//! executes falls at some point of its instruction stream, during the collector's system call.
+//! If the mutator's state store is before that point, the store is visible to every CPU before
+//! the call returns, and the collector's loads, after the call, see it. Otherwise the mutator's
+//! load of the request is after that point too (it follows the store in program order), and the
+//! collector's store of the request, made before the call, is visible to it. Either the
+//! collector sees the thread running or the thread sees the request, as with a fence on each
+//! side.
 //!
 //! The system call needs the process registered once
 //! (`MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED`, after `MEMBARRIER_CMD_QUERY` says the kernel
