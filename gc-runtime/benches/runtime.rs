@@ -7,8 +7,9 @@
 //! - `alloc/small`: `Scope::alloc` of a 32-byte object (bump allocation, header init,
 //!   handle push), in a nested scope per batch so handles do not pile up;
 //! - `scope/outermost` and `scope/nested`: opening and closing an empty scope; the outermost
-//!   one makes the mutator running on entry and blocked again on exit (two `SeqCst` fences),
-//!   a nested one only counts.
+//!   one makes the mutator running on entry and blocked again on exit (two handshakes of the
+//!   safepoint, compared with and without `membarrier` in `safepoint_barrier.rs`), a nested
+//!   one only counts.
 //!
 //! - `mark/graph`: a whole GC cycle (`Scope::collect`) over a live graph of 400,000 small
 //!   objects whose two slots point at random other objects, so tracing visits memory in

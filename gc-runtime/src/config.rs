@@ -4,7 +4,7 @@
 //!
 //! [`HeapConfig::new`] reads no environment: a heap is what its code says. Programs that want
 //! the environment's overrides for experiments ([`ENV_VARS`]: the GC log, the GC threads, two
-//! pacing settings, huge pages) ask for them with [`HeapConfig::from_env`], the one place that reads them;
+//! pacing settings, huge pages, the safepoint's barrier) ask for them with [`HeapConfig::from_env`], the one place that reads them;
 //! a malformed value is an [`EnvError`] that names the variable and the values it accepts.
 
 use gc_core::{Backing, HeapError};
@@ -207,8 +207,17 @@ pub const GC_THREADS_ENV: &str = "ZRS_GC_THREADS";
 /// `off`, `transparent` or `hugetlb` ([`gc_core::HugePages`]).
 pub const HUGE_PAGES_ENV: &str = "ZRS_HUGE_PAGES";
 
+/// The environment variable that turns the safepoint's process-wide barrier off, read by
+/// [`HeapConfig::from_env`]: `on` (the default: used where the system offers it) or `off`
+/// (see [`HeapConfig::membarrier`]).
+pub const MEMBARRIER_ENV: &str = "ZRS_MEMBARRIER";
+
+/// The values [`MEMBARRIER_ENV`] accepts.
+const MEMBARRIER_VALUES: &str = "use on (the default: membarrier where the system offers it) or \
+     off (a SeqCst fence on both sides of the safepoint handshake)";
+
 /// Every environment variable [`HeapConfig::from_env`] reads.
-pub const ENV_VARS: [&str; 7] = [
+pub const ENV_VARS: [&str; 8] = [
     LOG_ENV,
     GC_THREADS_ENV,
     PACING_ENV[0],
@@ -216,6 +225,7 @@ pub const ENV_VARS: [&str; 7] = [
     PACING_ENV[2],
     PACING_ENV[3],
     HUGE_PAGES_ENV,
+    MEMBARRIER_ENV,
 ];
 
 /// A malformed value of one of the environment variables [`HeapConfig::from_env`] reads.
@@ -365,6 +375,13 @@ pub struct HeapConfig {
     /// a nearly full heap compacts pages in place more often (`Some(0)` lets mutators fill
     /// every page); at most half the heap. Ignored by `epsilon` heaps, which never relocate.
     pub relocation_reserve: Option<u64>,
+    /// Spare mutators the fence of the safepoint handshake where the system offers a
+    /// process-wide barrier (Linux's `membarrier`; HotSpot's `UseSystemMemoryBarrier`): the
+    /// collector then issues that barrier once per pause request, and a mutator's outermost
+    /// scope and blocking regions enter and leave without a fence (default on; off keeps a
+    /// `SeqCst` fence on both sides, also the fallback where the barrier is missing). The
+    /// heap's GC log says which one it uses.
+    pub membarrier: bool,
 }
 
 /// The smallest heap a collecting mode (`concurrent`, `stw`) runs in with the default
@@ -403,12 +420,14 @@ impl HeapConfig {
             uncommit_delay: Some(Duration::from_secs(300)),
             max_direct_memory: None,
             relocation_reserve: None,
+            membarrier: true,
         }
     }
     /// [`HeapConfig::new`] with the environment's overrides, for programs that let a user
     /// experiment without a rebuild: [`LOG_ENV`] (the log level), [`GC_THREADS_ENV`] (GC
-    /// worker threads), [`PACING_ENV`] (pacing quantum and longest delay) and
-    /// [`HUGE_PAGES_ENV`] (the heap's pages). An unset or
+    /// worker threads), [`PACING_ENV`] (pacing quantum and longest delay),
+    /// [`HUGE_PAGES_ENV`] (the heap's pages) and [`MEMBARRIER_ENV`] (the safepoint's
+    /// process-wide barrier). An unset or
     /// empty variable keeps the default; settings made after this call override the
     /// environment's.
     ///
@@ -482,6 +501,13 @@ impl HeapConfig {
         if let Some(v) = get(HUGE_PAGES_ENV) {
             self.memory.huge_pages = v.1.parse().map_err(|e| bad(v, e))?;
         }
+        if let Some(v) = get(MEMBARRIER_ENV) {
+            self.membarrier = match v.1.trim().to_ascii_lowercase().as_str() {
+                "on" => true,
+                "off" => false,
+                _ => return Err(bad(v, MEMBARRIER_VALUES.into())),
+            };
+        }
         Ok(self)
     }
     pub fn mode(mut self, mode: Mode) -> Self {
@@ -547,6 +573,12 @@ impl HeapConfig {
     }
     pub fn continuous(mut self, on: bool) -> Self {
         self.director.continuous = on;
+        self
+    }
+    /// Use the process-wide barrier where the system offers it, or not (see
+    /// [`HeapConfig::membarrier`]).
+    pub fn membarrier(mut self, on: bool) -> Self {
+        self.membarrier = on;
         self
     }
 
@@ -763,8 +795,11 @@ mod tests {
             (PACING_ENV[2], "0.25"),
             (PACING_ENV[3], "20000"),
             (HUGE_PAGES_ENV, "Hugetlb"),
+            (MEMBARRIER_ENV, " OFF"),
         ])
         .unwrap();
+        assert!(!c.membarrier);
+        assert!(with_vars(&[(MEMBARRIER_ENV, "on")]).unwrap().membarrier);
         assert_eq!(c.pacing.min_mutator_share, 0.25);
         assert_eq!(c.pacing.window, Duration::from_millis(20));
         assert_eq!(c.memory.huge_pages, gc_core::HugePages::Hugetlb);
@@ -797,6 +832,7 @@ mod tests {
             assert_eq!(c.gc_threads, defaults.gc_threads);
             assert_eq!(c.pacing, defaults.pacing);
             assert_eq!(c.memory.huge_pages, gc_core::HugePages::Off);
+            assert!(c.membarrier);
         }
     }
 
@@ -819,6 +855,8 @@ mod tests {
             (PACING_ENV[2], "half", "share of each window as a number"),
             (PACING_ENV[3], "10ms", "a whole number of microseconds"),
             (HUGE_PAGES_ENV, "thp", "off, transparent or hugetlb"),
+            (MEMBARRIER_ENV, "yes", "use on (the default"),
+            (MEMBARRIER_ENV, "auto", "or off (a SeqCst fence"),
         ] {
             let e = with_vars(&[(variable, value)]).unwrap_err();
             assert_eq!((e.variable, e.value.as_str()), (variable, value));

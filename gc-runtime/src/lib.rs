@@ -34,7 +34,9 @@
 //!
 //! [`safepoint`], [`forwarding`] (its page reference count) and [`sync`] are public only so the
 //! loom models in `tests/loom_protocols.rs` can run the handshake protocols with loom's
-//! primitives; they are not part of the embedding API.
+//! primitives, and [`process_barrier`] so that the safepoint's stress test
+//! (`tests/safepoint_barrier.rs`) and benchmark can choose the barrier; they are not part of
+//! the embedding API.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -60,7 +62,7 @@ pub use api::{inspect, mutator, root_region, scope, stepper};
 pub use context::forwarding;
 pub use heap::memory_report;
 pub use observe::{proc_info, stats};
-pub use threads::{safepoint, worker_priority};
+pub use threads::{process_barrier, safepoint, worker_priority};
 
 pub use api::{
     AttachError, BytesOutOfRange, DirectBuffer, DirectError, Global, Heap, HeapUsage, Immediate,
@@ -69,7 +71,7 @@ pub use api::{
 };
 pub use config::{
     DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,
-    GC_THREADS_ENV, HUGE_PAGES_ENV, LOG_ENV, MIN_COLLECTED_HEAP, PACING_ENV,
+    GC_THREADS_ENV, HUGE_PAGES_ENV, LOG_ENV, MEMBARRIER_ENV, MIN_COLLECTED_HEAP, PACING_ENV,
 };
 pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;

@@ -2,7 +2,7 @@
 //! process environment: the variables are set here, so this is the only test in its binary
 //! (no other test reads the environment while it changes).
 
-use gc_runtime::{Heap, HeapConfig, LogLevel, GC_THREADS_ENV, LOG_ENV, PACING_ENV};
+use gc_runtime::{Heap, HeapConfig, LogLevel, GC_THREADS_ENV, LOG_ENV, MEMBARRIER_ENV, PACING_ENV};
 use std::time::Duration;
 
 #[test]
@@ -48,5 +48,24 @@ fn new_ignores_the_environment_and_from_env_reads_it_or_names_a_bad_variable() {
     for v in [LOG_ENV, GC_THREADS_ENV, PACING_ENV[0], PACING_ENV[1]] {
         std::env::remove_var(v);
     }
+
+    // The safepoint's barrier: `off` gives fences, whatever the system offers; the heap's
+    // statistics say which one it uses.
+    std::env::set_var(MEMBARRIER_ENV, "off");
+    let heap = Heap::new(HeapConfig::from_env(64 << 20).unwrap()).unwrap();
+    assert_eq!(heap.stats().safepoint_barrier, "fences");
+    drop(heap);
+    std::env::set_var(MEMBARRIER_ENV, "maybe");
+    let e = HeapConfig::from_env(64 << 20).unwrap_err();
+    assert_eq!(e.variable, MEMBARRIER_ENV);
+    assert!(e.to_string().contains("use on (the default"), "{e}");
+    std::env::remove_var(MEMBARRIER_ENV);
+    let heap = Heap::new(HeapConfig::from_env(64 << 20).unwrap()).unwrap();
+    assert!(
+        ["membarrier", "fences"].contains(&heap.stats().safepoint_barrier.as_str()),
+        "{:?}",
+        heap.stats().safepoint_barrier
+    );
+    drop(heap);
     assert_eq!(HeapConfig::from_env(64 << 20).unwrap().log, LogLevel::Off);
 }

@@ -2,7 +2,9 @@
 //! `Safepoint`, `ThreadStateCell` and `Forwarding` are generic over
 //! `gc_runtime::sync::Primitives`, and here they are instantiated with loom's atomics, mutex
 //! and condvars, so loom explores every interleaving (and every value the memory model lets
-//! a load see) of the code that runs in the collector.
+//! a load see) of the code that runs in the collector. The safepoints here fence on both sides
+//! of the handshake (`ProcessBarrier::Fences`, `Safepoint::default`): loom cannot model the
+//! `membarrier` variant, which `safepoint_barrier.rs` stresses on the machine instead.
 //!
 //! "The heap" is a `loom::cell::UnsafeCell`: mutators touch it between safepoint polls, the
 //! collector touches it inside its pause. If any interleaving lets both touch it without a

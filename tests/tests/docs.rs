@@ -459,6 +459,8 @@ const NOT_OURS: &[&str] = &[
     "WeakReference",
     "MaxDirectMemorySize",
     "ConcurrentGCBreakpoints",
+    "SystemMemoryBarrier",
+    "UseSystemMemoryBarrier",
     // HotSpot's safepoint log fields
     "Total",
     // Linux's /proc fields, system calls the code does not make, glibc

@@ -1,6 +1,7 @@
 //! Fuzz target of the environment overrides `HeapConfig::from_env` reads (`ZRS_GC_LOG`,
 //! `ZRS_GC_THREADS`, `ZRS_PACING_QUANTUM`, `ZRS_PACING_MAX_DELAY_US`,
-//! `ZRS_PACING_MIN_MUTATOR_SHARE`, `ZRS_PACING_WINDOW_US`, `ZRS_HUGE_PAGES`): random values —
+//! `ZRS_PACING_MIN_MUTATOR_SHARE`, `ZRS_PACING_WINDOW_US`, `ZRS_HUGE_PAGES`,
+//! `ZRS_MEMBARRIER`): random values —
 //! numbers at the edges of each range and past `u64::MAX`, signs, units, spaces, empty
 //! strings, non-ASCII text — set in random combinations. Each case checks the result against
 //! what the variables say: a malformed value is an `EnvError` naming that variable; a
@@ -38,6 +39,7 @@ fn value(rng: &mut Rng, var: &str) -> String {
             "off", "gc", "info", "debug", "trace", "GC", "phases", "bogus",
         ],
         "ZRS_GC_THREADS" => &["2", "1024", "1025", "4294967296"],
+        "ZRS_MEMBARRIER" => &["on", "off", "OFF", " on ", "auto", "yes"],
         "ZRS_HUGE_PAGES" => &[
             "off",
             "OFF",
@@ -98,6 +100,13 @@ fn case(rng: &mut Rng) -> String {
                 assert_eq!(
                     Ok(config.pacing.quantum),
                     gc_runtime::parse_size(t),
+                    "{var}={v:?}"
+                )
+            }
+            "ZRS_MEMBARRIER" if !t.is_empty() => {
+                assert_eq!(
+                    config.membarrier,
+                    t.eq_ignore_ascii_case("on"),
                     "{var}={v:?}"
                 )
             }

@@ -25,7 +25,7 @@ use crate::relocate::Relocate;
 use crate::relocate::RelocationSet;
 use crate::roots::{HandleTable, MutatorShared, Roots};
 use crate::threads::IdleClassGuard;
-use crate::threads::Safepoint;
+use crate::threads::{ProcessBarrier, Safepoint};
 use gc_core::{AddressLayout, HeapError, PageAllocator};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -69,6 +69,9 @@ impl HeapInner {
         let reserve = relocation_reserve(&config, &mem, cores);
         config.validate_room_beyond_reserve(mem.sizes().small, reserve)?;
         let id = NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed);
+        let barrier = ProcessBarrier::choose(config.membarrier);
+        let events = GcEvents::new(config.log);
+        events.safepoint_barrier(barrier.name());
         Ok(HeapInner {
             id,
             cx: GcContext {
@@ -80,7 +83,7 @@ impl HeapInner {
                 idle_class: IdleClassGuard::default(),
                 value_slots: ValueSlotCounts::default(),
             },
-            safepoint: Safepoint::default(),
+            safepoint: Safepoint::new(barrier),
             roots: Roots::default(),
             weaks: WeakProcessor::default(),
             direct: DirectBuffers::new(id, config.direct_memory_limit()),
@@ -89,7 +92,7 @@ impl HeapInner {
             pacer: Pacer::new(&config),
             relocation_set: RelocationSet::default(),
             allocator: ObjectAllocator::default(),
-            events: GcEvents::new(config.log),
+            events,
             cores,
             injected_panics: InjectedPanics::default(),
             config,

@@ -47,6 +47,8 @@ struct Recorded {
     uncommitted_bytes: u64,
     /// The live bytes the last completed cycle found.
     last_live_bytes: Option<u64>,
+    /// The safepoint handshake's barrier (see [`GcStats::safepoint_barrier`]).
+    safepoint_barrier: &'static str,
     subscribers: Vec<Weak<Mutex<GcStats>>>,
 }
 
@@ -83,6 +85,7 @@ impl Recorded {
             gc_cpu_ns: self.gc_cpu_ns,
             uncommitted_bytes: self.uncommitted_bytes,
             totals: self.totals.clone(),
+            safepoint_barrier: self.safepoint_barrier.to_string(),
             ..GcStats::default()
         }
     }
@@ -158,6 +161,7 @@ impl GcEvents {
                 gc_cpu_ns: 0,
                 uncommitted_bytes: 0,
                 last_live_bytes: None,
+                safepoint_barrier: "",
                 subscribers: Vec::new(),
             }),
             log: GcLog::new(level),
@@ -343,6 +347,17 @@ impl GcEvents {
         keep(&mut r.page_allocations, cap, alloc);
     }
 
+    /// The heap was created with the safepoint barrier `name` (`membarrier` or `fences`):
+    /// logged once, and kept in the statistics.
+    pub(crate) fn safepoint_barrier(&self, name: &'static str) {
+        let mut r = self.recorded.lock();
+        r.safepoint_barrier = name;
+        r.publish(|s| s.safepoint_barrier = name.to_string());
+        drop(r);
+        self.log
+            .init(self.start, format_args!("Safepoint barrier: {name}"));
+    }
+
     /// Between cycles, `bytes` of committed memory were given back to the operating system.
     pub(crate) fn uncommitted(&self, bytes: u64, committed_before: u64, committed_after: u64) {
         let mut r = self.recorded.lock();
@@ -383,6 +398,7 @@ mod tests {
     #[test]
     fn each_event_is_logged_and_recorded_on_one_clock() {
         let ev = GcEvents::new(LogLevel::Debug);
+        ev.safepoint_barrier("membarrier");
         let mut cycle = CycleRecord {
             cycle: 7,
             cause: GcCause::Warmup,
@@ -417,6 +433,11 @@ mod tests {
         let log = ev.logged();
         let has = |needle: &str| log.iter().any(|l| l.contains(needle));
         assert!(has("[gc,phases] GC(7) Concurrent Mark "), "{log:?}");
+        assert!(
+            has("[info][gc,init] Safepoint barrier: membarrier"),
+            "{log:?}"
+        );
+        assert_eq!(s.safepoint_barrier, "membarrier");
         assert!(has("[gc,phases] GC(7) Pause Mark End 0.021ms"), "{log:?}");
         assert!(has("[info][gc] Allocation Stall (main) "), "{log:?}");
         assert!(has("[info][gc] Direct Memory Stall (main) "), "{log:?}");

@@ -9,6 +9,7 @@
 //! [1.234s][info][gc] GC(3) Garbage Collection (Allocation Rate) 512M(25%)->128M(6%)
 //! [1.230s][info][gc,phases] GC(3) Pause Mark Start 0.021ms
 //! [2.001s][info][gc] Allocation Stall (main) 12.345ms
+//! [0.000s][info][gc,init] Safepoint barrier: membarrier
 //! [2.050s][info][gc] Direct Memory Stall (main) 3.210ms
 //! [2.107s][debug][gc,pacing] Pacing (main) 0.750ms
 //! [305.0s][info][gc,heap] Uncommitted 192M (committed 256M->64M)
@@ -115,6 +116,13 @@ impl GcLog {
                     d.as_secs_f64() * 1e3
                 ),
             );
+        }
+    }
+
+    /// A setting the heap chose when it was created (HotSpot's `gc,init` lines).
+    pub(super) fn init(&self, start: Instant, msg: std::fmt::Arguments<'_>) {
+        if self.level >= LogLevel::Gc {
+            self.line(start, "gc,init", msg);
         }
     }
 

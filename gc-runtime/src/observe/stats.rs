@@ -262,6 +262,12 @@ pub struct GcStats {
     /// records hold once a kind passed [`RECENT_EVENTS`]).
     #[serde(default)]
     pub totals: EventTotals,
+    /// How the safepoint handshake orders its two sides, chosen when the heap was created:
+    /// `membarrier` (the collector issues a process-wide barrier per pause request, the
+    /// mutators no fence) or `fences` (a `SeqCst` fence on both sides); empty where no heap
+    /// of this runtime recorded it (a JVM's log).
+    #[serde(default)]
+    pub safepoint_barrier: String,
 }
 
 /// The heap's direct buffers (`Scope::alloc_direct`, `Scope::alloc_pooled`): native memory

@@ -10,10 +10,16 @@
 //! condvar: the other side usually arrives within microseconds, while a condvar wake-up costs
 //! tens (more when the sleeper's core went idle); an unbounded spin could cost a 4 ms
 //! scheduler tick on 2 cores, when the thread waited for is off its core. A thread leaving the
-//! blocked state during a pause parks too. Both sides store, then issue a `SeqCst`
-//! fence, then load (a Dekker handshake: the mutator stores its state and loads `requested`,
-//! the collector stores `requested` and loads the states), so a thread either is seen running
-//! by the collector or sees the request.
+//! blocked state during a pause parks too. Both sides store, then order the store before
+//! the load (a Dekker handshake: the mutator stores its state and loads `requested`, the
+//! collector stores `requested` and loads the states), so a thread either is seen running by
+//! the collector or sees the request. The ordering is the heap's [`ProcessBarrier`]: with
+//! `membarrier` the requesting side (a pause's [`Safepoint::stop`], each time it publishes
+//! its request) makes every thread of the process execute a full barrier and the mutator's
+//! side ([`Safepoint::leave_blocked`], [`Safepoint::enter_blocked`], the waiting-elsewhere
+//! mark) has a compiler fence only; without it, both sides issue a `SeqCst` fence. The poll
+//! is one relaxed load in either case: a running mutator is waited for, so it only has to
+//! see the request eventually.
 //!
 //! Attaching and detaching go through [`Safepoint::attach`] and [`Safepoint::detach`]: a
 //! thread is registered while *blocked* (and stays so until its first scope), and
@@ -48,6 +54,7 @@
 //! The protocol is generic over [`Primitives`] so that the loom models in
 //! `tests/loom_protocols.rs` check this very code; the collector uses [`Std`].
 
+use super::process_barrier::ProcessBarrier;
 use crate::sync::{Atomic, Cond, Monitor, Primitives, Std};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -141,10 +148,17 @@ impl<P: Primitives> ThreadStateCell<P> {
         }
     }
 
-    /// Set the state (a `SeqCst` store, the other side of the handshake).
+    /// Set the state (a `SeqCst` store, under the safepoint's lock).
     #[inline]
     fn set(&self, s: ThreadState) {
         self.state.store(s.into(), Ordering::SeqCst)
+    }
+
+    /// Set the state as the first half of the handshake's light side (`order`: the
+    /// barrier's [`ProcessBarrier::store_order`]).
+    #[inline(always)]
+    fn publish(&self, s: ThreadState, order: Ordering) {
+        self.state.store(s.into(), order)
     }
 }
 
@@ -201,9 +215,10 @@ fn mark_waiting<P: Primitives, O: OtherHeaps<P> + ?Sized>(what: u64, others: &O)
             return;
         }
         any = true;
-        o.elsewhere.store(what, Ordering::SeqCst);
-        // Dekker with `stop`: either that pause sees the mark or we see its request.
-        P::fence(Ordering::SeqCst);
+        o.elsewhere.store(what, sp.barrier.store_order());
+        // Dekker with `stop`: either that pause sees the mark or we see its request. That
+        // heap's barrier: its `stop` is the heavy side.
+        sp.barrier.light::<P>();
         if sp.requested.load(Ordering::SeqCst) {
             let _g = sp.lock.lock();
             sp.lock.notify_all(STOPPED_CV);
@@ -254,20 +269,35 @@ pub struct Safepoint<P: Primitives = Std> {
     /// Protects the number of pauses begun so far; the monitor's condvars are the stopped
     /// and resume condvars.
     lock: P::Monitor<u64>,
+    /// How both sides of the handshake order their store before their load.
+    barrier: ProcessBarrier,
 }
 
+/// A safepoint whose handshake fences on both sides (what the loom models check).
 impl<P: Primitives> Default for Safepoint<P> {
     fn default() -> Self {
+        Self::new(ProcessBarrier::Fences)
+    }
+}
+
+impl<P: Primitives> Safepoint<P> {
+    /// A safepoint whose handshake orders with `barrier` (chosen once, when the heap is
+    /// created).
+    pub fn new(barrier: ProcessBarrier) -> Self {
         Safepoint {
             requested: P::AtomicBool::new(false),
             ticket: P::AtomicU64::new(0),
             gave_way_to: P::AtomicU64::new(0),
             lock: P::Monitor::new(0),
+            barrier,
         }
     }
-}
 
-impl<P: Primitives> Safepoint<P> {
+    /// The barrier of this safepoint's handshake.
+    pub fn barrier(&self) -> ProcessBarrier {
+        self.barrier
+    }
+
     /// True while a pause is requested or in progress.
     #[inline(always)]
     pub fn is_requested(&self) -> bool {
@@ -320,9 +350,10 @@ impl<P: Primitives> Safepoint<P> {
 
     /// The mutator enters the blocked state (leaves its outermost scope, enters a blocking
     /// region, detaches, or stalls).
+    #[inline]
     pub fn enter_blocked(&self, t: &ThreadStateCell<P>) {
-        t.set(ThreadState::Blocked);
-        P::fence(Ordering::SeqCst);
+        t.publish(ThreadState::Blocked, self.barrier.store_order());
+        self.barrier.light::<P>();
         if self.requested.load(Ordering::SeqCst) {
             let _g = self.lock.lock();
             self.lock.notify_all(STOPPED_CV);
@@ -330,9 +361,10 @@ impl<P: Primitives> Safepoint<P> {
     }
 
     /// The mutator leaves the blocked state: it waits while a pause is in progress.
+    #[inline]
     pub fn leave_blocked<O: OtherHeaps<P> + ?Sized>(&self, t: &ThreadStateCell<P>, others: &O) {
-        t.set(ThreadState::Running);
-        P::fence(Ordering::SeqCst);
+        t.publish(ThreadState::Running, self.barrier.store_order());
+        self.barrier.light::<P>();
         if self.requested.load(Ordering::SeqCst) {
             self.park(t, others);
         }
@@ -392,7 +424,8 @@ impl<P: Primitives> Safepoint<P> {
         self.ticket.store(ticket, Ordering::SeqCst);
         loop {
             self.requested.store(true, Ordering::SeqCst);
-            P::fence(Ordering::SeqCst);
+            // The heavy side of the handshake, on every publication (also after giving way).
+            self.barrier.heavy::<P>();
             let threads = snapshot();
             let mut spun = false;
             let (i, w) = loop {
