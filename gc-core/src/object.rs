@@ -48,6 +48,7 @@ impl ObjectHeader {
 }
 
 /// Size of an object with `n_refs` slots and `n_bytes` raw bytes, checked for overflow.
+#[inline]
 pub fn object_size(n_refs: u64, n_bytes: u64) -> Result<u64, AllocError> {
     let overflow = AllocError::ObjectSizeOverflow { n_refs, n_bytes };
     if n_refs > MAX_REFS {
@@ -120,6 +121,7 @@ impl Object {
     /// `addr` is 8-byte aligned and `addr..addr + header.size()` is mapped, writable memory
     /// that no one else uses (freshly bump-allocated, e.g. at
     /// `layout.address(page.alloc_private(size)?, View::Remapped)`).
+    #[inline]
     pub unsafe fn init(addr: Address, header: ObjectHeader) -> Object {
         let p: *mut u64 = addr.as_ptr();
         // SAFETY: the caller owns the freshly allocated, mapped range of `header.size()` bytes.

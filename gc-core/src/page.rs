@@ -170,6 +170,7 @@ impl Page {
         self.start + self.size
     }
     /// The sequence number of the cycle the page was allocated in.
+    #[inline]
     pub fn seqnum(&self) -> u64 {
         self.seqnum.load(Ordering::Relaxed)
     }

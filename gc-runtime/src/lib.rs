@@ -63,7 +63,7 @@ pub use observe::{proc_info, stats};
 pub use threads::{safepoint, worker_priority};
 
 pub use api::{
-    AttachError, BytesOutOfRange, DirectBuffer, DirectError, Global, Heap, HeapUsage, Local,
+    AttachError, BytesOutOfRange, DirectBuffer, DirectError, Fresh, Global, Heap, HeapUsage, Local,
     Mutator, ObjRef, OutOfMemory, RegionView, RootRegion, Scope, Step, Stepper, WeakRef,
 };
 pub use config::{

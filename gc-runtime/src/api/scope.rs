@@ -82,6 +82,12 @@ impl<'a> ObjRef<'a> {
         self.ptr
     }
 
+    /// The mutator whose stretch this reference belongs to.
+    #[inline(always)]
+    pub(super) fn mutator(&self) -> &'a Mutator {
+        self.m
+    }
+
     #[inline]
     pub(super) fn obj(&self) -> Object {
         // SAFETY: `ptr` is a good (view-colored) pointer to a live object obtained through the

@@ -78,6 +78,22 @@ impl Instruction {
 }
 
 impl FunctionProto {
+    /// True if the function's code sets a property anywhere (`SET_PROPERTY`): an initializer
+    /// that does gets its instance's field table with the instance; one that does not (an
+    /// empty `init`) leaves it to the first field set, as an instance without `init` does.
+    pub fn sets_properties(&self) -> bool {
+        let mut at = 0;
+        while at < self.chunk.code.len() {
+            match self.decode(at) {
+                Ok(i) if i.op == OpCode::SetProperty => return true,
+                Ok(i) => at += i.len,
+                // Code the VM refuses to run anyway: assume the worst.
+                Err(_) => return true,
+            }
+        }
+        false
+    }
+
     /// Decode the instruction at `offset` of the function's code (which must lie in the code).
     /// The function's constants give a `CLOSURE` its length (the nested function's upvalues).
     pub fn decode(&self, offset: usize) -> Result<Instruction, DecodeError> {

@@ -18,9 +18,10 @@ use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
     closure_code_id, display_object, native_id, set_upvalue_value, string_len, string_text,
-    upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
-    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE, INSTANCE_CLASS,
-    INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
+    table_raw_size, upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT,
+    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE,
+    INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, TABLE,
+    UPVALUE_NEXT, UPVALUE_VALUE,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -144,10 +145,13 @@ impl Vm {
             globals,
             global_values,
             codes,
+            init_string,
+            init_hash,
             out,
             start,
             ..
         } = self;
+        let init_hash = *init_hash;
         let mut st = StackView::new(values, stack.view(s), *sp);
         let closures: Closures<'_> = frame_roots.view(s);
         let globals = globals.get(s);
@@ -331,7 +335,44 @@ impl Vm {
                             st.set(callee_slot, RAW_OBJ, receiver);
                             call_closure!($at, method, argc);
                         }
-                        CLASS => break 'run Ok(Exit::CallClass(argc)),
+                        CLASS => {
+                            // clox's `newInstance` and `init` call, with the allocation fast
+                            // path; where it needs the slow path, `call_class` does it all.
+                            let methods = callee.load(CLASS_METHODS).expect("a class has methods");
+                            let init =
+                                table::get_object_hashed(methods, init_string.get(s), init_hash);
+                            // An initializer that sets fields gets the field table with the
+                            // instance, so that setting them needs no allocation.
+                            let fields = match init {
+                                Some(c) if codes[closure_code_id(c) as usize].sets_fields => {
+                                    let Some(t) = s.alloc_fresh(
+                                        TABLE,
+                                        2 * table::MIN_CAPACITY as u32,
+                                        table_raw_size(table::MIN_CAPACITY),
+                                    ) else {
+                                        break 'run Ok(Exit::CallClass(argc));
+                                    };
+                                    Some(t.get())
+                                }
+                                _ => None,
+                            };
+                            let Some(instance) = s.alloc_fresh(INSTANCE, INSTANCE_REFS, 0) else {
+                                break 'run Ok(Exit::CallClass(argc));
+                            };
+                            instance.init(INSTANCE_CLASS, Some(callee));
+                            instance.init(INSTANCE_FIELDS, fields);
+                            st.set(callee_slot, RAW_OBJ, Some(instance.get()));
+                            match init {
+                                Some(initializer) => call_closure!($at, initializer, argc),
+                                None if argc != 0 => {
+                                    fail!($at, "Expected 0 arguments but got {argc}.")
+                                }
+                                None => {
+                                    ip = frames[fi].ip;
+                                    continue;
+                                }
+                            }
+                        }
                         NATIVE => {
                             let result = match native_id(callee) {
                                 NATIVE_CLOCK => Value::Number(start.elapsed().as_secs_f64()),
