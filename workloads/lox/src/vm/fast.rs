@@ -147,6 +147,7 @@ impl Vm {
             codes,
             init_string,
             init_hash,
+            interner,
             out,
             start,
             ..
@@ -625,11 +626,16 @@ impl Vm {
                 op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
                 op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
                 op::ADD => {
-                    let is_string = |i: usize| st.obj(i).is_some_and(|o| o.shape() == STRING);
-                    if !(is_string(st.sp - 1) && is_string(st.sp - 2)) {
+                    let string = |i: usize| st.obj(i).filter(|o| o.shape() == STRING);
+                    let (Some(a), Some(b)) = (string(st.sp - 2), string(st.sp - 1)) else {
                         fail!(at, "Operands must be two numbers or two strings.");
-                    }
-                    slow!(at);
+                    };
+                    let Some(r) = interner.concat_in_stretch(s, a, b) else {
+                        slow!(at);
+                    };
+                    st.drop_n(1);
+                    st.replace_obj(st.sp - 1, RAW_OBJ, Some(r));
+                    ip += 1;
                 }
                 op::GET_UPVALUE => {
                     let closure = closures.get(roots).expect("a closure");
