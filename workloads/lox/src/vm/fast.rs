@@ -17,11 +17,13 @@ use super::{FRAME_ROOTS, OPEN_UPVALUES, PRINT_CHUNK, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
-    closure_code_id, display_object, native_id, set_upvalue_value, string_len, string_text,
-    table_raw_size, upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT,
-    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE,
-    INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, TABLE,
-    UPVALUE_NEXT, UPVALUE_VALUE,
+    closure_code_id, display_object, function_code_id, function_upvalues, native_id, open_upvalue,
+    set_closure_code_id, set_upvalue_value, string_len, string_text, table_raw_size,
+    upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
+    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
+    CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS,
+    NATIVE, NATIVE_CLOCK, STRING, TABLE, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS,
+    UPVALUE_VALUE,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -102,6 +104,39 @@ fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
         up.store(UPVALUE_NEXT, None);
         closures.set(OPEN_UPVALUES, next);
     }
+}
+
+/// The open upvalue for stack slot `slot`, created on the allocation fast path if there is
+/// none (clox's `captureUpvalue`; the list is sorted by slot, highest first); `None` (nothing
+/// changed) if the allocation needs the slow path.
+#[inline]
+fn capture_upvalue<'a>(
+    s: &'a Scope<'_>,
+    closures: &Closures<'a>,
+    slot: usize,
+) -> Option<ObjRef<'a>> {
+    let mut previous = None;
+    let mut current = closures.get(OPEN_UPVALUES);
+    while let Some(up) = current {
+        let at = upvalue_slot(up);
+        if at == slot {
+            return Some(up);
+        }
+        if at < slot {
+            break;
+        }
+        previous = Some(up);
+        current = up.load(UPVALUE_NEXT);
+    }
+    let new = s.alloc_fresh(UPVALUE, UPVALUE_REFS, UPVALUE_BYTES)?;
+    new.init(UPVALUE_NEXT, current);
+    let new = new.get();
+    open_upvalue(new, slot);
+    match previous {
+        None => closures.set(OPEN_UPVALUES, Some(new)),
+        Some(p) => p.store(UPVALUE_NEXT, Some(new)),
+    }
+    Some(new)
 }
 
 /// The frames' region, opened: closures and constants (the open-upvalue list head in its
@@ -739,7 +774,40 @@ impl Vm {
                     st.drop_n(1);
                     invoke_from_class!(at, superclass, name, arg, ins[2] as usize);
                 }
-                op::CLOSURE | op::CLASS | op::INHERIT | op::METHOD => slow!(at),
+                op::CLOSURE => {
+                    // clox's `newClosure` and `captureUpvalue`, with the allocation fast
+                    // path; where it needs the slow path, `slow_op` runs the instruction
+                    // again in full (upvalues made here are on the open list, and found).
+                    let function = constants!().load(arg).expect("a function");
+                    let n = function_upvalues(function);
+                    let Some(c) =
+                        s.alloc_fresh(CLOSURE, (CLOSURE_UPVALUES + n) as u32, CLOSURE_BYTES)
+                    else {
+                        slow!(at);
+                    };
+                    c.init(CLOSURE_FUNCTION, Some(function));
+                    c.init(CLOSURE_CONSTANTS, function.load(FN_CONSTANTS));
+                    set_closure_code_id(c.get(), function_code_id(function));
+                    for i in 0..n {
+                        let pair = code
+                            .fetch(at + 2 + 2 * i)
+                            .expect("a closure's captures are in the code");
+                        let index = pair[1] as usize;
+                        let up = if pair[0] != 0 {
+                            match capture_upvalue(s, &closures, base + index) {
+                                Some(up) => Some(up),
+                                None => slow!(at),
+                            }
+                        } else {
+                            let enclosing = closures.get(roots).expect("a closure");
+                            enclosing.load(CLOSURE_UPVALUES + index)
+                        };
+                        c.init(CLOSURE_UPVALUES + i, up);
+                    }
+                    push!(at, RAW_OBJ, Some(c.get()));
+                    ip = at + 2 + 2 * n;
+                }
+                op::CLASS | op::INHERIT | op::METHOD => slow!(at),
                 op::CLOSE_UPVALUE => {
                     close_upvalues(&st, &closures, st.sp - 1);
                     st.drop_n(1);
