@@ -26,16 +26,18 @@
 //! [`Vm::run`] alternates between two halves. `run_fast` (in `vm/fast.rs`) borrows the scope
 //! immutably, keeps the current frame's constants as an `ObjRef` and executes every
 //! instruction that cannot allocate — locals, globals, upvalues, arithmetic, field reads and
-//! writes of fields that fit, jumps, calls and returns — until one of them needs the mutable
-//! scope:
+//! writes of fields that fit, jumps, calls and returns — and, on the allocation fast path
+//! ([`Scope::alloc_fresh`]: a bump of the private page under the shared borrow), class calls,
+//! closures and short string concatenations, until one of them needs the mutable scope:
 //!
 //! - a backward jump (`LOOP`) or a call while a pause is requested ([`Scope::poll_requested`]):
 //!   `run` polls for a safepoint ([`Scope::poll`]), so a long loop never holds up a pause, then
 //!   re-enters `run_fast` (a call or a return without a pause request switches frames inside
 //!   the loop);
-//! - an instruction that allocates (string concatenation, closures, classes, bound methods,
-//!   instances, a field that does not fit, a method): `run` executes it in `slow_op` with
-//!   handles in a nested scope; allocation polls too.
+//! - an instruction that allocates beyond the fast path (one that needs a page refill or a
+//!   pacing decision, a long string concatenation, classes, bound methods, a field that does
+//!   not fit, a method): `run` executes it in `slow_op` with handles in a nested scope;
+//!   allocation polls too.
 //!
 //! `run_fast` creates no handles (globals are read with [`Global::get`]), so it runs in `run`'s
 //! scope and none accumulate however long it runs.

@@ -1,4 +1,9 @@
-//! The VM's fast half: the dispatch loop that runs every instruction that cannot allocate.
+//! The VM's fast half: the dispatch loop that runs every instruction that cannot allocate,
+//! and the common allocating ones — a class call (its instance), `CLOSURE` (its closure and
+//! new upvalues), a short string concatenation — on the allocation fast path
+//! ([`Scope::alloc_fresh`]), which bumps the mutator's private page under the shared borrow
+//! and hands back `None` when it needs more (a page refill, a pacing decision): then the
+//! instruction leaves for [`Vm::run`], which runs it in full with the mutable scope.
 //!
 //! [`Vm::run_fast`] borrows the scope immutably for its whole run, so no safepoint can happen
 //! in it and every [`ObjRef`] it holds stays valid. It opens the value stack and the frame
