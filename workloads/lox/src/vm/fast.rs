@@ -717,23 +717,29 @@ impl Vm {
                     };
                     let name = constants!().load(arg).expect("a name");
                     let (raw, r) = st.get(st.sp - 1);
-                    match instance.load(INSTANCE_FIELDS) {
-                        Some(fields)
-                            if table::set_in_place_hashed(
-                                fields,
-                                name,
-                                cur.hashes[arg],
-                                raw,
-                                r,
-                            ) =>
-                        {
-                            st.replace_obj(st.sp - 2, raw, r);
-                            st.drop_top(raw);
-                            ip += 2;
+                    let fields = match instance.load(INSTANCE_FIELDS) {
+                        Some(fields) => fields,
+                        // The first field: its table on the allocation fast path.
+                        None => {
+                            let Some(t) = s.alloc_fresh(
+                                TABLE,
+                                2 * table::MIN_CAPACITY as u32,
+                                table_raw_size(table::MIN_CAPACITY),
+                            ) else {
+                                slow!(at);
+                            };
+                            let t = t.get();
+                            instance.store(INSTANCE_FIELDS, Some(t));
+                            t
                         }
-                        // No field table yet, or a full one: allocates.
-                        _ => slow!(at),
+                    };
+                    if !table::set_in_place_hashed(fields, name, cur.hashes[arg], raw, r) {
+                        // A full table: a bigger one, in `slow_op`.
+                        slow!(at);
                     }
+                    st.replace_obj(st.sp - 2, raw, r);
+                    st.drop_top(raw);
+                    ip += 2;
                 }
                 op::GET_SUPER => slow!(at),
                 op::PRINT => {
