@@ -325,7 +325,7 @@ impl Object {
     }
 
     /// Read a little-endian u64 from the raw bytes (one atomic load when 8-byte aligned).
-    #[inline]
+    #[inline(always)]
     pub fn read_u64(self, offset: usize) -> u64 {
         if offset.is_multiple_of(8) {
             return u64::from_le(self.raw_word(offset).load(Ordering::Relaxed));
@@ -336,7 +336,7 @@ impl Object {
     }
 
     /// Write a little-endian u64 into the raw bytes (one atomic store when 8-byte aligned).
-    #[inline]
+    #[inline(always)]
     pub fn write_u64(self, offset: usize, v: u64) {
         if offset.is_multiple_of(8) {
             self.raw_word(offset).store(v.to_le(), Ordering::Relaxed);
