@@ -174,6 +174,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_initializer_sets_properties_only_with_set_property() {
+        let compiled = |src: &str| crate::compiler::compile(src).expect("compiles");
+        let script = compiled("class A { init() { this.x = 1; } } class B { init() { print 1; } }");
+        let inits: Vec<bool> = script
+            .constants
+            .iter()
+            .filter_map(|c| match c {
+                Constant::Function(f) => Some(f.sets_properties()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(inits, [true, false]);
+        // Bytes that are no instruction: assume the worst.
+        let mut bad = FunctionProto::default();
+        bad.chunk.write(250, 1);
+        assert!(bad.sets_properties());
+    }
+
+    #[test]
     fn decodes_each_operand_kind_and_reports_bad_code() {
         let mut f = FunctionProto::default();
         f.constants.push(Constant::Number(1.0));
