@@ -24,11 +24,11 @@ use crate::number::format_number;
 use crate::object::{
     closure_code_id, display_object, function_code_id, function_upvalues, native_id, open_upvalue,
     set_closure_code_id, set_upvalue_value, string_len, string_text, table_raw_size,
-    upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
-    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
-    CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS,
-    NATIVE, NATIVE_CLOCK, STRING, TABLE, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS,
-    UPVALUE_VALUE,
+    upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
+    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS,
+    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS,
+    INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, TABLE, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
+    UPVALUE_REFS, UPVALUE_VALUE,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -705,11 +705,18 @@ impl Vm {
                     }
                     let class = instance.load(INSTANCE_CLASS).expect("a class");
                     let methods = class.load(CLASS_METHODS).expect("methods");
-                    if table::get_hashed(methods, name, cur.hashes[arg]).is_none() {
+                    let Some(method) = table::get_object_hashed(methods, name, cur.hashes[arg])
+                    else {
                         fail!(at, "Undefined property '{}'.", string_text(name));
-                    }
-                    // A bound method: allocates.
-                    slow!(at);
+                    };
+                    // A bound method, on the allocation fast path.
+                    let Some(bound) = s.alloc_fresh(BOUND_METHOD, BOUND_METHOD_REFS, 0) else {
+                        slow!(at);
+                    };
+                    bound.init(BOUND_RECEIVER, Some(instance));
+                    bound.init(BOUND_METHOD_SLOT, Some(method));
+                    st.replace_obj(st.sp - 1, RAW_OBJ, Some(bound.get()));
+                    ip += 2;
                 }
                 op::SET_PROPERTY => {
                     let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
@@ -741,7 +748,25 @@ impl Vm {
                     st.drop_top(raw);
                     ip += 2;
                 }
-                op::GET_SUPER => slow!(at),
+                op::GET_SUPER => {
+                    // The receiver's method of the superclass on top, bound to the receiver
+                    // below it, on the allocation fast path.
+                    let name = constants!().load(arg).expect("a name");
+                    let superclass = st.obj(st.sp - 1).expect("a superclass");
+                    let methods = superclass.load(CLASS_METHODS).expect("methods");
+                    let Some(method) = table::get_object_hashed(methods, name, cur.hashes[arg])
+                    else {
+                        fail!(at, "Undefined property '{}'.", string_text(name));
+                    };
+                    let Some(bound) = s.alloc_fresh(BOUND_METHOD, BOUND_METHOD_REFS, 0) else {
+                        slow!(at);
+                    };
+                    bound.init(BOUND_RECEIVER, st.obj(st.sp - 2));
+                    bound.init(BOUND_METHOD_SLOT, Some(method));
+                    st.drop_n(1);
+                    st.replace_obj(st.sp - 1, RAW_OBJ, Some(bound.get()));
+                    ip += 2;
+                }
                 op::PRINT => {
                     let (raw, r) = st.get(st.sp - 1);
                     // A long string is written a piece at a time, polling between pieces.
