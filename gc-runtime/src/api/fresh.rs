@@ -18,7 +18,8 @@
 //! an object before a pointer to it has been published (stored with release ordering into a
 //! slot, a root region or a handle, or seen in a pause), and publishing orders every
 //! initializing store before it. [`Fresh::get`] hands the object out as an ordinary
-//! [`ObjRef`]. The lifetime ends both at the next call that can reach a safepoint, which the
+//! [`ObjRef`] and consumes the `Fresh`, so every initializing store comes before the object
+//! can be published. The lifetime ends both at the next call that can reach a safepoint, which the
 //! borrow checker enforces as for every `ObjRef`.
 
 use super::scope::{ObjRef, Scope};
@@ -28,7 +29,10 @@ use std::sync::atomic::Ordering;
 /// A just-allocated object, valid (like an [`ObjRef`]) until the next call that can reach a
 /// safepoint: its reference slots are null and its raw bytes zero until initialized. See the
 /// module documentation.
-#[derive(Clone, Copy, Debug)]
+///
+/// Neither `Clone` nor `Copy`: [`Fresh::get`] consumes it, so no relaxed initializing store
+/// can follow the object's publication (which needs the `ObjRef` that `get` returns).
+#[derive(Debug)]
 pub struct Fresh<'a> {
     obj: ObjRef<'a>,
 }

@@ -823,7 +823,6 @@ impl Vm {
                     };
                     c.init(CLOSURE_FUNCTION, Some(function));
                     c.init(CLOSURE_CONSTANTS, function.load(FN_CONSTANTS));
-                    set_closure_code_id(c.get(), function_code_id(function));
                     for i in 0..n {
                         let pair = code
                             .fetch(at + 2 + 2 * i)
@@ -840,7 +839,9 @@ impl Vm {
                         };
                         c.init(CLOSURE_UPVALUES + i, up);
                     }
-                    push!(at, RAW_OBJ, Some(c.get()));
+                    let c = c.get();
+                    set_closure_code_id(c, function_code_id(function));
+                    push!(at, RAW_OBJ, Some(c));
                     ip = at + 2 + 2 * n;
                 }
                 op::CLASS | op::INHERIT | op::METHOD => slow!(at),
