@@ -69,12 +69,14 @@ impl ObjectHeader {
 }
 
 /// Size of an object with `n_refs` slots and `n_bytes` raw bytes, checked for overflow.
+#[inline]
 pub fn object_size(n_refs: u64, n_bytes: u64) -> Result<u64, AllocError> {
     object_size_with_values(n_refs, 0, n_bytes)
 }
 
 /// Size of an object with `n_refs` reference slots, `n_values` value slots and `n_bytes` raw
 /// bytes, checked against the header's limits and for overflow.
+#[inline]
 pub fn object_size_with_values(
     n_refs: u64,
     n_values: u64,
@@ -158,6 +160,7 @@ impl Object {
     /// `addr` is 8-byte aligned and `addr..addr + header.size()` is mapped, writable memory
     /// that no one else uses (freshly bump-allocated, e.g. at
     /// `layout.address(page.alloc_private(size)?, View::Remapped)`).
+    #[inline]
     pub unsafe fn init(addr: Address, header: ObjectHeader) -> Object {
         let p: *mut u64 = addr.as_ptr();
         // SAFETY: the caller owns the freshly allocated, mapped range of `header.size()` bytes.
@@ -411,7 +414,7 @@ impl Object {
     }
 
     /// Read a little-endian u64 from the raw bytes (one atomic load when 8-byte aligned).
-    #[inline]
+    #[inline(always)]
     pub fn read_u64(self, offset: usize) -> u64 {
         if offset.is_multiple_of(8) {
             return u64::from_le(self.raw_word(offset).load(Ordering::Relaxed));
@@ -422,7 +425,7 @@ impl Object {
     }
 
     /// Write a little-endian u64 into the raw bytes (one atomic store when 8-byte aligned).
-    #[inline]
+    #[inline(always)]
     pub fn write_u64(self, offset: usize, v: u64) {
         if offset.is_multiple_of(8) {
             self.raw_word(offset).store(v.to_le(), Ordering::Relaxed);

@@ -170,6 +170,7 @@ impl Page {
         self.start + self.size
     }
     /// The sequence number of the cycle the page was allocated in.
+    #[inline]
     pub fn seqnum(&self) -> u64 {
         self.seqnum.load(Ordering::Relaxed)
     }
@@ -231,7 +232,7 @@ impl Page {
     /// read-modify-write). Returns the offset, always inside the page. (Two threads calling
     /// it at once may be handed the same offset: who writes there is `Object::init`'s
     /// contract.)
-    #[inline]
+    #[inline(always)]
     pub fn alloc_private(&self, size: u64) -> Option<Offset> {
         let top = self.top.load(Ordering::Relaxed);
         let new = top.checked_add(self.aligned(size))?;

@@ -65,9 +65,9 @@ pub use observe::{proc_info, stats};
 pub use threads::{process_barrier, safepoint, worker_priority};
 
 pub use api::{
-    AttachError, BytesOutOfRange, DirectBuffer, DirectError, Global, Heap, HeapUsage, Immediate,
-    ImmediateTooWide, Local, Mutator, ObjRef, OutOfMemory, RegionView, RootRegion, Scope, Step,
-    Stepper, Value, WeakRef,
+    AttachError, BytesOutOfRange, DirectBuffer, DirectError, Fresh, Global, Heap, HeapUsage,
+    Immediate, ImmediateTooWide, Local, Mutator, ObjRef, OutOfMemory, RegionView, RootRegion,
+    Scope, Step, Stepper, Value, WeakRef,
 };
 pub use config::{
     DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,

@@ -106,6 +106,16 @@ fn every_entry_point_refuses_objects_of_another_heap() {
             refused("Scope::upgrade", || {
                 sb.upgrade(&wa);
             });
+            refused("WeakRef::get", || {
+                wa.get(sb);
+            });
+            refused("Scope::weak_ref", || {
+                sb.weak_ref(sa.get(la));
+            });
+            refused("Fresh::init", || {
+                let f = sb.alloc_fresh(1, 2, 8).expect("b's private page has room");
+                f.init(0, Some(sa.get(la)));
+            });
 
             // Nothing foreign got in: the slots and the region still hold what they held.
             assert!(sb.get(lb).load(0).is_none());

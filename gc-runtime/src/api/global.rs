@@ -129,6 +129,20 @@ impl WeakRef {
         self.0.slot_for(heap, what)
     }
 
+    /// The object of this weak handle, borrowed until the next safepoint (no local handle is
+    /// pushed), or `None` if it has died: as [`Scope::upgrade`], for a stretch that holds
+    /// [`ObjRef`]s.
+    ///
+    /// # Panics
+    /// If `s` is a scope of another heap.
+    #[inline]
+    pub fn get<'a>(&self, s: &'a Scope<'_>) -> Option<ObjRef<'a>> {
+        let m = s.mutator();
+        let slot = self.slot_for(&m.heap, "WeakRef::get");
+        let p = load_weak(&m.heap, slot, || m.load_slot(slot));
+        ObjRef::from_ptr(p, m)
+    }
+
     /// True if the collector has cleared this handle (its object died). A `false` answer can
     /// change at the next cycle.
     pub fn is_cleared(&self) -> bool {
@@ -156,6 +170,14 @@ impl<'s> Scope<'s> {
     /// A weak handle to the object: does not keep it alive.
     pub fn weak(&self, l: Local<'_>) -> WeakRef {
         WeakRef::new(self.heap(), self.get(l).ptr_for(self.heap(), "Scope::weak"))
+    }
+
+    /// A weak handle to an object borrowed in this stretch (as [`Scope::weak`]).
+    ///
+    /// # Panics
+    /// If `o` is an object of another heap.
+    pub fn weak_ref(&self, o: ObjRef<'_>) -> WeakRef {
+        WeakRef::new(self.heap(), o.ptr_for(self.heap(), "Scope::weak_ref"))
     }
 
     /// The object of a weak handle, rooted here, or `None` if it has died.

@@ -303,6 +303,15 @@ impl Mutator {
         MutatorAllocation::alloc(self, shape, n_refs, n_values, n_bytes).map_err(OutOfMemory)
     }
 
+    /// The allocation fast path (see `MutatorAllocation::alloc_fast`): a small object on the
+    /// private page, or `None` where [`Mutator::alloc`] would refill, pace or stall. Neither
+    /// polls nor blocks, so it needs only a shared borrow.
+    #[inline(always)]
+    pub(super) fn alloc_fast(&self, shape: u32, n_refs: u32, n_bytes: u64) -> Option<ColoredPtr> {
+        self.allocation
+            .alloc_fast(&*self.heap, shape, n_refs, n_bytes)
+    }
+
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
     /// yet completed, if the wait must give up (see [`CycleWait::must_give_up`]).
     pub(super) fn collect(&mut self, cause: &str) {

@@ -119,7 +119,7 @@ impl<'a> ObjRef<'a> {
     }
 
     /// Load reference slot `i` through the barrier (healing the slot).
-    #[inline]
+    #[inline(always)]
     pub fn load(&self, i: usize) -> Option<ObjRef<'a>> {
         let p = self.m.load_slot(self.obj().ref_slot(i));
         ObjRef::from_ptr(p, self.m)
@@ -150,12 +150,12 @@ impl<'a> ObjRef<'a> {
         self.obj().write_bytes(offset, data)
     }
     /// Read a little-endian u64 at raw byte `offset`.
-    #[inline]
+    #[inline(always)]
     pub fn read_u64(&self, offset: usize) -> u64 {
         self.obj().read_u64(offset)
     }
     /// Write a little-endian u64 at raw byte `offset`.
-    #[inline]
+    #[inline(always)]
     pub fn write_u64(&self, offset: usize, v: u64) {
         self.obj().write_u64(offset, v)
     }

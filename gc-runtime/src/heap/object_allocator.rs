@@ -141,8 +141,9 @@ pub(crate) trait AllocatingThread {
 #[derive(Default)]
 pub(crate) struct MutatorAllocation {
     small: Option<Arc<Page>>,
-    /// Bytes allocated since the last pacing decision (see `pacer`).
-    unpaced: u64,
+    /// Bytes allocated since the last pacing decision (see `pacer`). A cell: the fast path
+    /// ([`MutatorAllocation::alloc_fast`]) adds to it through a shared borrow.
+    unpaced: Cell<u64>,
     /// The pacing delays of the floor's last window (see `pacing_floor`).
     held: HeldTimes,
     /// Bytes allocated and not yet added to the heap's shared count (one atomic add per
@@ -175,10 +176,12 @@ impl MutatorAllocation {
         // of its own size), before the allocation that completes it.
         let quantum = thread.heap().config().pacing.quantum;
         let a = thread.allocation();
-        a.unpaced += size;
-        if a.unpaced >= quantum {
-            let bytes = std::mem::take(&mut a.unpaced);
-            pace(thread, bytes);
+        let unpaced = a.unpaced.get() + size;
+        if unpaced >= quantum {
+            a.unpaced.set(0);
+            pace(thread, unpaced);
+        } else {
+            a.unpaced.set(unpaced);
         }
         let heap = thread.heap();
         let sizes = *heap.cx().pages.sizes();
@@ -224,6 +227,60 @@ impl MutatorAllocation {
             a.uncounted.set(uncounted);
         }
         Ok(good)
+    }
+
+    /// The allocation fast path, through a shared borrow: a small object bump-allocated on the
+    /// mutator's private small page and zeroed, or `None` where [`MutatorAllocation::alloc`]
+    /// would do more than that — the page is missing, full or retired (a refill), the pacing
+    /// quantum is complete (a pacing decision), the object is not small or its size is
+    /// invalid. Nothing changes on `None`; the caller takes the slow path.
+    ///
+    /// It neither polls nor blocks, so it may run where no safepoint can happen (the embedding
+    /// API's `Scope::alloc_fresh`, under a shared borrow of the scope): the page was born in
+    /// the current cycle (its sequence number is checked, as the slow path checks it), so the
+    /// object counts as allocated since Mark Start — live for this cycle's marking, on a page
+    /// no relocation set of this cycle holds — exactly as an object from the slow path.
+    #[inline(always)]
+    pub(crate) fn alloc_fast(
+        &self,
+        heap: &impl AllocationHeap,
+        shape: u32,
+        n_refs: u32,
+        n_bytes: u64,
+    ) -> Option<ColoredPtr> {
+        let size = object_size_with_values(n_refs as u64, 0, n_bytes).ok()?;
+        let cx = heap.cx();
+        if size > cx.pages.sizes().small_object_max {
+            return None;
+        }
+        let unpaced = self.unpaced.get() + size;
+        if unpaced >= heap.config().pacing.quantum {
+            return None;
+        }
+        let page = self.small.as_ref()?;
+        if page.seqnum() != cx.state.seqnum() {
+            return None;
+        }
+        let offset = page.alloc_private(size)?;
+        self.unpaced.set(unpaced);
+        let addr = cx.layout().address(offset, View::Remapped);
+        let header = ObjectHeader {
+            shape,
+            n_refs,
+            n_values: 0,
+            n_bytes,
+        };
+        // SAFETY: `offset..offset+size` was just bump-allocated on the mutator's private small
+        // page, which is mapped (the mutator holds it) and ours alone.
+        unsafe { Object::init(addr, header) };
+        let uncounted = self.uncounted.get() + size;
+        if uncounted >= COUNT_BATCH {
+            self.uncounted.set(0);
+            heap.shared().count(uncounted);
+        } else {
+            self.uncounted.set(uncounted);
+        }
+        Some(cx.layout().good(offset, cx.state.good()))
     }
 
     #[inline]

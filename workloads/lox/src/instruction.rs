@@ -78,6 +78,22 @@ impl Instruction {
 }
 
 impl FunctionProto {
+    /// True if the function's code sets a property anywhere (`SET_PROPERTY`): an initializer
+    /// that does gets its instance's field table with the instance; one that does not (an
+    /// empty `init`) leaves it to the first field set, as an instance without `init` does.
+    pub fn sets_properties(&self) -> bool {
+        let mut at = 0;
+        while at < self.chunk.code.len() {
+            match self.decode(at) {
+                Ok(i) if i.op == OpCode::SetProperty => return true,
+                Ok(i) => at += i.len,
+                // Code the VM refuses to run anyway: assume the worst.
+                Err(_) => return true,
+            }
+        }
+        false
+    }
+
     /// Decode the instruction at `offset` of the function's code (which must lie in the code).
     /// The function's constants give a `CLOSURE` its length (the nested function's upvalues).
     pub fn decode(&self, offset: usize) -> Result<Instruction, DecodeError> {
@@ -156,6 +172,25 @@ impl FunctionProto {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_initializer_sets_properties_only_with_set_property() {
+        let compiled = |src: &str| crate::compiler::compile(src).expect("compiles");
+        let script = compiled("class A { init() { this.x = 1; } } class B { init() { print 1; } }");
+        let inits: Vec<bool> = script
+            .constants
+            .iter()
+            .filter_map(|c| match c {
+                Constant::Function(f) => Some(f.sets_properties()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(inits, [true, false]);
+        // Bytes that are no instruction: assume the worst.
+        let mut bad = FunctionProto::default();
+        bad.chunk.write(250, 1);
+        assert!(bad.sets_properties());
+    }
 
     #[test]
     fn decodes_each_operand_kind_and_reports_bad_code() {

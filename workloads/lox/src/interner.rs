@@ -23,12 +23,14 @@ use crate::object::{
     hash_bytes, read_string_bytes, set_string_hash, string_len, string_raw_size,
     write_string_bytes, ContentHash, STRING,
 };
-use gc_runtime::{Local, OutOfMemory, Scope, WeakRef};
+use gc_runtime::{Local, ObjRef, OutOfMemory, Scope, WeakRef};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Bytes processed at a time when hashing, comparing or copying heap strings.
 const CHUNK: usize = 64 << 10;
+/// The longest concatenation [`Interner::concat_in_stretch`] makes (gathered on the stack).
+pub const SHORT_MAX: usize = 64;
 /// The map is swept when it has this many entries or twice as many as after the last sweep.
 const MIN_SWEEP: usize = 1024;
 
@@ -102,6 +104,50 @@ impl Interner {
         b: Local<'_>,
     ) -> Result<Local<'s>, OutOfMemory> {
         self.intern_source(s, Source::Concat(a, b))
+    }
+
+    /// [`Interner::intern_concat`] inside a safepoint-free stretch (the dispatch loop's),
+    /// for a short result found in the table or allocated on the fast path
+    /// ([`Scope::alloc_fresh`]); `None` (nothing changed) where that is not enough — a result
+    /// longer than [`SHORT_MAX`] bytes, a hash collision, or an allocation that needs the
+    /// slow path —, and the caller calls [`Interner::intern_concat`].
+    #[inline]
+    pub fn concat_in_stretch<'a>(
+        &mut self,
+        s: &'a Scope<'_>,
+        a: ObjRef<'_>,
+        b: ObjRef<'_>,
+    ) -> Option<ObjRef<'a>> {
+        let (la, lb) = (string_len(a), string_len(b));
+        let len = la + lb;
+        // With collisions, an equal string may be in `collisions` and not in `map`.
+        if len > SHORT_MAX || !self.collisions.is_empty() {
+            return None;
+        }
+        let mut gathered = [0u8; SHORT_MAX];
+        read_string_bytes(a, 0, &mut gathered[..la]);
+        read_string_bytes(b, 0, &mut gathered[la..len]);
+        let bytes = &gathered[..len];
+        let hash = hash_bytes(bytes);
+        if let Some(w) = self.map.get(&hash) {
+            let o = w.get(s)?;
+            if string_len(o) != len {
+                return None;
+            }
+            let mut theirs = [0u8; SHORT_MAX];
+            read_string_bytes(o, 0, &mut theirs[..len]);
+            return (theirs[..len] == *bytes).then_some(o);
+        }
+        let o = s.alloc_fresh(STRING, 0, string_raw_size(len))?.get();
+        set_string_hash(o, hash);
+        write_string_bytes(o, 0, bytes);
+        if self.map.insert(hash, s.weak_ref(o)).is_none() {
+            self.entries += 1;
+        }
+        if self.entries >= self.sweep_at {
+            self.sweep();
+        }
+        Some(o)
     }
 
     /// The interned string with contents `bytes`, if one is alive (never allocates; long

@@ -26,16 +26,18 @@
 //! `Vm::run` alternates between two halves. `run_fast` (in `vm/fast.rs`) borrows the scope
 //! immutably, keeps the current frame's constants as an `ObjRef` and executes every
 //! instruction that cannot allocate — locals, globals, upvalues, arithmetic, field reads and
-//! writes of fields that fit, jumps, calls and returns — until one of them needs the mutable
-//! scope:
+//! writes of fields that fit, jumps, calls and returns — and, on the allocation fast path
+//! ([`Scope::alloc_fresh`]: a bump of the private page under the shared borrow), class calls,
+//! closures and short string concatenations, until one of them needs the mutable scope:
 //!
 //! - a backward jump (`LOOP`) or a call while a pause is requested ([`Scope::poll_requested`]):
 //!   `run` polls for a safepoint ([`Scope::poll`]), so a long loop never holds up a pause, then
 //!   re-enters `run_fast` (a call or a return without a pause request switches frames inside
 //!   the loop);
-//! - an instruction that allocates (string concatenation, closures, classes, bound methods,
-//!   instances, a field that does not fit, a method): `run` executes it in `slow_op` with
-//!   handles in a nested scope; allocation polls too.
+//! - an instruction that allocates beyond the fast path (one that needs a page refill or a
+//!   pacing decision, a long string concatenation, classes, bound methods, a field that does
+//!   not fit, a method): `run` executes it in `slow_op` with handles in a nested scope;
+//!   allocation polls too.
 //!
 //! `run_fast` creates no handles (globals are read with [`Global::get`]), so it runs in `run`'s
 //! scope and none accumulate however long it runs.
@@ -52,15 +54,15 @@ use crate::error::CompileErrors;
 use crate::function::{Constant, FunctionProto};
 use crate::interner::Interner;
 use crate::object::{
-    function_arity, function_code_id, function_line, function_raw_size, function_trace_name,
-    function_upvalues, hash_bytes, init_function, open_upvalue, read_function_code,
-    read_string_bytes, set_closure_code_id, set_native_id, set_value_array_element, string_len,
-    string_text, upvalue_slot, value_array_raw_size, BOUND_METHOD, BOUND_METHOD_REFS,
-    BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS, CLASS_METHODS, CLASS_NAME, CLASS_REFS, CLOSURE,
-    CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME,
-    FUNCTION, FUNCTION_REFS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS, NATIVE,
-    NATIVE_BYTES, NATIVE_CLOCK, NATIVE_NAME, NATIVE_REFS, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
-    UPVALUE_REFS, VALUE_ARRAY,
+    closure_code_id, function_arity, function_code_id, function_line, function_raw_size,
+    function_trace_name, function_upvalues, hash_bytes, init_function, open_upvalue,
+    read_function_code, read_string_bytes, set_closure_code_id, set_native_id,
+    set_value_array_element, string_len, string_text, upvalue_slot, value_array_raw_size,
+    BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS, CLASS_METHODS,
+    CLASS_NAME, CLASS_REFS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
+    CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME, FUNCTION, FUNCTION_REFS, INSTANCE, INSTANCE_CLASS,
+    INSTANCE_FIELDS, INSTANCE_REFS, NATIVE, NATIVE_BYTES, NATIVE_CLOCK, NATIVE_NAME, NATIVE_REFS,
+    UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
@@ -121,6 +123,9 @@ struct Code {
     hashes: Box<[u64; CONSTANTS_MAX]>,
     /// The function's arity (as its heap object has it too).
     arity: usize,
+    /// The code sets a property ([`FunctionProto::sets_properties`]): as an initializer, its
+    /// instance gets a field table at once.
+    sets_fields: bool,
 }
 
 /// Constant indices an instruction can name (its operand is a byte).
@@ -197,6 +202,8 @@ pub struct Vm {
     global_slots: HashMap<String, u32>,
     /// The string "init".
     init_string: Global,
+    /// Its content hash.
+    init_hash: u64,
     interner: Interner,
     /// The code of every loaded function, by id (see [`Code`]).
     codes: Vec<Code>,
@@ -229,6 +236,7 @@ impl Vm {
             global_values: Vec::new(),
             global_slots: HashMap::new(),
             init_string,
+            init_hash: hash_bytes(b"init"),
             interner,
             codes: Vec::new(),
             out,
@@ -366,6 +374,7 @@ impl Vm {
             globals,
             hashes,
             arity: proto.arity as usize,
+            sets_fields: proto.sets_properties(),
         });
         let function = s.alloc(FUNCTION, FUNCTION_REFS, function_raw_size(code.len()))?;
         let o = s.get(function);
@@ -828,13 +837,16 @@ impl Vm {
             let methods = s.get(class).load(CLASS_METHODS).expect("methods");
             match table::get(methods, self.init_string.get(s)) {
                 Some((_, Some(initializer))) => {
-                    // An initializer sets fields: their table comes with the instance, so
-                    // that setting them needs no allocation.
-                    let initializer = s.root(initializer);
-                    let fields = table::alloc(s, table::MIN_CAPACITY)
-                        .map_err(RuntimeError::out_of_memory)?;
-                    s.store(instance, INSTANCE_FIELDS, Some(fields));
-                    let initializer = s.get(initializer);
+                    // An initializer that sets fields: their table comes with the instance,
+                    // so that setting them needs no allocation.
+                    if self.codes[closure_code_id(initializer) as usize].sets_fields {
+                        let initializer = s.root(initializer);
+                        let fields = table::alloc(s, table::MIN_CAPACITY)
+                            .map_err(RuntimeError::out_of_memory)?;
+                        s.store(instance, INSTANCE_FIELDS, Some(fields));
+                        let initializer = s.get(initializer);
+                        return self.call_closure(s, initializer, argc);
+                    }
                     self.call_closure(s, initializer, argc)
                 }
                 _ if argc != 0 => Err(RuntimeError(format!(

@@ -138,6 +138,7 @@ fn thin_run(r: &RunResult) -> RunResult {
             uncommitted_bytes: r.gc.uncommitted_bytes,
             direct: DirectStats::default(),
             totals: EventTotals::default(),
+            safepoint_barrier: r.gc.safepoint_barrier.clone(),
         },
         hiccup: crate::hiccup::HiccupSamples::empty(),
         control_hiccup: crate::hiccup::HiccupSamples::empty(),

@@ -1,4 +1,9 @@
-//! The VM's fast half: the dispatch loop that runs every instruction that cannot allocate.
+//! The VM's fast half: the dispatch loop that runs every instruction that cannot allocate,
+//! and the common allocating ones — a class call (its instance), `CLOSURE` (its closure and
+//! new upvalues), a short string concatenation — on the allocation fast path
+//! ([`Scope::alloc_fresh`]), which bumps the mutator's private page under the shared borrow
+//! and hands back `None` when it needs more (a page refill, a pacing decision): then the
+//! instruction leaves for [`Vm::run`], which runs it in full with the mutable scope.
 //!
 //! [`Vm::run_fast`] borrows the scope immutably for its whole run, so no safepoint can happen
 //! in it and every [`ObjRef`] it holds stays valid. It opens the value stack and the frame
@@ -17,10 +22,13 @@ use super::{FRAME_ROOTS, OPEN_UPVALUES, PRINT_CHUNK, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
-    closure_code_id, display_object, native_id, set_upvalue_value, string_len, string_text,
-    upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_SLOT, BOUND_RECEIVER,
-    CLASS, CLASS_METHODS, CLOSURE, CLOSURE_CONSTANTS, CLOSURE_UPVALUES, INSTANCE, INSTANCE_CLASS,
-    INSTANCE_FIELDS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE_NEXT, UPVALUE_VALUE,
+    closure_code_id, display_object, function_code_id, function_upvalues, native_id, open_upvalue,
+    set_closure_code_id, set_upvalue_value, string_len, string_text, table_raw_size,
+    upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
+    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS,
+    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS,
+    INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, TABLE, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
+    UPVALUE_REFS, UPVALUE_VALUE,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -103,6 +111,39 @@ fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
     }
 }
 
+/// The open upvalue for stack slot `slot`, created on the allocation fast path if there is
+/// none (clox's `captureUpvalue`; the list is sorted by slot, highest first); `None` (nothing
+/// changed) if the allocation needs the slow path.
+#[inline]
+fn capture_upvalue<'a>(
+    s: &'a Scope<'_>,
+    closures: &Closures<'a>,
+    slot: usize,
+) -> Option<ObjRef<'a>> {
+    let mut previous = None;
+    let mut current = closures.get(OPEN_UPVALUES);
+    while let Some(up) = current {
+        let at = upvalue_slot(up);
+        if at == slot {
+            return Some(up);
+        }
+        if at < slot {
+            break;
+        }
+        previous = Some(up);
+        current = up.load(UPVALUE_NEXT);
+    }
+    let new = s.alloc_fresh(UPVALUE, UPVALUE_REFS, UPVALUE_BYTES)?;
+    new.init(UPVALUE_NEXT, current);
+    let new = new.get();
+    open_upvalue(new, slot);
+    match previous {
+        None => closures.set(OPEN_UPVALUES, Some(new)),
+        Some(p) => p.store(UPVALUE_NEXT, Some(new)),
+    }
+    Some(new)
+}
+
 /// The frames' region, opened: closures and constants (the open-upvalue list head in its
 /// last slot).
 type Closures<'a> = RegionView<'a, FRAME_ROOTS>;
@@ -144,10 +185,14 @@ impl Vm {
             globals,
             global_values,
             codes,
+            init_string,
+            init_hash,
+            interner,
             out,
             start,
             ..
         } = self;
+        let init_hash = *init_hash;
         let mut st = StackView::new(values, stack.view(s), *sp);
         let closures: Closures<'_> = frame_roots.view(s);
         let globals = globals.get(s);
@@ -331,7 +376,44 @@ impl Vm {
                             st.set(callee_slot, RAW_OBJ, receiver);
                             call_closure!($at, method, argc);
                         }
-                        CLASS => break 'run Ok(Exit::CallClass(argc)),
+                        CLASS => {
+                            // clox's `newInstance` and `init` call, with the allocation fast
+                            // path; where it needs the slow path, `call_class` does it all.
+                            let methods = callee.load(CLASS_METHODS).expect("a class has methods");
+                            let init =
+                                table::get_object_hashed(methods, init_string.get(s), init_hash);
+                            // An initializer that sets fields gets the field table with the
+                            // instance, so that setting them needs no allocation.
+                            let fields = match init {
+                                Some(c) if codes[closure_code_id(c) as usize].sets_fields => {
+                                    let Some(t) = s.alloc_fresh(
+                                        TABLE,
+                                        2 * table::MIN_CAPACITY as u32,
+                                        table_raw_size(table::MIN_CAPACITY),
+                                    ) else {
+                                        break 'run Ok(Exit::CallClass(argc));
+                                    };
+                                    Some(t.get())
+                                }
+                                _ => None,
+                            };
+                            let Some(instance) = s.alloc_fresh(INSTANCE, INSTANCE_REFS, 0) else {
+                                break 'run Ok(Exit::CallClass(argc));
+                            };
+                            instance.init(INSTANCE_CLASS, Some(callee));
+                            instance.init(INSTANCE_FIELDS, fields);
+                            st.set(callee_slot, RAW_OBJ, Some(instance.get()));
+                            match init {
+                                Some(initializer) => call_closure!($at, initializer, argc),
+                                None if argc != 0 => {
+                                    fail!($at, "Expected 0 arguments but got {argc}.")
+                                }
+                                None => {
+                                    ip = frames[fi].ip;
+                                    continue;
+                                }
+                            }
+                        }
                         NATIVE => {
                             let result = match native_id(callee) {
                                 NATIVE_CLOCK => Value::Number(start.elapsed().as_secs_f64()),
@@ -584,11 +666,16 @@ impl Vm {
                 op::MULTIPLY => binary_number_op!(at, a, b, (a * b).to_bits()),
                 op::DIVIDE => binary_number_op!(at, a, b, (a / b).to_bits()),
                 op::ADD => {
-                    let is_string = |i: usize| st.obj(i).is_some_and(|o| o.shape() == STRING);
-                    if !(is_string(st.sp - 1) && is_string(st.sp - 2)) {
+                    let string = |i: usize| st.obj(i).filter(|o| o.shape() == STRING);
+                    let (Some(a), Some(b)) = (string(st.sp - 2), string(st.sp - 1)) else {
                         fail!(at, "Operands must be two numbers or two strings.");
-                    }
-                    slow!(at);
+                    };
+                    let Some(r) = interner.concat_in_stretch(s, a, b) else {
+                        slow!(at);
+                    };
+                    st.drop_n(1);
+                    st.replace_obj(st.sp - 1, RAW_OBJ, Some(r));
+                    ip += 1;
                 }
                 op::GET_UPVALUE => {
                     let closure = closures.get(roots).expect("a closure");
@@ -618,11 +705,18 @@ impl Vm {
                     }
                     let class = instance.load(INSTANCE_CLASS).expect("a class");
                     let methods = class.load(CLASS_METHODS).expect("methods");
-                    if table::get_hashed(methods, name, cur.hashes[arg]).is_none() {
+                    let Some(method) = table::get_object_hashed(methods, name, cur.hashes[arg])
+                    else {
                         fail!(at, "Undefined property '{}'.", string_text(name));
-                    }
-                    // A bound method: allocates.
-                    slow!(at);
+                    };
+                    // A bound method, on the allocation fast path.
+                    let Some(bound) = s.alloc_fresh(BOUND_METHOD, BOUND_METHOD_REFS, 0) else {
+                        slow!(at);
+                    };
+                    bound.init(BOUND_RECEIVER, Some(instance));
+                    bound.init(BOUND_METHOD_SLOT, Some(method));
+                    st.replace_obj(st.sp - 1, RAW_OBJ, Some(bound.get()));
+                    ip += 2;
                 }
                 op::SET_PROPERTY => {
                     let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
@@ -630,25 +724,49 @@ impl Vm {
                     };
                     let name = constants!().load(arg).expect("a name");
                     let (raw, r) = st.get(st.sp - 1);
-                    match instance.load(INSTANCE_FIELDS) {
-                        Some(fields)
-                            if table::set_in_place_hashed(
-                                fields,
-                                name,
-                                cur.hashes[arg],
-                                raw,
-                                r,
-                            ) =>
-                        {
-                            st.replace_obj(st.sp - 2, raw, r);
-                            st.drop_top(raw);
-                            ip += 2;
+                    let fields = match instance.load(INSTANCE_FIELDS) {
+                        Some(fields) => fields,
+                        // The first field: its table on the allocation fast path.
+                        None => {
+                            let Some(t) = s.alloc_fresh(
+                                TABLE,
+                                2 * table::MIN_CAPACITY as u32,
+                                table_raw_size(table::MIN_CAPACITY),
+                            ) else {
+                                slow!(at);
+                            };
+                            let t = t.get();
+                            instance.store(INSTANCE_FIELDS, Some(t));
+                            t
                         }
-                        // No field table yet, or a full one: allocates.
-                        _ => slow!(at),
+                    };
+                    if !table::set_in_place_hashed(fields, name, cur.hashes[arg], raw, r) {
+                        // A full table: a bigger one, in `slow_op`.
+                        slow!(at);
                     }
+                    st.replace_obj(st.sp - 2, raw, r);
+                    st.drop_top(raw);
+                    ip += 2;
                 }
-                op::GET_SUPER => slow!(at),
+                op::GET_SUPER => {
+                    // The receiver's method of the superclass on top, bound to the receiver
+                    // below it, on the allocation fast path.
+                    let name = constants!().load(arg).expect("a name");
+                    let superclass = st.obj(st.sp - 1).expect("a superclass");
+                    let methods = superclass.load(CLASS_METHODS).expect("methods");
+                    let Some(method) = table::get_object_hashed(methods, name, cur.hashes[arg])
+                    else {
+                        fail!(at, "Undefined property '{}'.", string_text(name));
+                    };
+                    let Some(bound) = s.alloc_fresh(BOUND_METHOD, BOUND_METHOD_REFS, 0) else {
+                        slow!(at);
+                    };
+                    bound.init(BOUND_RECEIVER, st.obj(st.sp - 2));
+                    bound.init(BOUND_METHOD_SLOT, Some(method));
+                    st.drop_n(1);
+                    st.replace_obj(st.sp - 1, RAW_OBJ, Some(bound.get()));
+                    ip += 2;
+                }
                 op::PRINT => {
                     let (raw, r) = st.get(st.sp - 1);
                     // A long string is written a piece at a time, polling between pieces.
@@ -692,7 +810,41 @@ impl Vm {
                     st.drop_n(1);
                     invoke_from_class!(at, superclass, name, arg, ins[2] as usize);
                 }
-                op::CLOSURE | op::CLASS | op::INHERIT | op::METHOD => slow!(at),
+                op::CLOSURE => {
+                    // clox's `newClosure` and `captureUpvalue`, with the allocation fast
+                    // path; where it needs the slow path, `slow_op` runs the instruction
+                    // again in full (upvalues made here are on the open list, and found).
+                    let function = constants!().load(arg).expect("a function");
+                    let n = function_upvalues(function);
+                    let Some(c) =
+                        s.alloc_fresh(CLOSURE, (CLOSURE_UPVALUES + n) as u32, CLOSURE_BYTES)
+                    else {
+                        slow!(at);
+                    };
+                    c.init(CLOSURE_FUNCTION, Some(function));
+                    c.init(CLOSURE_CONSTANTS, function.load(FN_CONSTANTS));
+                    for i in 0..n {
+                        let pair = code
+                            .fetch(at + 2 + 2 * i)
+                            .expect("a closure's captures are in the code");
+                        let index = pair[1] as usize;
+                        let up = if pair[0] != 0 {
+                            match capture_upvalue(s, &closures, base + index) {
+                                Some(up) => Some(up),
+                                None => slow!(at),
+                            }
+                        } else {
+                            let enclosing = closures.get(roots).expect("a closure");
+                            enclosing.load(CLOSURE_UPVALUES + index)
+                        };
+                        c.init(CLOSURE_UPVALUES + i, up);
+                    }
+                    let c = c.get();
+                    set_closure_code_id(c, function_code_id(function));
+                    push!(at, RAW_OBJ, Some(c));
+                    ip = at + 2 + 2 * n;
+                }
+                op::CLASS | op::INHERIT | op::METHOD => slow!(at),
                 op::CLOSE_UPVALUE => {
                     close_upvalues(&st, &closures, st.sp - 1);
                     st.drop_n(1);
