@@ -186,6 +186,15 @@ impl Heap {
             .request(InjectedPanic::MarkWorker);
     }
 
+    /// Run `hook` once, in the next weak upgrade between Pause Mark End and Pause Relocate
+    /// Start that reads a non-null slot, right after that read and before the referent's
+    /// liveness is tested: a test holds the upgrading mutator there, to open on purpose the
+    /// window a preempted thread opens by chance (for the tests of that race).
+    #[doc(hidden)]
+    pub fn hold_next_weak_upgrade_for_tests(&self, hook: impl FnOnce() + Send + 'static) {
+        self.inner.weak_upgrade_hold().arm(Box::new(hook));
+    }
+
     /// Page table and memory facts for reports: page counts by kind and memory usage.
     ///
     /// Registered native pools (the default, see [`crate::native::PoolConfig::register`]) are

@@ -62,6 +62,18 @@ impl MutatorSlowPath<'_> {
 /// slot, used in every phase but one. Between Pause Mark End and Pause Relocate Start an
 /// unmarked referent reads as null (it is about to be cleared: it must not be resurrected); a
 /// marked one is healed to the good color like any slot.
+///
+/// The liveness test is only as good as the slot value it tests, read before it: a thread
+/// preempted between the read and the test can resume after Concurrent Process Non-Strong
+/// References cleared the slot (its referent was dead), Concurrent Select Relocation Set freed
+/// the referent's page as empty and a page of this cycle took the same memory (a relocation
+/// target, say), on which every offset reads as live. So the answer is confirmed on the slot:
+/// the heal is a CAS from the value read, made even when that value is good already, and a
+/// slot that changed meanwhile is judged again (null: dead). This is sound because the slot is
+/// cleared before the page is freed, and the page's reuse is published through the page table
+/// (release) that the liveness test reads (acquire): a test that saw the reused page is
+/// followed by a CAS that sees the cleared slot. (ZGC closes the same window with a handshake
+/// after processing its weak roots, before any page is freed.)
 pub(crate) fn load_weak(
     heap: &HeapInner,
     slot: &ColoredSlot,
@@ -71,18 +83,25 @@ pub(crate) fn load_weak(
     if cx.state.phase() != BarrierPhase::MarkComplete {
         return strong();
     }
-    let p = slot.load(Ordering::Acquire);
-    if p.is_null() {
-        return ColoredPtr::NULL;
-    }
     let good = cx.state.good();
-    let off = cx.forwarding.remap_if_stale(cx.layout(), p, good);
-    if !mark::is_live(cx, off) {
-        return ColoredPtr::NULL;
+    let mut p = slot.load(Ordering::Acquire);
+    loop {
+        if p.is_null() {
+            return ColoredPtr::NULL;
+        }
+        // Where a test holds this thread, as a preemption would (see above).
+        heap.weak_upgrade_hold.pass();
+        let off = cx.forwarding.remap_if_stale(cx.layout(), p, good);
+        if !mark::is_live(cx, off) {
+            return ColoredPtr::NULL;
+        }
+        let g = cx.layout().good(off, good);
+        match slot.compare_exchange(p, g, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return g,
+            // Healed to the same pointer by the collector or another upgrade.
+            Err(current) if current == g => return g,
+            // Cleared (the referent was dead) or changed: judge the new value.
+            Err(current) => p = current,
+        }
     }
-    let g = cx.layout().good(off, good);
-    if g != p {
-        gc_core::self_heal(slot, p, g, cx.state.bad_mask());
-    }
-    g
 }

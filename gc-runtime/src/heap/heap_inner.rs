@@ -19,8 +19,8 @@ use crate::direct::DirectBuffers;
 use crate::mark::Mark;
 use crate::mark::WeakProcessor;
 use crate::observe::GcEvents;
-use crate::observe::InjectedPanics;
 use crate::observe::ValueSlotCounts;
+use crate::observe::{InjectedHold, InjectedPanics};
 use crate::relocate::Relocate;
 use crate::relocate::RelocationSet;
 use crate::roots::{HandleTable, MutatorShared, Roots};
@@ -55,6 +55,9 @@ pub(crate) struct HeapInner {
     /// stall, and in the `stw` pause).
     pub(super) cores: usize,
     pub(super) injected_panics: InjectedPanics,
+    /// Where a test holds a weak upgrade between Pause Mark End and Pause Relocate Start
+    /// (`barrier_policy::load_weak`).
+    pub(super) weak_upgrade_hold: InjectedHold,
 }
 
 impl HeapInner {
@@ -95,6 +98,7 @@ impl HeapInner {
             events,
             cores,
             injected_panics: InjectedPanics::default(),
+            weak_upgrade_hold: InjectedHold::default(),
             config,
         })
     }
@@ -125,6 +129,11 @@ impl HeapInner {
     #[inline]
     pub(crate) fn injected_panics(&self) -> &InjectedPanics {
         &self.injected_panics
+    }
+
+    /// The hold point of weak upgrades, for tests (see `observe::InjectedHold`).
+    pub(crate) fn weak_upgrade_hold(&self) -> &InjectedHold {
+        &self.weak_upgrade_hold
     }
 
     /// The global phase state: good color, phase, sequence number.

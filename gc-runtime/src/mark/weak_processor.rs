@@ -18,7 +18,9 @@
 //! reset concurrently, and a weak load racing that reset could not find the object any more.
 //!
 //! Between Pause Mark End and that clearing, a weak load must not resurrect an unmarked
-//! referent: the barrier for weak loads (`barrier_policy::load_weak`) reads it as null.
+//! referent: the barrier for weak loads (`barrier_policy::load_weak`) reads it as null, and
+//! confirms a live answer on the slot with a CAS, since a load preempted long enough can test
+//! a referent whose slot this processing cleared and whose page selection then freed.
 
 use super::marker as mark;
 use crate::context::GcContext;
