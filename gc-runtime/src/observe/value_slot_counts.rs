@@ -17,7 +17,7 @@ pub(crate) struct ValueSlotCounts {
     full_remap_moves: AtomicU64,
 }
 
-/// A snapshot of [`ValueSlotCounts`] (`Heap::value_slot_stats`).
+/// A snapshot of `ValueSlotCounts` (`Heap::value_slot_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ValueSlotStats {
     /// Value slots a mutator's barrier found holding a pointer with a bad color and healed

@@ -16,7 +16,7 @@
 //! building the result on the Rust side, with a safepoint poll between two chunks: hashing,
 //! comparing or copying hundreds of megabytes in one go would hold every pause for as long.
 //! After each poll the strings are looked up again through their handles (the collector may
-//! have moved them), never kept as [`ObjRef`](gc_runtime::ObjRef)s across it — which the borrow checker enforces,
+//! have moved them), never kept as [`ObjRef`]s across it — which the borrow checker enforces,
 //! since a poll takes the scope mutably.
 
 use crate::object::{
