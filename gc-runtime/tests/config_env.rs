@@ -58,8 +58,14 @@ fn new_ignores_the_environment_and_from_env_reads_it_or_names_a_bad_variable() {
     std::env::set_var(MEMBARRIER_ENV, "maybe");
     let e = HeapConfig::from_env(64 << 20).unwrap_err();
     assert_eq!(e.variable, MEMBARRIER_ENV);
-    assert!(e.to_string().contains("use on (the default"), "{e}");
+    assert!(e.to_string().contains("use off (the default"), "{e}");
     std::env::remove_var(MEMBARRIER_ENV);
+    // Unset: fences, the default.
+    let heap = Heap::new(HeapConfig::from_env(64 << 20).unwrap()).unwrap();
+    assert_eq!(heap.stats().safepoint_barrier, "fences");
+    drop(heap);
+    // `on`: membarrier where the system offers it.
+    std::env::set_var(MEMBARRIER_ENV, "on");
     let heap = Heap::new(HeapConfig::from_env(64 << 20).unwrap()).unwrap();
     assert!(
         ["membarrier", "fences"].contains(&heap.stats().safepoint_barrier.as_str()),
@@ -67,5 +73,6 @@ fn new_ignores_the_environment_and_from_env_reads_it_or_names_a_bad_variable() {
         heap.stats().safepoint_barrier
     );
     drop(heap);
+    std::env::remove_var(MEMBARRIER_ENV);
     assert_eq!(HeapConfig::from_env(64 << 20).unwrap().log, LogLevel::Off);
 }
