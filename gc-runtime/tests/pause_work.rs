@@ -9,6 +9,9 @@
 //! count is real: its one pause visits every root. A churning mutator runs beside the cycles
 //! in the `concurrent` runs, so its barriers heal and mark roots while the scan runs, and the
 //! roots' objects are checked after every cycle.
+//!
+//! A pause's record also says how much of it was the heap verifier's walk (`verify_ns`), so
+//! the torture and soak reports can tell the collector's pause from the debugging aid's.
 
 use gc_runtime::{GcStats, Heap, HeapConfig, Mode, PauseKind};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -149,4 +152,49 @@ fn the_stw_pause_visits_every_root() {
         .cycles
         .iter()
         .all(|c| c.roots_marked_concurrently == 0));
+}
+
+/// Pause records say how much of each pause was the heap verifier's walk: with the verifier
+/// on, every pause that verifies has it, within the pause's time; with it off, none has.
+#[test]
+fn pauses_record_the_verifiers_share() {
+    let stats_with = |verify: bool| {
+        let heap = Heap::new(HeapConfig::new(64 * MIB).verify(verify)).unwrap();
+        let mut m = heap.attach("main").unwrap();
+        let region = heap.root_region(1);
+        m.scope(|s| {
+            // Enough live objects that the walk takes measurable time.
+            let mut list = None;
+            for i in 0..20_000u64 {
+                let o = s.alloc(1, 1, 8).unwrap();
+                s.get(o).write_u64(0, i);
+                s.store(o, 0, list);
+                list = Some(o);
+            }
+            region.set_local(s, 0, list);
+            for _ in 0..2 {
+                s.collect("verify share test");
+            }
+        });
+        heap.stats()
+    };
+    let on = stats_with(true);
+    let verifying: Vec<_> = on
+        .pauses
+        .iter()
+        .filter(|p| matches!(p.kind, PauseKind::MarkStart | PauseKind::RelocateStart))
+        .collect();
+    assert!(verifying.len() >= 4, "{} pauses", verifying.len());
+    for p in &verifying {
+        assert!(
+            p.verify_ns > 0 && p.verify_ns <= p.at_safepoint_ns && p.verify_ns <= p.total_ns,
+            "a verifying pause records its walk within its time: {p:?}"
+        );
+    }
+    let off = stats_with(false);
+    assert!(off.pauses.len() >= 6, "{} pauses", off.pauses.len());
+    assert!(
+        off.pauses.iter().all(|p| p.verify_ns == 0),
+        "no walk without the verifier"
+    );
 }

@@ -406,6 +406,7 @@ mod tests {
             at_safepoint_ns: total - total / 4,
             total_ns: total,
             work_items: 0,
+            verify_ns: 0,
         }
     }
 

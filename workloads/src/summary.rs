@@ -290,6 +290,7 @@ mod tests {
             at_safepoint_ns: total - 10_000,
             total_ns: total,
             work_items: 0,
+            verify_ns: 0,
         };
         let c = |start, cause: GcCause| CycleRecord {
             cycle: 1,

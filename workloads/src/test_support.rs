@@ -38,6 +38,7 @@ pub fn sample_result(mode: Mode, heap_bytes: u64, pauses_ns: &[u64]) -> RunResul
             at_safepoint_ns: total - total / 10,
             total_ns: total,
             work_items: 0,
+            verify_ns: 0,
         })
         .collect();
     let cycles: Vec<CycleRecord> = pauses

@@ -151,6 +151,8 @@ struct Cycle<'h> {
     starvations0: (u64, u64),
     /// Work items of the pause in progress (see `PauseRecord::work_items`).
     pause_work: u64,
+    /// Time the verifier took in the pause in progress (see `PauseRecord::verify_ns`).
+    pause_verify: Duration,
 }
 
 impl<'h> Cycle<'h> {
@@ -171,6 +173,7 @@ impl<'h> Cycle<'h> {
             worker_cpu: 0,
             starvations0: (heap.idle_class().starvations(), heap.idle_class().raised()),
             pause_work: 0,
+            pause_verify: Duration::ZERO,
         }
     }
 
@@ -226,6 +229,7 @@ impl<'h> Cycle<'h> {
             panic!("GC panic injected for a test, in {}", kind.name());
         }
         self.pause_work = 0;
+        self.pause_verify = Duration::ZERO;
         let r = f(self, &muts);
         heap.resume_mutators();
         let t2 = Instant::now();
@@ -240,14 +244,19 @@ impl<'h> Cycle<'h> {
             at_safepoint_ns: at.as_nanos() as u64,
             total_ns: total.as_nanos() as u64,
             work_items: self.pause_work,
+            verify_ns: self.pause_verify.as_nanos() as u64,
         };
         heap.events().pause(&mut self.rec, pause);
         r
     }
 
-    fn verify(&self, muts: &[Arc<MutatorShared>], point: VerifyPoint) {
+    /// Run the heap verifier at `point` if it is on, its time added to the pause's
+    /// `verify_ns`.
+    fn verify(&mut self, muts: &[Arc<MutatorShared>], point: VerifyPoint) {
         if self.heap.config().verify {
+            let t = Instant::now();
             verify(self.heap, muts, point);
+            self.pause_verify += t.elapsed();
         }
     }
 

@@ -416,6 +416,7 @@ mod tests {
                 at_safepoint_ns: 20_000,
                 total_ns: 21_000,
                 work_items: 0,
+                verify_ns: 0,
             },
         );
         ev.allocation_stall("main", ev.begin(), false);
@@ -476,6 +477,7 @@ mod bounded {
                 at_safepoint_ns: 1,
                 total_ns: 2,
                 work_items: 0,
+                verify_ns: 0,
             },
         );
         ev.pacing("main", ev.begin(), Duration::from_micros(1));

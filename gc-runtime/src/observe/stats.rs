@@ -35,6 +35,11 @@ pub struct PauseRecord {
     /// there are); the `stw` pause's grows with the roots.
     #[serde(default)]
     pub work_items: u64,
+    /// Time the heap verifier (`HeapConfig::verify`, a debugging aid) spent inside this pause,
+    /// included in `at_safepoint_ns` and `total_ns`; 0 when the verifier is off. A report
+    /// judging the collector's pauses subtracts it: the walk visits the whole heap.
+    #[serde(default)]
+    pub verify_ns: u64,
 }
 
 /// One concurrent (or stop-the-world) phase of a cycle.

@@ -292,6 +292,7 @@ impl JvmLog {
                     at_safepoint_ns: p.total_ns - p.time_to_safepoint_ns,
                     total_ns: p.total_ns,
                     work_items: 0,
+                    verify_ns: 0,
                 })
                 .collect(),
             stalls: self
