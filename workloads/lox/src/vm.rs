@@ -6,13 +6,17 @@
 //!   of each value) plus a Rust array of NaN-boxed words (the tag and number half,
 //!   [`Value::to_raw`]). Slots above the stack top are kept null, so the collector sees exactly
 //!   the live stack. The dispatch loop opens both halves as a [`crate::stack::StackView`].
-//! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure and its
-//!   function's constant array are in a second root region, `frame_roots`, in the frame's two
-//!   slots (`closure_slot`, `constants_slot`) — clox keeps the closure as a C pointer in
-//!   the frame, and the stack slot at the frame base does not always hold it (a method's slot 0
-//!   is the receiver); the constants are there so that returning to a frame reads them with
-//!   one load instead of two through the closure. Both slots are null above the top frame.
-//!   The same region's last slot heads the list of open upvalues.
+//! - **Call frames** are Rust structs (`ip`, slot base, code id) in a fixed array of
+//!   [`FRAMES_MAX`]. A frame's closure is in a second root region, `frame_roots`, in the
+//!   frame's slot (`closure_slot`) — clox keeps the closure as a C pointer in the frame, and
+//!   the stack slot at the frame base does not always hold it (a method's slot 0 is the
+//!   receiver). The slot is null above the top frame. The same region's last slot heads the
+//!   list of open upvalues.
+//! - **Constants**: every loaded function's constant array is in one heap value array by
+//!   code id (`code_constants`, held through a [`Global`], replaced by a bigger array when
+//!   full), so a call stores nothing for them: a frame reads its code's entry when an
+//!   instruction first needs a constant. A loaded function's constants live as long as the
+//!   VM, as its Rust-side code does.
 //! - **Globals** are slots, resolved by name when a function is loaded (`Code::globals`): the
 //!   raw halves in a Rust vector, the objects in a heap value array held through a [`Global`]
 //!   handle (replaced by a bigger array when the slots run out). The string `"init"` is a

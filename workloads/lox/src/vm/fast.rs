@@ -9,9 +9,9 @@
 //! in it and every [`ObjRef`] it holds stays valid. It opens the value stack and the frame
 //! roots as views ([`StackView`], [`gc_runtime::RegionView`]: heap checked once, stack top
 //! in a local), reads the globals' array once, and keeps the current frame's Rust-side code in
-//! a local, and its constant array once an instruction needed it (read from the frame roots,
-//! where the call stored it; the closure is read from there by the upvalue instructions
-//! only). Calls and returns switch frames inside the loop;
+//! a local, and its constant array once an instruction needed it (read from the VM's array of
+//! every function's constants, by code id; the frame's closure is read from the frame roots
+//! by the upvalue instructions only). Calls and returns switch frames inside the loop;
 //! it gives control back to [`Vm::run`] only to poll (a backward jump or a call while a pause
 //! is requested), to run an allocating instruction, to call a class, at the end of the script
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
@@ -144,8 +144,8 @@ fn capture_upvalue<'a>(
     Some(new)
 }
 
-/// The frames' region, opened: closures and constants (the open-upvalue list head in its
-/// last slot).
+/// The frames' region, opened: the frames' closures (the open-upvalue list head in its last
+/// slot).
 type Closures<'a> = RegionView<'a, FRAME_ROOTS>;
 
 /// A runtime error (cold: the dispatch loop's error paths stay out of its way).
@@ -204,7 +204,7 @@ impl Vm {
         let frames: &mut [Frame; FRAMES_MAX] = frames;
 
         // The current frame: its index, `ip`, slot base, code, and its constants once an
-        // instruction needed them (they are read from `frame_roots` on first use: `fib`'s
+        // instruction needed them (they are read from `code_constants` on first use: `fib`'s
         // frames never need them). The closure is read from `frame_roots` by the upvalue
         // instructions only.
         let mut fi = *frame_count - 1;
