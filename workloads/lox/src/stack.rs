@@ -183,7 +183,8 @@ impl<'a> StackView<'a> {
     }
 
     /// Replaces the values from slot `base` up by the top one (a function's result replacing
-    /// its frame): one pass over the slots, the result moved to `base`.
+    /// its frame), `base` below the top: the result moved to `base` (whose region slot is
+    /// stored whatever it held), one pass over the slots between.
     #[inline(always)]
     pub fn return_to(&mut self, base: usize) {
         let top = self.sp - 1;
@@ -193,15 +194,17 @@ impl<'a> StackView<'a> {
         } else {
             None
         };
-        for (i, &word) in self.words[base..self.sp].iter().enumerate() {
+        // The slots between: the frame's arguments and locals.
+        for (i, &word) in self.words[base + 1..top].iter().enumerate() {
             if word == RAW_OBJ {
-                self.refs.set(base + i, None);
+                self.refs.set(base + 1 + i, None);
             }
         }
-        self.words[base] = raw;
         if raw == RAW_OBJ {
-            self.refs.set(base, r);
+            self.refs.set(top, None);
         }
+        self.words[base] = raw;
+        self.refs.set(base, r);
         self.sp = base + 1;
     }
 

@@ -6,13 +6,17 @@
 //!   of each value) plus a Rust array of NaN-boxed words (the tag and number half,
 //!   [`Value::to_raw`]). Slots above the stack top are kept null, so the collector sees exactly
 //!   the live stack. The dispatch loop opens both halves as a [`crate::stack::StackView`].
-//! - **Call frames** are Rust structs (`ip`, slot base, code id). A frame's closure and its
-//!   function's constant array are in a second root region, `frame_roots`, in the frame's two
-//!   slots (`closure_slot`, `constants_slot`) — clox keeps the closure as a C pointer in
-//!   the frame, and the stack slot at the frame base does not always hold it (a method's slot 0
-//!   is the receiver); the constants are there so that returning to a frame reads them with
-//!   one load instead of two through the closure. Both slots are null above the top frame.
-//!   The same region's last slot heads the list of open upvalues.
+//! - **Call frames** are Rust structs (`ip`, slot base, code id) in a fixed array of
+//!   [`FRAMES_MAX`]. A frame's closure is in a second root region, `frame_roots`, in the
+//!   frame's slot (`closure_slot`) — clox keeps the closure as a C pointer in the frame, and
+//!   the stack slot at the frame base does not always hold it (a method's slot 0 is the
+//!   receiver). The slot is null above the top frame. The same region's last slot heads the
+//!   list of open upvalues.
+//! - **Constants**: every loaded function's constant array is in one heap value array by
+//!   code id (`code_constants`, held through a [`Global`], replaced by a bigger array when
+//!   full), so a call stores nothing for them: a frame reads its code's entry when an
+//!   instruction first needs a constant. A loaded function's constants live as long as the
+//!   VM, as its Rust-side code does.
 //! - **Globals** are slots, resolved by name when a function is loaded (`Code::globals`): the
 //!   raw halves in a Rust vector, the objects in a heap value array held through a [`Global`]
 //!   handle (replaced by a bigger array when the slots run out). The string `"init"` is a
@@ -85,20 +89,14 @@ pub const FRAMES_MAX: usize = 64;
 pub use crate::stack::STACK_MAX;
 const _: () = assert!(STACK_MAX == FRAMES_MAX * 256);
 /// Slot of `frame_roots` that heads the open-upvalue list (after the frames' slots).
-const OPEN_UPVALUES: usize = 2 * FRAMES_MAX;
+const OPEN_UPVALUES: usize = FRAMES_MAX;
 /// Slots of `frame_roots`.
 const FRAME_ROOTS: usize = OPEN_UPVALUES + 1;
 
 /// Slot of `frame_roots` holding frame `fi`'s closure.
 #[inline(always)]
 const fn closure_slot(fi: usize) -> usize {
-    2 * fi
-}
-
-/// Slot of `frame_roots` holding frame `fi`'s constants (its function's [`FN_CONSTANTS`]).
-#[inline(always)]
-const fn constants_slot(fi: usize) -> usize {
-    2 * fi + 1
+    fi
 }
 
 /// The Rust-side copy of a loaded function's code and constants, which `run_fast` reads
@@ -136,8 +134,11 @@ const CONSTANTS_MAX: usize = 256;
 const RAW_UNDEFINED: u64 = 0x7ffc_0000_0000_00ff;
 /// Global slots of a new VM (the array doubles when a program names more globals).
 const GLOBALS_MIN: usize = 64;
+/// Slots of a new VM's `code_constants` (the array doubles when more functions are loaded).
+const CODES_MIN: usize = 64;
 
-/// A call frame. Its closure and constants are in `frame_roots` (see [`closure_slot`]).
+/// A call frame. Its closure is in `frame_roots` (see [`closure_slot`]); its constants are
+/// its code's, in `code_constants`.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     /// Offset of the next instruction in the function's code.
@@ -146,6 +147,15 @@ struct Frame {
     base: usize,
     /// The id of the function's Rust-side code (see [`Code`]).
     code: u32,
+}
+
+impl Frame {
+    /// The contents of a frame slot not in use.
+    const EMPTY: Frame = Frame {
+        ip: 0,
+        base: 0,
+        code: 0,
+    };
 }
 
 /// A runtime error on its way to being reported (the message; the trace is printed from the
@@ -188,10 +198,18 @@ pub struct Vm {
     values: Box<StackWords>,
     /// Stack top: index of the first free slot.
     sp: usize,
-    frames: Vec<Frame>,
-    /// Frame `i`'s closure and constants in slots [`closure_slot`]`(i)` and
-    /// [`constants_slot`]`(i)`; the open-upvalue list head in [`OPEN_UPVALUES`].
+    /// The call frames, `frames[..frame_count]` in use (a fixed array: a push checks only
+    /// the count against [`FRAMES_MAX`]).
+    frames: Box<[Frame; FRAMES_MAX]>,
+    frame_count: usize,
+    /// Frame `i`'s closure in slot [`closure_slot`]`(i)`; the open-upvalue list head in
+    /// [`OPEN_UPVALUES`].
     frame_roots: RootRegion,
+    /// The constant array ([`FN_CONSTANTS`]) of every loaded function, by code id (see
+    /// [`Code`]): a value array of reference slots only, replaced by a bigger one when it
+    /// fills up. Like the Rust-side code, a loaded function's constants live as long as the
+    /// VM.
+    code_constants: Global,
     /// The object halves of the global variables, by slot: a value array (reference slots
     /// only; its raw halves are `global_values`), replaced by a bigger one when it fills up.
     globals: Global,
@@ -221,17 +239,20 @@ impl Vm {
         err: Box<dyn Write>,
     ) -> Result<Vm, OutOfMemory> {
         let mut interner = Interner::new();
-        let (globals, init_string) = s.scope(|s| {
+        let (globals, code_constants, init_string) = s.scope(|s| {
             let globals = s.alloc(VALUE_ARRAY, GLOBALS_MIN as u32, 0)?;
+            let code_constants = s.alloc(VALUE_ARRAY, CODES_MIN as u32, 0)?;
             let init = interner.intern(s, b"init")?;
-            Ok::<_, OutOfMemory>((s.global(globals), s.global(init)))
+            Ok::<_, OutOfMemory>((s.global(globals), s.global(code_constants), s.global(init)))
         })?;
         let mut vm = Vm {
             stack: heap.root_region(STACK_MAX),
             values: Box::new([RAW_NIL; STACK_MAX]),
             sp: 0,
-            frames: Vec::with_capacity(FRAMES_MAX),
+            frames: Box::new([Frame::EMPTY; FRAMES_MAX]),
+            frame_count: 0,
             frame_roots: heap.root_region(FRAME_ROOTS),
+            code_constants,
             globals,
             global_values: Vec::new(),
             global_slots: HashMap::new(),
@@ -291,20 +312,19 @@ impl Vm {
 
     /// Pushes the script closure and its frame.
     fn start_frame(&mut self, s: &Scope<'_>, closure: Local<'_>) {
-        debug_assert!(self.frames.is_empty() && self.sp == 0);
+        debug_assert!(self.frame_count == 0 && self.sp == 0);
         self.values[0] = RAW_OBJ;
         self.stack.set_local(s, 0, Some(closure));
         self.sp = 1;
         self.frame_roots
             .set_local(s, closure_slot(0), Some(closure));
         let function = s.get(closure).load(CLOSURE_FUNCTION).expect("a function");
-        let constants = function.load(FN_CONSTANTS).expect("constants");
-        self.frame_roots.set(s, constants_slot(0), Some(constants));
-        self.frames.push(Frame {
+        self.frames[0] = Frame {
             ip: 0,
             base: 0,
             code: function_code_id(function),
-        });
+        };
+        self.frame_count = 1;
     }
 
     // ----- loading -------------------------------------------------------------------------
@@ -368,6 +388,7 @@ impl Vm {
                 hashes[i] = hash_bytes(name.as_bytes());
             }
         }
+        self.set_code_constants(s, id as usize, array)?;
         self.codes.push(Code {
             code: CodeBytes::new(code),
             constants: raw_constants,
@@ -391,6 +412,22 @@ impl Vm {
         Ok(function)
     }
 
+    /// Stores the constant array of the function with code id `id` (the next one) into
+    /// `code_constants`, growing it if it is full.
+    fn set_code_constants(
+        &mut self,
+        s: &mut Scope<'_>,
+        id: usize,
+        array: Local<'_>,
+    ) -> Result<(), OutOfMemory> {
+        let capacity = self.code_constants.get(s).n_refs();
+        if id == capacity {
+            self.code_constants = grown(s, &self.code_constants, capacity)?;
+        }
+        self.code_constants.get(s).store(id, Some(s.get(array)));
+        Ok(())
+    }
+
     fn define_native(&mut self, s: &mut Scope<'_>, name: &str, id: u64) -> Result<(), OutOfMemory> {
         let slot = self.global_slot(s, name)? as usize;
         s.scope(|s| {
@@ -412,15 +449,7 @@ impl Vm {
         let slot = self.global_values.len();
         let capacity = self.globals.get(s).n_refs();
         if slot == capacity {
-            s.scope(|s| {
-                let bigger = s.alloc(VALUE_ARRAY, 2 * capacity as u32, 0)?;
-                let (old, new) = (self.globals.get(s), s.get(bigger));
-                for i in 0..capacity {
-                    new.store(i, old.load(i));
-                }
-                self.globals = s.global(bigger);
-                Ok::<_, OutOfMemory>(())
-            })?;
+            self.globals = grown(s, &self.globals, capacity)?;
         }
         let slot32 = u32::try_from(slot).expect("fewer than 2^32 globals");
         self.global_values.push(RAW_UNDEFINED);
@@ -510,7 +539,7 @@ impl Vm {
         self.stack.clear_from(0);
         self.frame_roots.clear_from(0);
         self.sp = 0;
-        self.frames.clear();
+        self.frame_count = 0;
     }
 
     // ----- upvalues ----------------------------------------------------------------------------
@@ -572,18 +601,17 @@ impl Vm {
                 "Expected {arity} arguments but got {argc}."
             )));
         }
-        if self.frames.len() == FRAMES_MAX {
+        if self.frame_count == FRAMES_MAX {
             return Err(RuntimeError("Stack overflow.".to_string()));
         }
-        self.frames.push(Frame {
+        let fi = self.frame_count;
+        self.frames[fi] = Frame {
             ip: 0,
             base: self.sp - argc - 1,
             code: function_code_id(function),
-        });
-        let fi = self.frames.len() - 1;
+        };
+        self.frame_count = fi + 1;
         self.frame_roots.set(s, closure_slot(fi), Some(closure));
-        let constants = function.load(FN_CONSTANTS).expect("constants");
-        self.frame_roots.set(s, constants_slot(fi), Some(constants));
         Ok(())
     }
 
@@ -604,7 +632,7 @@ impl Vm {
     /// Executes the allocating instruction at the current frame's `ip`, with handles in a
     /// nested scope.
     fn slow_op(&mut self, s: &mut Scope<'_>) -> Result<(), RuntimeError> {
-        let fi = self.frames.len() - 1;
+        let fi = self.frame_count - 1;
         let Frame { ip: at, code, .. } = self.frames[fi];
         let ins = self.codes[code as usize]
             .code
@@ -621,7 +649,8 @@ impl Vm {
 
     /// Constant `index` of frame `fi`'s function (an object: a name or a function), rooted.
     fn constant<'s>(&self, s: &Scope<'s>, fi: usize, index: usize) -> Local<'s> {
-        let constants = self.frame_roots.get(s, constants_slot(fi));
+        let code = self.frames[fi].code as usize;
+        let constants = self.code_constants.get(s).load(code);
         s.root(
             constants
                 .expect("constants")
@@ -861,7 +890,7 @@ impl Vm {
     fn report(&mut self, s: &Scope<'_>, error: &RuntimeError) {
         let _ = self.out.flush();
         let mut text = format!("{}\n", error.0);
-        for (i, frame) in self.frames.iter().enumerate().rev() {
+        for (i, frame) in self.frames[..self.frame_count].iter().enumerate().rev() {
             let Some(closure) = self.frame_roots.get(s, closure_slot(i)) else {
                 continue;
             };
@@ -876,6 +905,19 @@ impl Vm {
         let _ = self.err.flush();
         self.reset_stack();
     }
+}
+
+/// A value array of twice `capacity` reference slots holding the `capacity` slots of `old`
+/// (then null), as a new handle.
+fn grown(s: &mut Scope<'_>, old: &Global, capacity: usize) -> Result<Global, OutOfMemory> {
+    s.scope(|s| {
+        let bigger = s.alloc(VALUE_ARRAY, 2 * capacity as u32, 0)?;
+        let (old, new) = (old.get(s), s.get(bigger));
+        for i in 0..capacity {
+            new.store(i, old.load(i));
+        }
+        Ok(s.global(bigger))
+    })
 }
 
 /// Allocates a closure of `function` with room for `upvalues` upvalues (null until stored):

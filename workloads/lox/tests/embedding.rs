@@ -157,3 +157,38 @@ fn printing_a_64_mib_string_polls_between_pieces() {
         assert_eq!(out.take(), "abcd\n");
     }
 }
+
+/// Every loaded function's constants are kept in one array by code index, which doubles when
+/// full: 300 functions (more than four times the first capacity of 64), loaded by separate
+/// programs with a collection between them (objects move in the concurrent mode), each still
+/// reads its own constants — a string, a name it looks up and a nested function — afterwards.
+#[test]
+fn constants_of_many_functions_outlive_growth_and_collection() {
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        let (mut lox, out, err) = lox(mode);
+        lox.interpret("class Box { init(v) { this.v = v; } }")
+            .unwrap();
+        for batch in 0..10 {
+            let mut program = String::new();
+            for i in batch * 30..batch * 30 + 30 {
+                program.push_str(&format!(
+                    "fun f{i}() {{ fun inner() {{ return \"s{i}\"; }} \
+                     return Box(inner).v() + \" \" + Box(\"t{i}\").v; }}\n"
+                ));
+            }
+            lox.interpret(&program).unwrap();
+            lox.collect();
+        }
+        for batch in 0..10 {
+            let calls: String = (batch * 30..batch * 30 + 30)
+                .map(|i| format!("print f{i}();\n"))
+                .collect();
+            lox.interpret(&calls).unwrap();
+            lox.collect();
+        }
+        lox.flush();
+        let expected: String = (0..300).map(|i| format!("s{i} t{i}\n")).collect();
+        assert_eq!(out.take(), expected, "{mode:?}");
+        assert_eq!(err.take(), "", "{mode:?}");
+    }
+}

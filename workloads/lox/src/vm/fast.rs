@@ -9,9 +9,9 @@
 //! in it and every [`ObjRef`] it holds stays valid. It opens the value stack and the frame
 //! roots as views ([`StackView`], [`gc_runtime::RegionView`]: heap checked once, stack top
 //! in a local), reads the globals' array once, and keeps the current frame's Rust-side code in
-//! a local, and its constant array once an instruction needed it (read from the frame roots,
-//! where the call stored it; the closure is read from there by the upvalue instructions
-//! only). Calls and returns switch frames inside the loop;
+//! a local, and its constant array once an instruction needed it (read from the VM's array of
+//! every function's constants, by code id; the frame's closure is read from the frame roots
+//! by the upvalue instructions only). Calls and returns switch frames inside the loop;
 //! it gives control back to [`Vm::run`] only to poll (a backward jump or a call while a pause
 //! is requested), to run an allocating instruction, to call a class, at the end of the script
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
@@ -144,8 +144,8 @@ fn capture_upvalue<'a>(
     Some(new)
 }
 
-/// The frames' region, opened: closures and constants (the open-upvalue list head in its
-/// last slot).
+/// The frames' region, opened: the frames' closures (the open-upvalue list head in its last
+/// slot).
 type Closures<'a> = RegionView<'a, FRAME_ROOTS>;
 
 /// A runtime error (cold: the dispatch loop's error paths stay out of its way).
@@ -181,7 +181,9 @@ impl Vm {
             values,
             sp,
             frames,
+            frame_count,
             frame_roots,
+            code_constants,
             globals,
             global_values,
             codes,
@@ -196,28 +198,25 @@ impl Vm {
         let mut st = StackView::new(values, stack.view(s), *sp);
         let closures: Closures<'_> = frame_roots.view(s);
         let globals = globals.get(s);
+        let code_constants = code_constants.get(s);
         let global_values: &mut [u64] = global_values;
         let codes: &[Code] = codes;
+        let frames: &mut [Frame; FRAMES_MAX] = frames;
 
         // The current frame: its index, `ip`, slot base, code, and its constants once an
-        // instruction needed them (they are read from `frame_roots` on first use: `fib`'s
+        // instruction needed them (they are read from `code_constants` on first use: `fib`'s
         // frames never need them). The closure is read from `frame_roots` by the upvalue
         // instructions only.
-        let mut fi;
-        // `closure_slot(fi)`: the frame's first slot in `frame_roots` (its constants are in
-        // the next), kept beside `fi` rather than recomputed where it is used.
-        let mut roots;
+        let mut fi = *frame_count - 1;
         let mut ip;
         let mut base;
         let mut constants: Option<ObjRef<'_>>;
         let mut code: CodeWindow<'_>;
         let mut cur: &Code;
 
-        // Makes the frame on top of `frames` current.
+        // Makes frame `fi` current.
         macro_rules! enter {
             () => {{
-                fi = frames.len() - 1;
-                roots = closure_slot(fi);
                 let frame = frames[fi];
                 ip = frame.ip;
                 base = frame.base;
@@ -232,7 +231,9 @@ impl Vm {
             () => {
                 match constants {
                     Some(c) => c,
-                    None => closures.get(roots + 1).expect("a frame has constants"),
+                    None => code_constants
+                        .load(frames[fi].code as usize)
+                        .expect("a function has constants"),
                 }
             };
         }
@@ -242,7 +243,9 @@ impl Vm {
                 match constants {
                     Some(c) => c,
                     None => {
-                        let c = closures.get(roots + 1).expect("a frame has constants");
+                        let c = code_constants
+                            .load(frames[fi].code as usize)
+                            .expect("a function has constants");
                         constants = Some(c);
                         c
                     }
@@ -328,28 +331,23 @@ impl Vm {
                         fail!($at, "Expected {arity} arguments but got {argc}.");
                     }
                     // `>=`, not `==`: the compiler then knows `fi < FRAMES_MAX` below, so the
-                    // frame-region stores need no index checks.
-                    if frames.len() >= FRAMES_MAX {
+                    // frame stores need no index checks.
+                    if fi + 1 >= FRAMES_MAX {
                         fail!($at, "Stack overflow.");
                     }
                     base = st.sp - argc - 1;
-                    frames.push(Frame {
+                    fi += 1;
+                    frames[fi] = Frame {
                         ip: 0,
                         base,
                         code: id,
-                    });
-                    fi = frames.len() - 1;
-                    roots = closure_slot(fi);
-                    let callee_constants = callee
-                        .load(CLOSURE_CONSTANTS)
-                        .expect("a closure has constants");
-                    closures.set(roots, Some(callee));
-                    closures.set(roots + 1, Some(callee_constants));
+                    };
+                    closures.set(closure_slot(fi), Some(callee));
                     if s.poll_requested() {
                         break 'run Ok(Exit::Poll);
                     }
                     ip = 0;
-                    constants = Some(callee_constants);
+                    constants = None;
                     cur = &codes[id as usize];
                     code = cur.code.window();
                     continue;
@@ -365,11 +363,13 @@ impl Vm {
                         fail!($at, "Can only call functions and classes.");
                     };
                     let shape = callee.shape();
-                    // The common case first, as a plain test (not through a jump table).
+                    // The common case first, as a plain test: the other shapes are matched
+                    // on a copy the compiler cannot see through, so that it does not fold
+                    // this test into their jump table.
                     if shape == CLOSURE {
                         call_closure!($at, callee, argc);
                     }
-                    match shape {
+                    match std::hint::black_box(shape) {
                         BOUND_METHOD => {
                             let receiver = callee.load(BOUND_RECEIVER);
                             let method = callee.load(BOUND_METHOD_SLOT).expect("a method");
@@ -678,14 +678,14 @@ impl Vm {
                     ip += 1;
                 }
                 op::GET_UPVALUE => {
-                    let closure = closures.get(roots).expect("a closure");
+                    let closure = closures.get(closure_slot(fi)).expect("a closure");
                     let up = closure.load(CLOSURE_UPVALUES + arg).expect("an upvalue");
                     let (raw, r) = upvalue_get(&st, up);
                     push!(at, raw, r);
                     ip += 2;
                 }
                 op::SET_UPVALUE => {
-                    let closure = closures.get(roots).expect("a closure");
+                    let closure = closures.get(closure_slot(fi)).expect("a closure");
                     let up = closure.load(CLOSURE_UPVALUES + arg).expect("an upvalue");
                     let (raw, r) = st.get(st.sp - 1);
                     upvalue_set(&mut st, up, raw, r);
@@ -834,7 +834,7 @@ impl Vm {
                                 None => slow!(at),
                             }
                         } else {
-                            let enclosing = closures.get(roots).expect("a closure");
+                            let enclosing = closures.get(closure_slot(fi)).expect("a closure");
                             enclosing.load(CLOSURE_UPVALUES + index)
                         };
                         c.init(CLOSURE_UPVALUES + i, up);
@@ -854,13 +854,12 @@ impl Vm {
                     if !closures.is_null(OPEN_UPVALUES) {
                         close_upvalues(&st, &closures, base);
                     }
-                    frames.pop();
-                    closures.set(roots, None);
-                    closures.set(roots + 1, None);
-                    if frames.is_empty() {
+                    closures.set(closure_slot(fi), None);
+                    if fi == 0 {
                         st.truncate_frame(base);
                         break 'run Ok(Exit::Done);
                     }
+                    fi -= 1;
                     st.return_to(base);
                     enter!();
                 }
@@ -871,6 +870,10 @@ impl Vm {
             }
         };
         *sp = st.sp;
+        *frame_count = match result {
+            Ok(Exit::Done) => 0,
+            _ => fi + 1,
+        };
         result
     }
 }
