@@ -7,10 +7,14 @@
 //! immediate or a good pointer" from "a pointer with a bad color"). On x86-64, with the
 //! masks in registers (they change only at a safepoint), the reference barrier is
 //! `mov; test; jne` and this one `mov; mov; and; cmp; ja`: one AND-and-compare more, as the
-//! copy keeps the loaded word. In the runtime's loops as compiled today (the bench's, see
-//! `gc-runtime/benches/value_slots.rs`) both reload the mutator's bad mask per load, and this
-//! one ORs the tag into it too: `mov; mov; mov; or; and; cmp; jae` against
-//! `mov; mov; test; jne`. A mutator keeping `TAG | bad` beside its bad mask would save the OR.
+//! copy keeps the loaded word. The runtime's mutator keeps the test mask `TAG | bad`
+//! ([`value_test_mask`]) beside its bad mask, refreshed with it at every safepoint, and loads
+//! through [`load_value_barrier_tested`]: in loops that reload the mask per load (the bench's,
+//! see `gc-runtime/benches/value_slots.rs`) that is `mov; mov; and; cmp; ja` against the
+//! reference barrier's `mov; mov; test; jne`, where ORing the tag in per load cost an `or` and a
+//! `mov` of the 64-bit tag more. A single `test` cannot do it: the slow path is wanted for
+//! "all sixteen tag bits set *and* some bad bit set", a conjunction, and numbers have every
+//! pattern of the color bits.
 //!
 //! Slow path: the runtime's [`SlowPath`] makes the payload's colored pointer good, and
 //! [`self_heal_value`] CASes the whole word back with its tag. The rules are the reference
@@ -31,11 +35,31 @@ pub fn load_value_barrier<W: AtomicWord, S: SlowPath + ?Sized>(
     bad_mask: u64,
     slow: &S,
 ) -> ValueWord {
+    load_value_barrier_tested(slot, value_test_mask(bad_mask), slow)
+}
+
+/// The value barrier's test mask for bad mask `bad_mask`: the pointer tag and the bad colors
+/// (`TAG | bad`). A mutator keeps it beside its bad mask, refreshed with it, so that its loads
+/// need no OR ([`load_value_barrier_tested`]).
+#[inline(always)]
+pub const fn value_test_mask(bad_mask: u64) -> u64 {
+    VALUE_POINTER_TAG | bad_mask
+}
+
+/// [`load_value_barrier`] with the test mask already made ([`value_test_mask`] of the bad
+/// mask): one load, one AND, one compare, one branch on the fast path.
+#[inline(always)]
+pub fn load_value_barrier_tested<W: AtomicWord, S: SlowPath + ?Sized>(
+    slot: &ValueSlot<W>,
+    test_mask: u64,
+    slow: &S,
+) -> ValueWord {
+    debug_assert_eq!(test_mask & VALUE_POINTER_TAG, VALUE_POINTER_TAG);
     let w = slot.load(Ordering::Acquire);
-    if w.raw() & (VALUE_POINTER_TAG | bad_mask) <= VALUE_POINTER_TAG {
+    if w.raw() & test_mask <= VALUE_POINTER_TAG {
         return w;
     }
-    load_value_barrier_slow(slot, w, bad_mask, slow)
+    load_value_barrier_slow(slot, w, test_mask & !VALUE_POINTER_TAG, slow)
 }
 
 #[cold]

@@ -167,6 +167,9 @@ pub struct Mutator {
     pub(super) heap: Arc<HeapInner>,
     pub(super) shared: Arc<MutatorShared>,
     pub(super) bad_mask: Cell<u64>,
+    /// The value barrier's test mask, `gc_core::value_test_mask(bad_mask)`: refreshed with
+    /// the bad mask, so that a value-slot load needs no OR.
+    pub(super) value_test_mask: Cell<u64>,
     /// Safepoint polls made (see [`crate::Scope::polls`]).
     polls: Cell<u64>,
     /// Its small page and allocation counters (the allocator's per-thread state).
@@ -193,6 +196,7 @@ impl Mutator {
             shared,
             // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
+            value_test_mask: Cell::new(gc_core::value_test_mask(0)),
             polls: Cell::new(0),
             allocation: MutatorAllocation::default(),
             _not_send: PhantomData,
@@ -210,7 +214,9 @@ impl Mutator {
     }
 
     fn refresh(&self) {
-        self.bad_mask.set(self.heap.state().bad_mask());
+        let bad = self.heap.state().bad_mask();
+        self.bad_mask.set(bad);
+        self.value_test_mask.set(gc_core::value_test_mask(bad));
     }
 
     fn others(&self) -> OtherHeapsOfThisThread {
@@ -307,9 +313,15 @@ impl Mutator {
     /// private page, or `None` where [`Mutator::alloc`] would refill, pace or stall. Neither
     /// polls nor blocks, so it needs only a shared borrow.
     #[inline(always)]
-    pub(super) fn alloc_fast(&self, shape: u32, n_refs: u32, n_bytes: u64) -> Option<ColoredPtr> {
+    pub(super) fn alloc_fast(
+        &self,
+        shape: u32,
+        n_refs: u32,
+        n_values: u32,
+        n_bytes: u64,
+    ) -> Option<ColoredPtr> {
         self.allocation
-            .alloc_fast(&*self.heap, shape, n_refs, n_bytes)
+            .alloc_fast(&*self.heap, shape, n_refs, n_values, n_bytes)
     }
 
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not
