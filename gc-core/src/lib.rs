@@ -63,6 +63,6 @@ pub use page_allocator::{MemoryUsage, PageAllocator};
 pub use reservation::Reservation;
 pub use value::{ValueKind, ValueSlot, ValueWord};
 pub use value_barrier::{
-    load_value_barrier, load_value_barrier_tested, self_heal_value, value_test_mask,
+    load_value_barrier, load_value_barrier_decoded, self_heal_value, LoadedValue,
 };
 pub use word::{Address, ColoredPtr, ColoredSlot, Offset};

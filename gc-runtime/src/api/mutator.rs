@@ -167,9 +167,6 @@ pub struct Mutator {
     pub(super) heap: Arc<HeapInner>,
     pub(super) shared: Arc<MutatorShared>,
     pub(super) bad_mask: Cell<u64>,
-    /// The value barrier's test mask, `gc_core::value_test_mask(bad_mask)`: refreshed with
-    /// the bad mask, so that a value-slot load needs no OR.
-    pub(super) value_test_mask: Cell<u64>,
     /// Safepoint polls made (see [`crate::Scope::polls`]).
     polls: Cell<u64>,
     /// Its small page and allocation counters (the allocator's per-thread state).
@@ -196,7 +193,6 @@ impl Mutator {
             shared,
             // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
-            value_test_mask: Cell::new(gc_core::value_test_mask(0)),
             polls: Cell::new(0),
             allocation: MutatorAllocation::default(),
             _not_send: PhantomData,
@@ -214,9 +210,7 @@ impl Mutator {
     }
 
     fn refresh(&self) {
-        let bad = self.heap.state().bad_mask();
-        self.bad_mask.set(bad);
-        self.value_test_mask.set(gc_core::value_test_mask(bad));
+        self.bad_mask.set(self.heap.state().bad_mask());
     }
 
     fn others(&self) -> OtherHeapsOfThisThread {

@@ -36,7 +36,7 @@ use super::mutator::{Mutator, OutOfMemory};
 use super::scope::{Local, ObjRef, Scope};
 use crate::observe::ValueSlotStats;
 use gc_core::value::{CANONICAL_NAN, MAX_IMMEDIATE, VALUE_IMMEDIATE_TAG, VALUE_POINTER_TAG};
-use gc_core::{ColoredPtr, SlowPath, ValueKind, ValueSlot, ValueWord};
+use gc_core::{ColoredPtr, LoadedValue, SlowPath, ValueKind, ValueSlot, ValueWord};
 use std::sync::atomic::Ordering;
 
 /// An immediate: an embedder payload of at most 48 bits stored in a value slot, which the
@@ -168,7 +168,7 @@ impl Mutator {
     /// The barrier load of a value slot.
     #[inline(always)]
     fn load_value_slot(&self, slot: &ValueSlot) -> ValueWord {
-        gc_core::load_value_barrier_tested(slot, self.value_test_mask.get(), &ValueSlowPath(self))
+        gc_core::load_value_barrier(slot, self.bad_mask.get(), &ValueSlowPath(self))
     }
 }
 
@@ -236,11 +236,11 @@ impl<'a> ObjRef<'a> {
     #[inline(always)]
     pub fn load_value_bits(&self, i: usize) -> ValueBits<ObjRef<'a>> {
         let m = self.mutator();
-        let w = m.load_value_slot(self.obj().value_slot(i));
-        if w.is_pointer() {
-            ValueBits::Ref(ObjRef::from_non_null(w.pointer_bits(), m))
-        } else {
-            ValueBits::Bits(w.raw())
+        let obj = self.obj();
+        let slot = obj.value_slot(i);
+        match gc_core::load_value_barrier_decoded(slot, m.bad_mask.get(), &ValueSlowPath(m)) {
+            LoadedValue::Plain(w) => ValueBits::Bits(w.raw()),
+            LoadedValue::Pointer(p) => ValueBits::Ref(ObjRef::from_non_null(p, m)),
         }
     }
 
