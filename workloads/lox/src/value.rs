@@ -13,6 +13,8 @@
 //! [`Value`] is the raw half as a Rust enum: [`Value::Obj`] says "the object is in the
 //! reference slot next to me".
 
+use gc_runtime::{ObjRef, ValueBits};
+
 /// Tag word of `nil` (and of an empty table entry: the zeroed raw bytes of a fresh object read
 /// as `nil`).
 pub const TAG_NIL: u64 = 0;
@@ -22,8 +24,6 @@ pub const TAG_BOOL: u64 = 1;
 pub const TAG_NUMBER: u64 = 2;
 /// Tag word of an object value; the object is in the reference slot.
 pub const TAG_OBJ: u64 = 3;
-/// Tag word of an *open* upvalue (upvalue objects only); the payload is the stack slot.
-pub const TAG_OPEN: u64 = 4;
 
 /// Bytes of the raw half of a stored value: tag word and payload word.
 pub const VALUE_BYTES: usize = 16;
@@ -129,6 +129,35 @@ pub const RAW_FALSE: u64 = BOXED | 2;
 pub const RAW_TRUE: u64 = BOXED | 3;
 /// Boxed object value (the object is in the reference slot beside it).
 pub const RAW_OBJ: u64 = BOXED | 4;
+/// An open upvalue's word, plus its stack slot (upvalue objects only; no Lox value is a
+/// word in `RAW_OPEN..RAW_OPEN + STACK_MAX`).
+pub const RAW_OPEN: u64 = BOXED | 1 << 32;
+
+// The boxed words are the collector's immediates: a value slot stores them unchanged.
+const _: () = assert!(BOXED == gc_runtime::VALUE_IMMEDIATE_TAG);
+
+/// A value as a value slot stores it: word `raw`, or object `r` if `raw` is [`RAW_OBJ`]
+/// (`nil` if it has none).
+#[inline(always)]
+pub fn to_slot<'a>(raw: u64, r: Option<ObjRef<'a>>) -> ValueBits<ObjRef<'a>> {
+    if raw == RAW_OBJ {
+        match r {
+            Some(o) => ValueBits::Ref(o),
+            None => ValueBits::Bits(RAW_NIL),
+        }
+    } else {
+        ValueBits::Bits(raw)
+    }
+}
+
+/// A value loaded from a value slot: its word, and its object if it is one.
+#[inline(always)]
+pub fn from_slot(v: ValueBits<ObjRef<'_>>) -> (u64, Option<ObjRef<'_>>) {
+    match v {
+        ValueBits::Bits(raw) => (raw, None),
+        ValueBits::Ref(o) => (RAW_OBJ, Some(o)),
+    }
+}
 
 /// The number in a boxed word, if it is one.
 #[inline(always)]
