@@ -1,17 +1,19 @@
 //! Lox values and how they are stored.
 //!
-//! A Lox value is `nil`, a boolean, a number or a reference to a heap object. The collector
-//! only knows reference slots and raw bytes, so a value is split in two halves wherever it is
-//! stored:
+//! A Lox value is `nil`, a boolean, a number or a reference to a heap object. Its word is
+//! NaN-boxed as in clox ([`Value::to_raw`]): a number is its `f64` bits, the other values are
+//! quiet NaNs under the prefix `0x7ffc`, which no arithmetic produces and which is the
+//! collector's immediate tag. Where it is stored:
 //!
-//! - the **reference half**: a reference slot (an object slot, or a slot of a root region),
-//!   null unless the value is an object;
-//! - the **raw half**: a tag word and a payload word (the bits of an `f64`, or 0/1 for a
-//!   boolean) in the object's raw bytes (upvalues, value arrays) — or, on the VM's value stack
-//!   and in tables, one NaN-boxed word ([`Value::to_raw`]).
+//! - in a heap object's **value slot** (table values, upvalues): one word, an object as its
+//!   colored pointer ([`to_slot`], [`from_slot`]), which the collector traces, heals and
+//!   relocates;
+//! - on the VM's **value stack**: the word, with [`RAW_OBJ`] for an object, which is in the
+//!   reference slot of the same index in the stack's root region;
+//! - in a value array (a function's constants): a reference slot, null unless the value is an
+//!   object, and a tag word and a payload word in the raw bytes ([`Value::encode`]).
 //!
-//! [`Value`] is the raw half as a Rust enum: [`Value::Obj`] says "the object is in the
-//! reference slot next to me".
+//! [`Value`] is the word as a Rust enum: [`Value::Obj`] says "the object is beside me".
 
 use gc_runtime::{ObjRef, ValueBits};
 
@@ -28,15 +30,14 @@ pub const TAG_OBJ: u64 = 3;
 /// Bytes of the raw half of a stored value: tag word and payload word.
 pub const VALUE_BYTES: usize = 16;
 
-/// The raw half of a Lox value. For [`Value::Obj`] the object itself lives in the
-/// neighbouring reference slot.
+/// A Lox value's word as an enum. For [`Value::Obj`] the object itself lives beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum Value {
     #[default]
     Nil,
     Bool(bool),
     Number(f64),
-    /// An object, held in the reference slot that goes with this value.
+    /// An object, held beside the word: in a reference slot, or as a value slot's pointer.
     Obj,
 }
 
@@ -127,7 +128,8 @@ pub const RAW_NIL: u64 = BOXED | 1;
 pub const RAW_FALSE: u64 = BOXED | 2;
 /// Boxed `true`.
 pub const RAW_TRUE: u64 = BOXED | 3;
-/// Boxed object value (the object is in the reference slot beside it).
+/// Boxed object value (the object is in the reference slot beside it; a value slot holds the
+/// object's pointer instead).
 pub const RAW_OBJ: u64 = BOXED | 4;
 /// An open upvalue's word, plus its stack slot (upvalue objects only; no Lox value is a
 /// word in `RAW_OPEN..RAW_OPEN + STACK_MAX`).
