@@ -559,7 +559,7 @@ mod tests {
             };
             let size = h.size() as usize;
             let mut src = vec![0u64; 24];
-            let mut dst = vec![u64::MAX; 24];
+            let mut dst = [u64::MAX; 24];
             // SAFETY: `src` has 192 bytes, room for the largest (128-byte) object here.
             let o = unsafe { Object::init(Address::from_ptr(src.as_mut_ptr()), h) };
             let pattern: Vec<u8> = (0..n_bytes).map(|i| i as u8 ^ 0x5a).collect();
