@@ -441,15 +441,51 @@ impl Object {
     /// (e.g. `layout.address(to_page.alloc_shared(size)?, View::Remapped)`), not overlapping
     /// `self`, and no thread writes `self` during the copy (from-space objects are never
     /// written during relocation).
+    #[inline]
     pub unsafe fn copy_to(self, to: Address) -> Object {
         let size = self.size() as usize;
         // SAFETY: both ranges are mapped and disjoint (caller's contract); the copy carries an
         // initialized header, so `to` is an initialized object afterwards.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.addr.as_ptr(), to.as_ptr::<u8>(), size);
+            copy_object_bytes(self.addr.as_ptr(), to.as_ptr::<u8>(), size);
             Object::from_addr(to)
         }
     }
+}
+
+/// Copy an object's `size` bytes (a multiple of 8, at least [`HEADER_SIZE`]) from `src` to
+/// `dst`. Up to 64 bytes — most objects a relocation copies — in line, with 16-byte loads and
+/// stores that overlap in the middle when the size is not 32 or 64: a call to `memcpy` and its
+/// dispatch on the size cost as many instructions as the rest of a small object's relocation.
+///
+/// # Safety
+/// `src..src + size` is readable and `dst..dst + size` writable, and they do not overlap.
+#[inline(always)]
+unsafe fn copy_object_bytes(src: *const u8, dst: *mut u8, size: usize) {
+    debug_assert!(size >= HEADER_SIZE as usize);
+    #[cfg(target_arch = "x86_64")]
+    if size <= 64 {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
+        let (s, d) = (src.cast::<__m128i>(), dst.cast::<__m128i>());
+        // SAFETY: every 16-byte chunk lies in both ranges: `16 <= size` (a header at least),
+        // and the middle pair only when `32 < size`; the ranges do not overlap (the caller's
+        // contract); SSE2 is part of x86_64, and these loads and stores need no alignment.
+        unsafe {
+            let a = _mm_loadu_si128(s);
+            let b = _mm_loadu_si128(src.add(size - 16).cast());
+            if size > 32 {
+                let c = _mm_loadu_si128(s.add(1));
+                let e = _mm_loadu_si128(src.add(size - 32).cast());
+                _mm_storeu_si128(d.add(1), c);
+                _mm_storeu_si128(dst.add(size - 32).cast(), e);
+            }
+            _mm_storeu_si128(d, a);
+            _mm_storeu_si128(dst.add(size - 16).cast(), b);
+        }
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, size) }
 }
 
 /// Store `bytes` at byte `at` of `word`, keeping its other bytes (a CAS loop, so a
@@ -508,6 +544,40 @@ mod tests {
         assert_eq!(object_size(0, 8).unwrap(), 24);
         assert!(object_size(MAX_REFS + 1, 0).is_err());
         assert!(object_size(0, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn copies_of_every_small_size_are_exact() {
+        // Every size the in-line copy handles (16..=64) and the first ones past it, at an
+        // unaligned-to-16 destination: the copy equals the source and writes nothing beyond.
+        for n_bytes in (0..=112u64).step_by(8) {
+            let h = ObjectHeader {
+                shape: 9,
+                n_refs: 0,
+                n_bytes,
+                n_values: 0,
+            };
+            let size = h.size() as usize;
+            let mut src = vec![0u64; 24];
+            let mut dst = [u64::MAX; 24];
+            // SAFETY: `src` has 192 bytes, room for the largest (128-byte) object here.
+            let o = unsafe { Object::init(Address::from_ptr(src.as_mut_ptr()), h) };
+            let pattern: Vec<u8> = (0..n_bytes).map(|i| i as u8 ^ 0x5a).collect();
+            o.write_bytes(0, &pattern);
+            let to = Address::from_ptr(dst[1..].as_mut_ptr());
+            // SAFETY: `dst[1..]` has 184 bytes, more than `size`, and does not overlap `src`.
+            let c = unsafe { o.copy_to(to) };
+            assert_eq!(c.header(), h);
+            let mut out = vec![0u8; n_bytes as usize];
+            c.read_bytes(0, &mut out);
+            assert_eq!(out, pattern, "size {size}");
+            assert_eq!(dst[0], u64::MAX, "size {size}: wrote before the copy");
+            assert!(
+                dst[1 + size / 8..].iter().all(|&w| w == u64::MAX),
+                "size {size}: wrote past the copy"
+            );
+            drop(src);
+        }
     }
 
     #[test]

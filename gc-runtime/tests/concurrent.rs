@@ -123,7 +123,7 @@ fn run(mode: Mode, threads: u64) {
     )
     .unwrap();
     let stop = AtomicBool::new(false);
-    let ops: u64 = std::thread::scope(|sc| {
+    let ops = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
                 let (heap, stop) = (&heap, &stop);
@@ -137,10 +137,16 @@ fn run(mode: Mode, threads: u64) {
         {
             std::thread::sleep(Duration::from_millis(50));
         }
+        // The cycles of the mutators' run: once they stop and drop their roots, the heap
+        // keeps cycling back to back with nothing live, and on a loaded machine more of
+        // those empty cycles than the heap keeps records of (`RECENT_EVENTS`) ran before
+        // the threads were joined, so a later snapshot saw nothing relocated.
+        let st = heap.stats();
         stop.store(true, Ordering::Relaxed);
-        hs.into_iter().map(|h| h.join().unwrap()).sum()
+        let ops = hs.into_iter().map(|h| h.join().unwrap()).sum();
+        (ops, st)
     });
-    let st = heap.stats();
+    let (ops, st): (u64, _) = ops;
     let relocated: u64 = st.cycles.iter().map(|c| c.bytes_relocated).sum();
     eprintln!(
         "{mode}: {ops} ops, {} cycles, {} pauses, {} bytes relocated, max pause {:?}",

@@ -250,6 +250,13 @@ fn concurrent() {
     // Marking meets pointers the last relocation left stale and remaps them through the
     // mark ring's stale stage (deferred until the forwarding entry is prefetched): reached.
     assert!(r.stale_slots_remapped > 0, "{r}");
+    // A GC worker copies without looking the entry up first: objects the threads' barriers
+    // relocated before it make its CAS lose, and its copy is given back (compared with the
+    // model like every other object).
+    assert!(
+        r.worker_copies_lost > 0,
+        "no GC worker copy lost to a barrier's: {r}"
+    );
     assert_direct_paths(&r, Mode::Concurrent);
     assert_direct_limit_reached(&r);
     // Pacing is on here too (the default floor): its delays were reached, within the floor.

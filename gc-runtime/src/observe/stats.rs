@@ -100,6 +100,11 @@ pub struct CycleRecord {
     #[serde(default)]
     pub relocation_waits: u64,
     pub bytes_relocated: u64,
+    /// Copies GC workers made of objects a mutator's barrier had relocated first: the worker
+    /// copies without looking the entry up, so its CAS lost and the copy was given back (or
+    /// left behind as a dead object).
+    #[serde(default)]
+    pub worker_copies_lost: u64,
     /// Empty pages freed without relocation.
     pub pages_freed_empty: u64,
     /// CPU time used by GC threads during the cycle.

@@ -51,6 +51,7 @@ struct RelocationCounters {
     objects_in_place: AtomicU64,
     self_forwards: AtomicU64,
     waits: AtomicU64,
+    worker_copies_lost: AtomicU64,
 }
 
 /// A snapshot of [`RelocationCounters`].
@@ -62,10 +63,12 @@ pub(crate) struct RelocationTotals {
     pub(crate) objects_in_place: u64,
     pub(crate) self_forwards: u64,
     pub(crate) waits: u64,
+    /// Copies GC workers made that lost to a mutator's (given back or left dead).
+    pub(crate) worker_copies_lost: u64,
 }
 
 impl RelocationCounters {
-    fn all(&self) -> [&AtomicU64; 6] {
+    fn all(&self) -> [&AtomicU64; 7] {
         [
             &self.bytes_relocated,
             &self.objects_relocated,
@@ -73,6 +76,7 @@ impl RelocationCounters {
             &self.objects_in_place,
             &self.self_forwards,
             &self.waits,
+            &self.worker_copies_lost,
         ]
     }
 
@@ -85,7 +89,7 @@ impl RelocationCounters {
 
     /// This cycle's counts so far.
     fn totals(&self) -> RelocationTotals {
-        let [b, o, p, i, s, w] = self.all().map(|c| c.load(Ordering::Relaxed));
+        let [b, o, p, i, s, w, l] = self.all().map(|c| c.load(Ordering::Relaxed));
         RelocationTotals {
             bytes_relocated: b,
             objects_relocated: o,
@@ -93,6 +97,7 @@ impl RelocationCounters {
             objects_in_place: i,
             self_forwards: s,
             waits: w,
+            worker_copies_lost: l,
         }
     }
 
@@ -151,15 +156,16 @@ struct ClassTargets {
     private: Option<Arc<Page>>,
 }
 
-/// A GC worker's target pages, and the objects and bytes it copied since it last added them
-/// to the cycle's counters (once per page evacuated, not per object: a shared counter per
-/// copy costs as much as a small copy).
+/// A GC worker's target pages, and the objects and bytes it copied (and the copies it lost)
+/// since it last added them to the cycle's counters (once per page evacuated, not per
+/// object: a shared counter per copy costs as much as a small copy).
 #[derive(Default)]
 struct WorkerTargets {
     small: ClassTargets,
     medium: ClassTargets,
     copied_objects: u64,
     copied_bytes: u64,
+    copies_lost: u64,
 }
 
 impl WorkerTargets {
@@ -186,6 +192,11 @@ impl WorkerTargets {
             counters.copied_many(self.copied_objects, self.copied_bytes);
         }
         (self.copied_objects, self.copied_bytes) = (0, 0);
+        if self.copies_lost != 0 {
+            counters
+                .worker_copies_lost
+                .fetch_add(std::mem::take(&mut self.copies_lost), Ordering::Relaxed);
+        }
     }
 }
 
@@ -221,6 +232,7 @@ impl Relocate {
     /// Target memory for a worker's copy of `size` bytes of `kind`: on the cycle's shared
     /// target page while it has room, then on the worker's private page (taking a new one
     /// when it is full); `None` if the heap has no page left.
+    #[inline]
     fn alloc_for_worker(
         &self,
         cx: &GcContext,
@@ -254,29 +266,35 @@ impl Relocate {
         Some((off, TargetSource::Private))
     }
 
-    /// A GC worker relocates the object at `from` (it holds the page's reference, so no
-    /// retain is needed). With no target memory left it compacts the whole page in place.
+    /// A GC worker relocates the live object at index `idx` of `f`'s page (it holds the
+    /// page's reference, so no retain is needed). With no target memory left it compacts the
+    /// whole page in place and returns `true`: every live object of the page has its entry
+    /// then, and the rest of the page must not be read (objects slid over it).
+    ///
+    /// It copies without looking the entry up first: an object a mutator's barrier relocated
+    /// already is rare, and its copy then loses the CAS and is given back, while a lookup
+    /// before every copy probed the table twice per object.
+    #[inline]
     fn relocate_object_worker(
         &self,
         cx: &GcContext,
         f: &Forwarding,
-        from: Offset,
+        idx: u64,
         t: &mut WorkerTargets,
-    ) {
-        let idx = f.page().index_of(from) as u64;
-        if f.find(idx).is_some() {
-            return;
-        }
+    ) -> bool {
         let layout = cx.layout();
-        // SAFETY: the worker's reference keeps the from-page mapped; `from` is marked live.
+        let from = f.page().offset_of(idx as usize);
+        // SAFETY: the worker's reference keeps the from-page mapped, and only this worker
+        // could compact it in place (it has not: the caller stops at that); `from` is marked
+        // live, and a from-page object is never written during relocation (a mutator writes
+        // an object only after its barrier relocated it), also after a mutator copied it.
         let obj = unsafe { Object::at(layout, from) };
         let size = obj.size();
         let kind = cx.pages.sizes().kind_for(size);
         match self.alloc_for_worker(cx, t, kind, size) {
             Some((to, source)) => {
                 // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
-                // cycle; from-space objects are never written during relocation (a mutator
-                // writes an object only after its barrier relocated it).
+                // cycle, not on the from-page; the object is not written meanwhile (above).
                 unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
                 match f.forward(idx, to) {
                     Ok(_) => {
@@ -287,10 +305,12 @@ impl Relocate {
                         // A mutator's copy won: give back ours if it is still the top of its
                         // page (on the shared page another copy may lie above it: then ours
                         // stays behind as a dead object, its header intact).
+                        t.copies_lost += 1;
                         let page = t.page(kind, source).expect("the page `to` is on");
                         page.undo_alloc(to, size);
                     }
                 }
+                false
             }
             None => {
                 // The page becomes this worker's private target: the next pages' objects go
@@ -298,6 +318,7 @@ impl Relocate {
                 let page = self.compact_in_place(cx, f);
                 let kind = page.kind();
                 t.class(kind).private = Some(page);
+                true
             }
         }
     }
@@ -544,8 +565,13 @@ impl Relocate {
                 // pages would take two faults (a read, then a write) while copying.
                 f.prefault_table();
                 let _guard = crossbeam_epoch::pin();
+                // A page the driver compacted in place inside the `stw` pause (relocating a
+                // root) has every entry, and its objects moved: it must not be read.
+                let mut compacted = f.is_compacted_in_place();
                 page.live_map().for_each_marked(seq, |idx| {
-                    self.relocate_object_worker(cx, f, page.offset_of(idx), &mut targets);
+                    if !compacted {
+                        compacted = self.relocate_object_worker(cx, f, idx as u64, &mut targets);
+                    }
                 });
                 targets.flush_counts(&self.counters);
                 // The page's live bytes are relocation work done, whoever copied them (this

@@ -76,6 +76,7 @@ pub struct Report {
     pub objects_compacted_in_place: u64,
     pub objects_self_forwarded: u64,
     pub relocation_waits: u64,
+    pub worker_copies_lost: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
@@ -169,6 +170,7 @@ impl Report {
         self.objects_compacted_in_place += o.objects_compacted_in_place;
         self.objects_self_forwarded += o.objects_self_forwarded;
         self.relocation_waits += o.relocation_waits;
+        self.worker_copies_lost += o.worker_copies_lost;
         self.stale_slots_remapped += o.stale_slots_remapped;
         self.roots_marked_concurrently += o.roots_marked_concurrently;
         self.weak_handles_remapped += o.weak_handles_remapped;
@@ -274,6 +276,7 @@ impl Report {
         self.objects_compacted_in_place = sum(|c| c.objects_compacted_in_place);
         self.objects_self_forwarded = sum(|c| c.objects_self_forwarded);
         self.relocation_waits = sum(|c| c.relocation_waits);
+        self.worker_copies_lost = sum(|c| c.worker_copies_lost);
         self.stale_slots_remapped = sum(|c| c.stale_slots_remapped);
         self.roots_marked_concurrently = sum(|c| c.roots_marked_concurrently);
         self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
@@ -394,12 +397,14 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "in-place relocation: {} pages compacted in place (in {} cycles), {} objects placed \
-             by it, {} of them left at their address (self-forwarded); {} relocation waits",
+             by it, {} of them left at their address (self-forwarded); {} relocation waits; {} \
+             GC worker copies lost to a mutator's",
             self.pages_compacted_in_place,
             self.cycles_with_in_place,
             self.objects_compacted_in_place,
             self.objects_self_forwarded,
             self.relocation_waits,
+            self.worker_copies_lost,
         )?;
         writeln!(
             f,
