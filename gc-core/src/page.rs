@@ -16,6 +16,7 @@ use crate::address::AddressLayout;
 use crate::live_map::LiveMap;
 use crate::object::Object;
 use crate::physical::PhysRange;
+use crate::view_populate::ViewWatermarks;
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
 use parking_lot::Mutex;
@@ -109,6 +110,8 @@ pub struct PageMemory {
     pub start: Offset,
     pub size: u64,
     pub ranges: Vec<PhysRange>,
+    /// How far each view's page-table entries were populated ([`crate::view_populate`]).
+    pub populated: ViewWatermarks,
 }
 
 /// A page of the heap.
@@ -319,6 +322,12 @@ impl Page {
     pub fn take_memory(&self) -> Option<PageMemory> {
         self.memory.lock().take()
     }
+
+    /// Run `f` on the page's memory under its lock (freeing the page waits meanwhile). `None`
+    /// if the memory was taken.
+    pub(crate) fn with_memory<R>(&self, f: impl FnOnce(&mut PageMemory) -> R) -> Option<R> {
+        self.memory.lock().as_mut().map(f)
+    }
 }
 
 #[cfg(test)]
@@ -353,6 +362,7 @@ mod tests {
             start: Offset::from_raw(4 * MIB),
             size: 2 * MIB,
             ranges: vec![],
+            populated: Default::default(),
         };
         let p = Page::new(PageKind::Small, mem, 1, SMALL_ALIGNMENT_SHIFT);
         let at = |o: u64| Offset::from_raw(4 * MIB + o);
