@@ -12,11 +12,10 @@
 //! and carries its live map. Positions on a page are [`Offset`]s; its bump pointer is one
 //! too.
 
-use crate::address::AddressLayout;
+use crate::address::{AddressLayout, View};
 use crate::live_map::LiveMap;
 use crate::object::Object;
 use crate::physical::PhysRange;
-use crate::view_populate::ViewWatermarks;
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
 use parking_lot::Mutex;
@@ -112,6 +111,34 @@ pub struct PageMemory {
     pub ranges: Vec<PhysRange>,
     /// How far each view's page-table entries were populated ([`crate::view_populate`]).
     pub populated: ViewWatermarks,
+}
+
+/// Per view, the bytes from a page memory's start whose page-table entries were populated
+/// ahead of use (see [`crate::view_populate`]): a view's entries stay while the memory stays
+/// mapped, also in the page cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ViewWatermarks {
+    populated: [u64; 3],
+}
+
+impl ViewWatermarks {
+    /// Bytes from the start populated in `view`.
+    pub fn get(&self, view: View) -> u64 {
+        self.populated[Self::index(view)]
+    }
+
+    /// Record that `view` is populated up to `bytes` from the start.
+    pub fn set(&mut self, view: View, bytes: u64) {
+        self.populated[Self::index(view)] = bytes;
+    }
+
+    fn index(view: View) -> usize {
+        match view {
+            View::Marked0 => 0,
+            View::Marked1 => 1,
+            View::Remapped => 2,
+        }
+    }
 }
 
 /// A page of the heap.

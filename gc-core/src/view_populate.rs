@@ -20,7 +20,7 @@
 //! The collector populates the view that becomes good at a flip (the mark color at Pause Mark
 //! Start, Remapped at Pause Relocate Start) over the pages in use, on a GC thread, before the
 //! mutators reach that memory through it one fault per page. Each page's memory remembers, per
-//! view, up to where it was populated ([`ViewWatermarks`]); the memory keeps its mappings when
+//! view, up to where it was populated (`ViewWatermarks`, in `page`); the memory keeps its mappings when
 //! the page is freed into the page cache, so the next page over it skips what is mapped
 //! already, and a heap whose memory is all mapped in every view costs a walk and no faults.
 
@@ -33,28 +33,6 @@ pub const FAULT_AROUND_BYTES: u64 = 64 << 10;
 
 /// The memory page size the reads are spaced by.
 const PAGE_BYTES: u64 = 4096;
-
-/// Per view, the bytes from a page memory's start whose page-table entries [`populate`] made
-/// (a view's entries stay while the memory stays mapped, also in the page cache).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ViewWatermarks {
-    populated: [u64; 3],
-}
-
-impl ViewWatermarks {
-    /// Bytes from the start populated in `view`.
-    pub fn get(&self, view: View) -> u64 {
-        self.populated[index(view)]
-    }
-}
-
-fn index(view: View) -> usize {
-    match view {
-        View::Marked0 => 0,
-        View::Marked1 => 1,
-        View::Remapped => 2,
-    }
-}
 
 /// Populate `view`'s page-table entries over `page`'s allocated range (start to top) that an
 /// earlier call did not cover: one byte read per 4 KiB page, of which at most one per
@@ -89,7 +67,7 @@ pub fn populate(layout: AddressLayout, page: &Page, view: View) -> u64 {
         }
         // Up to the last whole 4 KiB page: the partial last one is read again next time (its
         // block may hold fresh pages that fault-around skipped).
-        m.populated.populated[index(view)] = used - used % PAGE_BYTES;
+        m.populated.set(view, used - used % PAGE_BYTES);
         reads
     })
     .unwrap_or(0)
