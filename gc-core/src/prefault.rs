@@ -32,13 +32,8 @@
 use crate::sync::AtomicWord;
 use std::sync::atomic::Ordering;
 
-/// Tables smaller than this (under one memory page, which they share with other allocations)
-/// are left to fault as they are used. Tables of a few pages are prefaulted too: a
-/// `perf record -e page-faults` of heap-churn at 1G found the sparse pages' small tables,
-/// left to fault at relocation, taking 220k faults in 8 s (a third of the run's faults), two
-/// per memory page: the relocating worker's lookup read mapped the zero page, its insert
-/// copied it.
-pub(crate) const PREFAULT_MIN_BYTES: usize = 4 << 10;
+/// Tables smaller than this are left to fault as they are used (a page or two).
+pub(crate) const PREFAULT_MIN_BYTES: usize = 64 << 10;
 
 /// The memory page size the faults are spaced by (a larger page only means some writes find
 /// their page present already).
