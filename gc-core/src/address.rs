@@ -101,6 +101,15 @@ impl GoodColor {
         }
     }
 
+    /// The view a pointer of this color is dereferenced through.
+    pub fn view(self) -> View {
+        match self {
+            GoodColor::Marked0 => View::Marked0,
+            GoodColor::Marked1 => View::Marked1,
+            GoodColor::Remapped => View::Remapped,
+        }
+    }
+
     /// The other marking color (the one the previous cycle used).
     pub fn other_mark(self) -> GoodColor {
         match self {

@@ -11,6 +11,7 @@
 //! - [`huge_pages`]: the huge-page setting (shmem THP or hugetlb) and what the system allows;
 //! - [`virtual_memory`]: the three views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
+//! - [`view_populate`]: a view's page-table entries made ahead of use by read fault-around;
 //! - [`object`]: the pointer-first object layout;
 //! - [`live_map`]: per-page mark bitmaps with live counts;
 //! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
@@ -42,6 +43,7 @@ pub mod reservation;
 pub mod sync;
 pub mod value;
 pub mod value_barrier;
+pub mod view_populate;
 pub mod virtual_memory;
 pub mod word;
 

@@ -12,7 +12,7 @@
 //! and carries its live map. Positions on a page are [`Offset`]s; its bump pointer is one
 //! too.
 
-use crate::address::AddressLayout;
+use crate::address::{AddressLayout, View};
 use crate::live_map::LiveMap;
 use crate::object::Object;
 use crate::physical::PhysRange;
@@ -109,6 +109,36 @@ pub struct PageMemory {
     pub start: Offset,
     pub size: u64,
     pub ranges: Vec<PhysRange>,
+    /// How far each view's page-table entries were populated ([`crate::view_populate`]).
+    pub populated: ViewWatermarks,
+}
+
+/// Per view, the bytes from a page memory's start whose page-table entries were populated
+/// ahead of use (see [`crate::view_populate`]): a view's entries stay while the memory stays
+/// mapped, also in the page cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ViewWatermarks {
+    populated: [u64; 3],
+}
+
+impl ViewWatermarks {
+    /// Bytes from the start populated in `view`.
+    pub fn get(&self, view: View) -> u64 {
+        self.populated[Self::index(view)]
+    }
+
+    /// Record that `view` is populated up to `bytes` from the start.
+    pub fn set(&mut self, view: View, bytes: u64) {
+        self.populated[Self::index(view)] = bytes;
+    }
+
+    fn index(view: View) -> usize {
+        match view {
+            View::Marked0 => 0,
+            View::Marked1 => 1,
+            View::Remapped => 2,
+        }
+    }
 }
 
 /// A page of the heap.
@@ -319,6 +349,12 @@ impl Page {
     pub fn take_memory(&self) -> Option<PageMemory> {
         self.memory.lock().take()
     }
+
+    /// Run `f` on the page's memory under its lock (freeing the page waits meanwhile). `None`
+    /// if the memory was taken.
+    pub(crate) fn with_memory<R>(&self, f: impl FnOnce(&mut PageMemory) -> R) -> Option<R> {
+        self.memory.lock().as_mut().map(f)
+    }
 }
 
 #[cfg(test)]
@@ -353,6 +389,7 @@ mod tests {
             start: Offset::from_raw(4 * MIB),
             size: 2 * MIB,
             ranges: vec![],
+            populated: Default::default(),
         };
         let p = Page::new(PageKind::Small, mem, 1, SMALL_ALIGNMENT_SHIFT);
         let at = |o: u64| Offset::from_raw(4 * MIB + o);

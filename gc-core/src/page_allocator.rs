@@ -295,6 +295,7 @@ impl PageAllocator {
             start,
             size,
             ranges,
+            populated: Default::default(),
         })
     }
 
@@ -336,6 +337,12 @@ impl PageAllocator {
         let size = memory.size;
         self.state.lock().cache.put(memory);
         self.used.fetch_sub(size, Ordering::AcqRel);
+    }
+
+    /// Populate `view`'s page-table entries over `page`'s allocated range not yet populated
+    /// (see [`crate::view_populate`]). Returns the reads made, one per 64 KiB block.
+    pub fn populate_view(&self, page: &Page, view: View) -> u64 {
+        crate::view_populate::populate(self.layout, page, view)
     }
 
     /// Flush the page cache and uncommit free physical memory down to `keep` bytes (never

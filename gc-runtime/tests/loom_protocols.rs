@@ -608,6 +608,7 @@ fn forwarding(live: u64) -> Arc<LoomForwarding> {
             start: Offset::from_raw(PAGE),
             size: 8 * PAGE_OBJECTS,
             ranges: vec![],
+            populated: Default::default(),
         },
         1,
         3,

@@ -37,7 +37,7 @@ use crate::context::GcContext;
 use crate::observe::{GcCause, GcEvents};
 use gc_core::{
     object_size_with_values, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind,
-    View, HEADER_SIZE,
+    HEADER_SIZE,
 };
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -207,7 +207,11 @@ impl MutatorAllocation {
         };
         let heap = thread.heap();
         let layout = heap.cx().layout();
-        let addr = layout.address(offset, View::Remapped);
+        let good_color = heap.cx().state.good();
+        // Initialized through the view of the color the object is handed out with: that is
+        // the view the mutator goes on to use it through, so fresh memory is faulted in once,
+        // in that view, and not again in a second one (gc-core's `view_populate`).
+        let addr = layout.address(offset, good_color.view());
         if zeroed {
             // SAFETY: `offset..offset+size` was bump-allocated on a mapped large page that is
             // ours alone, and `alloc_large` zeroed everything after the header.
@@ -217,7 +221,7 @@ impl MutatorAllocation {
             // ours.
             unsafe { Object::init(addr, header) };
         }
-        let good = layout.good(offset, heap.cx().state.good());
+        let good = layout.good(offset, good_color);
         let a = thread.allocation();
         let uncounted = a.uncounted.get() + size;
         if uncounted >= COUNT_BATCH {
@@ -264,7 +268,9 @@ impl MutatorAllocation {
         }
         let offset = page.alloc_private(size)?;
         self.unpaced.set(unpaced);
-        let addr = cx.layout().address(offset, View::Remapped);
+        // Through the good color's view, as in `MutatorAllocation::alloc`.
+        let good_color = cx.state.good();
+        let addr = cx.layout().address(offset, good_color.view());
         let header = ObjectHeader {
             shape,
             n_refs,
@@ -281,7 +287,7 @@ impl MutatorAllocation {
         } else {
             self.uncounted.set(uncounted);
         }
-        Some(cx.layout().good(offset, cx.state.good()))
+        Some(cx.layout().good(offset, good_color))
     }
 
     #[inline]
@@ -324,7 +330,7 @@ fn alloc_large(
         .heap()
         .cx()
         .layout()
-        .address(offset, View::Remapped)
+        .address(offset, thread.heap().cx().state.good().view())
         .as_ptr::<u8>();
     let mut at = HEADER_SIZE;
     while at < size {

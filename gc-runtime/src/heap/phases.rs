@@ -5,6 +5,7 @@
 //! every step of a cycle can be read in `cycle/driver.rs` and its mechanics here.
 
 use super::heap_inner::HeapInner;
+use crate::config::Mode;
 use crate::direct::Cleaned;
 use crate::mark::WeakResult;
 use crate::relocate::{self, RelocationTotals, Selection};
@@ -39,8 +40,31 @@ impl HeapInner {
 
     /// Mark and heal the strong roots of `muts` (Concurrent Mark Roots, or Mark Roots inside
     /// the `stw` pause). Returns the number of roots marked.
+    /// In `concurrent` mode, the new mark view is populated after the roots (see
+    /// [`Self::populate_good_view`]).
     pub(crate) fn mark_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
-        self.mark.mark_roots(&self.cx, &self.roots, muts)
+        let roots = self.mark.mark_roots(&self.cx, &self.roots, muts);
+        self.populate_good_view();
+        roots
+    }
+
+    /// In `concurrent` mode, after a flip: populate the good view's page-table entries over
+    /// the pages in use by read fault-around (gc-core's `view_populate`), so that mutators
+    /// reaching those pages through the view take one fault per 64 KiB here instead of one
+    /// per 4 KiB each. The `stw` mode's mutators use only the Remapped view, which they
+    /// faulted in themselves. Returns the reads made.
+    fn populate_good_view(&self) -> u64 {
+        if self.config().mode != Mode::Concurrent {
+            return 0;
+        }
+        let view = self.cx.state.good().view();
+        let mem = self.cx.pages.memory();
+        self.cx
+            .pages
+            .snapshot()
+            .iter()
+            .map(|p| mem.populate_view(p, view))
+            .sum()
     }
 
     /// Remap the weak handles the last relocation left stale. Returns how many.
@@ -116,7 +140,10 @@ impl HeapInner {
 
     /// Concurrent Relocate: evacuate the relocation set with `workers` GC workers. Returns
     /// (pages freed, CPU ns of the workers other than the caller).
+    /// In `concurrent` mode, the Remapped view is populated first (see
+    /// [`Self::populate_good_view`]).
     pub(crate) fn relocate(&self, workers: usize) -> (u64, u64) {
+        self.populate_good_view();
         let set = self.relocation_set.forwardings();
         self.relocate.relocate_parallel(&self.cx, &set, workers)
     }
