@@ -62,5 +62,7 @@ pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
 pub use reservation::Reservation;
 pub use value::{ValueKind, ValueSlot, ValueWord};
-pub use value_barrier::{load_value_barrier, self_heal_value};
+pub use value_barrier::{
+    load_value_barrier, load_value_barrier_decoded, self_heal_value, LoadedValue,
+};
 pub use word::{Address, ColoredPtr, ColoredSlot, Offset};

@@ -28,10 +28,12 @@
 //!
 //! **Barrier test.** With `TAG` the pointer tag and `bad` the bad mask (bits `S..S+4`, below
 //! bit 48), a loaded word `w` needs the slow path exactly when it is a pointer with a bad
-//! color: `w & (TAG | bad) > TAG`, compared unsigned. If `w` is not a pointer its top 16 bits
-//! are not all ones, so `w & (TAG | bad)` is below `TAG` (the bad bits are below it); if it is,
-//! the AND is `TAG` plus its bad bits, above `TAG` iff it has one. One AND and one compare, as
-//! the reference barrier's one AND and test (see [`crate::value_barrier`] for the count).
+//! color. The words with all sixteen top bits set are exactly those from `TAG` up, so "is a
+//! pointer" is one unsigned compare, `w >= TAG`, and "has a bad color" the reference
+//! barrier's `w & bad != 0` (see [`crate::value_barrier`] for the fast path). As one
+//! expression: `w & (TAG | bad) > TAG` ([`ValueWord::is_bad_pointer`]): if `w` is not a
+//! pointer, `w & (TAG | bad)` is below `TAG` (the bad bits are below it); if it is, the AND
+//! is `TAG` plus its bad bits, above `TAG` iff it has one.
 
 use crate::sync::AtomicWord;
 use crate::word::ColoredPtr;
@@ -119,7 +121,8 @@ impl ValueWord {
     /// True if the word holds a colored pointer.
     #[inline(always)]
     pub const fn is_pointer(self) -> bool {
-        self.0 & VALUE_TAG_MASK == VALUE_POINTER_TAG
+        // The tag is the top sixteen bits all set: the words from the tag up.
+        self.0 >= VALUE_POINTER_TAG
     }
 
     /// The colored pointer in the payload (meaningful if [`Self::is_pointer`]).

@@ -67,7 +67,7 @@ pub use threads::{process_barrier, safepoint, worker_priority};
 pub use api::{
     AttachError, BytesOutOfRange, DirectBuffer, DirectError, Fresh, Global, Heap, HeapUsage,
     Immediate, ImmediateTooWide, Local, Mutator, ObjRef, OutOfMemory, RegionView, RootRegion,
-    Scope, Step, Stepper, Value, WeakRef,
+    Scope, Step, Stepper, Value, ValueBits, WeakRef,
 };
 pub use config::{
     DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,
@@ -75,6 +75,7 @@ pub use config::{
 };
 pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;
+pub use gc_core::value::VALUE_IMMEDIATE_TAG;
 pub use gc_core::virtual_memory::heap_limit_for_map_count;
 pub use gc_core::{
     format_size, parse_size, Backing, HeapError, HugePageSystem, HugePageUse, HugePages, Offset,

@@ -191,3 +191,73 @@ fn too_many_value_slots_is_an_error() {
         assert_eq!(s.get(o).n_bytes(), 24);
     });
 }
+
+/// The bits view (`ValueBits`) and the allocation fast path's value slots: bits round-trip,
+/// bits carrying the pointer tag are stored as the canonical NaN (no forged reference), and an
+/// object reached only through a value slot initialized on the fast path survives cycles that
+/// move it (verifier on).
+#[test]
+fn value_bits_round_trip_and_fresh_value_slots_survive_cycles() {
+    use gc_runtime::{ValueBits, VALUE_IMMEDIATE_TAG};
+    for mode in [Mode::Concurrent, Mode::Stw] {
+        let h = heap(mode, 16);
+        let mut m = h.attach("main").unwrap();
+        m.scope(|s| {
+            let o = s.alloc_with_values(1, 0, 1, 0).unwrap();
+            for bits in [
+                1.5f64.to_bits(),
+                VALUE_IMMEDIATE_TAG | 3,
+                0,
+                (-0.0f64).to_bits(),
+            ] {
+                s.get(o).store_value_bits(0, ValueBits::Bits(bits));
+                let ValueBits::Bits(got) = s.get(o).load_value_bits(0) else {
+                    panic!("{bits:#x} read back as an object");
+                };
+                assert_eq!(got, bits);
+            }
+            for forged in [0xffff_0000_0000_1000u64, u64::MAX, 0xffff_4000_0020_0040] {
+                s.get(o).store_value_bits(0, ValueBits::Bits(forged));
+                let raw = s.raw_value_slot(o, 0);
+                assert_eq!(
+                    raw.raw(),
+                    0x7ff8_0000_0000_0000,
+                    "{forged:#x} stored as {raw:?}"
+                );
+            }
+            // A holder and its target on the fast path; the target is reached only through
+            // the holder's value slot.
+            let holder = {
+                let target = s.alloc_fresh(2, 0, 8).expect("a fresh page for the target");
+                target.init_u64(0, 4242);
+                let target = target.get();
+                let holder = s
+                    .alloc_fresh_with_values(3, 0, 2, 0)
+                    .expect("a fresh page for the holder");
+                holder.init_value(0, ValueBits::Ref(target));
+                holder.init_value(1, ValueBits::Bits(VALUE_IMMEDIATE_TAG | 7));
+                s.root(holder.get())
+            };
+            // Garbage so that the holder's page is sparse and relocated.
+            for _ in 0..20_000 {
+                s.scope(|s| {
+                    s.alloc(4, 0, 64).unwrap();
+                });
+            }
+            let before = s.get(holder).address();
+            for _ in 0..3 {
+                s.collect("test");
+            }
+            let o = s.get(holder);
+            assert_eq!(o.n_values(), 2);
+            let ValueBits::Ref(t) = o.load_value_bits(0) else {
+                panic!("{mode}: the target was lost");
+            };
+            assert_eq!(t.read_u64(0), 4242, "{mode}");
+            assert!(
+                matches!(o.load_value_bits(1), ValueBits::Bits(b) if b == VALUE_IMMEDIATE_TAG | 7)
+            );
+            eprintln!("{mode}: holder {before:?} -> {:?}", o.address());
+        });
+    }
+}

@@ -17,12 +17,13 @@
 //! ([`Fresh::init`], [`Fresh::init_u64`]) are plain relaxed stores — no collector thread reads
 //! an object before a pointer to it has been published (stored with release ordering into a
 //! slot, a root region or a handle, or seen in a pause), and publishing orders every
-//! initializing store before it. [`Fresh::get`] hands the object out as an ordinary
+//! initializing store before it (value slots too: [`Fresh::init_value`]). [`Fresh::get`] hands the object out as an ordinary
 //! [`ObjRef`] and consumes the `Fresh`, so every initializing store comes before the object
 //! can be published. The lifetime ends both at the next call that can reach a safepoint, which the
 //! borrow checker enforces as for every `ObjRef`.
 
 use super::scope::{ObjRef, Scope};
+use super::value_slots::{encode_bits, ValueBits};
 use gc_core::ColoredPtr;
 use std::sync::atomic::Ordering;
 
@@ -46,7 +47,25 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub fn alloc_fresh<'a>(&'a self, shape: u32, n_refs: u32, n_bytes: usize) -> Option<Fresh<'a>> {
         let m = self.mutator();
-        let ptr = m.alloc_fast(shape, n_refs, n_bytes as u64)?;
+        let ptr = m.alloc_fast(shape, n_refs, 0, n_bytes as u64)?;
+        Some(Fresh {
+            obj: ObjRef::from_non_null(ptr, m),
+        })
+    }
+
+    /// As [`Scope::alloc_fresh`], with `n_values` value slots holding `0.0` after the
+    /// reference slots (see [`Scope::alloc_with_values`]); `None` also where `n_values`
+    /// exceeds `gc_core::MAX_VALUES` (then [`Scope::alloc_with_values`] says so).
+    #[inline(always)]
+    pub fn alloc_fresh_with_values<'a>(
+        &'a self,
+        shape: u32,
+        n_refs: u32,
+        n_values: u32,
+        n_bytes: usize,
+    ) -> Option<Fresh<'a>> {
+        let m = self.mutator();
+        let ptr = m.alloc_fast(shape, n_refs, n_values, n_bytes as u64)?;
         Some(Fresh {
             obj: ObjRef::from_non_null(ptr, m),
         })
@@ -63,6 +82,16 @@ impl<'a> Fresh<'a> {
         let m = self.obj.mutator();
         let p = v.map_or(ColoredPtr::NULL, |o| o.ptr_of(m, "Fresh::init"));
         self.obj.obj().ref_slot(i).store(p, Ordering::Relaxed);
+    }
+
+    /// Initialize value slot `i` with `v`: one relaxed store.
+    ///
+    /// # Panics
+    /// If `v` is an object of another heap, or `i` is out of range.
+    #[inline(always)]
+    pub fn init_value(&self, i: usize, v: ValueBits<ObjRef<'_>>) {
+        let w = encode_bits(v, self.obj.mutator());
+        self.obj.obj().value_slot(i).store(w, Ordering::Relaxed);
     }
 
     /// Initialize the little-endian u64 at raw byte `offset`.

@@ -28,4 +28,4 @@ pub use mutator::{AttachError, Mutator, OutOfMemory};
 pub use root_region::{RegionView, RootRegion};
 pub use scope::{Local, ObjRef, Scope};
 pub use stepper::{Step, Stepper};
-pub use value_slots::{Immediate, ImmediateTooWide, Value};
+pub use value_slots::{Immediate, ImmediateTooWide, Value, ValueBits};

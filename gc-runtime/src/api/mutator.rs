@@ -307,9 +307,15 @@ impl Mutator {
     /// private page, or `None` where [`Mutator::alloc`] would refill, pace or stall. Neither
     /// polls nor blocks, so it needs only a shared borrow.
     #[inline(always)]
-    pub(super) fn alloc_fast(&self, shape: u32, n_refs: u32, n_bytes: u64) -> Option<ColoredPtr> {
+    pub(super) fn alloc_fast(
+        &self,
+        shape: u32,
+        n_refs: u32,
+        n_values: u32,
+        n_bytes: u64,
+    ) -> Option<ColoredPtr> {
         self.allocation
-            .alloc_fast(&*self.heap, shape, n_refs, n_bytes)
+            .alloc_fast(&*self.heap, shape, n_refs, n_values, n_bytes)
     }
 
     /// Ask for a GC cycle and wait for it as a blocked thread. Returns early, the cycle not

@@ -19,6 +19,14 @@
 //!   unrooted fast path ([`ObjRef::load_value`], [`ObjRef::store_value`]), a [`Local`] for the
 //!   rooted one ([`Scope::load_value`], [`Scope::store_value`]).
 //!
+//! An embedder whose own values are NaN-boxed with the same tags (a clox-style interpreter:
+//! numbers as their `f64` bits, its other immediates under [`VALUE_IMMEDIATE_TAG`]) can skip
+//! the decoding: [`ValueBits`] is a slot's word as such an embedder keeps it, the bits of a
+//! number or an immediate as they are, or the object ([`ObjRef::load_value_bits`],
+//! [`ObjRef::store_value_bits`], [`Fresh::init_value`](crate::Fresh::init_value)). Its bits
+//! cannot forge a reference either: bits carrying the pointer tag are a NaN, stored as the
+//! canonical NaN.
+//!
 //! A load goes through the value barrier (`gc_core::value_barrier`): one AND and one compare
 //! more than a reference load's test; a pointer with a bad color takes the reference
 //! barrier's slow path (mark, relocate, remap) and is healed into the slot with its tag.
@@ -27,8 +35,8 @@ use super::heap::Heap;
 use super::mutator::{Mutator, OutOfMemory};
 use super::scope::{Local, ObjRef, Scope};
 use crate::observe::ValueSlotStats;
-use gc_core::value::MAX_IMMEDIATE;
-use gc_core::{ColoredPtr, SlowPath, ValueKind, ValueSlot, ValueWord};
+use gc_core::value::{CANONICAL_NAN, MAX_IMMEDIATE, VALUE_IMMEDIATE_TAG, VALUE_POINTER_TAG};
+use gc_core::{ColoredPtr, LoadedValue, SlowPath, ValueKind, ValueSlot, ValueWord};
 use std::sync::atomic::Ordering;
 
 /// An immediate: an embedder payload of at most 48 bits stored in a value slot, which the
@@ -109,6 +117,38 @@ impl<R> Value<R> {
     }
 }
 
+/// What a value slot holds, as an embedder whose values share the slot's NaN-boxing sees it
+/// (see the module documentation): the bits of a number or an immediate, or the object as
+/// `R`.
+#[derive(Clone, Copy, Debug)]
+pub enum ValueBits<R> {
+    /// A number's `f64` bits, or `VALUE_IMMEDIATE_TAG | payload` for an immediate. Stored,
+    /// bits carrying the pointer tag (a NaN) become the canonical NaN.
+    Bits(u64),
+    Ref(R),
+}
+
+/// The word storing `v` on behalf of `m`: as [`encode`], with bits carrying the pointer tag
+/// stored as the canonical NaN (they are a NaN: a compare and a conditional move).
+#[inline(always)]
+pub(super) fn encode_bits(v: ValueBits<ObjRef<'_>>, m: &Mutator) -> ValueWord {
+    match v {
+        ValueBits::Bits(b) => ValueWord::from_raw(if b >= VALUE_POINTER_TAG {
+            CANONICAL_NAN
+        } else {
+            b
+        }),
+        ValueBits::Ref(o) => {
+            let p = o.ptr_of(m, "ObjRef::store_value_bits");
+            debug_assert!(
+                p.raw() & m.bad_mask.get() == 0,
+                "a mutator never stores a bad pointer"
+            );
+            ValueWord::pointer(p)
+        }
+    }
+}
+
 /// The mutator's barrier slow path, counting the value slots it heals.
 struct ValueSlowPath<'a>(&'a Mutator);
 
@@ -147,7 +187,7 @@ fn decode(w: ValueWord, m: &Mutator) -> Value<ObjRef<'_>> {
 fn encode(v: Value<ObjRef<'_>>, m: &Mutator) -> ValueWord {
     match v {
         Value::Number(x) => ValueWord::number(x),
-        Value::Immediate(i) => ValueWord::from_raw(gc_core::value::VALUE_IMMEDIATE_TAG | i.0),
+        Value::Immediate(i) => ValueWord::from_raw(VALUE_IMMEDIATE_TAG | i.0),
         Value::Ref(o) => {
             let p = o.ptr_of(m, "ObjRef::store_value");
             debug_assert!(
@@ -183,6 +223,34 @@ impl<'a> ObjRef<'a> {
     #[inline]
     pub fn store_value(&self, i: usize, v: Value<ObjRef<'_>>) {
         let w = encode(v, self.mutator());
+        self.obj().value_slot(i).store(w, Ordering::Release);
+    }
+}
+
+impl<'a> ObjRef<'a> {
+    /// Load value slot `i` through the value barrier (healing the slot), as [`ValueBits`]:
+    /// the object if the slot holds a pointer, else the word's bits as they are.
+    ///
+    /// # Panics
+    /// If `i` is out of range.
+    #[inline(always)]
+    pub fn load_value_bits(&self, i: usize) -> ValueBits<ObjRef<'a>> {
+        let m = self.mutator();
+        let obj = self.obj();
+        let slot = obj.value_slot(i);
+        match gc_core::load_value_barrier_decoded(slot, m.bad_mask.get(), &ValueSlowPath(m)) {
+            LoadedValue::Plain(w) => ValueBits::Bits(w.raw()),
+            LoadedValue::Pointer(p) => ValueBits::Ref(ObjRef::from_non_null(p, m)),
+        }
+    }
+
+    /// Store `v` into value slot `i` (bits carrying the pointer tag as the canonical NaN).
+    ///
+    /// # Panics
+    /// If `v` is an object of another heap, or `i` is out of range.
+    #[inline(always)]
+    pub fn store_value_bits(&self, i: usize, v: ValueBits<ObjRef<'_>>) {
+        let w = encode_bits(v, self.mutator());
         self.obj().value_slot(i).store(w, Ordering::Release);
     }
 }

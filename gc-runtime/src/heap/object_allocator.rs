@@ -246,9 +246,10 @@ impl MutatorAllocation {
         heap: &impl AllocationHeap,
         shape: u32,
         n_refs: u32,
+        n_values: u32,
         n_bytes: u64,
     ) -> Option<ColoredPtr> {
-        let size = object_size_with_values(n_refs as u64, 0, n_bytes).ok()?;
+        let size = object_size_with_values(n_refs as u64, n_values as u64, n_bytes).ok()?;
         let cx = heap.cx();
         if size > cx.pages.sizes().small_object_max {
             return None;
@@ -267,7 +268,7 @@ impl MutatorAllocation {
         let header = ObjectHeader {
             shape,
             n_refs,
-            n_values: 0,
+            n_values,
             n_bytes,
         };
         // SAFETY: `offset..offset+size` was just bump-allocated on the mutator's private small

@@ -1,22 +1,26 @@
 //! The layout of every Lox object in the collector's heap.
 //!
 //! The collector sees an object as a shape id, `n` reference slots and some raw bytes (see
-//! `gc_core::object`); it traces the slots and never looks at the bytes. Each Lox object kind
-//! is a shape id below, with this layout (slots first, then raw bytes; all integers little
-//! endian; a *value* is a reference slot plus 16 raw bytes, see [`crate::value`]):
+//! `gc_core::object`); it traces the slots and never looks at the bytes. It also knows value
+//! slots (`gc_runtime::ValueBits`): one NaN-boxed word holding a number, an immediate or an
+//! object, traced, healed and relocated when it holds an object. A Lox value stored in an
+//! object is one value slot, its word the VM's own NaN-boxing ([`Value::to_raw`], an object as
+//! the pointer instead of [`RAW_OBJ`]; see [`crate::value`]). Each Lox object kind is a
+//! shape id below, with this layout (reference slots, then value slots, then raw bytes; all
+//! integers little endian):
 //!
-//! | shape | reference slots | raw bytes |
-//! |---|---|---|
-//! | [`STRING`] | — | content hash `u64`, then the UTF-8 bytes |
-//! | [`FUNCTION`] | name (string, null for the script), constants (value array) | arity `u32`, upvalue count `u32`, code length `u32`, the VM's code id `u32`, the code plus [`CODE_PADDING`] zero bytes, then one `u32` line per code byte |
-//! | [`CLOSURE`] | function, its constants (the function's, so that a call need not load the function), then one upvalue per captured variable | the function's code id `u64` |
-//! | [`UPVALUE`] | closed value's object, next open upvalue | tag, payload: the closed value, or [`TAG_OPEN`] and the stack slot |
-//! | [`CLASS`] | name, methods (table) | — |
-//! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — |
-//! | [`BOUND_METHOD`] | receiver, method (closure) | — |
-//! | [`NATIVE`] | name | native id `u64` |
-//! | [`TABLE`] | the buckets' keys, then their values' objects: `2 * capacity` | entry count `u64`, then per bucket the value's NaN-boxed word ([`Value::to_raw`]; the key's hash is in the key) |
-//! | [`VALUE_ARRAY`] | one per element | tag, payload per element (none for the VM's globals, whose words the VM keeps) |
+//! | shape | reference slots | value slots | raw bytes |
+//! |---|---|---|---|
+//! | [`STRING`] | — | — | content hash `u64`, then the UTF-8 bytes |
+//! | [`FUNCTION`] | name (string, null for the script), constants (value array) | — | arity `u32`, upvalue count `u32`, code length `u32`, the VM's code id `u32`, the code plus [`CODE_PADDING`] zero bytes, then one `u32` line per code byte |
+//! | [`CLOSURE`] | function, its constants (the function's, so that a call need not load the function), then one upvalue per captured variable | — | the function's code id `u64` |
+//! | [`UPVALUE`] | next open upvalue | the closed value, or while open the stack slot as an immediate ([`RAW_OPEN`] plus the slot) | — |
+//! | [`CLASS`] | name, methods (table) | — | — |
+//! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — | — |
+//! | [`BOUND_METHOD`] | receiver, method (closure) | — | — |
+//! | [`NATIVE`] | name | — | native id `u64` |
+//! | [`TABLE`] | the buckets' keys: `capacity` | the buckets' values: `capacity` | entry count `u64` (the key's hash is in the key) |
+//! | [`VALUE_ARRAY`] | one per element | — | tag, payload per element (none for the VM's globals, whose words the VM keeps) |
 //!
 //! Nothing in a layout depends on an object's address: objects move.
 //!
@@ -26,8 +30,10 @@
 //! so that a layout changes in one place. The accessors on the interpreter's hot path are
 //! `#[inline(always)]`: each compiles to the one load or store it names.
 
-use crate::value::{Value, TAG_OPEN, VALUE_BYTES};
-use gc_runtime::ObjRef;
+#[cfg(doc)]
+use crate::value::RAW_OBJ;
+use crate::value::{from_slot, to_slot, Value, RAW_OPEN, VALUE_BYTES};
+use gc_runtime::{Fresh, ObjRef, ValueBits};
 
 /// An interned string.
 pub const STRING: u32 = 1;
@@ -95,19 +101,16 @@ pub const CLOSURE_BYTES: usize = 8;
 
 // ----- upvalues ---------------------------------------------------------------------------
 
-/// Reference slots of an upvalue: [`UPVALUE_VALUE`], [`UPVALUE_NEXT`].
-pub const UPVALUE_REFS: u32 = 2;
-/// Slot of a closed upvalue's object.
-pub const UPVALUE_VALUE: usize = 0;
+/// Reference slots of an upvalue: [`UPVALUE_NEXT`].
+pub const UPVALUE_REFS: u32 = 1;
 /// Slot of the next open upvalue (the open list is sorted by stack slot, highest first).
-pub const UPVALUE_NEXT: usize = 1;
-/// Raw bytes of an upvalue: one value's tag and payload.
-pub const UPVALUE_BYTES: usize = VALUE_BYTES;
-/// Raw offset of an upvalue's tag word (a value's tag, or [`TAG_OPEN`]).
-const UPVALUE_TAG: usize = 0;
-/// Raw offset of an upvalue's payload word (a value's payload, or the open upvalue's stack
-/// slot).
-const UPVALUE_PAYLOAD: usize = 8;
+pub const UPVALUE_NEXT: usize = 0;
+/// Value slots of an upvalue: [`UPVALUE_VALUE`].
+pub const UPVALUE_VALUES: u32 = 1;
+/// Value slot of an upvalue: the closed value, or [`RAW_OPEN`] plus the stack slot while open.
+const UPVALUE_VALUE: usize = 0;
+/// Raw bytes of an upvalue: none.
+pub const UPVALUE_BYTES: usize = 0;
 
 // ----- classes, instances, bound methods ----------------------------------------------------
 
@@ -146,10 +149,8 @@ const NATIVE_ID: usize = 0;
 
 /// Raw offset of a table's entry count (`u64`).
 const TABLE_COUNT: usize = 0;
-/// Raw offset of a table's first entry word (after the count).
-const TABLE_ENTRIES: usize = 8;
-/// Raw bytes per table entry: the value's word.
-const TABLE_ENTRY_BYTES: usize = 8;
+/// Raw bytes of a table: the count.
+const TABLE_BYTES: usize = 8;
 
 /// The native function `clock()`.
 pub const NATIVE_CLOCK: u64 = 0;
@@ -419,36 +420,60 @@ pub fn set_closure_code_id(c: ObjRef<'_>, id: u32) {
     c.write_u64(CLOSURE_CODE, id as u64);
 }
 
-/// An upvalue's tag word: [`TAG_OPEN`] while it is open, else its value's tag.
-#[inline(always)]
-pub fn upvalue_tag(up: ObjRef<'_>) -> u64 {
-    up.read_u64(UPVALUE_TAG)
+/// What an upvalue holds: the stack slot of an open one, or a closed one's value.
+pub enum UpvalueState<'a> {
+    Open(usize),
+    Closed(u64, Option<ObjRef<'a>>),
 }
 
-/// An upvalue's payload word: the stack slot while it is open, else its value's payload.
+/// The stack slot of an open upvalue's word, or `None` for a closed value (whose words are
+/// never in `RAW_OPEN..RAW_OPEN + STACK_MAX`: Lox values are numbers, `nil`, booleans and
+/// objects).
 #[inline(always)]
-pub fn upvalue_payload(up: ObjRef<'_>) -> u64 {
-    up.read_u64(UPVALUE_PAYLOAD)
+fn open_slot(bits: u64) -> Option<usize> {
+    let slot = bits.wrapping_sub(RAW_OPEN);
+    (slot < crate::stack::STACK_MAX as u64).then_some(slot as usize)
+}
+
+/// What upvalue `up` holds (one barrier load of its value slot).
+#[inline(always)]
+pub fn upvalue_state(up: ObjRef<'_>) -> UpvalueState<'_> {
+    match up.load_value_bits(UPVALUE_VALUE) {
+        ValueBits::Bits(bits) => match open_slot(bits) {
+            Some(slot) => UpvalueState::Open(slot),
+            None => UpvalueState::Closed(bits, None),
+        },
+        ValueBits::Ref(o) => UpvalueState::Closed(crate::value::RAW_OBJ, Some(o)),
+    }
 }
 
 /// The stack slot of an open upvalue.
 #[inline(always)]
 pub fn upvalue_slot(up: ObjRef<'_>) -> usize {
-    upvalue_payload(up) as usize
+    match upvalue_state(up) {
+        UpvalueState::Open(slot) => slot,
+        UpvalueState::Closed(..) => unreachable!("an upvalue on the open list is open"),
+    }
 }
 
 /// Makes a new upvalue open on stack slot `slot`.
 #[inline]
 pub fn open_upvalue(up: ObjRef<'_>, slot: usize) {
-    up.write_u64(UPVALUE_TAG, TAG_OPEN);
-    up.write_u64(UPVALUE_PAYLOAD, slot as u64);
+    up.store_value_bits(UPVALUE_VALUE, ValueBits::Bits(RAW_OPEN + slot as u64));
 }
 
-/// Stores value `v` (object `r` if it is one) in an upvalue's own words: closes it if it was
-/// open.
+/// Makes a just-allocated upvalue open on stack slot `slot`, its next open upvalue `next`.
 #[inline(always)]
-pub fn set_upvalue_value(up: ObjRef<'_>, v: Value, r: Option<ObjRef<'_>>) {
-    write_value(up, UPVALUE_VALUE, UPVALUE_TAG, v, r);
+pub fn init_open_upvalue(up: &Fresh<'_>, slot: usize, next: Option<ObjRef<'_>>) {
+    up.init(UPVALUE_NEXT, next);
+    up.init_value(UPVALUE_VALUE, ValueBits::Bits(RAW_OPEN + slot as u64));
+}
+
+/// Stores the value of word `raw` (object `r` if it is one) in an upvalue's own slot: closes
+/// it if it was open.
+#[inline(always)]
+pub fn set_upvalue_value(up: ObjRef<'_>, raw: u64, r: Option<ObjRef<'_>>) {
+    up.store_value_bits(UPVALUE_VALUE, to_slot(raw, r));
 }
 
 /// A native function's id ([`NATIVE_CLOCK`], ...).
@@ -463,10 +488,10 @@ pub fn set_native_id(n: ObjRef<'_>, id: u64) {
     n.write_u64(NATIVE_ID, id);
 }
 
-/// Raw byte size of a table of `capacity` buckets.
+/// Raw byte size of a table (any capacity: the count).
 #[inline]
-pub fn table_raw_size(capacity: usize) -> usize {
-    TABLE_ENTRIES + TABLE_ENTRY_BYTES * capacity
+pub fn table_raw_size() -> usize {
+    TABLE_BYTES
 }
 
 /// A table's count of used buckets.
@@ -481,16 +506,26 @@ pub fn set_table_count(t: ObjRef<'_>, count: usize) {
     t.write_u64(TABLE_COUNT, count as u64);
 }
 
-/// The word of bucket `i`'s value ([`Value::to_raw`]; 0 for an empty bucket).
+/// The value in bucket `i` (one barrier load of its value slot): its word, and its object if
+/// it is one (an empty bucket reads as the number 0).
 #[inline(always)]
-pub fn table_word(t: ObjRef<'_>, i: usize) -> u64 {
-    t.read_u64(TABLE_ENTRIES + TABLE_ENTRY_BYTES * i)
+pub fn table_value(t: ObjRef<'_>, i: usize) -> (u64, Option<ObjRef<'_>>) {
+    from_slot(t.load_value_bits(i))
 }
 
-/// Sets the word of bucket `i`'s value.
+/// The object in bucket `i`, if its value is one.
 #[inline(always)]
-pub fn set_table_word(t: ObjRef<'_>, i: usize, raw: u64) {
-    t.write_u64(TABLE_ENTRIES + TABLE_ENTRY_BYTES * i, raw);
+pub fn table_object(t: ObjRef<'_>, i: usize) -> Option<ObjRef<'_>> {
+    match t.load_value_bits(i) {
+        ValueBits::Ref(o) => Some(o),
+        ValueBits::Bits(_) => None,
+    }
+}
+
+/// Sets the value in bucket `i` to word `raw` (object `r` if it is [`RAW_OBJ`]): one store.
+#[inline(always)]
+pub fn set_table_value(t: ObjRef<'_>, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
+    t.store_value_bits(i, to_slot(raw, r));
 }
 
 /// Raw byte size of a value array of `n` elements.

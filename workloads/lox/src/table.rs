@@ -7,37 +7,31 @@
 //! exactly when they are the same object, so a probe compares identities ([`ObjRef::same`]:
 //! the objects' current offsets, valid within one safepoint-free stretch).
 //!
-//! Each entry is two reference slots (key, value object) and one raw word, the value NaN-boxed
-//! as on the VM's stack ([`crate::value::Value::to_raw`]; [`RAW_OBJ`] for an object, which is
-//! in the value slot), so an entry moves to and from the stack without conversion. The keys
-//! fill the first `capacity` slots and the value objects the next `capacity` (bucket `i`'s key
-//! is slot `i`, its value slot `capacity + i`), so that a probe indexes the key slots by the
-//! bucket itself. The count and the words are read and written through the accessors of
-//! [`crate::object`] ([`table_count`], [`table_word`]), which owns every raw offset. An empty
-//! bucket has a null key and word 0. Lox cannot delete a field or a method, so there are no
+//! Each entry is a reference slot (the key) and a value slot (the value, one NaN-boxed word as
+//! on the VM's stack, [`crate::value::Value::to_raw`], with an object as its pointer: see
+//! [`crate::value::to_slot`]): bucket `i`'s key is reference slot `i`, its value value slot
+//! `i`, so that a probe indexes the key slots by the bucket itself and setting a value is one
+//! store. The count and the values are read and written through the accessors of
+//! [`crate::object`] ([`table_count`], [`table_value`]), which owns the layout. An empty bucket
+//! has a null key (its value slot holds the number 0, never read). Lox cannot delete a field or a method, so there are no
 //! tombstones: a probe ends at the first empty bucket. A table never grows in place: [`set`]
 //! allocates a bigger table object, copies the entries, and returns it; the caller stores it
 //! into the owner (an instance's field slot, a class's method slot).
 
 use crate::object::{
-    set_table_count, set_table_word, string_hash, table_count, table_raw_size, table_word, TABLE,
+    set_table_count, set_table_value, string_hash, table_count, table_object, table_raw_size,
+    table_value, TABLE,
 };
+#[cfg(doc)]
 use crate::value::RAW_OBJ;
-use gc_runtime::{Local, ObjRef, OutOfMemory, Scope};
+use gc_runtime::{Fresh, Local, ObjRef, OutOfMemory, Scope};
 
 /// Capacity of a new table (6 entries before it grows; clox's first capacity too).
 pub const MIN_CAPACITY: usize = 8;
-/// The reference slot of bucket `i`'s value object (the keys fill the first `capacity`
-/// slots, the values the next `capacity`).
-#[inline(always)]
-fn value_slot(t: ObjRef<'_>, i: usize) -> usize {
-    capacity(t) + i
-}
-
 /// Number of buckets.
 #[inline]
 pub fn capacity(t: ObjRef<'_>) -> usize {
-    t.n_refs() / 2
+    t.n_refs()
 }
 
 /// Number of used buckets.
@@ -49,7 +43,16 @@ pub fn count(t: ObjRef<'_>) -> usize {
 /// Allocates an empty table of `capacity` buckets (a power of two).
 pub fn alloc<'s>(s: &mut Scope<'s>, capacity: usize) -> Result<Local<'s>, OutOfMemory> {
     debug_assert!(capacity.is_power_of_two());
-    s.alloc(TABLE, 2 * capacity as u32, table_raw_size(capacity))
+    let cap = capacity as u32;
+    s.alloc_with_values(TABLE, cap, cap, table_raw_size())
+}
+
+/// Allocates an empty table of [`MIN_CAPACITY`] buckets on the allocation fast path
+/// ([`Scope::alloc_fresh_with_values`]): `None` where that needs the slow path.
+#[inline(always)]
+pub fn alloc_fresh<'a>(s: &'a Scope<'_>) -> Option<Fresh<'a>> {
+    let cap = MIN_CAPACITY as u32;
+    s.alloc_fresh_with_values(TABLE, cap, cap, table_raw_size())
 }
 
 /// The bucket holding `key` (whose content hash is `hash`), if any.
@@ -92,35 +95,22 @@ pub fn get_hashed<'a>(
     key: ObjRef<'_>,
     hash: u64,
 ) -> Option<(u64, Option<ObjRef<'a>>)> {
-    let (i, cap) = find_with_capacity(t, key, hash)?;
-    let raw = table_word(t, i);
-    let r = if raw == RAW_OBJ {
-        t.load(cap + i)
-    } else {
-        None
-    };
-    Some((raw, r))
+    let (i, _) = find_with_capacity(t, key, hash)?;
+    Some(table_value(t, i))
 }
 
 /// As [`get_hashed`], for a table whose values are all objects (a class's methods): the
 /// object of `key`'s value, read without its word.
 #[inline(always)]
 pub fn get_object_hashed<'a>(t: ObjRef<'a>, key: ObjRef<'_>, hash: u64) -> Option<ObjRef<'a>> {
-    let (i, cap) = find_with_capacity(t, key, hash)?;
-    debug_assert_eq!(table_word(t, i), RAW_OBJ);
-    t.load(cap + i)
+    let (i, _) = find_with_capacity(t, key, hash)?;
+    table_object(t, i)
 }
 
 /// The value in bucket `i`: its word, and its object if it is one.
 #[inline(always)]
 pub fn value_at<'a>(t: ObjRef<'a>, i: usize) -> (u64, Option<ObjRef<'a>>) {
-    let raw = table_word(t, i);
-    let r = if raw == RAW_OBJ {
-        t.load(value_slot(t, i))
-    } else {
-        None
-    };
-    (raw, r)
+    table_value(t, i)
 }
 
 /// The key in bucket `i` (`None` for an empty bucket).
@@ -133,8 +123,7 @@ pub fn key_at<'a>(t: ObjRef<'a>, i: usize) -> Option<ObjRef<'a>> {
 /// [`RAW_OBJ`]).
 #[inline]
 pub fn set_value_at(t: ObjRef<'_>, i: usize, raw: u64, r: Option<ObjRef<'_>>) {
-    set_table_word(t, i, raw);
-    t.store(value_slot(t, i), if raw == RAW_OBJ { r } else { None });
+    set_table_value(t, i, raw, r);
 }
 
 /// Sets `key` to the value of word `raw` (with object `r` if `raw` is [`RAW_OBJ`]) in `t` if
@@ -213,14 +202,13 @@ fn grow<'s>(
     let mut live = 0;
     for i in 0..capacity(o) {
         let Some(k) = o.load(i) else { continue };
-        let raw = table_word(o, i);
+        let (raw, r) = table_value(o, i);
         let mut j = string_hash(k) as usize & mask;
         while n.load(j).is_some() {
             j = (j + 1) & mask;
         }
         n.store(j, Some(k));
-        n.store(new_capacity + j, o.load(value_slot(o, i)));
-        set_table_word(n, j, raw);
+        set_table_value(n, j, raw, r);
         live += 1;
     }
     set_table_count(n, live);
@@ -264,7 +252,7 @@ mod tests {
                 for i in 0..n {
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
                     let val = interner.intern(s, format!("value{i}").as_bytes()).unwrap();
-                    let t2 = set(s, Some(t), key, RAW_OBJ, Some(val)).unwrap();
+                    let t2 = set(s, Some(t), key, crate::value::RAW_OBJ, Some(val)).unwrap();
                     assert!(s.same_object(t, t2));
                 }
                 s.collect("table test");
@@ -272,7 +260,7 @@ mod tests {
                 for i in 0..n {
                     let key = interner.intern(s, format!("key{i}").as_bytes()).unwrap();
                     let (v, r) = get(s.get(t), s.get(key)).expect("present");
-                    assert_eq!(v, RAW_OBJ);
+                    assert_eq!(v, crate::value::RAW_OBJ);
                     assert_eq!(crate::object::string_text(r.unwrap()), format!("value{i}"));
                 }
                 let missing = interner.intern(s, b"nope").unwrap();

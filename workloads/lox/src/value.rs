@@ -1,17 +1,21 @@
 //! Lox values and how they are stored.
 //!
-//! A Lox value is `nil`, a boolean, a number or a reference to a heap object. The collector
-//! only knows reference slots and raw bytes, so a value is split in two halves wherever it is
-//! stored:
+//! A Lox value is `nil`, a boolean, a number or a reference to a heap object. Its word is
+//! NaN-boxed as in clox ([`Value::to_raw`]): a number is its `f64` bits, the other values are
+//! quiet NaNs under the prefix `0x7ffc`, which no arithmetic produces and which is the
+//! collector's immediate tag. Where it is stored:
 //!
-//! - the **reference half**: a reference slot (an object slot, or a slot of a root region),
-//!   null unless the value is an object;
-//! - the **raw half**: a tag word and a payload word (the bits of an `f64`, or 0/1 for a
-//!   boolean) in the object's raw bytes (upvalues, value arrays) — or, on the VM's value stack
-//!   and in tables, one NaN-boxed word ([`Value::to_raw`]).
+//! - in a heap object's **value slot** (table values, upvalues): one word, an object as its
+//!   colored pointer ([`to_slot`], [`from_slot`]), which the collector traces, heals and
+//!   relocates;
+//! - on the VM's **value stack**: the word, with [`RAW_OBJ`] for an object, which is in the
+//!   reference slot of the same index in the stack's root region;
+//! - in a value array (a function's constants): a reference slot, null unless the value is an
+//!   object, and a tag word and a payload word in the raw bytes ([`Value::encode`]).
 //!
-//! [`Value`] is the raw half as a Rust enum: [`Value::Obj`] says "the object is in the
-//! reference slot next to me".
+//! [`Value`] is the word as a Rust enum: [`Value::Obj`] says "the object is beside me".
+
+use gc_runtime::{ObjRef, ValueBits};
 
 /// Tag word of `nil` (and of an empty table entry: the zeroed raw bytes of a fresh object read
 /// as `nil`).
@@ -22,21 +26,18 @@ pub const TAG_BOOL: u64 = 1;
 pub const TAG_NUMBER: u64 = 2;
 /// Tag word of an object value; the object is in the reference slot.
 pub const TAG_OBJ: u64 = 3;
-/// Tag word of an *open* upvalue (upvalue objects only); the payload is the stack slot.
-pub const TAG_OPEN: u64 = 4;
 
 /// Bytes of the raw half of a stored value: tag word and payload word.
 pub const VALUE_BYTES: usize = 16;
 
-/// The raw half of a Lox value. For [`Value::Obj`] the object itself lives in the
-/// neighbouring reference slot.
+/// A Lox value's word as an enum. For [`Value::Obj`] the object itself lives beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum Value {
     #[default]
     Nil,
     Bool(bool),
     Number(f64),
-    /// An object, held in the reference slot that goes with this value.
+    /// An object, held beside the word: in a reference slot, or as a value slot's pointer.
     Obj,
 }
 
@@ -127,8 +128,38 @@ pub const RAW_NIL: u64 = BOXED | 1;
 pub const RAW_FALSE: u64 = BOXED | 2;
 /// Boxed `true`.
 pub const RAW_TRUE: u64 = BOXED | 3;
-/// Boxed object value (the object is in the reference slot beside it).
+/// Boxed object value (the object is in the reference slot beside it; a value slot holds the
+/// object's pointer instead).
 pub const RAW_OBJ: u64 = BOXED | 4;
+/// An open upvalue's word, plus its stack slot (upvalue objects only; no Lox value is a
+/// word in `RAW_OPEN..RAW_OPEN + STACK_MAX`).
+pub const RAW_OPEN: u64 = BOXED | 1 << 32;
+
+// The boxed words are the collector's immediates: a value slot stores them unchanged.
+const _: () = assert!(BOXED == gc_runtime::VALUE_IMMEDIATE_TAG);
+
+/// A value as a value slot stores it: word `raw`, or object `r` if `raw` is [`RAW_OBJ`]
+/// (`nil` if it has none).
+#[inline(always)]
+pub fn to_slot<'a>(raw: u64, r: Option<ObjRef<'a>>) -> ValueBits<ObjRef<'a>> {
+    if raw == RAW_OBJ {
+        match r {
+            Some(o) => ValueBits::Ref(o),
+            None => ValueBits::Bits(RAW_NIL),
+        }
+    } else {
+        ValueBits::Bits(raw)
+    }
+}
+
+/// A value loaded from a value slot: its word, and its object if it is one.
+#[inline(always)]
+pub fn from_slot(v: ValueBits<ObjRef<'_>>) -> (u64, Option<ObjRef<'_>>) {
+    match v {
+        ValueBits::Bits(raw) => (raw, None),
+        ValueBits::Ref(o) => (RAW_OBJ, Some(o)),
+    }
+}
 
 /// The number in a boxed word, if it is one.
 #[inline(always)]

@@ -66,7 +66,7 @@ use crate::object::{
     CLASS_NAME, CLASS_REFS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
     CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME, FUNCTION, FUNCTION_REFS, INSTANCE, INSTANCE_CLASS,
     INSTANCE_FIELDS, INSTANCE_REFS, NATIVE, NATIVE_BYTES, NATIVE_CLOCK, NATIVE_NAME, NATIVE_REFS,
-    UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS, VALUE_ARRAY,
+    UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS, UPVALUE_VALUES, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
@@ -562,7 +562,7 @@ impl Vm {
             }
             current = up.load(UPVALUE_NEXT);
         }
-        let created = s.alloc(UPVALUE, UPVALUE_REFS, UPVALUE_BYTES)?;
+        let created = s.alloc_with_values(UPVALUE, UPVALUE_REFS, UPVALUE_VALUES, UPVALUE_BYTES)?;
         let new = s.get(created);
         open_upvalue(new, slot);
         let mut previous = None;

@@ -22,18 +22,17 @@ use super::{FRAME_ROOTS, OPEN_UPVALUES, PRINT_CHUNK, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
-    closure_code_id, display_object, function_code_id, function_upvalues, native_id, open_upvalue,
-    set_closure_code_id, set_upvalue_value, string_len, string_text, table_raw_size,
-    upvalue_payload, upvalue_slot, upvalue_tag, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
+    closure_code_id, display_object, function_code_id, function_upvalues, init_open_upvalue,
+    native_id, set_closure_code_id, set_upvalue_value, string_len, string_text, upvalue_slot,
+    upvalue_state, UpvalueState, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
     BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS,
     CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS,
-    INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, TABLE, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
-    UPVALUE_REFS, UPVALUE_VALUE,
+    INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
+    UPVALUE_REFS, UPVALUE_VALUES,
 };
 use crate::stack::StackView;
 use crate::table;
 use crate::value::{raw_is_falsey, raw_number, Value, RAW_FALSE, RAW_NIL, RAW_OBJ, RAW_TRUE};
-use crate::value::{TAG_OBJ, TAG_OPEN};
 use gc_runtime::{ObjRef, RegionView, Scope};
 use std::io::Write;
 
@@ -72,24 +71,18 @@ fn raw_bool(b: bool) -> u64 {
 /// The value of upvalue `up`: from the stack while it is open.
 #[inline(always)]
 fn upvalue_get<'a>(st: &StackView<'a>, up: ObjRef<'a>) -> (u64, Option<ObjRef<'a>>) {
-    let tag = upvalue_tag(up);
-    let bits = upvalue_payload(up);
-    if tag == TAG_OPEN {
-        st.get(bits as usize)
-    } else if tag == TAG_OBJ {
-        (RAW_OBJ, up.load(UPVALUE_VALUE))
-    } else {
-        (Value::decode(tag, bits).to_raw(), None)
+    match upvalue_state(up) {
+        UpvalueState::Open(slot) => st.get(slot),
+        UpvalueState::Closed(raw, r) => (raw, r),
     }
 }
 
 /// Stores into upvalue `up`: into the stack while it is open.
 #[inline(always)]
 fn upvalue_set(st: &mut StackView<'_>, up: ObjRef<'_>, raw: u64, r: Option<ObjRef<'_>>) {
-    if upvalue_tag(up) == TAG_OPEN {
-        st.set(upvalue_slot(up), raw, r);
-    } else {
-        set_upvalue_value(up, Value::from_raw(raw), r);
+    match upvalue_state(up) {
+        UpvalueState::Open(slot) => st.set(slot, raw, r),
+        UpvalueState::Closed(..) => set_upvalue_value(up, raw, r),
     }
 }
 
@@ -105,7 +98,7 @@ fn close_upvalues(st: &StackView<'_>, closures: &Closures<'_>, last: usize) {
         }
         let (raw, r) = st.get(slot);
         let next = up.load(UPVALUE_NEXT);
-        set_upvalue_value(up, Value::from_raw(raw), r);
+        set_upvalue_value(up, raw, r);
         up.store(UPVALUE_NEXT, None);
         closures.set(OPEN_UPVALUES, next);
     }
@@ -133,10 +126,9 @@ fn capture_upvalue<'a>(
         previous = Some(up);
         current = up.load(UPVALUE_NEXT);
     }
-    let new = s.alloc_fresh(UPVALUE, UPVALUE_REFS, UPVALUE_BYTES)?;
-    new.init(UPVALUE_NEXT, current);
+    let new = s.alloc_fresh_with_values(UPVALUE, UPVALUE_REFS, UPVALUE_VALUES, UPVALUE_BYTES)?;
+    init_open_upvalue(&new, slot, current);
     let new = new.get();
-    open_upvalue(new, slot);
     match previous {
         None => closures.set(OPEN_UPVALUES, Some(new)),
         Some(p) => p.store(UPVALUE_NEXT, Some(new)),
@@ -386,11 +378,7 @@ impl Vm {
                             // instance, so that setting them needs no allocation.
                             let fields = match init {
                                 Some(c) if codes[closure_code_id(c) as usize].sets_fields => {
-                                    let Some(t) = s.alloc_fresh(
-                                        TABLE,
-                                        2 * table::MIN_CAPACITY as u32,
-                                        table_raw_size(table::MIN_CAPACITY),
-                                    ) else {
+                                    let Some(t) = table::alloc_fresh(s) else {
                                         break 'run Ok(Exit::CallClass(argc));
                                     };
                                     Some(t.get())
@@ -728,11 +716,7 @@ impl Vm {
                         Some(fields) => fields,
                         // The first field: its table on the allocation fast path.
                         None => {
-                            let Some(t) = s.alloc_fresh(
-                                TABLE,
-                                2 * table::MIN_CAPACITY as u32,
-                                table_raw_size(table::MIN_CAPACITY),
-                            ) else {
+                            let Some(t) = table::alloc_fresh(s) else {
                                 slow!(at);
                             };
                             let t = t.get();
