@@ -167,6 +167,10 @@ pub struct Mutator {
     pub(super) heap: Arc<HeapInner>,
     pub(super) shared: Arc<MutatorShared>,
     pub(super) bad_mask: Cell<u64>,
+    /// The heap layout's offset mask (fixed for the heap's life), kept here so that
+    /// [`crate::ObjRef::same`] compares two differently colored pointers without reaching
+    /// the layout through the heap.
+    pub(super) offset_mask: u64,
     /// Safepoint polls made (see [`crate::Scope::polls`]).
     polls: Cell<u64>,
     /// Its small page and allocation counters (the allocator's per-thread state).
@@ -193,6 +197,7 @@ impl Mutator {
             shared,
             // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
+            offset_mask: heap.layout().offset_mask(),
             polls: Cell::new(0),
             allocation: MutatorAllocation::default(),
             _not_send: PhantomData,

@@ -177,8 +177,8 @@ impl<'a> ObjRef<'a> {
         if self.ptr == other.ptr {
             return true;
         }
-        let l = self.m.heap.layout();
-        l.offset(self.ptr) == l.offset(other.ptr)
+        // Otherwise, the same object when they differ in color bits only.
+        (self.ptr.raw() ^ other.ptr.raw()) & self.m.offset_mask == 0
     }
 
     /// The object's current heap offset (changes when the collector moves it): a typed word
