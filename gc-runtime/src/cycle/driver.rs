@@ -56,7 +56,7 @@ use crate::observe::InjectedPanic;
 use crate::observe::{CycleRecord, PauseKind, PauseRecord};
 use crate::roots::MutatorShared;
 use crate::threads;
-use crate::threads::CrewTotals;
+use crate::threads::{CrewTotals, WorkerTarget};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -282,6 +282,16 @@ impl<'h> Cycle<'h> {
         }
     }
 
+    /// What a parallel phase's workers follow: [`Self::workers`]; a worker that joined in
+    /// the idle scheduling class stays to the end of the phase (it takes only what nobody
+    /// else wants), unless a test swings the target to make every worker come and go.
+    fn target<'a>(heap: &HeapInner, count: &'a (dyn Fn() -> usize + Sync)) -> WorkerTarget<'a> {
+        WorkerTarget {
+            count,
+            idle_class_stays: !heap.crew_swing().is_on(),
+        }
+    }
+
     fn paced_recently(&self) -> bool {
         paced_recently(self.heap)
     }
@@ -302,7 +312,7 @@ impl<'h> Cycle<'h> {
     /// mutators' buffers are empty.
     fn mark(&mut self) {
         let heap = self.heap;
-        let crew = heap.mark(&|| Self::workers(heap));
+        let crew = heap.mark(Self::target(heap, &|| Self::workers(heap)));
         self.crew_done(crew);
     }
 
@@ -424,7 +434,7 @@ impl<'h> Cycle<'h> {
     /// Concurrent Relocate (or Relocate inside the `stw` pause).
     fn relocate(&mut self) {
         let h = self.heap;
-        let (freed, crew) = h.relocate(&|| Self::workers(h));
+        let (freed, crew) = h.relocate(Self::target(h, &|| Self::workers(h)));
         self.crew_done(crew);
         self.rec.pages_relocated = freed;
     }

@@ -9,7 +9,7 @@ use crate::direct::Cleaned;
 use crate::mark::WeakResult;
 use crate::relocate::{self, RelocationTotals, Selection};
 use crate::roots::MutatorShared;
-use crate::threads::CrewTotals;
+use crate::threads::{CrewTotals, WorkerTarget};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -53,7 +53,7 @@ impl HeapInner {
     /// with GC workers that follow `workers()` while they run, up to the most the heap allows
     /// ([`Self::most_gc_workers`]). Returns the CPU ns of the workers other than the caller
     /// and how their number changed.
-    pub(crate) fn mark(&self, workers: &(dyn Fn() -> usize + Sync)) -> CrewTotals {
+    pub(crate) fn mark(&self, workers: WorkerTarget) -> CrewTotals {
         let max = self.most_gc_workers();
         self.mark
             .drain(&self.cx, &self.roots, workers, max, &self.injected_panics)
@@ -126,7 +126,7 @@ impl HeapInner {
     /// Concurrent Relocate: evacuate the relocation set with GC workers that follow
     /// `workers()` while they run. Returns (pages freed, CPU ns of the workers other than the
     /// caller and how their number changed).
-    pub(crate) fn relocate(&self, workers: &(dyn Fn() -> usize + Sync)) -> (u64, CrewTotals) {
+    pub(crate) fn relocate(&self, workers: WorkerTarget) -> (u64, CrewTotals) {
         let set = self.relocation_set.forwardings();
         let max = self.most_gc_workers();
         self.relocate

@@ -23,7 +23,7 @@ use crate::observe::{InjectedPanic, InjectedPanics};
 use crate::roots::MutatorShared;
 use crate::roots::Roots;
 use crate::roots::{BufferedWork, MarkSink};
-use crate::threads::{CrewTotals, Member, Turn};
+use crate::threads::{CrewTotals, Member, Turn, WorkerTarget};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_epoch::Guard;
 use gc_core::{Address, AddressLayout, ColoredPtr, GoodColor, Object, Offset, ValueWord, View};
@@ -495,7 +495,7 @@ impl Mark {
         &self,
         cx: &GcContext,
         roots: &Roots,
-        workers: &(dyn Fn() -> usize + Sync),
+        workers: WorkerTarget,
         max: usize,
         panics: &InjectedPanics,
     ) -> CrewTotals {
@@ -525,7 +525,7 @@ impl Mark {
     fn mark_parallel(
         &self,
         cx: &GcContext,
-        workers: &(dyn Fn() -> usize + Sync),
+        workers: WorkerTarget,
         max: usize,
         panics: &InjectedPanics,
     ) -> CrewTotals {
@@ -700,12 +700,17 @@ impl Mark {
                         return;
                     }
                 }
-                let queues_empty = self.queue.is_empty() && stealers.iter().all(|s| s.is_empty());
-                if !queues_empty {
+                let queues_empty =
+                    || self.queue.is_empty() && stealers.iter().all(|s| s.is_empty());
+                if !queues_empty() {
                     crew.go_busy();
                     break;
                 }
-                if crew.all_idle() || abandoned.load(Ordering::SeqCst) {
+                // The queues again after everyone was seen idle: a worker that leaves puts
+                // its work in the global queue *before* it counts idle, so work given back
+                // after the first look is seen by the second. (Work the drain's next round
+                // would find anyway: `drain` ends only with the global queue empty.)
+                if (crew.all_idle() && queues_empty()) || abandoned.load(Ordering::SeqCst) {
                     publish(&mut ring, &mut live, &guard);
                     // Parked workers exit (marking is over).
                     crew.finish();

@@ -20,6 +20,11 @@ impl InjectedCrewSwing {
         self.every.store(every, Ordering::Relaxed);
     }
 
+    /// True while a swing is on.
+    pub(crate) fn is_on(&self) -> bool {
+        self.every.load(Ordering::Relaxed) != 0
+    }
+
     /// The target to use instead of the collector's own, if a swing is on: `boosted` for
     /// `every` reads, then `normal` for as many, and so on. Off, one relaxed load.
     #[inline]

@@ -37,7 +37,7 @@ use crate::context::{Forwarding, InPlace, Relocation};
 use crate::mark::WeakProcessor;
 use crate::roots::MutatorShared;
 use crate::roots::Roots;
-use crate::threads::{CrewTotals, Member, Turn};
+use crate::threads::{CrewTotals, Member, Turn, WorkerTarget};
 use gc_core::{ColoredSlot, GoodColor, Object, Offset, Page, PageKind, View};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -531,7 +531,7 @@ impl Relocate {
         &self,
         cx: &GcContext,
         set: &[Arc<Forwarding>],
-        workers: &(dyn Fn() -> usize + Sync),
+        workers: WorkerTarget,
         max: usize,
     ) -> (u64, CrewTotals) {
         let next = AtomicUsize::new(0);

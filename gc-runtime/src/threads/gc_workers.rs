@@ -15,7 +15,7 @@
 //! kernel to report the thread gone, while the driver sleeps in the concurrent phase.
 
 use super::idle_class_guard::{IdleClassGuard, Watch, WATCH_PERIOD};
-use super::worker_crew::{Crew, CrewTotals, Member};
+use super::worker_crew::{Crew, CrewTotals, Member, WorkerTarget};
 use crate::observe::thread_cpu_ns;
 use std::cell::{Cell, RefCell};
 use std::sync::mpsc;
@@ -25,7 +25,7 @@ use std::sync::mpsc;
 pub(super) const WORKER_PANICKED: &str =
     "a GC worker thread panicked (its own message is printed above, by the panic hook)";
 
-/// Run `work(member, state)` with a crew of workers whose size follows `target()` while the
+/// Run `work(member, state)` with a crew of workers whose size follows `target` while the
 /// phase runs (see [`super::worker_crew`]): `states` holds one state per possible worker (its
 /// length is the most workers allowed); worker 0 is the calling thread, the others are
 /// spawned threads named `{name}-{i}`, the first ones at once (as many as the target asks
@@ -44,7 +44,7 @@ pub(crate) fn run<T: Send>(
     name: &str,
     guard: &IdleClassGuard,
     states: Vec<T>,
-    target: &(dyn Fn() -> usize + Sync),
+    target: WorkerTarget,
     work: impl Fn(&Member, T) + Sync,
 ) -> CrewTotals {
     let work = &work;
@@ -71,7 +71,7 @@ pub(crate) fn run<T: Send>(
                 format!("{name}-{i}"),
                 watched,
                 done_tx.clone(),
-                move || work(&Member::new(crew, i, None), state),
+                move || work(&Member::new(crew, i, None, watched), state),
             );
             handles.borrow_mut().push(h);
         };
@@ -82,7 +82,7 @@ pub(crate) fn run<T: Send>(
             // However worker 0's work ends (a panic too), parked workers exit.
             let _finish = FinishOnDrop(crew);
             if let Some(state) = first {
-                work(&Member::new(crew, 0, Some(&spawn_one)), state);
+                work(&Member::new(crew, 0, Some(&spawn_one), None), state);
             }
         }
         drop(done_tx);
@@ -192,6 +192,14 @@ mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Mutex;
 
+    /// A target every spawned worker follows, in the idle class or not.
+    fn all(count: &(dyn Fn() -> usize + Sync)) -> WorkerTarget<'_> {
+        WorkerTarget {
+            count,
+            idle_class_stays: false,
+        }
+    }
+
     #[test]
     fn every_state_reaches_one_worker_and_worker_0_is_the_caller() {
         let caller = std::thread::current().id();
@@ -200,7 +208,7 @@ mod tests {
             "test-worker",
             &IdleClassGuard::default(),
             vec![10, 11, 12],
-            &|| 3,
+            all(&|| 3),
             |m, state| {
                 let i = m.index();
                 let on_caller = std::thread::current().id() == caller;
@@ -220,7 +228,7 @@ mod tests {
                 "test-worker",
                 &IdleClassGuard::default(),
                 vec![(); 3],
-                &|| 3,
+                all(&|| 3),
                 |m, ()| {
                     if m.index() == 2 {
                         panic!("injected");
@@ -252,7 +260,7 @@ mod tests {
             "test-worker",
             &IdleClassGuard::default(),
             vec![0, 1],
-            &t,
+            all(&t),
             |m, _| {
                 ran.lock().unwrap().push(m.index());
                 if m.index() == 0 {

@@ -22,4 +22,4 @@ pub(crate) use safepoint::{
     begin_cycle_wait, end_cycle_wait, next_ticket, HasThreadState, OtherHeaps, Safepoint,
     ThreadState, ThreadStateCell,
 };
-pub(crate) use worker_crew::{CrewTotals, Member, Turn};
+pub(crate) use worker_crew::{CrewTotals, Member, Turn, WorkerTarget};

@@ -6,7 +6,12 @@
 //! a worker that finds the crew short of the target brings a parked one back, and worker 0
 //! (the caller of the phase) spawns one more while fewer than the most allowed exist. So a
 //! phase started with one worker gains a second when a mutator starts waiting for the cycle
-//! (paced or stalled), and gives it up again when the mutators run on their own.
+//! (paced or stalled), and gives it up again when the mutators run on their own — if it runs
+//! at normal priority. A worker in the idle scheduling class (`worker_priority`) stays to the
+//! end of the phase ([`WorkerTarget::idle_class_stays`]): it runs only on a core nothing else
+//! wants, so it takes nothing from a running mutator, and it is at hand the moment the
+//! mutator sleeps again; in alternating runs, parking it too cost throughput (see the
+//! engineering notes).
 //!
 //! The crew also counts its idle members for phases that end by agreement (marking ends
 //! when every worker is idle and every queue is empty): a worker's spawn, its going idle and
@@ -14,6 +19,7 @@
 //! so [`Crew::all_idle`] never sees a new worker's spawn apart from its count. A new member
 //! starts busy; a parked member is idle.
 
+use super::idle_class_guard::IdleClassGuard;
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,6 +52,16 @@ impl CrewTotals {
     }
 }
 
+/// What a phase's crew follows.
+#[derive(Clone, Copy)]
+pub(crate) struct WorkerTarget<'a> {
+    /// The workers wanted now (clamped to 1..=the most allowed).
+    pub(crate) count: &'a (dyn Fn() -> usize + Sync),
+    /// A worker over the count that runs in the idle scheduling class stays (see the module
+    /// documentation); false makes it leave like one at normal priority.
+    pub(crate) idle_class_stays: bool,
+}
+
 /// Who is parked, and whether the phase is over.
 struct Roster {
     /// Workers that exist (spawned, or the caller).
@@ -58,7 +74,7 @@ struct Roster {
 
 /// The crew of one phase. See the module documentation.
 pub(crate) struct Crew<'a> {
-    target: &'a (dyn Fn() -> usize + Sync),
+    target: WorkerTarget<'a>,
     max: usize,
     roster: Mutex<Roster>,
     wake: Condvar,
@@ -74,7 +90,7 @@ const IDLE_MASK: u64 = ONE_MEMBER - 1;
 impl<'a> Crew<'a> {
     /// A crew of at most `max` workers whose target is `target()` (clamped to 1..=max), with
     /// none yet: [`Crew::start`] counts the first ones.
-    pub(crate) fn new(target: &'a (dyn Fn() -> usize + Sync), max: usize) -> Self {
+    pub(crate) fn new(target: WorkerTarget<'a>, max: usize) -> Self {
         Crew {
             target,
             max: max.max(1),
@@ -92,7 +108,7 @@ impl<'a> Crew<'a> {
 
     /// The target now, within 1..=max.
     pub(crate) fn target_now(&self) -> usize {
-        (self.target)().clamp(1, self.max)
+        (self.target.count)().clamp(1, self.max)
     }
 
     /// The phase starts with `n` workers (all busy).
@@ -162,11 +178,23 @@ pub(crate) struct Member<'c, 'a> {
     crew: &'c Crew<'a>,
     index: usize,
     spawn: Option<&'c dyn Fn(usize)>,
+    /// The guard of the idle class, if this worker was moved to it.
+    idle_class: Option<&'c IdleClassGuard>,
 }
 
 impl<'c, 'a> Member<'c, 'a> {
-    pub(super) fn new(crew: &'c Crew<'a>, index: usize, spawn: Option<&'c dyn Fn(usize)>) -> Self {
-        Member { crew, index, spawn }
+    pub(super) fn new(
+        crew: &'c Crew<'a>,
+        index: usize,
+        spawn: Option<&'c dyn Fn(usize)>,
+        idle_class: Option<&'c IdleClassGuard>,
+    ) -> Self {
+        Member {
+            crew,
+            index,
+            spawn,
+            idle_class,
+        }
     }
 
     /// This worker's index (0: the caller of the phase).
@@ -192,9 +220,13 @@ impl<'c, 'a> Member<'c, 'a> {
         Turn::Stay
     }
 
-    /// True if this worker is one too many now (never worker 0).
+    /// True if this worker is one too many now (never worker 0; not one in the idle class,
+    /// unless the target says so or the starvation guard keeps GC threads at normal
+    /// priority, which it moved this one back to).
     pub(crate) fn should_leave(&self) -> bool {
-        self.index > 0 && self.index >= self.crew.target_now()
+        let stays =
+            self.crew.target.idle_class_stays && self.idle_class.is_some_and(|g| g.allowed());
+        self.index > 0 && !stays && self.index >= self.crew.target_now()
     }
 
     /// Leave the crew until it wants this worker again (true) or the phase is over (false).
@@ -224,10 +256,17 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
 
+    fn strict(count: &(dyn Fn() -> usize + Sync)) -> WorkerTarget<'_> {
+        WorkerTarget {
+            count,
+            idle_class_stays: false,
+        }
+    }
+
     #[test]
     fn idle_counting_sees_a_spawn_with_its_member() {
         let t = || 2;
-        let c = Crew::new(&t, 4);
+        let c = Crew::new(strict(&t), 4);
         c.start(1);
         assert!(!c.all_idle());
         c.go_idle();
@@ -246,17 +285,17 @@ mod tests {
     fn a_worker_over_the_target_parks_and_comes_back_when_it_rises() {
         let target = AtomicUsize::new(2);
         let t = || target.load(Ordering::SeqCst);
-        let c = Crew::new(&t, 2);
+        let c = Crew::new(strict(&t), 2);
         c.start(2);
         let none = |_: usize| unreachable!("a full crew spawns nobody");
-        let zero = Member::new(&c, 0, Some(&none));
-        let one = Member::new(&c, 1, None);
+        let zero = Member::new(&c, 0, Some(&none), None);
+        let one = Member::new(&c, 1, None, None);
         assert_eq!(one.check(), Turn::Stay);
         target.store(1, Ordering::SeqCst);
         assert_eq!(zero.check(), Turn::Stay, "worker 0 never leaves");
         assert_eq!(one.check(), Turn::Leave);
         std::thread::scope(|s| {
-            let back = s.spawn(|| Member::new(&c, 1, None).park());
+            let back = s.spawn(|| Member::new(&c, 1, None, None).park());
             while c.roster.lock().parked.is_empty() {
                 std::thread::yield_now();
             }
@@ -271,12 +310,31 @@ mod tests {
         // Parked at the end: it exits.
         target.store(1, Ordering::SeqCst);
         std::thread::scope(|s| {
-            let back = s.spawn(|| Member::new(&c, 1, None).park());
+            let back = s.spawn(|| Member::new(&c, 1, None, None).park());
             while c.roster.lock().parked.is_empty() {
                 std::thread::yield_now();
             }
             c.finish();
             assert!(!back.join().unwrap(), "finished");
         });
+    }
+
+    #[test]
+    fn a_worker_in_the_idle_class_stays_unless_told_or_raised() {
+        let t = || 1;
+        let lenient = WorkerTarget {
+            count: &t,
+            idle_class_stays: true,
+        };
+        let c = Crew::new(lenient, 2);
+        c.start(2);
+        let guard = IdleClassGuard::default();
+        assert!(!Member::new(&c, 1, None, Some(&guard)).should_leave());
+        assert!(
+            Member::new(&c, 1, None, None).should_leave(),
+            "normal priority"
+        );
+        let strict_crew = Crew::new(strict(&t), 2);
+        assert!(Member::new(&strict_crew, 1, None, Some(&guard)).should_leave());
     }
 }
