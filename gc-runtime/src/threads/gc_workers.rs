@@ -1,8 +1,11 @@
 //! The GC worker threads of one parallel phase (ZGC's `ZWorkers` runs a task on its worker
 //! threads the same way): the calling thread is worker 0; workers 1.. are spawned for the
 //! phase, moved to the spawned workers' scheduling class (`worker_priority`), and each is
-//! given its own state. The calling thread is the driver, or, while mutators are paced, a
-//! thread the driver [`offload`]ed the whole phase to, in that same class.
+//! given its own state. How many take part follows a target while the phase runs: the first
+//! ones are spawned when it starts, more by worker 0 when the crew falls short, and a worker
+//! over the target parks (`worker_crew`). The calling thread is the driver, or, while
+//! mutators are paced, a thread the driver [`offload`]ed the whole phase to, in that same
+//! class.
 //!
 //! The phase ends when every spawned thread has *exited*, not only finished its work. A
 //! thread still runs after its work is done: thread-local destructors (crossbeam-epoch's
