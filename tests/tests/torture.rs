@@ -267,6 +267,27 @@ fn concurrent() {
     assert_pacing_floor_held(&r);
 }
 
+/// The GC workers' target swings at every safe point (`Heap::swing_gc_workers_for_tests`):
+/// workers join and leave running marking and relocation phases all the time, handing back
+/// the work they hold when they leave, while the model checks every object. Both paths must
+/// be reached (on two cores or more: on one, a phase has no worker to gain).
+#[test]
+fn concurrent_crews_swing() {
+    let mut c = direct_limited("concurrent_crews_swing", Mode::Concurrent, 12, base_seed());
+    c.swing_gc_workers = 1;
+    let r = run(&c);
+    assert!(r.cycles >= 5, "{r}");
+    assert!(r.bytes_relocated > 0, "{r}");
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+        assert!(
+            r.workers_joined > 0,
+            "no GC worker joined a running phase: {r}"
+        );
+        assert!(r.workers_left > 0, "no GC worker left a running phase: {r}");
+    }
+    assert_direct_paths(&r, Mode::Concurrent);
+}
+
 #[test]
 fn stw() {
     let r = run(&direct_limited("stw", Mode::Stw, 8, base_seed()));

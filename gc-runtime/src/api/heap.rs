@@ -186,6 +186,16 @@ impl Heap {
             .request(InjectedPanic::MarkWorker);
     }
 
+    /// Make the GC workers' target of every parallel phase (marking, relocation) swing
+    /// between `gc_threads` and one per core every `every` reads (each worker reads it at
+    /// every safe point of its loop; 0 turns the swing off): crews then grow and shrink many
+    /// times while a phase runs (for the tests that no work is lost when they do). Needs two
+    /// cores or more (or `gc_threads` above one) to change anything.
+    #[doc(hidden)]
+    pub fn swing_gc_workers_for_tests(&self, every: u64) {
+        self.inner.crew_swing().set(every);
+    }
+
     /// Run `hook` once, in the next weak upgrade between Pause Mark End and Pause Relocate
     /// Start that reads a non-null slot, right after that read and before the referent's
     /// liveness is tested: a test holds the upgrading mutator there, to open on purpose the

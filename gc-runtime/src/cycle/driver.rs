@@ -56,12 +56,23 @@ use crate::observe::InjectedPanic;
 use crate::observe::{CycleRecord, PauseKind, PauseRecord};
 use crate::roots::MutatorShared;
 use crate::threads;
+use crate::threads::{CrewTotals, WorkerTarget};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A mutator delayed by the pacer this recently counts as paced (see `Cycle::workers`).
 const PACED_RECENTLY: Duration = Duration::from_millis(50);
+
+/// True while a mutator is stalled on allocation or was paced in the last
+/// [`PACED_RECENTLY`]: it waits for the collector.
+fn mutators_wait(heap: &HeapInner) -> bool {
+    heap.control().has_stalled_mutators() || paced_recently(heap)
+}
+
+fn paced_recently(heap: &HeapInner) -> bool {
+    heap.paced_within(PACED_RECENTLY)
+}
 
 /// The driver thread's body: [`run`], and if that panics, a fatal message on stderr and
 /// `abort()`. A panic in the collector means a broken invariant (or a resource it cannot do
@@ -260,28 +271,38 @@ impl<'h> Cycle<'h> {
         }
     }
 
-    /// GC workers for the next parallel phase: `gc_threads`, boosted to every core while
+    /// GC workers a parallel phase wants now: `gc_threads`, boosted to every core while
     /// mutators are stalled on allocation or being paced (they leave their cores idle, or
     /// partly idle, and the cycle is what they wait for; ZGC boosts its workers when mutators
     /// stall) and in the `stw` pause (nothing else runs then, as with a parallel
-    /// stop-the-world collector).
-    fn workers(&self) -> usize {
-        let boost = self.heap.config().mode == Mode::Stw || self.mutators_wait();
+    /// stop-the-world collector). The phase's workers read it at safe points of their loops
+    /// while the phase runs (`threads::Crew`): a phase started with `gc_threads` workers gains
+    /// the others when a mutator starts waiting, and gives them up when none waits.
+    fn workers(heap: &HeapInner) -> usize {
+        let normal = heap.config().gc_threads;
+        if let Some(n) = heap.crew_swing().target(normal, heap.most_gc_workers()) {
+            return n;
+        }
+        let boost = heap.config().mode == Mode::Stw || mutators_wait(heap);
         if boost {
-            self.heap.config().gc_threads.max(self.heap.cores())
+            heap.most_gc_workers()
         } else {
-            self.heap.config().gc_threads
+            normal
         }
     }
 
-    /// True while a mutator is stalled on allocation or was paced in the last
-    /// [`PACED_RECENTLY`]: it waits for the collector.
-    fn mutators_wait(&self) -> bool {
-        self.heap.control().has_stalled_mutators() || self.paced_recently()
+    /// What a parallel phase's workers follow: [`Self::workers`]; a worker that joined in
+    /// the idle scheduling class stays to the end of the phase (it takes only what nobody
+    /// else wants), unless a test swings the target to make every worker come and go.
+    fn target<'a>(heap: &HeapInner, count: &'a (dyn Fn() -> usize + Sync)) -> WorkerTarget<'a> {
+        WorkerTarget {
+            count,
+            idle_class_stays: !heap.crew_swing().is_on(),
+        }
     }
 
     fn paced_recently(&self) -> bool {
-        self.heap.paced_within(PACED_RECENTLY)
+        paced_recently(self.heap)
     }
 
     /// Run concurrent phases on idle-class workers (see [`Self::phase`]): in `concurrent`
@@ -299,8 +320,16 @@ impl<'h> Cycle<'h> {
     /// Concurrent Mark (or Mark inside the `stw` pause): drain marking until the queue and the
     /// mutators' buffers are empty.
     fn mark(&mut self) {
-        let cpu = self.heap.mark(|| self.workers());
-        self.worker_cpu += cpu;
+        let heap = self.heap;
+        let crew = heap.mark(Self::target(heap, &|| Self::workers(heap)));
+        self.crew_done(crew);
+    }
+
+    /// A parallel phase's crew is done: its CPU time and how its size changed.
+    fn crew_done(&mut self, crew: CrewTotals) {
+        self.worker_cpu += crew.cpu_ns;
+        self.rec.workers_joined += crew.joined;
+        self.rec.workers_left += crew.left;
     }
 
     fn run_concurrent(&mut self) {
@@ -414,8 +443,8 @@ impl<'h> Cycle<'h> {
     /// Concurrent Relocate (or Relocate inside the `stw` pause).
     fn relocate(&mut self) {
         let h = self.heap;
-        let (freed, cpu) = h.relocate(self.workers());
-        self.worker_cpu += cpu;
+        let (freed, crew) = h.relocate(Self::target(h, &|| Self::workers(h)));
+        self.crew_done(crew);
         self.rec.pages_relocated = freed;
     }
 

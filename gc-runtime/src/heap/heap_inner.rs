@@ -20,7 +20,7 @@ use crate::mark::Mark;
 use crate::mark::WeakProcessor;
 use crate::observe::GcEvents;
 use crate::observe::ValueSlotCounts;
-use crate::observe::{InjectedHold, InjectedPanics};
+use crate::observe::{InjectedCrewSwing, InjectedHold, InjectedPanics};
 use crate::relocate::Relocate;
 use crate::relocate::RelocationSet;
 use crate::roots::{HandleTable, MutatorShared, Roots};
@@ -58,6 +58,8 @@ pub(crate) struct HeapInner {
     /// Where a test holds a weak upgrade between Pause Mark End and Pause Relocate Start
     /// (`barrier_policy::load_weak`).
     pub(super) weak_upgrade_hold: InjectedHold,
+    /// A test's swing of the GC workers' target (see `observe::InjectedCrewSwing`).
+    pub(super) crew_swing: InjectedCrewSwing,
 }
 
 impl HeapInner {
@@ -99,6 +101,7 @@ impl HeapInner {
             cores,
             injected_panics: InjectedPanics::default(),
             weak_upgrade_hold: InjectedHold::default(),
+            crew_swing: InjectedCrewSwing::default(),
             config,
         })
     }
@@ -134,6 +137,12 @@ impl HeapInner {
     /// The hold point of weak upgrades, for tests (see `observe::InjectedHold`).
     pub(crate) fn weak_upgrade_hold(&self) -> &InjectedHold {
         &self.weak_upgrade_hold
+    }
+
+    /// A test's swing of the GC workers' target.
+    #[inline]
+    pub(crate) fn crew_swing(&self) -> &InjectedCrewSwing {
+        &self.crew_swing
     }
 
     /// The global phase state: good color, phase, sequence number.

@@ -58,9 +58,9 @@
 //!
 //! A delay is taken as a *blocked* thread, like a stall: pauses never wait for a paced
 //! mutator, and the sleeping mutator leaves its core to the GC workers (while mutators are
-//! paced the driver runs one per core: [`Pacer::paced_within`]; a parallel phase takes its
-//! worker count when it starts, so marking already under way gets the extra workers at its
-//! next round). Each delay is recorded as a [`crate::PacingRecord`] — the time the mutator
+//! paced the driver runs one per core: [`Pacer::paced_within`]; a parallel phase already
+//! under way takes the extra workers at the next safe point of its workers' loops, and gives
+//! them up once nobody was paced for a while). Each delay is recorded as a [`crate::PacingRecord`] — the time the mutator
 //! was held (the OS wakes a sleeper a little late, and a pause in progress holds it until
 //! the pause ends), which the wait reports use, and the delay imposed, which the floor
 //! bounds — and logged at level `debug`.

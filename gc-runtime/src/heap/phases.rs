@@ -10,6 +10,7 @@ use crate::direct::Cleaned;
 use crate::mark::WeakResult;
 use crate::relocate::{self, RelocationTotals, Selection};
 use crate::roots::MutatorShared;
+use crate::threads::{CrewTotals, WorkerTarget};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -72,11 +73,19 @@ impl HeapInner {
         self.weaks.remap_stale(&self.cx)
     }
 
-    /// Concurrent Mark: drain marking with `workers()` GC workers until the queue and the
-    /// mutators' buffers are empty. Returns the CPU ns of the workers other than the caller.
-    pub(crate) fn mark(&self, workers: impl Fn() -> usize) -> u64 {
+    /// Concurrent Mark: drain marking until the queue and the mutators' buffers are empty,
+    /// with GC workers that follow `workers()` while they run, up to the most the heap allows
+    /// ([`Self::most_gc_workers`]). Returns the CPU ns of the workers other than the caller
+    /// and how their number changed.
+    pub(crate) fn mark(&self, workers: WorkerTarget) -> CrewTotals {
+        let max = self.most_gc_workers();
         self.mark
-            .drain(&self.cx, &self.roots, workers, &self.injected_panics)
+            .drain(&self.cx, &self.roots, workers, max, &self.injected_panics)
+    }
+
+    /// The most GC workers a parallel phase may have: `gc_threads`, or one per core if more.
+    pub(crate) fn most_gc_workers(&self) -> usize {
+        self.config().gc_threads.max(self.cores())
     }
 
     /// Pause Mark End in `concurrent` mode: ends marking if no work is left anywhere (the
@@ -138,14 +147,16 @@ impl HeapInner {
             .relocate_roots(&self.cx, &self.roots, &self.weaks, muts)
     }
 
-    /// Concurrent Relocate: evacuate the relocation set with `workers` GC workers. Returns
-    /// (pages freed, CPU ns of the workers other than the caller).
-    /// In `concurrent` mode, the Remapped view is populated first (see
-    /// [`Self::populate_good_view`]).
-    pub(crate) fn relocate(&self, workers: usize) -> (u64, u64) {
+    /// Concurrent Relocate: evacuate the relocation set with GC workers that follow
+    /// `workers()` while they run. Returns (pages freed, CPU ns of the workers other than the
+    /// caller and how their number changed). In `concurrent` mode, the Remapped view is
+    /// populated first (see [`Self::populate_good_view`]).
+    pub(crate) fn relocate(&self, workers: WorkerTarget) -> (u64, CrewTotals) {
         self.populate_good_view();
         let set = self.relocation_set.forwardings();
-        self.relocate.relocate_parallel(&self.cx, &set, workers)
+        let max = self.most_gc_workers();
+        self.relocate
+            .relocate_parallel(&self.cx, &set, workers, max)
     }
 
     /// The `stw` mode's full remap, then the relocation set is reset: no stale pointer and no

@@ -23,10 +23,11 @@ use crate::observe::{InjectedPanic, InjectedPanics};
 use crate::roots::MutatorShared;
 use crate::roots::Roots;
 use crate::roots::{BufferedWork, MarkSink};
+use crate::threads::{CrewTotals, Member, Turn, WorkerTarget};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_epoch::Guard;
 use gc_core::{Address, AddressLayout, ColoredPtr, GoodColor, Object, Offset, ValueWord, View};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -486,21 +487,23 @@ impl Mark {
     }
 
     /// Concurrent Mark (and Mark in the `stw` pause): trace until the queue and the mutators'
-    /// buffers are empty, with `workers()` GC workers per round (asked anew each round: the
-    /// driver boosts them while mutators stall). Returns the CPU time of the workers other
-    /// than the calling thread.
+    /// buffers are empty, in rounds, each with a crew of up to `max` GC workers that follows
+    /// `workers()` while it runs (the driver boosts them while mutators wait; see
+    /// `threads::worker_crew`). Returns the CPU time of the workers other than the calling
+    /// thread and how the crews changed.
     pub(crate) fn drain(
         &self,
         cx: &GcContext,
         roots: &Roots,
-        workers: impl Fn() -> usize,
+        workers: WorkerTarget,
+        max: usize,
         panics: &InjectedPanics,
-    ) -> u64 {
-        let mut cpu = 0;
+    ) -> CrewTotals {
+        let mut totals = CrewTotals::default();
         loop {
-            cpu += self.mark_parallel(cx, workers(), panics);
+            totals.add(self.mark_parallel(cx, workers, max, panics));
             if self.flush_mutator_buffers(roots) == 0 && self.is_empty() {
-                return cpu;
+                return totals;
             }
         }
     }
@@ -516,22 +519,28 @@ impl Mark {
         moved
     }
 
-    /// Drain the mark queue with `threads` workers (the calling thread is one of them).
-    /// Returns the CPU time the *other* workers used.
-    fn mark_parallel(&self, cx: &GcContext, threads: usize, panics: &InjectedPanics) -> u64 {
-        let threads = threads.max(1);
-        let workers: Vec<Worker<Offset>> = (0..threads).map(|_| Worker::new_lifo()).collect();
-        let stealers: Vec<Stealer<Offset>> = workers.iter().map(|w| w.stealer()).collect();
-        let idle = AtomicUsize::new(0);
+    /// Drain the mark queue with a crew of up to `max` workers following `workers()` (the
+    /// calling thread is worker 0). Returns the CPU time the *other* workers used, and how
+    /// the crew changed.
+    fn mark_parallel(
+        &self,
+        cx: &GcContext,
+        workers: WorkerTarget,
+        max: usize,
+        panics: &InjectedPanics,
+    ) -> CrewTotals {
+        let max = max.max(1);
+        let locals: Vec<Worker<Offset>> = (0..max).map(|_| Worker::new_lifo()).collect();
+        let stealers: Vec<Stealer<Offset>> = locals.iter().map(|w| w.stealer()).collect();
         let abandoned = AtomicBool::new(false);
-        let (stealers, idle, abandoned) = (&stealers, &idle, &abandoned);
-        crate::threads::run_workers("gc-mark", &cx.idle_class, workers, |i, w| {
+        let (stealers, abandoned) = (&stealers, &abandoned);
+        crate::threads::run_workers("gc-mark", &cx.idle_class, locals, workers, |m, w| {
             // A worker that unwinds tells the others to stop waiting for it.
             let _abandon = AbandonOnUnwind(abandoned);
-            if i > 0 && panics.take(InjectedPanic::MarkWorker) {
+            if m.index() > 0 && panics.take(InjectedPanic::MarkWorker) {
                 panic!("GC worker panic injected for a test");
             }
-            self.mark_worker(cx, w, stealers, idle, abandoned, threads);
+            self.mark_worker(cx, w, stealers, m, abandoned);
         })
     }
 
@@ -559,15 +568,21 @@ impl Mark {
         }
     }
 
+    /// One worker's marking. Its safe point, every 1024 objects traced, is where it asks the
+    /// crew (`member`) whether to leave or to bring in one more worker; a worker that leaves
+    /// hands back every object it holds (its prefetch FIFO, its ring, its local stack) to the
+    /// global queue, publishes its counts and parks, counted idle, so marking cannot end
+    /// without the work it gave back. A worker out of work that the crew no longer wants parks
+    /// the same way instead of polling.
     fn mark_worker(
         &self,
         cx: &GcContext,
         local: Worker<Offset>,
         stealers: &[Stealer<Offset>],
-        idle: &AtomicUsize,
+        member: &Member,
         abandoned: &AtomicBool,
-        n: usize,
     ) {
+        let crew = member.crew();
         // Stay pinned while tracing (the page-table lookups nest inside this pin) and repin
         // now and then so deferred frees can proceed.
         let mut guard = crossbeam_epoch::pin();
@@ -590,8 +605,22 @@ impl Mark {
         let (mut head, mut len) = (0usize, 0usize);
         let mut ring = MarkRing::new();
         let mut live = LiveCache::new();
+        // The worker's counts, published when it parks and when marking ends. The pages' live
+        // bytes are complete once every worker has flushed (a page left at 0 would be freed
+        // as empty); a worker that unwinds does not flush, and its panic aborts the process
+        // before any selection.
+        let publish = |ring: &mut MarkRing, live: &mut LiveCache, guard: &Guard| {
+            live.flush(|at, bytes| add_live_bytes(cx, at, bytes, guard));
+            self.stale_remapped
+                .fetch_add(std::mem::take(&mut ring.stale_remapped), Ordering::Relaxed);
+            cx.value_slots.marked(
+                std::mem::take(&mut ring.value_heals),
+                std::mem::take(&mut ring.value_moves),
+            );
+        };
         let push = &mut |o| local.push(o);
         loop {
+            let mut leaving = false;
             loop {
                 let mut next = local.pop();
                 if next.is_none() {
@@ -628,32 +657,63 @@ impl Mark {
                     // repinning is safe with entries in it (each target is looked up again
                     // when remapped or marked).
                     guard.repin();
+                    if member.check() == Turn::Leave {
+                        // Hand back what this worker holds: the objects waiting in the FIFO
+                        // (marked, not yet traced) and the ring's targets (marked now) go to
+                        // the local stack, which goes to the global queue below.
+                        while len > 0 {
+                            local.push(fifo[head]);
+                            head = (head + 1) % PREFETCH_DEPTH;
+                            len -= 1;
+                        }
+                        ring.drain(cx, &guard, push);
+                        leaving = true;
+                        break;
+                    }
                 }
             }
             debug_assert_eq!(
-                (ring.len, ring.stale_len),
-                (0, 0),
-                "the ring is empty whenever the worker finds no work"
+                (ring.len, ring.stale_len, len),
+                (0, 0, 0),
+                "the ring and the FIFO are empty whenever the worker finds no work or leaves"
             );
+            // Work given back goes to the global queue before this worker counts idle, so
+            // the others see it before they can see everyone idle.
+            while let Some(o) = local.pop() {
+                self.queue.push(o);
+            }
             if unpublished != 0 {
                 cx.progress.add_marked(std::mem::take(&mut unpublished));
             }
             // Idle: finish when everyone is idle and nothing is queued.
-            idle.fetch_add(1, Ordering::SeqCst);
+            crew.go_idle();
             loop {
-                let queues_empty = self.queue.is_empty() && stealers.iter().all(|s| s.is_empty());
-                if !queues_empty {
-                    idle.fetch_sub(1, Ordering::SeqCst);
+                if leaving || member.should_leave() {
+                    leaving = false;
+                    publish(&mut ring, &mut live, &guard);
+                    // Parked, this worker stays idle (it holds nothing); it leaves its pin
+                    // so deferred frees are not held up meanwhile.
+                    drop(guard);
+                    let back = member.park();
+                    guard = crossbeam_epoch::pin();
+                    if !back {
+                        return;
+                    }
+                }
+                let queues_empty =
+                    || self.queue.is_empty() && stealers.iter().all(|s| s.is_empty());
+                if !queues_empty() {
+                    crew.go_busy();
                     break;
                 }
-                if idle.load(Ordering::SeqCst) == n || abandoned.load(Ordering::SeqCst) {
-                    // The pages' live bytes are complete once every worker has flushed (a
-                    // page left at 0 would be freed as empty). A worker that unwinds does
-                    // not get here, and its panic aborts the process before any selection.
-                    live.flush(|at, bytes| add_live_bytes(cx, at, bytes, &guard));
-                    self.stale_remapped
-                        .fetch_add(ring.stale_remapped, Ordering::Relaxed);
-                    cx.value_slots.marked(ring.value_heals, ring.value_moves);
+                // The queues again after everyone was seen idle: a worker that leaves puts
+                // its work in the global queue *before* it counts idle, so work given back
+                // after the first look is seen by the second. (Work the drain's next round
+                // would find anyway: `drain` ends only with the global queue empty.)
+                if (crew.all_idle() && queues_empty()) || abandoned.load(Ordering::SeqCst) {
+                    publish(&mut ring, &mut live, &guard);
+                    // Parked workers exit (marking is over).
+                    crew.finish();
                     return;
                 }
                 guard.repin();

@@ -116,6 +116,14 @@ pub struct CycleRecord {
     /// ran on the driver.
     #[serde(default)]
     pub phases_on_idle_workers: u64,
+    /// GC workers that joined a running parallel phase (marking, relocation) because a
+    /// mutator started waiting for the cycle (paced or stalled) after the phase began.
+    #[serde(default)]
+    pub workers_joined: u64,
+    /// GC workers that left a running parallel phase (parked) because no mutator waited any
+    /// more.
+    #[serde(default)]
+    pub workers_left: u64,
     /// Idle-class GC threads found starved in this cycle (other processes kept every core
     /// busy): each keeps GC threads at normal priority for a while (see the
     /// `idle_class_guard` module).

@@ -37,6 +37,7 @@ use crate::context::{Forwarding, InPlace, Relocation};
 use crate::mark::WeakProcessor;
 use crate::roots::MutatorShared;
 use crate::roots::Roots;
+use crate::threads::{CrewTotals, Member, Turn, WorkerTarget};
 use gc_core::{ColoredSlot, GoodColor, Object, Offset, Page, PageKind, View};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -541,22 +542,32 @@ impl Relocate {
         n
     }
 
-    /// Evacuate every page of the current relocation set with `threads` workers; frees each
-    /// evacuated page. Returns (pages freed, CPU ns of the workers other than the caller).
+    /// Evacuate every page of the current relocation set with a crew of up to `max` workers
+    /// that follows `workers()` while it runs (see `threads::worker_crew`): a worker claims
+    /// pages one at a time (an atomic index), and asks the crew at each claim whether to
+    /// leave (it holds no page then) or to bring in one more worker. Frees each evacuated
+    /// page. Returns (pages freed, the workers' CPU time other than the caller's and how the
+    /// crew changed).
     pub(crate) fn relocate_parallel(
         &self,
         cx: &GcContext,
         set: &[Arc<Forwarding>],
-        threads: usize,
-    ) -> (u64, u64) {
+        workers: WorkerTarget,
+        max: usize,
+    ) -> (u64, CrewTotals) {
         let next = AtomicUsize::new(0);
         let freed = AtomicU64::new(0);
         let seq = cx.state.seqnum();
-        let work = || {
+        let work = |m: &Member| {
             let mut targets = WorkerTargets::default();
             loop {
+                if m.check() == Turn::Leave && !m.park() {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(f) = set.get(i) else {
+                    // No page left to claim: parked workers exit.
+                    m.crew().finish();
                     break;
                 };
                 let page = f.page();
@@ -584,12 +595,13 @@ impl Relocate {
                 }
             }
         };
-        let cpu = crate::threads::run_workers(
+        let crew = crate::threads::run_workers(
             "gc-relocate",
             &cx.idle_class,
-            vec![(); threads.max(1)],
-            |_, ()| work(),
+            vec![(); max.max(1)],
+            workers,
+            |m, ()| work(m),
         );
-        (freed.load(Ordering::Relaxed), cpu)
+        (freed.load(Ordering::Relaxed), crew)
     }
 }

@@ -1,8 +1,11 @@
 //! The GC worker threads of one parallel phase (ZGC's `ZWorkers` runs a task on its worker
 //! threads the same way): the calling thread is worker 0; workers 1.. are spawned for the
 //! phase, moved to the spawned workers' scheduling class (`worker_priority`), and each is
-//! given its own state. The calling thread is the driver, or, while mutators are paced, a
-//! thread the driver [`offload`]ed the whole phase to, in that same class.
+//! given its own state. How many take part follows a target while the phase runs: the first
+//! ones are spawned when it starts, more by worker 0 when the crew falls short, and a worker
+//! over the target parks (`worker_crew`). The calling thread is the driver, or, while
+//! mutators are paced, a thread the driver [`offload`]ed the whole phase to, in that same
+//! class.
 //!
 //! The phase ends when every spawned thread has *exited*, not only finished its work. A
 //! thread still runs after its work is done: thread-local destructors (crossbeam-epoch's
@@ -15,7 +18,9 @@
 //! kernel to report the thread gone, while the driver sleeps in the concurrent phase.
 
 use super::idle_class_guard::{IdleClassGuard, Watch, WATCH_PERIOD};
+use super::worker_crew::{Crew, CrewTotals, Member, WorkerTarget};
 use crate::observe::thread_cpu_ns;
+use std::cell::{Cell, RefCell};
 use std::sync::mpsc;
 
 /// What the driver panics with when a spawned worker panicked (the worker's own message is
@@ -23,11 +28,16 @@ use std::sync::mpsc;
 pub(super) const WORKER_PANICKED: &str =
     "a GC worker thread panicked (its own message is printed above, by the panic hook)";
 
-/// Run `work(i, state_i)` for every state of `states` at once: `states[0]` on the calling
-/// thread, the others on spawned threads named `{name}-{i}`. Returns once every spawned
-/// thread has exited, with the CPU time the spawned threads spent in `work` (the caller's own
-/// CPU time is its caller's to count). Panics if a worker panicked, after every other worker
-/// has exited (a worker that can wait for others must stop waiting when one unwinds).
+/// Run `work(member, state)` with a crew of workers whose size follows `target` while the
+/// phase runs (see [`super::worker_crew`]): `states` holds one state per possible worker (its
+/// length is the most workers allowed); worker 0 is the calling thread, the others are
+/// spawned threads named `{name}-{i}`, the first ones at once (as many as the target asks
+/// for), more by worker 0 when [`Member::check`] finds the crew short. Returns once every
+/// spawned thread has exited, with the CPU time the spawned threads spent in `work` (the
+/// caller's own CPU time is its caller's to count) and how the crew changed. Panics if a
+/// worker panicked, after every other worker has exited (a worker that can wait for others
+/// must stop waiting when one unwinds; parked workers are woken to exit when worker 0's
+/// work ends, however it ends).
 ///
 /// The spawned threads run in the idle class unless `guard` keeps GC threads at normal
 /// priority; then the caller, once its own work is done, watches them while it waits (see
@@ -37,44 +47,72 @@ pub(crate) fn run<T: Send>(
     name: &str,
     guard: &IdleClassGuard,
     states: Vec<T>,
-    work: impl Fn(usize, T) + Sync,
-) -> u64 {
+    target: WorkerTarget,
+    work: impl Fn(&Member, T) + Sync,
+) -> CrewTotals {
     let work = &work;
-    let lower = guard.allowed();
-    let mut states = states.into_iter();
-    let first = states.next();
-    let spawned = states.len();
+    let crew = Crew::new(target, states.len());
+    let crew = &crew;
+    let mut states: Vec<Option<T>> = states.into_iter().map(Some).collect();
+    let first = states.first_mut().and_then(Option::take);
+    let states = RefCell::new(states);
+    let start = crew.target_now();
+    crew.start(start);
+    let lowered = Cell::new(false);
     let (done_tx, done_rx) = mpsc::channel();
     let joined = std::thread::scope(|s| {
-        let handles: Vec<_> = states
-            .enumerate()
-            .map(|(k, state)| {
-                let i = k + 1;
-                let done = done_tx.clone();
-                let watched = lower.then_some(guard);
-                spawn(s, format!("{name}-{i}"), watched, done, move || {
-                    work(i, state)
-                })
-            })
-            .collect();
-        drop(done_tx);
-        // If worker 0 panics, the scope still joins the others before the panic goes on.
-        if let Some(state) = first {
-            work(0, state);
+        let handles = RefCell::new(Vec::new());
+        let spawn_one = |i: usize| {
+            let state = states.borrow_mut()[i]
+                .take()
+                .expect("each worker's state is taken once");
+            let lower = guard.allowed();
+            lowered.set(lowered.get() | lower);
+            let watched = lower.then_some(guard);
+            let h = spawn(
+                s,
+                format!("{name}-{i}"),
+                watched,
+                done_tx.clone(),
+                move || work(&Member::new(crew, i, None, watched), state),
+            );
+            handles.borrow_mut().push(h);
+        };
+        for i in 1..start {
+            spawn_one(i);
         }
-        if lower {
-            wait_watching(guard, spawned, &done_rx);
+        {
+            // However worker 0's work ends (a panic too), parked workers exit.
+            let _finish = FinishOnDrop(crew);
+            if let Some(state) = first {
+                work(&Member::new(crew, 0, Some(&spawn_one), None), state);
+            }
+        }
+        drop(done_tx);
+        let handles = handles.into_inner();
+        if lowered.get() {
+            wait_watching(guard, handles.len(), &done_rx);
         }
         handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
     });
-    let mut cpu = 0;
+    let mut totals = CrewTotals::default();
     for j in joined {
         match j {
-            Ok(((), c)) => cpu += c,
+            Ok(((), c)) => totals.cpu_ns += c,
             Err(_) => panic!("{WORKER_PANICKED}"),
         }
     }
-    cpu
+    (totals.joined, totals.left) = crew.changes();
+    totals
+}
+
+/// Finishes the crew when dropped (see [`Crew::finish`]).
+struct FinishOnDrop<'c, 'a>(&'c Crew<'a>);
+
+impl Drop for FinishOnDrop<'_, '_> {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
 }
 
 /// Run `f` on one spawned GC worker thread, named `name`, in the spawned workers'
@@ -157,6 +195,14 @@ mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Mutex;
 
+    /// A target every spawned worker follows, in the idle class or not.
+    fn all(count: &(dyn Fn() -> usize + Sync)) -> WorkerTarget<'_> {
+        WorkerTarget {
+            count,
+            idle_class_stays: false,
+        }
+    }
+
     #[test]
     fn every_state_reaches_one_worker_and_worker_0_is_the_caller() {
         let caller = std::thread::current().id();
@@ -165,7 +211,9 @@ mod tests {
             "test-worker",
             &IdleClassGuard::default(),
             vec![10, 11, 12],
-            |i, state| {
+            all(&|| 3),
+            |m, state| {
+                let i = m.index();
                 let on_caller = std::thread::current().id() == caller;
                 seen.lock().unwrap().push((i, state, on_caller));
             },
@@ -183,8 +231,9 @@ mod tests {
                 "test-worker",
                 &IdleClassGuard::default(),
                 vec![(); 3],
-                |i, ()| {
-                    if i == 2 {
+                all(&|| 3),
+                |m, ()| {
+                    if m.index() == 2 {
                         panic!("injected");
                     }
                     finished.fetch_add(1, Ordering::Relaxed);
@@ -197,6 +246,68 @@ mod tests {
             Some(WORKER_PANICKED)
         );
         assert_eq!(finished.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn a_phase_started_with_one_worker_grows_and_shrinks_while_it_runs() {
+        use super::super::worker_crew::Turn;
+        use std::sync::atomic::AtomicUsize;
+        // Worker 0 checks the crew in a loop; the test raises the target to 2 (worker 1 is
+        // spawned), lowers it to 1 (worker 1 parks), raises it again (worker 1 comes back),
+        // then ends the phase with worker 1 parked (it exits).
+        let target = AtomicUsize::new(1);
+        let step = AtomicUsize::new(0);
+        let ran = Mutex::new(Vec::new());
+        let t = || target.load(Ordering::SeqCst);
+        let totals = run(
+            "test-worker",
+            &IdleClassGuard::default(),
+            vec![0, 1],
+            all(&t),
+            |m, _| {
+                ran.lock().unwrap().push(m.index());
+                if m.index() == 0 {
+                    assert_eq!(
+                        step.load(Ordering::SeqCst),
+                        0,
+                        "the phase starts with worker 0"
+                    );
+                    target.store(2, Ordering::SeqCst);
+                    m.check(); // spawns worker 1
+                    while step.load(Ordering::SeqCst) < 1 {
+                        std::thread::yield_now();
+                    }
+                    target.store(1, Ordering::SeqCst);
+                    while step.load(Ordering::SeqCst) < 2 {
+                        std::thread::yield_now();
+                    }
+                    target.store(2, Ordering::SeqCst);
+                    assert_eq!(m.check(), Turn::Stay); // brings worker 1 back
+                    while step.load(Ordering::SeqCst) < 3 {
+                        std::thread::yield_now();
+                    }
+                    target.store(1, Ordering::SeqCst);
+                    while step.load(Ordering::SeqCst) < 4 {
+                        std::thread::yield_now();
+                    }
+                    return; // ends the phase: worker 1, parked, exits
+                }
+                step.store(1, Ordering::SeqCst);
+                while m.check() == Turn::Stay {
+                    std::thread::yield_now();
+                }
+                step.store(2, Ordering::SeqCst);
+                assert!(m.park(), "brought back");
+                step.store(3, Ordering::SeqCst);
+                while m.check() == Turn::Stay {
+                    std::thread::yield_now();
+                }
+                step.store(4, Ordering::SeqCst);
+                assert!(!m.park(), "the phase ended while it was parked");
+            },
+        );
+        assert_eq!(ran.into_inner().unwrap(), vec![0, 1]);
+        assert_eq!((totals.joined, totals.left), (2, 2));
     }
 
     #[test]

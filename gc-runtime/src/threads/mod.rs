@@ -11,6 +11,7 @@ mod idle_class_guard;
 mod precise_sleep;
 pub mod process_barrier;
 pub mod safepoint;
+mod worker_crew;
 pub mod worker_priority;
 
 pub(crate) use gc_workers::{offload, run as run_workers};
@@ -21,3 +22,4 @@ pub(crate) use safepoint::{
     begin_cycle_wait, end_cycle_wait, next_ticket, HasThreadState, OtherHeaps, Safepoint,
     ThreadState, ThreadStateCell,
 };
+pub(crate) use worker_crew::{CrewTotals, Member, Turn, WorkerTarget};

@@ -174,6 +174,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     let pacing = hc.pacing.clone();
     let direct_limit = hc.direct_memory_limit();
     let heap = Heap::new(hc).unwrap_or_else(|e| panic!("{what}: creating the heap: {e}"));
+    heap.swing_gc_workers_for_tests(cfg.swing_gc_workers);
     // Every event of the run (the heap keeps only the most recent records): the report sums
     // over all cycles.
     let events = heap.subscribe();

@@ -149,6 +149,10 @@ pub struct Config {
     /// `HeapConfig::relocation_reserve`: `None` for the default; `Some(0)` lets mutators
     /// fill every page, so a full heap must compact pages in place.
     pub relocation_reserve: Option<u64>,
+    /// `Heap::swing_gc_workers_for_tests`: 0 for off; `n` makes the GC workers' target flip
+    /// between `gc_threads` and one per core every `n` reads, so workers join and leave
+    /// running marking and relocation phases all the time.
+    pub swing_gc_workers: u64,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -177,6 +181,7 @@ impl Config {
             pacing_floor: None,
             continuous: true,
             relocation_reserve: None,
+            swing_gc_workers: 0,
             test_name: name.to_string(),
             replay: None,
         }

@@ -86,6 +86,9 @@ pub struct Report {
     pub mark_end_retries: u64,
     /// Concurrent phases run on an idle-class GC worker while mutators were paced.
     pub phases_on_idle_workers: u64,
+    /// GC workers that joined a running parallel phase, and that left one (parked).
+    pub workers_joined: u64,
+    pub workers_left: u64,
     /// Cycles that compacted at least one page in place.
     pub cycles_with_in_place: u64,
     /// Largest live share of the heap a cycle's marking found, per mille.
@@ -176,6 +179,8 @@ impl Report {
         self.weak_handles_remapped += o.weak_handles_remapped;
         self.mark_end_retries += o.mark_end_retries;
         self.phases_on_idle_workers += o.phases_on_idle_workers;
+        self.workers_joined += o.workers_joined;
+        self.workers_left += o.workers_left;
         self.cycles_with_in_place += o.cycles_with_in_place;
         self.max_live_permille = self.max_live_permille.max(o.max_live_permille);
         self.live_permille_sum += o.live_permille_sum;
@@ -282,6 +287,8 @@ impl Report {
         self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
         self.mark_end_retries = sum(|c| c.mark_end_retries);
         self.phases_on_idle_workers = sum(|c| c.phases_on_idle_workers);
+        self.workers_joined = sum(|c| c.workers_joined);
+        self.workers_left = sum(|c| c.workers_left);
         self.cycles_with_in_place = stats
             .cycles
             .iter()
@@ -411,12 +418,14 @@ impl std::fmt::Display for Report {
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
              handles remapped; {} stale slots remapped by the markers; {} Pause Mark End tries \
              found work left; {} concurrent phases ran on idle-class workers while mutators were \
-             paced",
+             paced; {} GC workers joined running phases, {} left them",
             self.roots_marked_concurrently,
             self.weak_handles_remapped,
             self.stale_slots_remapped,
             self.mark_end_retries,
             self.phases_on_idle_workers,
+            self.workers_joined,
+            self.workers_left,
         )?;
         writeln!(
             f,
