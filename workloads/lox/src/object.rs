@@ -26,7 +26,7 @@
 //!
 //! This file is the only one that knows a raw offset: every other file reads and writes an
 //! object's raw bytes through the accessors here ([`string_hash`], [`function_code_id`],
-//! [`upvalue_tag`], [`table_word`], ...) and names its reference slots by the constants here,
+//! [`upvalue_state`], [`table_value`], ...) and names its reference slots by the constants here,
 //! so that a layout changes in one place. The accessors on the interpreter's hot path are
 //! `#[inline(always)]`: each compiles to the one load or store it names.
 
@@ -105,7 +105,7 @@ pub const CLOSURE_BYTES: usize = 8;
 pub const UPVALUE_REFS: u32 = 1;
 /// Slot of the next open upvalue (the open list is sorted by stack slot, highest first).
 pub const UPVALUE_NEXT: usize = 0;
-/// Value slots of an upvalue: [`UPVALUE_VALUE`].
+/// Value slots of an upvalue: one, the closed value or the open stack slot.
 pub const UPVALUE_VALUES: u32 = 1;
 /// Value slot of an upvalue: the closed value, or [`RAW_OPEN`] plus the stack slot while open.
 const UPVALUE_VALUE: usize = 0;
