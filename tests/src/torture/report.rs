@@ -118,6 +118,10 @@ pub struct Report {
     /// The longest pause less the heap verifier's walk inside it (the torture runs verify at
     /// every pause, and the walk's length grows with the heap): the collector's own pause.
     pub max_pause_unverified_ns: u64,
+    /// The longest pause's kind and its time to safepoint (ms), to tell a pause that waited
+    /// for a thread from one that worked.
+    pub max_pause_kind: String,
+    pub max_pause_ttsp_ns: u64,
     /// Largest number of objects one checkpoint compared.
     pub max_objects_per_checkpoint: u64,
     /// Times a thread dropped roots to stay under its live-set budget.
@@ -202,6 +206,10 @@ impl Report {
         self.weak_cleared_seen += o.weak_cleared_seen;
         self.weak_clear_deadlines_checked += o.weak_clear_deadlines_checked;
         self.resurrections += o.resurrections;
+        if o.max_pause_ns > self.max_pause_ns {
+            self.max_pause_kind = o.max_pause_kind.clone();
+            self.max_pause_ttsp_ns = o.max_pause_ttsp_ns;
+        }
         self.max_pause_ns = self.max_pause_ns.max(o.max_pause_ns);
         self.max_pause_unverified_ns = self.max_pause_unverified_ns.max(o.max_pause_unverified_ns);
         self.max_objects_per_checkpoint = self
@@ -269,6 +277,10 @@ impl Report {
         self.cycles = stats.cycles.len() as u64;
         self.pauses = stats.pauses.len() as u64;
         self.max_pause_ns = stats.pauses.iter().map(|p| p.total_ns).max().unwrap_or(0);
+        if let Some(p) = stats.pauses.iter().max_by_key(|p| p.total_ns) {
+            self.max_pause_kind = p.kind.name().to_string();
+            self.max_pause_ttsp_ns = p.time_to_safepoint_ns;
+        }
         self.max_pause_unverified_ns = stats
             .pauses
             .iter()
@@ -387,14 +399,16 @@ impl std::fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "allocated {} objects ({}); {} GC cycles, {} pauses (max {:.3} ms; {:.3} ms without \
-             the verifier's walk), {} relocated ({} pages freed); live at marking {:.1}% of the \
+            "allocated {} objects ({}); {} GC cycles, {} pauses (max {:.3} ms, {} with {:.3} ms \
+             to safepoint; {:.3} ms without the verifier's walk), {} relocated ({} pages freed); live at marking {:.1}% of the \
              heap on average, {:.1}% at most",
             self.objects_allocated,
             bytes_human(self.bytes_allocated),
             self.cycles,
             self.pauses,
             self.max_pause_ns as f64 / 1e6,
+            self.max_pause_kind,
+            self.max_pause_ttsp_ns as f64 / 1e6,
             self.max_pause_unverified_ns as f64 / 1e6,
             bytes_human(self.bytes_relocated),
             self.pages_relocated,
