@@ -3,29 +3,9 @@
 
 use gc_runtime::{HeapConfig, Mode};
 use lox::{InterpretError, Lox};
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
+mod support;
 
-/// A `Write` that appends to a shared buffer.
-#[derive(Clone, Default)]
-struct Buffer(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Buffer {
-    fn take(&self) -> String {
-        String::from_utf8(std::mem::take(&mut *self.0.borrow_mut())).unwrap()
-    }
-}
+use support::Buffer;
 
 fn lox(mode: Mode) -> (Lox, Buffer, Buffer) {
     let (out, err) = (Buffer::default(), Buffer::default());

@@ -9,23 +9,9 @@
 
 use gc_runtime::{HeapConfig, Mode, ValueSlotStats};
 use lox::Lox;
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
+mod support;
 
-/// A `Write` that appends to a shared buffer.
-#[derive(Clone, Default)]
-struct Buffer(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use support::Buffer;
 
 /// Counters made by `makeCounter`, each a closure over a closed upvalue holding a `Cell`.
 const COUNTERS: u64 = 50;
@@ -95,7 +81,7 @@ fn values_in_value_slots_survive_many_cycles() {
             .verify(true);
         let mut lox =
             Lox::with_output(config, Box::new(out.clone()), Box::new(err.clone())).unwrap();
-        let text = |b: &Buffer| String::from_utf8(b.0.take()).unwrap();
+        let text = |b: &Buffer| b.take();
         assert!(lox.interpret(&setup()).is_ok(), "{mode:?}: {}", text(&err));
         // Cycles and value-slot work counted from here: while the rounds run (cycles run
         // back to back from the heap's start, so the setup alone may see many).
