@@ -17,6 +17,8 @@
 //!   heap in every pause, and the mutator checks every node and its payload at the end. The
 //!   counts of joins and leaves must be above zero.
 
+mod support;
+
 use gc_runtime::{GcStats, Heap, HeapConfig, Mode};
 use std::time::{Duration, Instant};
 
@@ -57,16 +59,7 @@ fn run(
     m.scope(|s| {
         let table = s.alloc(1, TABLE_SLOTS as u32, 0).unwrap();
         // Node i holds payload i in list i % TABLE_SLOTS.
-        for i in 0..LIVE_NODES {
-            s.scope(|s| {
-                let slot = i % TABLE_SLOTS;
-                let node = s.alloc(2, 1, 8).expect("building the live set");
-                let next = s.load(table, slot);
-                s.store(node, 0, next);
-                s.get(node).write_u64(0, i as u64);
-                s.store(table, slot, Some(node));
-            });
-        }
+        support::build_live_set(s, table, TABLE_SLOTS, LIVE_NODES);
         let mut n = 0u64;
         let mut spliced = 0usize;
         loop {

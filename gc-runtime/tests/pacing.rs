@@ -9,6 +9,8 @@
 //! longest) depends on the machine's timing, so it is printed, not asserted. Bad pacing
 //! settings are refused with an error naming the setting.
 
+mod support;
+
 use gc_runtime::{GcStats, Heap, HeapConfig, HeapError, Mode, PacingConfig, PacingRecord};
 use std::time::{Duration, Instant};
 
@@ -45,16 +47,8 @@ fn run(
     let start = Instant::now();
     m.scope(|s| {
         let table = s.alloc(1, TABLE_SLOTS as u32, 0).unwrap();
-        for i in 0..LIVE_NODES {
-            s.scope(|s| {
-                let slot = i % TABLE_SLOTS;
-                let node = s.alloc(2, 1, 8).expect("building the live set");
-                let next = s.load(table, slot);
-                s.store(node, 0, next);
-                s.get(node).write_u64(0, i as u64);
-                s.store(table, slot, Some(node));
-            });
-        }
+        // Node i holds payload i in list i % TABLE_SLOTS.
+        support::build_live_set(s, table, TABLE_SLOTS, LIVE_NODES);
         let mut n = 0u64;
         loop {
             if n.is_multiple_of(64) {
