@@ -15,8 +15,7 @@
 //!   (`Heap::swing_gc_workers_for_tests`), workers join and leave marking and relocation
 //!   dozens of times per cycle while the mutator splices its lists; the verifier checks the
 //!   heap in every pause, and the mutator checks every node and its payload at the end. The
-//!   counts of joins and leaves, and of batches the workers published from their private
-//!   mark stacks, must be above zero.
+//!   counts of joins and leaves must be above zero.
 
 mod support;
 
@@ -159,13 +158,4 @@ fn workers_that_join_and_leave_running_phases_lose_no_work() {
     );
     assert!(st.cycles.len() >= 4, "fewer than 4 cycles in 60 s");
     assert!(joined(&st) > 0 && left(&st) > 0, "the crews never changed");
-    // The workers' private mark stacks shared batches (`mark/mark_stack.rs`): a batch lost
-    // between a worker's stack and the others would be live nodes never traced, which the
-    // verifier and the node check above catch.
-    let published: u64 = st.cycles.iter().map(|c| c.mark_batches_published).sum();
-    println!("{published} mark-stack batches published");
-    assert!(
-        published > 0,
-        "no worker ever published a batch of its mark stack"
-    );
 }

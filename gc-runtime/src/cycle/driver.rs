@@ -475,11 +475,7 @@ impl<'h> Cycle<'h> {
         let heap = self.heap;
         self.rec.duration_ns = self.started.elapsed().as_nanos() as u64;
         self.rec.heap_after = heap.pages().used();
-        (
-            self.rec.objects_marked,
-            self.rec.stale_slots_remapped,
-            self.rec.mark_batches_published,
-        ) = heap.take_mark_counts();
+        (self.rec.objects_marked, self.rec.stale_slots_remapped) = heap.take_mark_counts();
         let r = heap.relocation_totals();
         self.rec.bytes_relocated = r.bytes_relocated;
         self.rec.pages_compacted_in_place = r.pages_in_place;

@@ -174,13 +174,8 @@ impl HeapInner {
         self.relocate.reset_counters();
     }
 
-    /// Objects traced, stale slots remapped and batches published from the workers' private
-    /// mark stacks by marking since the last call.
-    pub(crate) fn take_mark_counts(&self) -> (u64, u64, u64) {
-        (
-            self.mark.take_traced(),
-            self.mark.take_stale_remapped(),
-            self.mark.take_published(),
-        )
+    /// Objects traced and stale slots remapped by marking since the last call.
+    pub(crate) fn take_mark_counts(&self) -> (u64, u64) {
+        (self.mark.take_traced(), self.mark.take_stale_remapped())
     }
 }

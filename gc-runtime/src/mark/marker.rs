@@ -17,7 +17,6 @@
 //! touch only the pages' live maps and the forwarding index.
 
 use super::live_cache::{Live, LiveCache};
-use super::mark_stack::{MarkStack, PUBLISH_EVERY};
 use crate::context::ForwardingIndex;
 use crate::context::GcContext;
 use crate::observe::{InjectedPanic, InjectedPanics};
@@ -40,9 +39,6 @@ pub(crate) struct Mark {
     traced: AtomicU64,
     /// Stale slots GC workers remapped since [`Mark::take_stale_remapped`] last ran.
     stale_remapped: AtomicU64,
-    /// Batches GC workers published from their private mark stacks since
-    /// [`Mark::take_published`] last ran.
-    published: AtomicU64,
     /// How many mutators' mark buffers hold entries.
     buffered: BufferedWork,
 }
@@ -348,11 +344,6 @@ impl Mark {
         self.stale_remapped.swap(0, Ordering::Relaxed)
     }
 
-    /// Batches GC workers published from their private mark stacks since the last call.
-    pub(crate) fn take_published(&self) -> u64 {
-        self.published.swap(0, Ordering::Relaxed)
-    }
-
     /// True if the global queue holds no work.
     pub(super) fn is_empty(&self) -> bool {
         self.queue.is_empty()
@@ -550,11 +541,7 @@ impl Mark {
         })
     }
 
-    /// Work for a worker whose mark stack is empty: a batch from the global queue, else half
-    /// of another worker's published entries, taken into this worker's stealable deque (one
-    /// of them returned).
-    fn find_work(&self, stack: &MarkStack, stealers: &[Stealer<Offset>]) -> Option<Offset> {
-        let local = stack.shared();
+    fn find_work(&self, local: &Worker<Offset>, stealers: &[Stealer<Offset>]) -> Option<Offset> {
         if let Some(x) = local.pop() {
             return Some(x);
         }
@@ -566,7 +553,7 @@ impl Mark {
                 Steal::Empty => {}
             }
             for st in stealers {
-                match st.steal_batch_and_pop(local) {
+                match st.steal() {
                     Steal::Success(x) => return Some(x),
                     Steal::Retry => retry = true,
                     Steal::Empty => {}
@@ -619,28 +606,25 @@ impl Mark {
         // bytes are complete once every worker has flushed (a page left at 0 would be freed
         // as empty); a worker that unwinds does not flush, and its panic aborts the process
         // before any selection.
-        let mut stack = MarkStack::new(local);
-        let publish =
-            |ring: &mut MarkRing, live: &mut LiveCache, stack: &mut MarkStack, guard: &Guard| {
-                live.flush(|at, sum| add_live(cx, at, sum, guard));
-                self.published
-                    .fetch_add(stack.take_published(), Ordering::Relaxed);
-                self.stale_remapped
-                    .fetch_add(std::mem::take(&mut ring.stale_remapped), Ordering::Relaxed);
-                cx.value_slots.marked(
-                    std::mem::take(&mut ring.value_heals),
-                    std::mem::take(&mut ring.value_moves),
-                );
-            };
+        let publish = |ring: &mut MarkRing, live: &mut LiveCache, guard: &Guard| {
+            live.flush(|at, sum| add_live(cx, at, sum, guard));
+            self.stale_remapped
+                .fetch_add(std::mem::take(&mut ring.stale_remapped), Ordering::Relaxed);
+            cx.value_slots.marked(
+                std::mem::take(&mut ring.value_heals),
+                std::mem::take(&mut ring.value_moves),
+            );
+        };
+        let push = &mut |o| local.push(o);
         loop {
             let mut leaving = false;
             loop {
-                let mut next = stack.pop();
+                let mut next = local.pop();
                 if next.is_none() {
                     // Mark what the ring holds first: it may give this worker work without
                     // touching the shared queues.
-                    ring.drain(cx, &guard, &mut |o| stack.push(o));
-                    next = self.find_work(&stack, stealers);
+                    ring.drain(cx, &guard, push);
+                    next = self.find_work(&local, stealers);
                 }
                 if let Some(off) = next {
                     prefetch(layout.address(off, View::Remapped));
@@ -652,25 +636,17 @@ impl Mark {
                     let oldest = std::mem::replace(&mut fifo[head], off);
                     head = (head + 1) % PREFETCH_DEPTH;
                     unpublished +=
-                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, &mut |o| {
-                            stack.push(o)
-                        });
+                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else if len > 0 {
                     let oldest = fifo[head];
                     head = (head + 1) % PREFETCH_DEPTH;
                     len -= 1;
                     unpublished +=
-                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, &mut |o| {
-                            stack.push(o)
-                        });
+                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else {
                     break;
                 }
                 count.1 += 1;
-                if count.1.is_multiple_of(PUBLISH_EVERY) {
-                    // Share a batch if the others took what this worker shared before.
-                    stack.publish();
-                }
                 if count.1.is_multiple_of(1024) {
                     cx.progress.add_marked(std::mem::take(&mut unpublished));
                     // The ring holds no page or forwarding references, only offsets and
@@ -681,13 +657,13 @@ impl Mark {
                     if member.check() == Turn::Leave {
                         // Hand back what this worker holds: the objects waiting in the FIFO
                         // (marked, not yet traced) and the ring's targets (marked now) go to
-                        // the mark stack, which goes to the global queue below.
+                        // the local stack, which goes to the global queue below.
                         while len > 0 {
-                            stack.push(fifo[head]);
+                            local.push(fifo[head]);
                             head = (head + 1) % PREFETCH_DEPTH;
                             len -= 1;
                         }
-                        ring.drain(cx, &guard, &mut |o| stack.push(o));
+                        ring.drain(cx, &guard, push);
                         leaving = true;
                         break;
                     }
@@ -700,8 +676,9 @@ impl Mark {
             );
             // Work given back goes to the global queue before this worker counts idle, so
             // the others see it before they can see everyone idle.
-            stack.hand_back(|o| self.queue.push(o));
-            debug_assert!(stack.is_empty(), "a hand-back leaves nothing behind");
+            while let Some(o) = local.pop() {
+                self.queue.push(o);
+            }
             if unpublished != 0 {
                 cx.progress.add_marked(std::mem::take(&mut unpublished));
             }
@@ -710,7 +687,7 @@ impl Mark {
             loop {
                 if leaving || member.should_leave() {
                     leaving = false;
-                    publish(&mut ring, &mut live, &mut stack, &guard);
+                    publish(&mut ring, &mut live, &guard);
                     // Parked, this worker stays idle (it holds nothing); it leaves its pin
                     // so deferred frees are not held up meanwhile.
                     drop(guard);
@@ -731,7 +708,7 @@ impl Mark {
                 // after the first look is seen by the second. (Work the drain's next round
                 // would find anyway: `drain` ends only with the global queue empty.)
                 if (crew.all_idle() && queues_empty()) || abandoned.load(Ordering::SeqCst) {
-                    publish(&mut ring, &mut live, &mut stack, &guard);
+                    publish(&mut ring, &mut live, &guard);
                     // Parked workers exit (marking is over).
                     crew.finish();
                     return;

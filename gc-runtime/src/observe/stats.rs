@@ -76,10 +76,6 @@ pub struct CycleRecord {
     /// forwarding entry (the mark ring's stale stage).
     #[serde(default)]
     pub stale_slots_remapped: u64,
-    /// Batches GC workers moved from their private mark stacks to their stealable deques
-    /// for the other workers (`mark/mark_stack.rs`).
-    #[serde(default)]
-    pub mark_batches_published: u64,
     /// Non-null strong roots marked by Concurrent Mark Roots (0 in `stw` mode, which marks
     /// them inside its pause).
     #[serde(default)]
