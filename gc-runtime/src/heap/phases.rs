@@ -77,25 +77,10 @@ impl HeapInner {
     /// with GC workers that follow `workers()` while they run, up to the most the heap allows
     /// ([`Self::most_gc_workers`]). Returns the CPU ns of the workers other than the caller
     /// and how their number changed.
-    ///
-    /// The workers read the objects they trace through the view the mutators use: the mark
-    /// view in `concurrent` mode (populated after the flip, see [`Self::populate_good_view`]),
-    /// the Remapped view in `stw` mode (the only one its mutators touch). Page-table entries
-    /// the mutators walk are then the ones tracing walks too.
     pub(crate) fn mark(&self, workers: WorkerTarget) -> CrewTotals {
         let max = self.most_gc_workers();
-        let view = match self.config().mode {
-            Mode::Concurrent => self.cx.state.good().view(),
-            _ => gc_core::View::Remapped,
-        };
-        self.mark.drain(
-            &self.cx,
-            &self.roots,
-            workers,
-            max,
-            view,
-            &self.injected_panics,
-        )
+        self.mark
+            .drain(&self.cx, &self.roots, workers, max, &self.injected_panics)
     }
 
     /// The most GC workers a parallel phase may have: `gc_threads`, or one per core if more.

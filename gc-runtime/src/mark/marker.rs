@@ -408,13 +408,11 @@ impl Mark {
 
     /// Trace one object: the marking barrier on each of its slots, with the marking itself
     /// deferred through `ring` (see [`MarkRing`]); the targets this worker marks go to `push`.
-    /// The object is read through `view` (see `HeapInner::mark`). Returns the object's size.
-    #[allow(clippy::too_many_arguments)]
+    /// Returns the object's size.
     fn trace_object(
         &self,
         cx: &GcContext,
         off: Offset,
-        view: View,
         guard: &Guard,
         ring: &mut MarkRing,
         live: &mut LiveCache,
@@ -426,9 +424,8 @@ impl Mark {
             bad: cx.state.bad_mask(),
             mark: cx.state.good(),
         };
-        // SAFETY: `off` was marked, so it is a live object on a mapped page; every view maps
-        // every page of the heap.
-        let obj = unsafe { Object::from_addr(layout.address(off, view)) };
+        // SAFETY: `off` was marked, so it is a live object on a mapped page.
+        let obj = unsafe { Object::at(layout, off) };
         let size = obj.size();
         // Count the object and its bytes now that its header is at hand (marking counted
         // nothing), summed per page in the worker's cache.
@@ -497,12 +494,11 @@ impl Mark {
         roots: &Roots,
         workers: WorkerTarget,
         max: usize,
-        view: View,
         panics: &InjectedPanics,
     ) -> CrewTotals {
         let mut totals = CrewTotals::default();
         loop {
-            totals.add(self.mark_parallel(cx, workers, max, view, panics));
+            totals.add(self.mark_parallel(cx, workers, max, panics));
             if self.flush_mutator_buffers(roots) == 0 && self.is_empty() {
                 return totals;
             }
@@ -528,7 +524,6 @@ impl Mark {
         cx: &GcContext,
         workers: WorkerTarget,
         max: usize,
-        view: View,
         panics: &InjectedPanics,
     ) -> CrewTotals {
         let max = max.max(1);
@@ -542,7 +537,7 @@ impl Mark {
             if m.index() > 0 && panics.take(InjectedPanic::MarkWorker) {
                 panic!("GC worker panic injected for a test");
             }
-            self.mark_worker(cx, w, stealers, m, view, abandoned);
+            self.mark_worker(cx, w, stealers, m, abandoned);
         })
     }
 
@@ -582,7 +577,6 @@ impl Mark {
         local: Worker<Offset>,
         stealers: &[Stealer<Offset>],
         member: &Member,
-        view: View,
         abandoned: &AtomicBool,
     ) {
         let crew = member.crew();
@@ -633,7 +627,7 @@ impl Mark {
                     next = self.find_work(&local, stealers);
                 }
                 if let Some(off) = next {
-                    prefetch(layout.address(off, view));
+                    prefetch(layout.address(off, View::Remapped));
                     if len < PREFETCH_DEPTH {
                         fifo[(head + len) % PREFETCH_DEPTH] = off;
                         len += 1;
@@ -642,13 +636,13 @@ impl Mark {
                     let oldest = std::mem::replace(&mut fifo[head], off);
                     head = (head + 1) % PREFETCH_DEPTH;
                     unpublished +=
-                        self.trace_object(cx, oldest, view, &guard, &mut ring, &mut live, push);
+                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else if len > 0 {
                     let oldest = fifo[head];
                     head = (head + 1) % PREFETCH_DEPTH;
                     len -= 1;
                     unpublished +=
-                        self.trace_object(cx, oldest, view, &guard, &mut ring, &mut live, push);
+                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else {
                     break;
                 }
