@@ -259,9 +259,9 @@ fn live_map_resets_lazily_when_markers_race_into_a_new_cycle() {
 }
 
 #[test]
-fn live_bytes_added_at_trace_time_count_each_object_once() {
-    // Markers that learn an object's size only when they trace it mark with size 0, and the
-    // one that marked first adds the size.
+fn live_counts_added_at_trace_time_count_each_object_once() {
+    // Markers that learn an object's size only when they trace it mark with `mark_strong`,
+    // which counts nothing, and the one that marked first adds the object and its size.
     const SLOTS: usize = 20_000;
     let map: Arc<LiveMap> = Arc::new(LiveMap::new(SLOTS));
     let barrier = Arc::new(Barrier::new(THREADS));
@@ -270,9 +270,9 @@ fn live_bytes_added_at_trace_time_count_each_object_once() {
             let (map, barrier) = (map.clone(), barrier.clone());
             std::thread::spawn(move || {
                 barrier.wait();
-                for (i, strong) in marks_of(t, SLOTS, 1) {
-                    if map.mark(1, i, strong, 0).newly_marked {
-                        map.add_live_bytes(1, size_of(i));
+                for (i, _) in marks_of(t, SLOTS, 1) {
+                    if map.mark_strong(1, i) {
+                        map.add_live(1, 1, size_of(i));
                     }
                 }
             })

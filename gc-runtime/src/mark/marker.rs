@@ -16,7 +16,7 @@
 //! barrier's slow path does while marking) — are functions of the [`GcContext`], since they
 //! touch only the pages' live maps and the forwarding index.
 
-use super::live_cache::LiveCache;
+use super::live_cache::{Live, LiveCache};
 use crate::context::ForwardingIndex;
 use crate::context::GcContext;
 use crate::observe::{InjectedPanic, InjectedPanics};
@@ -43,12 +43,13 @@ pub(crate) struct Mark {
     buffered: BufferedWork,
 }
 
-/// Adds `bytes` to the live bytes of the page holding `at` (a sum of a [`LiveCache`]).
-fn add_live_bytes(cx: &GcContext, at: Offset, bytes: u64, guard: &Guard) {
+/// Adds a sum of a [`LiveCache`] to the live counts of the page holding `at`.
+fn add_live(cx: &GcContext, at: Offset, sum: Live, guard: &Guard) {
     // The objects summed were traced in this cycle, so their page is not freed before
     // marking ends: the lookup finds it.
     if let Some(page) = cx.page_table().get(at, guard) {
-        page.live_map().add_live_bytes(cx.state.seqnum(), bytes);
+        page.live_map()
+            .add_live(cx.state.seqnum(), sum.objects, sum.bytes);
     }
 }
 
@@ -300,14 +301,10 @@ fn mark_object_in(cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnM
     if page.seqnum() == seq {
         return;
     }
-    let idx = page.index_of(off);
-    let live = page.live_map();
-    if live.is_strongly_marked(seq, idx) {
-        return;
-    }
-    // The object's size is added to the live bytes when it is traced (the tracer reads the
-    // header anyway): marking itself touches only the live map, one cache miss less.
-    if live.mark(seq, idx, true, 0).newly_strong {
+    // The object and its size are counted when it is traced (the tracer reads the header
+    // anyway, and sums per page in its `LiveCache`): marking itself touches only the live
+    // map's word, no shared counter.
+    if page.live_map().mark_strong(seq, page.index_of(off)) {
         push(off);
     }
 }
@@ -430,9 +427,9 @@ impl Mark {
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
         let obj = unsafe { Object::at(layout, off) };
         let size = obj.size();
-        // Account the object's bytes now that its header is at hand (marking counted it with
-        // size 0), summed per page in the worker's cache.
-        live.add(off, size, |at, bytes| add_live_bytes(cx, at, bytes, guard));
+        // Count the object and its bytes now that its header is at hand (marking counted
+        // nothing), summed per page in the worker's cache.
+        live.add(off, size, |at, sum| add_live(cx, at, sum, guard));
         for (i, slot) in obj.ref_slots().iter().enumerate() {
             let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
@@ -610,7 +607,7 @@ impl Mark {
         // as empty); a worker that unwinds does not flush, and its panic aborts the process
         // before any selection.
         let publish = |ring: &mut MarkRing, live: &mut LiveCache, guard: &Guard| {
-            live.flush(|at, bytes| add_live_bytes(cx, at, bytes, guard));
+            live.flush(|at, sum| add_live(cx, at, sum, guard));
             self.stale_remapped
                 .fetch_add(std::mem::take(&mut ring.stale_remapped), Ordering::Relaxed);
             cx.value_slots.marked(
