@@ -16,6 +16,8 @@
 //! - [`live_map`]: per-page mark bitmaps with live counts;
 //! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
+//! - [`remembered_set`]: per-page remembered sets (old slots that may point young), for the
+//!   generational mode;
 //! - [`value`], [`value_barrier`]: NaN-boxed value words (a number, an immediate or a colored
 //!   pointer) in value slots, and their barrier;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
@@ -39,6 +41,7 @@ pub mod page_cache;
 pub mod page_table;
 pub mod physical;
 mod prefault;
+pub mod remembered_set;
 pub mod reservation;
 pub mod sync;
 pub mod value;
@@ -62,6 +65,7 @@ pub use object::{
 };
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
+pub use remembered_set::{RememberedSet, RemsetIndex};
 pub use reservation::Reservation;
 pub use value::{ValueKind, ValueSlot, ValueWord};
 pub use value_barrier::{
