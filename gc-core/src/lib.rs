@@ -16,8 +16,8 @@
 //! - [`live_map`]: per-page mark bitmaps with live counts;
 //! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
-//! - [`remembered_set`]: per-page remembered sets (old slots that may point young), for the
-//!   generational mode;
+//! - [`remembered_set`], [`generation_map`]: per-page remembered sets (old slots that may point
+//!   young) and page ages with a per-granule generation map, for the generational mode;
 //! - [`value`], [`value_barrier`]: NaN-boxed value words (a number, an immediate or a colored
 //!   pointer) in value slots, and their barrier;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
@@ -31,6 +31,7 @@ pub mod barrier;
 pub mod config;
 pub mod error;
 pub mod forwarding_entries;
+pub mod generation_map;
 pub mod granule_map;
 pub mod huge_pages;
 pub mod live_map;
@@ -58,6 +59,7 @@ pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;
+pub use generation_map::{GenerationMap, PageAge};
 pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
 pub use object::{
