@@ -9,7 +9,7 @@
 //!   the conversions between the typed words;
 //! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
 //! - [`huge_pages`]: the huge-page setting (shmem THP or hugetlb) and what the system allows;
-//! - [`virtual_memory`]: the three views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
+//! - [`virtual_memory`]: the four views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
 //! - [`view_populate`]: a view's page-table entries made ahead of use by read fault-around;
 //! - [`object`]: the pointer-first object layout;
