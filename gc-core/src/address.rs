@@ -1,38 +1,47 @@
 //! Colored pointers and the address layout (ZGC's `zAddress` / `zGlobals` for x86-64).
 //!
-//! A heap reference is a 64-bit word: the object's *offset* in the low `S` bits, four metadata
-//! ("color") bits above it, zeros above those. Three of the colors name a *view*: a virtual copy
+//! A heap reference is a 64-bit word: the object's *offset* in the low `S` bits, five metadata
+//! ("color") bits above it, zeros above those. Four of the colors name a *view*: a virtual copy
 //! of the whole heap at base address `1 << bit`, all aliasing the same physical memory, so a
 //! pointer of any of those colors can be dereferenced as it is, without masking.
 //!
 //! ```text
-//!  63          S+4  S+3  S+2  S+1   S                                   0
-//!  +-------------+----+----+----+----+-----------------------------------+
-//!  | 0 0 ... 0 0 | F  | R  | M1 | M0 |        heap offset (S bits)       |
-//!  +-------------+----+----+----+----+-----------------------------------+
-//!                  |    |    |    |
-//!                  |    |    |    +-- Marked0     view at 1 << S       (S=42: 4 TiB)
-//!                  |    |    +------- Marked1     view at 1 << (S+1)   (S=42: 8 TiB)
-//!                  |    +------------ Remapped    view at 1 << (S+2)   (S=42: 16 TiB)
-//!                  +----------------- Finalizable no view: never dereferenced
+//!  63          S+5  S+4  S+3  S+2  S+1   S                                   0
+//!  +-------------+----+----+----+----+----+-----------------------------------+
+//!  | 0 0 ... 0 0 | F  | M2 | R  | M1 | M0 |        heap offset (S bits)       |
+//!  +-------------+----+----+----+----+----+-----------------------------------+
+//!                  |    |    |    |    |
+//!                  |    |    |    |    +-- Marked0     view at 1 << S       (S=42: 4 TiB)
+//!                  |    |    |    +------- Marked1     view at 1 << (S+1)   (S=42: 8 TiB)
+//!                  |    |    +------------ Remapped    view at 1 << (S+2)   (S=42: 16 TiB)
+//!                  |    +----------------- Marked2     view at 1 << (S+3)   (S=42: 32 TiB)
+//!                  +---------------------- Finalizable no view: never dereferenced
 //!
 //!  virtual address space (S = 42, user space ends at 128 TiB):
-//!   0 ........ 4 TiB ........ 8 TiB ........ 12 TiB ..... 16 TiB ........ 20 TiB
-//!   | program  | Marked0 view  | Marked1 view  | (unused)   | Remapped view  |
+//!   0 ...... 4 TiB ...... 8 TiB ...... 12 TiB ... 16 TiB ..... 20 TiB ... 32 TiB ..... 36 TiB
+//!   | program | Marked0 view | Marked1 view | (unused) | Remapped view | (unused) | Marked2 view |
 //! ```
+//!
+//! Marked2 is the third mark color of the generational mode, whose young and full cycles
+//! each need a mark color that is neither the previous cycle's nor the last full cycle's (three
+//! colors always leave one). The other modes alternate Marked0 and Marked1 and never use it:
+//! its view is reserved and mapped like the others, but nothing reads or writes through it.
 //!
 //! `S` is chosen from the maximum heap as ZGC does: the heap needs 16x its size in virtual
 //! space (so pages can be placed without defragmenting), hence
-//! `S = clamp(log2(next_pow2(max_heap * 16)), 42, 44)`.
+//! `S = clamp(log2(next_pow2(max_heap * 16)), 42, 43)`. 43 is the limit: with 44 the Marked2
+//! view would end past 47-bit user space, and a colored pointer (S + 5 bits) would no longer
+//! fit in a value slot's 48-bit payload (`crate::value`).
 //!
 //! The *good* color changes with the GC phase (table below); every other color bit is *bad*
-//! (`bad = good ^ 0b1111`). The load barrier tests a loaded pointer against the bad mask.
+//! (`bad = good ^ 0b11111`). The load barrier tests a loaded pointer against the bad mask.
 //!
-//! | phase                          | good          | bad (F R M1 M0) |
-//! |--------------------------------|---------------|-----------------|
-//! | between cycles, relocation     | Remapped 0100 | 1011            |
-//! | marking in GC(n), n even       | Marked1 0010  | 1101            |
-//! | marking in GC(n), n odd        | Marked0 0001  | 1110            |
+//! | phase                          | good           | bad (F M2 R M1 M0) |
+//! |--------------------------------|----------------|--------------------|
+//! | between cycles, relocation     | Remapped 00100 | 11011              |
+//! | marking in GC(n), n even       | Marked1 00010  | 11101              |
+//! | marking in GC(n), n odd        | Marked0 00001  | 11110              |
+//! | marking with the third color   | Marked2 01000  | 10111              |
 //!
 //! The three kinds of word are typed ([`crate::word`]): an [`Offset`], a [`ColoredPtr`] (offset
 //! plus color, as stored in slots) and an [`Address`] (an offset in one view). [`AddressLayout`]
@@ -53,31 +62,38 @@ use serde::Serialize;
 
 /// Smallest number of offset bits (4 TiB heap limit).
 pub const MIN_OFFSET_BITS: u32 = 42;
-/// Largest number of offset bits (16 TiB heap limit).
-pub const MAX_OFFSET_BITS: u32 = 44;
+/// Largest number of offset bits (8 TiB heap limit).
+pub const MAX_OFFSET_BITS: u32 = 43;
+/// Number of metadata (color) bits above the offset.
+pub const COLOR_BITS: u32 = 5;
 /// Virtual space reserved per byte of maximum heap (ZGC's `ZVirtualToPhysicalRatio`).
 pub const VIRTUAL_TO_PHYSICAL_RATIO: u64 = 16;
 
 bitflags! {
-    /// The four metadata bits of a colored pointer, *relative* to the offset width
+    /// The five metadata bits of a colored pointer, *relative* to the offset width
     /// (bit 0 here is bit `S` of the pointer).
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub struct Color: u64 {
-        const MARKED0 = 0b0001;
-        const MARKED1 = 0b0010;
-        const REMAPPED = 0b0100;
-        const FINALIZABLE = 0b1000;
+        const MARKED0 = 0b00001;
+        const MARKED1 = 0b00010;
+        const REMAPPED = 0b00100;
+        const MARKED2 = 0b01000;
+        const FINALIZABLE = 0b10000;
     }
 }
 
-/// The three colors that can be *good*: one of the two mark colors while marking (they
-/// alternate from cycle to cycle), Remapped while relocating and between cycles.
+/// The four colors that can be *good*: a mark color while marking (Marked0 and Marked1
+/// alternate from cycle to cycle; Marked2 is the generational mode's third), Remapped while
+/// relocating and between cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum GoodColor {
     /// Marking in GC(n) for odd n: GC(1), GC(3), ...
     Marked0,
     /// Marking in GC(n) for even n: GC(0), GC(2), ... (GC(0) uses Marked1, as ZGC).
     Marked1,
+    /// The third mark color: used only by the generational mode (see the module
+    /// documentation).
+    Marked2,
     /// Between cycles and during relocation.
     Remapped,
 }
@@ -88,6 +104,7 @@ impl GoodColor {
         match self {
             GoodColor::Marked0 => Color::MARKED0,
             GoodColor::Marked1 => Color::MARKED1,
+            GoodColor::Marked2 => Color::MARKED2,
             GoodColor::Remapped => Color::REMAPPED,
         }
     }
@@ -106,37 +123,58 @@ impl GoodColor {
         match self {
             GoodColor::Marked0 => View::Marked0,
             GoodColor::Marked1 => View::Marked1,
+            GoodColor::Marked2 => View::Marked2,
             GoodColor::Remapped => View::Remapped,
         }
     }
 
-    /// The other marking color (the one the previous cycle used).
+    /// The other marking color of the two-color alternation (the one the previous cycle
+    /// used, when cycles alternate Marked0 and Marked1). Marked2 and Remapped are no part of
+    /// the alternation and give themselves: a runtime that marks with Marked2 (the
+    /// generational rule) keeps the previous cycle's color itself.
     pub fn other_mark(self) -> GoodColor {
         match self {
             GoodColor::Marked0 => GoodColor::Marked1,
             GoodColor::Marked1 => GoodColor::Marked0,
+            GoodColor::Marked2 => GoodColor::Marked2,
             GoodColor::Remapped => GoodColor::Remapped,
         }
     }
 }
 
-/// One of the three virtual views of the heap.
+/// One of the four virtual views of the heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum View {
     Marked0,
     Marked1,
     Remapped,
+    /// The generational mode's third mark color's view (reserved and mapped in every heap).
+    Marked2,
 }
 
 impl View {
     /// All views, in address order.
-    pub const ALL: [View; 3] = [View::Marked0, View::Marked1, View::Remapped];
+    pub const ALL: [View; 4] = [View::Marked0, View::Marked1, View::Remapped, View::Marked2];
+
+    /// The highest view: the end of the heap's address space.
+    pub const HIGHEST: View = View::Marked2;
 
     fn color(self) -> Color {
         match self {
             View::Marked0 => Color::MARKED0,
             View::Marked1 => Color::MARKED1,
             View::Remapped => Color::REMAPPED,
+            View::Marked2 => Color::MARKED2,
+        }
+    }
+
+    /// This view's position in [`View::ALL`] (0..4), for per-view arrays.
+    pub fn index(self) -> usize {
+        match self {
+            View::Marked0 => 0,
+            View::Marked1 => 1,
+            View::Remapped => 2,
+            View::Marked2 => 3,
         }
     }
 }
@@ -148,20 +186,20 @@ pub struct AddressLayout {
 }
 
 impl AddressLayout {
-    /// A layout with `offset_bits` (42, 43 or 44).
+    /// A layout with `offset_bits` (42 or 43).
     ///
     /// # Panics
-    /// If `offset_bits` is outside 42..=44 (a programming error; heap sizes are validated by
+    /// If `offset_bits` is outside 42..=43 (a programming error; heap sizes are validated by
     /// [`crate::MemoryConfig`], which calls [`AddressLayout::for_max_heap`]).
     pub fn new(offset_bits: u32) -> Self {
         assert!(
             (MIN_OFFSET_BITS..=MAX_OFFSET_BITS).contains(&offset_bits),
-            "offset bits must be 42..=44, got {offset_bits}"
+            "offset bits must be 42..=43, got {offset_bits}"
         );
         AddressLayout { offset_bits }
     }
 
-    /// Choose `S` for a maximum heap as ZGC does; `None` if the heap cannot fit in 44 bits.
+    /// Choose `S` for a maximum heap as ZGC does; `None` if the heap cannot fit in 43 bits.
     pub fn for_max_heap(max_heap: u64) -> Option<Self> {
         let needed = max_heap
             .checked_mul(VIRTUAL_TO_PHYSICAL_RATIO)?
@@ -204,7 +242,7 @@ impl AddressLayout {
         color.bits() << self.offset_bits
     }
 
-    /// Mask of all four metadata bits.
+    /// Mask of all five metadata bits.
     #[inline(always)]
     pub fn metadata_mask(self) -> u64 {
         self.color_bits(Color::all())
@@ -300,8 +338,11 @@ impl AddressLayout {
     /// outside the layout.
     pub fn is_dereferenceable(self, ptr: ColoredPtr) -> bool {
         let c = self.color(ptr);
-        ptr.raw() >> (self.offset_bits + 4) == 0
-            && (c == Color::MARKED0 || c == Color::MARKED1 || c == Color::REMAPPED)
+        ptr.raw() >> (self.offset_bits + COLOR_BITS) == 0
+            && (c == Color::MARKED0
+                || c == Color::MARKED1
+                || c == Color::REMAPPED
+                || c == Color::MARKED2)
     }
 }
 
@@ -332,35 +373,41 @@ mod tests {
                 .offset_bits(),
             43
         );
-        assert_eq!(AddressLayout::for_max_heap(TIB).unwrap().offset_bits(), 44);
+        assert_eq!(AddressLayout::for_max_heap(TIB).unwrap().offset_bits(), 43);
         assert_eq!(
-            AddressLayout::for_max_heap(16 * TIB).unwrap().offset_bits(),
-            44
+            AddressLayout::for_max_heap(8 * TIB).unwrap().offset_bits(),
+            43
         );
-        assert!(AddressLayout::for_max_heap(16 * TIB + 2 * (1 << 20)).is_none());
+        assert!(AddressLayout::for_max_heap(8 * TIB + 2 * (1 << 20)).is_none());
         assert!(AddressLayout::for_max_heap(u64::MAX / 2).is_none());
     }
 
     #[test]
     fn layout_and_masks_for_each_width() {
-        for (s, m0, m1, rm, fin) in [
-            (42u32, 4 * TIB, 8 * TIB, 16 * TIB, 32 * TIB),
-            (43, 8 * TIB, 16 * TIB, 32 * TIB, 64 * TIB),
-            (44, 16 * TIB, 32 * TIB, 64 * TIB, 128 * TIB),
+        for (s, m0, m1, rm, m2, fin) in [
+            (42u32, 4 * TIB, 8 * TIB, 16 * TIB, 32 * TIB, 64 * TIB),
+            (43, 8 * TIB, 16 * TIB, 32 * TIB, 64 * TIB, 128 * TIB),
         ] {
             let l = AddressLayout::new(s);
             assert_eq!(l.view_base(View::Marked0).raw(), m0);
             assert_eq!(l.view_base(View::Marked1).raw(), m1);
             assert_eq!(l.view_base(View::Remapped).raw(), rm);
+            assert_eq!(l.view_base(View::Marked2).raw(), m2);
             assert_eq!(l.color_bits(Color::FINALIZABLE), fin);
-            let all = m0 | m1 | rm | fin;
+            let all = m0 | m1 | rm | m2 | fin;
             assert_eq!(l.metadata_mask(), all);
             assert_eq!(l.good_mask(GoodColor::Remapped), rm);
-            assert_eq!(l.bad_mask(GoodColor::Remapped), m0 | m1 | fin);
-            assert_eq!(l.bad_mask(GoodColor::Marked0), m1 | rm | fin);
-            assert_eq!(l.bad_mask(GoodColor::Marked1), m0 | rm | fin);
+            assert_eq!(l.bad_mask(GoodColor::Remapped), m0 | m1 | m2 | fin);
+            assert_eq!(l.bad_mask(GoodColor::Marked0), m1 | rm | m2 | fin);
+            assert_eq!(l.bad_mask(GoodColor::Marked1), m0 | rm | m2 | fin);
+            assert_eq!(l.bad_mask(GoodColor::Marked2), m0 | m1 | rm | fin);
             // Views never overlap and the highest view ends inside 47-bit user space.
-            assert!(rm + l.offset_space() <= 1 << 47);
+            assert!(l.view_base(View::HIGHEST).raw() + l.offset_space() <= 1 << 47);
+            // A colored pointer fits in a value slot's 48-bit payload.
+            assert!(all < 1 << 48);
+        }
+        for (i, v) in View::ALL.iter().enumerate() {
+            assert_eq!(v.index(), i);
         }
     }
 
@@ -375,7 +422,12 @@ mod tests {
     #[test]
     fn null_is_neither_good_nor_bad() {
         let l = AddressLayout::new(42);
-        for g in [GoodColor::Marked0, GoodColor::Marked1, GoodColor::Remapped] {
+        for g in [
+            GoodColor::Marked0,
+            GoodColor::Marked1,
+            GoodColor::Marked2,
+            GoodColor::Remapped,
+        ] {
             assert!(!l.is_good(ColoredPtr::NULL, g));
             assert!(!l.is_bad(ColoredPtr::NULL, g));
         }
@@ -391,6 +443,7 @@ mod tests {
                     Color::MARKED0,
                     Color::MARKED1,
                     Color::REMAPPED,
+                    Color::MARKED2,
                     Color::FINALIZABLE,
                     Color::REMAPPED | Color::FINALIZABLE,
                 ] {
@@ -401,6 +454,7 @@ mod tests {
                 for (g, v) in [
                     (GoodColor::Marked0, View::Marked0),
                     (GoodColor::Marked1, View::Marked1),
+                    (GoodColor::Marked2, View::Marked2),
                     (GoodColor::Remapped, View::Remapped),
                 ] {
                     let p = l.good(off, g);
@@ -409,7 +463,19 @@ mod tests {
                     assert!(l.is_dereferenceable(p));
                     assert!(raw == 0 || l.is_good(p, g));
                     assert!(!l.is_bad(p, g));
-                    assert!(l.is_bad(p, g.other_mark()) || g == GoodColor::Remapped);
+                    assert!(
+                        l.is_bad(p, g.other_mark())
+                            || matches!(g, GoodColor::Remapped | GoodColor::Marked2)
+                    );
+                    // Every other good color finds this pointer bad.
+                    for other in [
+                        GoodColor::Marked0,
+                        GoodColor::Marked1,
+                        GoodColor::Marked2,
+                        GoodColor::Remapped,
+                    ] {
+                        assert_eq!(l.is_bad(p, other), other != g, "{g:?} under {other:?}");
+                    }
                     // A good pointer is the address of its offset in the view of its color.
                     let a = l.address(off, v);
                     assert_eq!(l.view_address(p), a);

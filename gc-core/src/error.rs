@@ -14,7 +14,7 @@ pub enum HeapError {
     )]
     UnalignedHeap(u64),
     #[error(
-        "max heap {0} bytes is beyond what 44 offset bits can address (16 TiB): choose 16T or less"
+        "max heap {0} bytes is beyond what 43 offset bits can address (8 TiB): choose 8T or less"
     )]
     HeapTooLarge(u64),
     #[error("initial heap {initial} bytes is larger than the max heap {max} bytes: lower it")]
@@ -84,7 +84,7 @@ pub enum HeapError {
     AddressRangeTaken { start: u64, end: u64, hint: String },
     #[error(
         "vm.max_map_count is {limit} and {in_use} mappings are in use, but this heap could need \
-         {needed} more (3 views x {granules} granules + reservations): raise it with \
+         {needed} more (4 views x {granules} granules + reservations): raise it with \
          `sysctl -w vm.max_map_count={suggested}` or choose a smaller heap"
     )]
     MapCountTooLow {

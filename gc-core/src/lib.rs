@@ -9,13 +9,15 @@
 //!   the conversions between the typed words;
 //! - [`physical`]: the memfd (or directory file) backing, commit/uncommit, granule allocator;
 //! - [`huge_pages`]: the huge-page setting (shmem THP or hugetlb) and what the system allows;
-//! - [`virtual_memory`]: the three views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
+//! - [`virtual_memory`]: the four views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
 //! - [`view_populate`]: a view's page-table entries made ahead of use by read fault-around;
 //! - [`object`]: the pointer-first object layout;
 //! - [`live_map`]: per-page mark bitmaps with live counts;
 //! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
+//! - [`remembered_set`], [`generation_map`]: per-page remembered sets (old slots that may point
+//!   young) and page ages with a per-granule generation map, for the generational mode;
 //! - [`value`], [`value_barrier`]: NaN-boxed value words (a number, an immediate or a colored
 //!   pointer) in value slots, and their barrier;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
@@ -29,6 +31,7 @@ pub mod barrier;
 pub mod config;
 pub mod error;
 pub mod forwarding_entries;
+pub mod generation_map;
 pub mod granule_map;
 pub mod huge_pages;
 pub mod live_map;
@@ -39,6 +42,7 @@ pub mod page_cache;
 pub mod page_table;
 pub mod physical;
 mod prefault;
+pub mod remembered_set;
 pub mod reservation;
 pub mod sync;
 pub mod value;
@@ -55,6 +59,7 @@ pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;
+pub use generation_map::{GenerationMap, PageAge};
 pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
 pub use object::{
@@ -62,6 +67,7 @@ pub use object::{
 };
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
+pub use remembered_set::{RememberedSet, RemsetIndex};
 pub use reservation::Reservation;
 pub use value::{ValueKind, ValueSlot, ValueWord};
 pub use value_barrier::{

@@ -15,7 +15,7 @@
 //!
 //! An [`Object`] is a view of one object at an [`Address`]. The collector finds objects by
 //! [`Offset`]; [`Object::at`] is the one way from an offset to an object, through the Remapped
-//! view (all three views alias the same memory, so any would do; the collector uses the
+//! view (all the views alias the same memory, so any would do; the collector uses the
 //! Remapped one throughout). A good pointer loaded through the barrier is an address already
 //! ([`crate::AddressLayout::view_address`]) and goes through [`Object::from_addr`].
 

@@ -6,7 +6,7 @@
 //! | medium | 32 MiB, or 3.125% of the heap when smaller  | up to size / 8   | size/8192 |
 //! | large  | object size rounded up to 2 MiB             | one, never moved | page      |
 //!
-//! A page owns a virtual range (the same offsets in all three views) backed by physical file
+//! A page owns a virtual range (the same offsets in all four views) backed by physical file
 //! ranges ([`PageMemory`]), records the sequence number of the cycle it was born in, bump
 //! allocates (a plain load/store for a mutator's private page, a CAS for shared medium pages)
 //! and carries its live map. Positions on a page are [`Offset`]s; its bump pointer is one
@@ -118,26 +118,18 @@ pub struct PageMemory {
 /// mapped, also in the page cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ViewWatermarks {
-    populated: [u64; 3],
+    populated: [u64; 4],
 }
 
 impl ViewWatermarks {
     /// Bytes from the start populated in `view`.
     pub fn get(&self, view: View) -> u64 {
-        self.populated[Self::index(view)]
+        self.populated[view.index()]
     }
 
     /// Record that `view` is populated up to `bytes` from the start.
     pub fn set(&mut self, view: View, bytes: u64) {
-        self.populated[Self::index(view)] = bytes;
-    }
-
-    fn index(view: View) -> usize {
-        match view {
-            View::Marked0 => 0,
-            View::Marked1 => 1,
-            View::Remapped => 2,
-        }
+        self.populated[view.index()] = bytes;
     }
 }
 

@@ -1,9 +1,9 @@
-//! The page allocator (ZGC's `ZPageAllocator`): owns the physical memory, the three views,
+//! The page allocator (ZGC's `ZPageAllocator`): owns the physical memory, the four views,
 //! the page table and the page cache, and enforces the max-heap limit.
 //!
 //! Allocating a page takes cached memory of the same size if there is some; otherwise it takes
 //! physical file ranges (flushing cached memory of other sizes when the file is full), commits
-//! them, reserves a virtual range and maps the ranges into all three views. Freeing a page
+//! them, reserves a virtual range and maps the ranges into all four views. Freeing a page
 //! puts its memory back in the cache. `used` counts bytes in live pages; `committed` counts
 //! bytes of the file that are backed by memory.
 

@@ -1,4 +1,4 @@
-//! Physical memory: the one file that backs all three views (ZGC's `ZPhysicalMemoryBacking`).
+//! Physical memory: the one file that backs all four views (ZGC's `ZPhysicalMemoryBacking`).
 //!
 //! The file is a `memfd` (or a file created and unlinked in a directory the user names, like
 //! `-XX:AllocateHeapAt`), sized to the max heap with `ftruncate`. Memory is *committed* with

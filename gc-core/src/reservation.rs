@@ -1,6 +1,6 @@
 //! A reserved address range: anonymous `PROT_NONE` memory mapped at exactly the address asked
 //! for (`MAP_FIXED_NOREPLACE`, so an existing mapping is never replaced), given back when the
-//! value is dropped. It is how the heap claims the address ranges of its three views (ZGC's
+//! value is dropped. It is how the heap claims the address ranges of its four views (ZGC's
 //! `ZVirtualMemoryManager` reserves its views the same way), and how tests occupy a range as
 //! another library might.
 

@@ -6,7 +6,7 @@
 //! ```text
 //!  63      48 47                                                    0
 //!  +---------+------------------------------------------------------+
-//!  | 1...1   |  colored pointer (F R M1 M0, offset: at most 48 bits) |  pointer   (top 16 = 0xffff)
+//!  | 1...1   |  colored pointer (5 colors, offset: at most 48 bits)  |  pointer   (top 16 = 0xffff)
 //!  | 0x7ffc  |  embedder's payload (48 bits)                         |  immediate (top 16 = 0x7ffc)
 //!  |             any other f64 bit pattern; NaNs only as 0x7ff8_0000_0000_0000          |  number
 //!  +---------+------------------------------------------------------+
@@ -26,7 +26,7 @@
 //! number read back is the number stored (a NaN reads back as a NaN). The word 0 is the number
 //! `+0.0`: a freshly allocated value slot holds it.
 //!
-//! **Barrier test.** With `TAG` the pointer tag and `bad` the bad mask (bits `S..S+4`, below
+//! **Barrier test.** With `TAG` the pointer tag and `bad` the bad mask (bits `S..S+5`, below
 //! bit 48), a loaded word `w` needs the slow path exactly when it is a pointer with a bad
 //! color. The words with all sixteen top bits set are exactly those from `TAG` up, so "is a
 //! pointer" is one unsigned compare, `w >= TAG`, and "has a bad color" the reference
@@ -94,7 +94,7 @@ impl ValueWord {
     }
 
     /// The word holding colored pointer `ptr` (non-null, at most 48 bits: every colored
-    /// pointer of a layout with `S <= 44`).
+    /// pointer of a layout with `S <= 43`).
     #[inline(always)]
     pub fn pointer(ptr: ColoredPtr) -> ValueWord {
         debug_assert!(
@@ -223,12 +223,15 @@ impl<W: AtomicWord> fmt::Debug for ValueSlot<W> {
 mod tests {
     use super::*;
 
-    /// Bad masks of the three good colors for every offset width.
+    /// The good colors' bits (relative to `S`).
+    const GOODS: [u64; 4] = [0b00001, 0b00010, 0b00100, 0b01000];
+
+    /// Bad masks of the four good colors for every offset width.
     fn bad_masks() -> Vec<u64> {
         let mut v = Vec::new();
-        for s in 42..=44 {
-            for good in [0b0001u64, 0b0010, 0b0100] {
-                v.push((good ^ 0b1111) << s);
+        for s in 42..=43 {
+            for good in GOODS {
+                v.push((good ^ 0b11111) << s);
             }
         }
         v
@@ -274,16 +277,16 @@ mod tests {
         /// its colors is bad.
         #[test]
         fn pointers_round_trip_and_test_their_color(
-            s in 42u32..=44,
+            s in 42u32..=43,
             off in 8u64..(1 << 42),
-            color in 1u64..16,
-            good in 0usize..3,
+            color in 1u64..32,
+            good in 0usize..4,
         ) {
             let ptr = ColoredPtr::from_raw((color << s) | (off & !7));
             let w = ValueWord::pointer(ptr);
             proptest::prop_assert!(w.is_pointer());
             proptest::prop_assert_eq!(w.kind(), ValueKind::Pointer(ptr));
-            let bad = ([0b0001u64, 0b0010, 0b0100][good] ^ 0b1111) << s;
+            let bad = (GOODS[good] ^ 0b11111) << s;
             proptest::prop_assert_eq!(w.is_bad_pointer(bad), ptr.raw() & bad != 0);
         }
     }

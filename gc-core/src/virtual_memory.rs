@@ -1,11 +1,11 @@
-//! Virtual memory: the three views and the mapping of granules into them
+//! Virtual memory: the four views and the mapping of granules into them
 //! (ZGC's `ZVirtualMemoryManager` and `ZPhysicalMemoryBacking::map`).
 //!
 //! Each view reserves the same offset range `[start, start + size)` at its own base
 //! (`PROT_NONE`, `MAP_NORESERVE`, `MAP_FIXED_NOREPLACE`, so another mapping is never
 //! clobbered). A page's physical ranges are then mapped `MAP_SHARED | MAP_FIXED` at the same
-//! offset in all three views; unmapping maps a fresh `PROT_NONE` reservation back over the
-//! range so the address space stays ours. Dropping the views unmaps all three reservations.
+//! offset in all four views; unmapping maps a fresh `PROT_NONE` reservation back over the
+//! range so the address space stays ours. Dropping the views unmaps all four reservations.
 //! The views take [`Offset`]s and compute each view's [`Address`] with
 //! [`AddressLayout::address`]. With shmem transparent huge pages
 //! ([`crate::huge_pages::HugePages::Transparent`]) every mapping is marked
@@ -18,19 +18,19 @@ use crate::reservation::Reservation;
 use crate::word::{Address, Offset};
 use crate::GRANULE_SIZE;
 
-/// The three reserved views of one heap.
+/// The four reserved views of one heap.
 pub struct Views {
     layout: AddressLayout,
     start: Offset,
     size: u64,
     /// Mark every mapping `MADV_HUGEPAGE` (shmem transparent huge pages).
     advise_huge: bool,
-    /// The views' address ranges (Marked0, Marked1, Remapped), given back on drop.
-    _reserved: [Reservation; 3],
+    /// The views' address ranges (Marked0, Marked1, Remapped, Marked2), given back on drop.
+    _reserved: [Reservation; 4],
 }
 
 impl Views {
-    /// Reserve `size` bytes of offset space in all three views. With `at`, only that offset is
+    /// Reserve `size` bytes of offset space in all four views. With `at`, only that offset is
     /// tried; otherwise the first free slot of `size`-aligned offsets is taken, so several heaps
     /// can live in one process.
     pub fn reserve(
@@ -41,7 +41,7 @@ impl Views {
         debug_assert!(size.is_multiple_of(GRANULE_SIZE));
         let space = layout.offset_space();
         let try_start = |start: Offset| -> Option<Views> {
-            let [a, b, c] = View::ALL.map(|v| layout.address(start, v).raw());
+            let [a, b, c, d] = View::ALL.map(|v| layout.address(start, v).raw());
             // A failed view drops (gives back) the ones reserved before it.
             Some(Views {
                 layout,
@@ -52,6 +52,7 @@ impl Views {
                     Reservation::at(a, size)?,
                     Reservation::at(b, size)?,
                     Reservation::at(c, size)?,
+                    Reservation::at(d, size)?,
                 ],
             })
         };
@@ -72,7 +73,7 @@ impl Views {
             }
             return Err(HeapError::AddressRangeTaken {
                 start: layout.address(at, View::Marked0).raw(),
-                end: layout.view_base(View::Remapped).raw() + start + size,
+                end: layout.view_base(View::HIGHEST).raw() + start + size,
                 hint: "choose another reserve offset or let the heap pick one".into(),
             });
         }
@@ -85,8 +86,8 @@ impl Views {
         }
         Err(HeapError::AddressRangeTaken {
             start: layout.view_base(View::Marked0).raw(),
-            end: layout.view_base(View::Remapped).raw() + space,
-            hint: "no free slot in any of the three views; other mappings or heaps fill the \
+            end: layout.view_base(View::HIGHEST).raw() + space,
+            hint: "no free slot in any of the four views; other mappings or heaps fill the \
                    address space: drop other heaps or choose a smaller heap"
                 .into(),
         })
@@ -136,7 +137,7 @@ impl Views {
         })
     }
 
-    /// Map physical `ranges` of `fd`, one after another, at offset `at` in all three views.
+    /// Map physical `ranges` of `fd`, one after another, at offset `at` in all four views.
     ///
     /// The whole run must lie inside the reservation, in whole granules; otherwise nothing is
     /// mapped and [`HeapError::RangeOutsideReservation`] is returned.
@@ -186,7 +187,7 @@ impl Views {
         Ok(())
     }
 
-    /// Unmap `[at, at + len)` in all three views, keeping the reservation.
+    /// Unmap `[at, at + len)` in all four views, keeping the reservation.
     ///
     /// The range must lie inside the reservation, in whole granules; otherwise nothing is
     /// unmapped and [`HeapError::RangeOutsideReservation`] is returned. (Within it, the owner
@@ -219,6 +220,9 @@ impl Views {
     }
 }
 
+/// Views a granule is mapped into: its worst-case mapping count.
+const VIEWS: u64 = View::ALL.len() as u64;
+
 /// Number of mappings this process has now (lines of `/proc/self/maps`; 0 if unreadable), what
 /// `vm.max_map_count` limits.
 pub fn count_mappings() -> u64 {
@@ -243,15 +247,15 @@ pub fn max_map_count() -> Option<u64> {
 pub fn heap_limit_for_map_count() -> Option<u64> {
     let limit = max_map_count()?;
     let spare = limit.saturating_sub(count_mappings()) / 2;
-    Some(spare.saturating_sub(6) / 3 * GRANULE_SIZE)
+    Some(spare.saturating_sub(6) / VIEWS * GRANULE_SIZE)
 }
 
 /// Check that a heap of `max_heap` bytes fits the mapping budget: in the worst case every
-/// granule is its own mapping in each of the three views.
+/// granule is its own mapping in each of the four views.
 pub fn check_map_count(max_heap: u64, limit: u64, in_use: u64) -> Result<(), HeapError> {
     let granules = max_heap / GRANULE_SIZE;
     // Each mapped run may split a reservation in two, so count reservations generously.
-    let needed = 3 * granules + 6;
+    let needed = VIEWS * granules + 6;
     if in_use + needed > limit {
         return Err(HeapError::MapCountTooLow {
             limit,
@@ -279,5 +283,9 @@ mod tests {
         // Twice the heap would still fit: half the spare budget is left for others.
         check_map_count(2 * heap, limit, in_use).unwrap();
         assert!(check_map_count(3 * heap + 4 * GRANULE_SIZE, limit, in_use).is_err());
+        // The budget counts every view: one granule more than fits with four is refused.
+        let fits = (limit - in_use - 6) / VIEWS;
+        check_map_count(fits * GRANULE_SIZE, limit, in_use).unwrap();
+        assert!(check_map_count((fits + 1) * GRANULE_SIZE, limit, in_use).is_err());
     }
 }

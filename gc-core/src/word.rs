@@ -6,7 +6,7 @@
 //! - [`ColoredPtr`]: a reference as it is stored in an object slot or a root, the offset with
 //!   color bits above it ([`crate::address`] draws the layout); `0` is null. The load barrier
 //!   reads and heals these.
-//! - [`Address`]: a virtual address that can be dereferenced, in one of the three views (or,
+//! - [`Address`]: a virtual address that can be dereferenced, in one of the four views (or,
 //!   for objects built in plain memory by tests, anywhere).
 //!
 //! and the cell that holds the middle one:

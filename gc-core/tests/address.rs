@@ -1,4 +1,4 @@
-//! Colored pointers: the layout and good/bad mask table for S = 42, 43, 44, and property
+//! Colored pointers: the layout and good/bad mask table for S = 42 and 43, and property
 //! tests of pointer encode/decode: the offset and the color survive a round trip through
 //! `with_color`, and a pointer with exactly the good color is good while a pointer with any other
 //! color set is bad, in every phase.
@@ -7,7 +7,12 @@ use gc_core::address::{MAX_OFFSET_BITS, MIN_OFFSET_BITS, VIRTUAL_TO_PHYSICAL_RAT
 use gc_core::{AddressLayout, Color, ColoredPtr, GoodColor, Offset, View, GRANULE_SIZE};
 use proptest::prelude::*;
 
-const GOODS: [GoodColor; 3] = [GoodColor::Marked0, GoodColor::Marked1, GoodColor::Remapped];
+const GOODS: [GoodColor; 4] = [
+    GoodColor::Marked0,
+    GoodColor::Marked1,
+    GoodColor::Marked2,
+    GoodColor::Remapped,
+];
 const TIB: u64 = 1 << 40;
 
 fn layouts() -> impl Strategy<Value = AddressLayout> {
@@ -20,7 +25,7 @@ fn layout_and_offset() -> impl Strategy<Value = (AddressLayout, Offset)> {
 }
 
 fn any_color() -> impl Strategy<Value = Color> {
-    (0u64..16).prop_map(Color::from_bits_truncate)
+    (0u64..32).prop_map(Color::from_bits_truncate)
 }
 
 fn view_color(v: View) -> Color {
@@ -28,40 +33,49 @@ fn view_color(v: View) -> Color {
         View::Marked0 => Color::MARKED0,
         View::Marked1 => Color::MARKED1,
         View::Remapped => Color::REMAPPED,
+        View::Marked2 => Color::MARKED2,
     }
 }
 
 #[test]
 fn mask_table_matches_the_design() {
-    // Bits written F R M1 M0, relative to S: good and bad per phase.
+    // Bits written F M2 R M1 M0, relative to S: good and bad per phase.
     let table = [
-        (GoodColor::Remapped, 0b0100, 0b1011),
-        (GoodColor::Marked0, 0b0001, 0b1110),
-        (GoodColor::Marked1, 0b0010, 0b1101),
+        (GoodColor::Remapped, 0b00100, 0b11011),
+        (GoodColor::Marked0, 0b00001, 0b11110),
+        (GoodColor::Marked1, 0b00010, 0b11101),
+        (GoodColor::Marked2, 0b01000, 0b10111),
     ];
-    for s in [42u32, 43, 44] {
+    for s in [42u32, 43] {
         let l = AddressLayout::new(s);
         for (g, good, bad) in table {
             assert_eq!(l.good_mask(g), good << s, "S={s} {g:?} good");
             assert_eq!(l.bad_mask(g), bad << s, "S={s} {g:?} bad");
             assert_eq!(l.good_mask(g) | l.bad_mask(g), l.metadata_mask());
         }
-        // View bases are 1 << S, 1 << (S+1), 1 << (S+2); Finalizable has no view.
+        // View bases are 1 << S, 1 << (S+1), 1 << (S+2), 1 << (S+3); Finalizable has no view.
         assert_eq!(l.view_base(View::Marked0).raw(), 1 << s);
         assert_eq!(l.view_base(View::Marked1).raw(), 1 << (s + 1));
         assert_eq!(l.view_base(View::Remapped).raw(), 1 << (s + 2));
-        assert_eq!(l.color_bits(Color::FINALIZABLE), 1 << (s + 3));
-        // The highest view ends inside 47-bit user space, below the Finalizable bit.
-        let remapped_end = l.view_base(View::Remapped).raw() + l.offset_space();
-        assert!(remapped_end <= 1 << 47);
-        assert!(remapped_end <= l.color_bits(Color::FINALIZABLE));
+        assert_eq!(l.view_base(View::Marked2).raw(), 1 << (s + 3));
+        assert_eq!(l.color_bits(Color::FINALIZABLE), 1 << (s + 4));
+        // The highest view ends inside 47-bit user space, below the Finalizable bit, and a
+        // colored pointer fits a value slot's 48-bit payload.
+        let highest_end = l.view_base(View::HIGHEST).raw() + l.offset_space();
+        assert!(highest_end <= 1 << 47);
+        assert!(highest_end <= l.color_bits(Color::FINALIZABLE));
+        assert!(l.metadata_mask() < 1 << 48);
     }
     assert_eq!(
         AddressLayout::new(42).view_base(View::Marked0).raw(),
         4 * TIB
     );
     assert_eq!(
-        AddressLayout::new(44).view_base(View::Remapped).raw(),
+        AddressLayout::new(43).view_base(View::Remapped).raw(),
+        32 * TIB
+    );
+    assert_eq!(
+        AddressLayout::new(43).view_base(View::Marked2).raw(),
         64 * TIB
     );
 }
@@ -73,8 +87,8 @@ fn s_is_chosen_from_the_max_heap() {
         (256 << 30, 42),
         ((256 << 30) + GRANULE_SIZE, 43),
         (512 << 30, 43),
-        ((512 << 30) + GRANULE_SIZE, 44),
-        (16 * TIB, 44),
+        ((512 << 30) + GRANULE_SIZE, 43),
+        (8 * TIB, 43),
     ] {
         assert_eq!(
             AddressLayout::for_max_heap(heap).map(|l| l.offset_bits()),
@@ -82,7 +96,7 @@ fn s_is_chosen_from_the_max_heap() {
             "max heap {heap:#x}"
         );
     }
-    assert_eq!(AddressLayout::for_max_heap(16 * TIB + GRANULE_SIZE), None);
+    assert_eq!(AddressLayout::for_max_heap(8 * TIB + GRANULE_SIZE), None);
 }
 
 proptest! {
@@ -93,10 +107,10 @@ proptest! {
         let p = l.with_color(off, c);
         prop_assert_eq!(l.offset(p), off);
         prop_assert_eq!(l.color(p), c);
-        // Nothing above the four metadata bits is ever set.
-        prop_assert_eq!(p.raw() >> (l.offset_bits() + 4), 0);
+        // Nothing above the five metadata bits is ever set.
+        prop_assert_eq!(p.raw() >> (l.offset_bits() + 5), 0);
         // Recoloring keeps the offset and replaces the color.
-        for c2 in [Color::MARKED0, Color::MARKED1, Color::REMAPPED, Color::FINALIZABLE] {
+        for c2 in [Color::MARKED0, Color::MARKED1, Color::REMAPPED, Color::MARKED2, Color::FINALIZABLE] {
             let q = l.with_color(l.offset(p), c2);
             prop_assert_eq!(l.offset(q), off);
             prop_assert_eq!(l.color(q), c2);
@@ -154,18 +168,18 @@ proptest! {
     }
 
     #[test]
-    fn chosen_layout_fits_the_heap(granules in 1u64..=(16 * TIB / GRANULE_SIZE)) {
+    fn chosen_layout_fits_the_heap(granules in 1u64..=(8 * TIB / GRANULE_SIZE)) {
         let heap = granules * GRANULE_SIZE;
-        let l = AddressLayout::for_max_heap(heap).expect("any heap up to 16 TiB fits");
+        let l = AddressLayout::for_max_heap(heap).expect("any heap up to 8 TiB fits");
         let s = l.offset_bits();
-        prop_assert!((42..=44).contains(&s));
+        prop_assert!((42..=43).contains(&s));
         prop_assert!(heap <= l.offset_space());
         // Minimal: one bit fewer would not hold 16x the heap (ZGC's virtual-to-physical ratio).
         if s > 42 {
             prop_assert!(heap * VIRTUAL_TO_PHYSICAL_RATIO > 1 << (s - 1));
         }
-        // Maximal enough: 16x the heap fits, unless S is already at its 44-bit cap.
-        if s < 44 {
+        // Maximal enough: 16x the heap fits, unless S is already at its 43-bit cap.
+        if s < 43 {
             prop_assert!(heap * VIRTUAL_TO_PHYSICAL_RATIO <= l.offset_space());
         }
     }

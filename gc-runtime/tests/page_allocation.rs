@@ -1,5 +1,5 @@
 //! A mutator that needs a page the heap must first get from the operating system (memory
-//! committed to the backing file, mapped into the three views) waits for the kernel, for
+//! committed to the backing file, mapped into the four views) waits for the kernel, for
 //! milliseconds on a large page or a slow machine. The runtime records such page allocations,
 //! those of `PAGE_ALLOCATION_RECORD_MIN` or longer, as mutator waits
 //! (`GcStats::page_allocations`), so the reports can count them with pauses, stalls and pacing

@@ -9,23 +9,24 @@ use gc_core::ForwardingEntries;
 /// Exercise 1: How many offset bits `S` does a heap of at most 300 GiB get?
 fn offset_bits_for_300_gib() -> u32 {
     // Virtual space for 16x the heap: 4800 GiB, rounded up to a power of two: 8 TiB = 2^43.
-    // 43 lies inside 42..=44, so S = 43.
+    // 43 lies inside 42..=43, so S = 43.
     let needed = (300 * GIB * 16).next_power_of_two();
     assert_eq!(needed, 8 * TIB);
     43
 }
 
-/// Exercise 2: Where do the three views of that 300 GiB heap start (Marked0, Marked1, Remapped)?
-fn view_bases_for_300_gib() -> [u64; 3] {
-    // Each view's base is its color bit: bit S, S+1, S+2 with S = 43.
-    [1 << 43, 1 << 44, 1 << 45] // 8 TiB, 16 TiB, 32 TiB
+/// Exercise 2: Where do the four views of that 300 GiB heap start (Marked0, Marked1,
+/// Remapped, Marked2)?
+fn view_bases_for_300_gib() -> [u64; 4] {
+    // Each view's base is its color bit: bit S, S+1, S+2, S+3 with S = 43.
+    [1 << 43, 1 << 44, 1 << 45, 1 << 46] // 8 TiB, 16 TiB, 32 TiB, 64 TiB
 }
 
 /// Exercise 3: A 16 GiB heap runs GC(5). What is the bad mask while it marks?
 fn bad_mask_while_gc5_marks_16_gib() -> u64 {
     // 16 GiB x 16 = 256 GiB = 2^38, below the minimum: S = 42. GC(n) for odd n marks with
-    // Marked0 (0001); every other metadata bit is bad: F R M1 = 1110, shifted up by S.
-    0b1110 << 42
+    // Marked0 (00001); every other metadata bit is bad: F M2 R M1 = 11110, shifted up by S.
+    0b11110 << 42
 }
 
 /// Exercise 4: A page in the relocation set holds 1000 live objects. How many entries does its
@@ -54,7 +55,11 @@ fn offset_bits() {
 fn view_bases() {
     let layout = AddressLayout::for_max_heap(300 * GIB).expect("300 GiB fits");
     let real = View::ALL.map(|v| layout.view_base(v).raw());
-    assert_eq!(view_bases_for_300_gib(), real, "Marked0, Marked1, Remapped");
+    assert_eq!(
+        view_bases_for_300_gib(),
+        real,
+        "Marked0, Marked1, Remapped, Marked2"
+    );
 }
 
 #[test]

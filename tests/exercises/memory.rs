@@ -9,9 +9,9 @@ use gc_runtime::HeapConfig;
 /// Exercise 1: `vm.max_map_count` is 65530 (Linux's default) and the process already has 1000
 /// mappings. What is the largest maximum heap (in MiB) that passes the mapping check?
 fn largest_heap_for_default_map_count_mib() -> u64 {
-    // Worst case every 2 MiB granule is its own mapping in each of three views, plus 6:
-    // 3g + 6 <= 65530 - 1000, so g = 21508 granules = 43016 MiB, about 42 GiB.
-    (65530 - 1000 - 6) / 3 * 2
+    // Worst case every 2 MiB granule is its own mapping in each of four views, plus 6:
+    // 4g + 6 <= 65530 - 1000, so g = 16131 granules = 32262 MiB, about 31.5 GiB.
+    (65530 - 1000 - 6) / 4 * 2
 }
 
 /// Exercise 2: A pool with the default configuration is asked for 3000 bytes, then for 100 bytes.

@@ -15,8 +15,8 @@ fn slot_after_gc0_marking() -> u64 {
 
 /// Exercise 2: The same heap relocates in GC(4). Which bits are bad meanwhile?
 fn bad_mask_while_gc4_relocates() -> u64 {
-    // During relocation Remapped (0100) is good; F, M1 and M0 are bad: 1011 << S.
-    0b1011 << 42
+    // During relocation Remapped (00100) is good; F, M2, M1 and M0 are bad: 11011 << S.
+    0b11011 << 42
 }
 
 /// Exercise 3: A slot was last healed during GC(2)'s marking. Does its next load take the slow path

@@ -78,7 +78,7 @@ fn heap_sizes_zero_unaligned_too_large_are_refused() {
     );
 
     for size in [
-        16 * TIB + GRANULE_SIZE,
+        8 * TIB + GRANULE_SIZE,
         32 * TIB,
         u64::MAX - (u64::MAX % GRANULE_SIZE),
     ] {
@@ -87,7 +87,7 @@ fn heap_sizes_zero_unaligned_too_large_are_refused() {
             matches!(e, HeapError::HeapTooLarge(s) if s == size),
             "{e:?}"
         );
-        assert_mentions(&e, &["16 TiB"]);
+        assert_mentions(&e, &["8 TiB"]);
     }
 
     let physical = gc_core::config::physical_memory_bytes().expect("sysconf knows the memory");
@@ -194,7 +194,7 @@ fn at(offset: u64) -> HeapConfig {
 }
 
 /// The mappings (start, end) of this process that overlap the ranges a heap of `max_heap` at
-/// `offset` reserves in its three views.
+/// `offset` reserves in its four views.
 fn mappings_in_views(layout: &AddressLayout, offset: u64, max_heap: u64) -> Vec<(u64, u64)> {
     let len = max_heap * VIRTUAL_TO_PHYSICAL_RATIO;
     let ranges: Vec<(u64, u64)> = View::ALL
@@ -228,7 +228,7 @@ fn address_range_taken_by_another_mapping_or_heap() {
         ],
     );
     // The views reserved before the failing one were given back: nothing but the blocker is
-    // mapped in the three view ranges. (Not a process-wide mapping count: the other tests of
+    // mapped in the four view ranges. (Not a process-wide mapping count: the other tests of
     // this binary map and unmap their own heaps at the same time.)
     let left = mappings_in_views(&layout, offset, 64 * MIB);
     assert!(

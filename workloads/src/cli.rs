@@ -706,7 +706,7 @@ mod tests {
         assert!(msg(&["--heaps", "1.5G"]).contains("is not a size"));
         assert!(msg(&["--heaps", "0"]).contains("max heap is 0 bytes"));
         assert!(msg(&["--heaps", "3M"]).contains("not a multiple of the 2 MiB granule"));
-        assert!(msg(&["--heaps", "32T"]).contains("choose 16T or less"));
+        assert!(msg(&["--heaps", "32T"]).contains("choose 8T or less"));
         if let Some(physical) = gc_core::config::physical_memory_bytes() {
             let too_big = format!("256M,{}G", (physical >> 30) + 1);
             let m = msg(&["--heaps", &too_big]);

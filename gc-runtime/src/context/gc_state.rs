@@ -34,6 +34,7 @@ fn enc_good(g: GoodColor) -> u8 {
         GoodColor::Marked0 => 0,
         GoodColor::Marked1 => 1,
         GoodColor::Remapped => 2,
+        GoodColor::Marked2 => 3,
     }
 }
 
@@ -41,6 +42,7 @@ fn dec_good(v: u8) -> GoodColor {
     match v {
         0 => GoodColor::Marked0,
         1 => GoodColor::Marked1,
+        3 => GoodColor::Marked2,
         _ => GoodColor::Remapped,
     }
 }

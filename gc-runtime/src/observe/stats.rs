@@ -168,7 +168,7 @@ pub struct PacingRecord {
 }
 
 /// A mutator that waited for a new page the heap had to get from the operating system:
-/// committing memory to the backing file and mapping it into the three views, or waiting for
+/// committing memory to the backing file and mapping it into the four views, or waiting for
 /// the kernel's memory-map lock to do so (ZGC's page allocation; JFR's `ZPageAllocation`).
 /// A page handed out from the page cache takes microseconds, and mapping fresh memory about a
 /// tenth of a millisecond on the development VM; only allocations that took

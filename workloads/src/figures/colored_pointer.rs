@@ -1,6 +1,7 @@
 //! The colored-pointer figure: one real object of a real 256 MiB heap, its offset, and the
-//! pointer to it in each of the three views (ZGC's Marked0, Marked1 and Remapped), drawn as
-//! the 64 bits of the word with the color bits above the offset. Each view address is checked
+//! pointer to it in each of the three views the non-generational modes use (ZGC's Marked0,
+//! Marked1 and Remapped), drawn as the 64 bits of the word with the color bits above the
+//! offset (Marked2, the generational mode's third mark color, among them). Each view address is checked
 //! against the process's own mappings (`/proc/self/maps`): the figure shows the mapping of
 //! the heap file that holds it, so the three addresses are seen to reach one physical page.
 
@@ -11,7 +12,7 @@ use plotters::prelude::*;
 /// The heap the figure allocates its object in.
 const HEAP: u64 = 256 << 20;
 const WIDTH: u32 = 1000;
-const HEIGHT: u32 = 560;
+const HEIGHT: u32 = 600;
 
 /// One view's line of the figure: its name, the color bit, the pointer, the mapping.
 struct ViewRow {
@@ -134,16 +135,17 @@ pub fn svg() -> Result<String, String> {
             22,
             &BLACK,
         )?;
-        // The word, bit 63 on the left: [unused][F][R][M1][M0][offset]. Not to scale: each
-        // color bit gets a box wide enough for its name.
+        // The word, bit 63 on the left: [unused][F][M2][R][M1][M0][offset]. Not to scale:
+        // each color bit gets a box wide enough for its name.
         let (y0, y1) = (70, 120);
-        let fields: [(&str, u32, u32, RGBColor, i32); 6] = [
-            ("0 (unused)", 63, s + 4, RGBColor(230, 230, 230), 180),
-            ("F", s + 3, s + 3, RGBColor(200, 200, 200), 44),
+        let fields: [(&str, u32, u32, RGBColor, i32); 7] = [
+            ("0 (unused)", 63, s + 5, RGBColor(230, 230, 230), 180),
+            ("F", s + 4, s + 4, RGBColor(200, 200, 200), 44),
+            ("M2", s + 3, s + 3, RGBColor(148, 103, 189), 44),
             ("R", s + 2, s + 2, RGBColor(44, 160, 44), 44),
             ("M1", s + 1, s + 1, RGBColor(255, 127, 14), 44),
             ("M0", s, s, RGBColor(31, 119, 180), 44),
-            ("offset in the heap", s - 1, 0, RGBColor(245, 245, 220), 564),
+            ("offset in the heap", s - 1, 0, RGBColor(245, 245, 220), 520),
         ];
         let mut l = 40;
         for (label, hi, lo, c, w) in fields {
@@ -210,9 +212,16 @@ pub fn svg() -> Result<String, String> {
         text(
             "All three mappings are of the one heap file, at the same file offset: three addresses, one physical page.",
             20,
-            HEIGHT as i32 - 30,
+            HEIGHT as i32 - 60,
             15,
             &BLACK,
+        )?;
+        text(
+            "Marked2's view (bit S+3) maps the file too; only the generational mode's third mark color would use it.",
+            20,
+            HEIGHT as i32 - 34,
+            15,
+            &RGBColor(90, 90, 90),
         )?;
         root.present().map_err(err)?;
     }

@@ -1,0 +1,221 @@
+//! Page ages and the dense per-granule generation map (ZGC's `ZPageAge` and the page table's
+//! generation lookups), for the generational mode.
+//!
+//! Every page has an *age*: **eden** (allocated since the last young collection), a
+//! **survivor** age `1..=MAX_SURVIVOR_AGE` (survived that many young collections) or **old**
+//! (promoted). Eden and survivors are the young generation. A store barrier must learn the
+//! generation of the object it stores into — an old holder receiving a young value records
+//! the slot in its page's remembered set — and it runs on every reference store, so it cannot
+//! afford the page table's pointer chase. The [`GenerationMap`] is one byte per 2 MiB granule
+//! of the offset space holding the age of the page that covers it; pages are granule-aligned
+//! and a whole number of granules, so one byte load answers "old or young?" for any offset.
+//!
+//! The map is written only by the collector (when a page is allocated, aged, promoted or
+//! freed) and read racily by barriers, so a barrier may read the age a page had just before a
+//! change. The runtime that uses the map must change an age only where such a stale answer is
+//! harmless: inside a pause (barriers run between safepoints), or with the page's slots
+//! scanned for young pointers after the change (a page promoted concurrently). Relaxed loads
+//! and stores suffice for the bytes themselves; the ordering comes from the pause or the page
+//! allocation that publishes the page.
+
+use crate::word::Offset;
+use crate::GRANULE_SIZE;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The oldest survivor age before a page is promoted whatever the tenuring threshold says
+/// (ZGC keeps 14 survivor ages).
+pub const MAX_SURVIVOR_AGE: u8 = 14;
+
+/// The age of a page: its generation and, if young, how many young collections it survived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PageAge {
+    /// Allocated since the last young collection.
+    Eden,
+    /// Survived this many young collections (`1..=MAX_SURVIVOR_AGE`).
+    Survivor(u8),
+    /// Promoted to the old generation.
+    Old,
+}
+
+/// The byte an unused granule holds: no page, so no generation.
+const NO_PAGE: u8 = 0;
+/// Bytes of the ages: eden is 1, survivor `n` is `1 + n`, old is the largest.
+const EDEN: u8 = 1;
+const OLD: u8 = EDEN + MAX_SURVIVOR_AGE + 1;
+
+impl PageAge {
+    /// True for eden and survivor pages.
+    pub fn is_young(self) -> bool {
+        self != PageAge::Old
+    }
+
+    /// The age after one more young collection survived: eden becomes survivor 1, survivor
+    /// `n` becomes `n + 1`, the oldest survivor age and old become old.
+    pub fn next(self) -> PageAge {
+        match self {
+            PageAge::Eden => PageAge::Survivor(1),
+            PageAge::Survivor(n) if n < MAX_SURVIVOR_AGE => PageAge::Survivor(n + 1),
+            PageAge::Survivor(_) | PageAge::Old => PageAge::Old,
+        }
+    }
+
+    fn to_byte(self) -> u8 {
+        match self {
+            PageAge::Eden => EDEN,
+            PageAge::Survivor(n) => {
+                assert!(
+                    (1..=MAX_SURVIVOR_AGE).contains(&n),
+                    "survivor age {n} outside 1..={MAX_SURVIVOR_AGE}"
+                );
+                EDEN + n
+            }
+            PageAge::Old => OLD,
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<PageAge> {
+        match b {
+            NO_PAGE => None,
+            EDEN => Some(PageAge::Eden),
+            OLD => Some(PageAge::Old),
+            n => Some(PageAge::Survivor(n - EDEN)),
+        }
+    }
+}
+
+/// One age byte per granule of `[start, start + size)` of the offset space (see the module
+/// documentation).
+pub struct GenerationMap {
+    start: Offset,
+    ages: Box<[AtomicU8]>,
+}
+
+impl GenerationMap {
+    /// A map covering `[start, start + size)` with no page in it.
+    pub fn new(start: Offset, size: u64) -> Self {
+        let n = (size / GRANULE_SIZE) as usize;
+        GenerationMap {
+            start,
+            ages: (0..n).map(|_| AtomicU8::new(NO_PAGE)).collect(),
+        }
+    }
+
+    #[inline(always)]
+    fn index(&self, offset: Offset) -> Option<usize> {
+        let i = (offset.raw().checked_sub(self.start.raw())? / GRANULE_SIZE) as usize;
+        (i < self.ages.len()).then_some(i)
+    }
+
+    /// The granule indices of the page `[start, start + size)`; panics outside the map or for
+    /// a range that is not whole granules (pages are granule-aligned).
+    fn range(&self, start: Offset, size: u64) -> std::ops::Range<usize> {
+        assert!(
+            size.is_multiple_of(GRANULE_SIZE) && size > 0,
+            "a page of {size} bytes is not a whole number of granules"
+        );
+        let first = self.index(start).expect("page inside the map");
+        assert!(
+            (start.raw() - self.start.raw()).is_multiple_of(GRANULE_SIZE),
+            "page start {start:?} is not granule-aligned"
+        );
+        let end = first + (size / GRANULE_SIZE) as usize;
+        assert!(end <= self.ages.len(), "page ends outside the map");
+        first..end
+    }
+
+    /// Record that the page `[start, start + size)` has age `age`.
+    pub fn set(&self, start: Offset, size: u64, age: PageAge) {
+        let b = age.to_byte();
+        for i in self.range(start, size) {
+            self.ages[i].store(b, Ordering::Relaxed);
+        }
+    }
+
+    /// Forget the page `[start, start + size)` (freed).
+    pub fn clear(&self, start: Offset, size: u64) {
+        for i in self.range(start, size) {
+            self.ages[i].store(NO_PAGE, Ordering::Relaxed);
+        }
+    }
+
+    /// The age of the page covering `offset`, if a page covers it.
+    #[inline]
+    pub fn age(&self, offset: Offset) -> Option<PageAge> {
+        PageAge::from_byte(self.ages[self.index(offset)?].load(Ordering::Relaxed))
+    }
+
+    /// The store barrier's question: is the page covering `offset` old? One byte load; false
+    /// for young pages and for offsets no page covers.
+    #[inline(always)]
+    pub fn is_old(&self, offset: Offset) -> bool {
+        self.index(offset)
+            .is_some_and(|i| self.ages[i].load(Ordering::Relaxed) == OLD)
+    }
+
+    /// The young collection's question: is the page covering `offset` young (eden or a
+    /// survivor)? False for old pages and for offsets no page covers.
+    #[inline]
+    pub fn is_young(&self, offset: Offset) -> bool {
+        self.age(offset).is_some_and(PageAge::is_young)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_grow_to_old() {
+        let mut a = PageAge::Eden;
+        let mut steps = 0;
+        while a != PageAge::Old {
+            a = a.next();
+            steps += 1;
+        }
+        assert_eq!(steps, MAX_SURVIVOR_AGE as usize + 1);
+        assert_eq!(PageAge::Old.next(), PageAge::Old);
+        assert!(PageAge::Survivor(3).is_young() && !PageAge::Old.is_young());
+    }
+
+    #[test]
+    fn every_age_round_trips_through_its_byte() {
+        let mut a = PageAge::Eden;
+        loop {
+            assert_eq!(PageAge::from_byte(a.to_byte()), Some(a));
+            if a == PageAge::Old {
+                break;
+            }
+            a = a.next();
+        }
+        assert_eq!(PageAge::from_byte(NO_PAGE), None);
+    }
+
+    #[test]
+    fn the_map_answers_per_page_for_every_offset_inside_it() {
+        let base = Offset::from_raw(64 * GRANULE_SIZE);
+        let map = GenerationMap::new(base, 16 * GRANULE_SIZE);
+        let small = base;
+        let medium = Offset::from_raw(base.raw() + 4 * GRANULE_SIZE);
+        map.set(small, GRANULE_SIZE, PageAge::Eden);
+        map.set(medium, 4 * GRANULE_SIZE, PageAge::Old);
+        let last_of_medium = Offset::from_raw(medium.raw() + 4 * GRANULE_SIZE - 8);
+        assert!(map.is_young(Offset::from_raw(small.raw() + 8)));
+        assert!(!map.is_old(small));
+        assert!(map.is_old(medium) && map.is_old(last_of_medium));
+        assert_eq!(map.age(Offset::from_raw(base.raw() + GRANULE_SIZE)), None);
+        // Outside the map: no page, no panic.
+        assert!(!map.is_old(Offset::from_raw(8)));
+        assert!(!map.is_young(Offset::from_raw(base.raw() + 16 * GRANULE_SIZE)));
+        map.set(small, GRANULE_SIZE, PageAge::Eden.next());
+        assert_eq!(map.age(small), Some(PageAge::Survivor(1)));
+        map.clear(medium, 4 * GRANULE_SIZE);
+        assert!(!map.is_old(last_of_medium));
+    }
+
+    #[test]
+    #[should_panic(expected = "whole number of granules")]
+    fn a_page_of_part_of_a_granule_is_refused() {
+        let map = GenerationMap::new(Offset::ZERO, 4 * GRANULE_SIZE);
+        map.set(Offset::ZERO, 4096, PageAge::Eden);
+    }
+}
