@@ -122,6 +122,10 @@ pub struct Report {
     /// for a thread from one that worked.
     pub max_pause_kind: String,
     pub max_pause_ttsp_ns: u64,
+    /// Pauses that passed the safepoint timeout, and the mutators the longest pause still
+    /// waited for at its timeout (the GC log's words; empty if it did not time out).
+    pub safepoint_timeouts: u64,
+    pub max_pause_stragglers: String,
     /// Largest number of objects one checkpoint compared.
     pub max_objects_per_checkpoint: u64,
     /// Times a thread dropped roots to stay under its live-set budget.
@@ -209,7 +213,9 @@ impl Report {
         if o.max_pause_ns > self.max_pause_ns {
             self.max_pause_kind = o.max_pause_kind.clone();
             self.max_pause_ttsp_ns = o.max_pause_ttsp_ns;
+            self.max_pause_stragglers = o.max_pause_stragglers.clone();
         }
+        self.safepoint_timeouts += o.safepoint_timeouts;
         self.max_pause_ns = self.max_pause_ns.max(o.max_pause_ns);
         self.max_pause_unverified_ns = self.max_pause_unverified_ns.max(o.max_pause_unverified_ns);
         self.max_objects_per_checkpoint = self
@@ -280,7 +286,14 @@ impl Report {
         if let Some(p) = stats.pauses.iter().max_by_key(|p| p.total_ns) {
             self.max_pause_kind = p.kind.name().to_string();
             self.max_pause_ttsp_ns = p.time_to_safepoint_ns;
+            self.max_pause_stragglers = stats
+                .safepoint_timeouts
+                .iter()
+                .find(|t| t.start_at_ns == p.start_at_ns)
+                .map(|t| t.describe_stragglers())
+                .unwrap_or_default();
         }
+        self.safepoint_timeouts = stats.totals.safepoint_timeouts;
         self.max_pause_unverified_ns = stats
             .pauses
             .iter()
@@ -400,7 +413,8 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "allocated {} objects ({}); {} GC cycles, {} pauses (max {:.3} ms, {} with {:.3} ms \
-             to safepoint; {:.3} ms without the verifier's walk), {} relocated ({} pages freed); live at marking {:.1}% of the \
+             to safepoint{}; {:.3} ms without the verifier's walk; {} passed the safepoint \
+             timeout), {} relocated ({} pages freed); live at marking {:.1}% of the \
              heap on average, {:.1}% at most",
             self.objects_allocated,
             bytes_human(self.bytes_allocated),
@@ -409,7 +423,13 @@ impl std::fmt::Display for Report {
             self.max_pause_ns as f64 / 1e6,
             self.max_pause_kind,
             self.max_pause_ttsp_ns as f64 / 1e6,
+            if self.max_pause_stragglers.is_empty() {
+                String::new()
+            } else {
+                format!(", still running at the timeout: {}", self.max_pause_stragglers)
+            },
             self.max_pause_unverified_ns as f64 / 1e6,
+            self.safepoint_timeouts,
             bytes_human(self.bytes_relocated),
             self.pages_relocated,
             self.live_permille_sum as f64 / self.cycles.max(1) as f64 / 10.0,
