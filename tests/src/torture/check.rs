@@ -234,7 +234,7 @@ impl<'h> Program<'h> {
         self.st.max_checked = self.st.max_checked.max(n);
         let strong = self.prune();
         if strong > self.share(self.live_cap, self.shed_at()) {
-            self.shed(s, false);
+            self.shed(s);
         }
     }
 

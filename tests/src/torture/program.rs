@@ -181,7 +181,7 @@ impl<'h> Program<'h> {
             match op {
                 0..=259 => {
                     if self.over_budget() {
-                        self.shed(s, false);
+                        self.shed(s);
                         continue;
                     }
                     if let Ok((l, id)) = self.alloc(s) {
@@ -238,7 +238,7 @@ impl<'h> Program<'h> {
                 810..=824 => self.upgrade(s, cur),
                 825..=839 => {
                     if self.over_budget() {
-                        self.shed(s, false);
+                        self.shed(s);
                     } else {
                         self.build(s, cur);
                     }
@@ -290,7 +290,7 @@ impl<'h> Program<'h> {
                     break;
                 }
                 if self.over_budget() {
-                    self.shed(top, false);
+                    self.shed(top);
                     self.unwind = false;
                 }
             }

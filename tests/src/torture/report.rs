@@ -44,6 +44,9 @@ pub(super) struct ThreadStats {
     pub(super) resurrections: u64,
     pub(super) max_checked: u64,
     pub(super) sheds: u64,
+    /// Shed probes run, and those in which a pause completed (see `Config::shed_probe`).
+    pub(super) shed_probes: u64,
+    pub(super) shed_probes_paused: u64,
     pub(super) direct: DirectCounts,
 }
 
@@ -130,6 +133,10 @@ pub struct Report {
     pub max_objects_per_checkpoint: u64,
     /// Times a thread dropped roots to stay under its live-set budget.
     pub sheds: u64,
+    /// Shed probes run (`Config::shed_probe`), and those in which a GC pause completed while
+    /// the shed's model traversal was in progress.
+    pub shed_probes: u64,
+    pub shed_probes_paused: u64,
     /// Direct buffers the programs allocated (garbage ones included), of them from the
     /// shared native pool, and their bytes.
     pub buffers_allocated: u64,
@@ -207,6 +214,8 @@ impl Report {
             self.worst_pacing_window_delays = o.worst_pacing_window_delays;
         }
         self.ooms += o.ooms;
+        self.shed_probes += o.shed_probes;
+        self.shed_probes_paused += o.shed_probes_paused;
         self.weak_cleared_seen += o.weak_cleared_seen;
         self.weak_clear_deadlines_checked += o.weak_clear_deadlines_checked;
         self.resurrections += o.resurrections;
@@ -252,6 +261,8 @@ impl Report {
         self.objects_allocated += t.objects_allocated;
         self.bytes_allocated += t.bytes_allocated;
         self.ooms += t.ooms;
+        self.shed_probes += t.shed_probes;
+        self.shed_probes_paused += t.shed_probes_paused;
         self.weak_cleared_seen += t.weak_cleared_seen;
         self.weak_clear_deadlines_checked += t.weak_deadlines;
         self.resurrections += t.resurrections;
@@ -426,7 +437,10 @@ impl std::fmt::Display for Report {
             if self.max_pause_stragglers.is_empty() {
                 String::new()
             } else {
-                format!(", still running at the timeout: {}", self.max_pause_stragglers)
+                format!(
+                    ", still running at the timeout: {}",
+                    self.max_pause_stragglers
+                )
             },
             self.max_pause_unverified_ns as f64 / 1e6,
             self.safepoint_timeouts,
@@ -489,10 +503,18 @@ impl std::fmt::Display for Report {
         )?;
         write!(
             f,
-            "{} live-set sheds, {} allocation stalls ({} failed), {} pacing delays ({:.1} ms, \
+            "{} live-set sheds{}, {} allocation stalls ({} failed), {} pacing delays ({:.1} ms, \
              longest {:.3} ms, worst floor window {:.3} of {:.3} ms imposed), {} out-of-memory errors; weak handles: {} seen cleared, {} \
              clear deadlines met, {} resurrections",
             self.sheds,
+            if self.shed_probes > 0 {
+                format!(
+                    " ({} probed, a pause completed during {} of their model traversals)",
+                    self.shed_probes, self.shed_probes_paused
+                )
+            } else {
+                String::new()
+            },
             self.stalls,
             self.failed_stalls,
             self.pacing_delays,
