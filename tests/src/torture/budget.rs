@@ -6,7 +6,8 @@
 //!
 //! A fill-mode shed traverses the model once per root it drops: on a nearly full heap,
 //! hundreds of traversals of tens of thousands of objects, seconds of CPU when other
-//! processes share the cores. That work reads no heap memory, so it runs as a blocked thread
+//! processes share the cores. That work, and the traversals of pruning, read no heap memory,
+//! so they run as a blocked thread
 //! (`Scope::blocking`, HotSpot's "in native"): a pause does not wait for it. Inside a scope,
 //! as it once ran, it kept pauses waiting for seconds (a Pause Mark Start with 2 s to
 //! safepoint; the safepoint timeout named the thread, in its own code and runnable).
@@ -133,14 +134,20 @@ impl<'h> Program<'h> {
         }
     }
 
-    pub(super) fn over_budget(&mut self) -> bool {
+    /// [`Program::prune`] as a blocked thread (a model traversal: see the module
+    /// documentation). Returns the strongly reachable bytes.
+    pub(super) fn prune_blocked(&mut self, s: &mut Scope<'_>) -> u64 {
+        s.blocking(|| self.prune())
+    }
+
+    pub(super) fn over_budget(&mut self, s: &mut Scope<'_>) -> bool {
         let (bytes, objects) = self.prune_at;
         if self.model_bytes <= bytes.max(self.live_cap)
             && self.objs.len() <= objects.max(self.max_objects)
         {
             return false;
         }
-        let strong = self.prune();
+        let strong = self.prune_blocked(s);
         // Prune again only after the model has grown by another eighth (pruning is a model
         // traversal; doing it at every allocation near the cap would dominate the run).
         self.prune_at = (

@@ -180,7 +180,7 @@ impl<'h> Program<'h> {
             let op = self.rng.below(1000);
             match op {
                 0..=259 => {
-                    if self.over_budget() {
+                    if self.over_budget(s) {
                         self.shed(s);
                         continue;
                     }
@@ -237,7 +237,7 @@ impl<'h> Program<'h> {
                 }
                 810..=824 => self.upgrade(s, cur),
                 825..=839 => {
-                    if self.over_budget() {
+                    if self.over_budget(s) {
                         self.shed(s);
                     } else {
                         self.build(s, cur);
@@ -289,7 +289,7 @@ impl<'h> Program<'h> {
                 if flow == Flow::Done {
                     break;
                 }
-                if self.over_budget() {
+                if self.over_budget(top) {
                     self.shed(top);
                     self.unwind = false;
                 }

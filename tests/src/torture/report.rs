@@ -129,6 +129,10 @@ pub struct Report {
     /// waited for at its timeout (the GC log's words; empty if it did not time out).
     pub safepoint_timeouts: u64,
     pub max_pause_stragglers: String,
+    /// The longest time to safepoint of any pause, and the mutators that pause still waited
+    /// for at its timeout.
+    pub max_ttsp_ns: u64,
+    pub max_ttsp_stragglers: String,
     /// Largest number of objects one checkpoint compared.
     pub max_objects_per_checkpoint: u64,
     /// Times a thread dropped roots to stay under its live-set budget.
@@ -225,6 +229,10 @@ impl Report {
             self.max_pause_stragglers = o.max_pause_stragglers.clone();
         }
         self.safepoint_timeouts += o.safepoint_timeouts;
+        if o.max_ttsp_ns > self.max_ttsp_ns {
+            self.max_ttsp_ns = o.max_ttsp_ns;
+            self.max_ttsp_stragglers = o.max_ttsp_stragglers.clone();
+        }
         self.max_pause_ns = self.max_pause_ns.max(o.max_pause_ns);
         self.max_pause_unverified_ns = self.max_pause_unverified_ns.max(o.max_pause_unverified_ns);
         self.max_objects_per_checkpoint = self
@@ -305,6 +313,15 @@ impl Report {
                 .unwrap_or_default();
         }
         self.safepoint_timeouts = stats.totals.safepoint_timeouts;
+        if let Some(p) = stats.pauses.iter().max_by_key(|p| p.time_to_safepoint_ns) {
+            self.max_ttsp_ns = p.time_to_safepoint_ns;
+            self.max_ttsp_stragglers = stats
+                .safepoint_timeouts
+                .iter()
+                .find(|t| t.start_at_ns == p.start_at_ns)
+                .map(|t| t.describe_stragglers())
+                .unwrap_or_default();
+        }
         self.max_pause_unverified_ns = stats
             .pauses
             .iter()
@@ -424,8 +441,8 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "allocated {} objects ({}); {} GC cycles, {} pauses (max {:.3} ms, {} with {:.3} ms \
-             to safepoint{}; {:.3} ms without the verifier's walk; {} passed the safepoint \
-             timeout), {} relocated ({} pages freed); live at marking {:.1}% of the \
+             to safepoint{}; {:.3} ms without the verifier's walk; longest time to safepoint \
+             {:.3} ms{}; {} passed the safepoint timeout), {} relocated ({} pages freed); live at marking {:.1}% of the \
              heap on average, {:.1}% at most",
             self.objects_allocated,
             bytes_human(self.bytes_allocated),
@@ -443,6 +460,12 @@ impl std::fmt::Display for Report {
                 )
             },
             self.max_pause_unverified_ns as f64 / 1e6,
+            self.max_ttsp_ns as f64 / 1e6,
+            if self.max_ttsp_stragglers.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.max_ttsp_stragglers)
+            },
             self.safepoint_timeouts,
             bytes_human(self.bytes_relocated),
             self.pages_relocated,
