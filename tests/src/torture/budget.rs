@@ -6,11 +6,16 @@
 //!
 //! A fill-mode shed traverses the model once per root it drops: on a nearly full heap,
 //! hundreds of traversals of tens of thousands of objects, seconds of CPU when other
-//! processes share the cores. That work, and the traversals of pruning, read no heap memory,
-//! so they run as a blocked thread
-//! (`Scope::blocking`, HotSpot's "in native"): a pause does not wait for it. Inside a scope,
-//! as it once ran, it kept pauses waiting for seconds (a Pause Mark Start with 2 s to
-//! safepoint; the safepoint timeout named the thread, in its own code and runnable).
+//! processes share the cores. That work, pruning's traversals and a weak upgrade's
+//! reachability checks read no heap memory, so they run as a blocked thread
+//! (`Scope::blocking`, HotSpot's "in native"): a pause does not wait for them. Inside a
+//! scope, as they once ran, they kept pauses waiting for seconds (a Pause Mark Start with
+//! 2 s to safepoint; the safepoint timeout named the thread, in its own code and runnable).
+//!
+//! The invariant a blocked thread keeps: it touches no heap memory until it runs again. The
+//! closures read only the Rust-side model, and `Scope::blocking` borrows the scope mutably,
+//! so no `ObjRef` (a raw pointer a pause may move the object under) lives across one; the
+//! handles (`Local`, globals, region slots) are roots the pause updates.
 
 use super::program::{Program, FILL_SHED_AT, FILL_SHED_TO};
 use super::SHED_PROBE_LIMIT;
