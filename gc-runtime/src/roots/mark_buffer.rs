@@ -147,7 +147,11 @@ mod tests {
         let mark = Sink::default();
         let a = MarkBuffer::default();
         for i in 0..MARK_BUFFER_FLUSH as u64 {
-            a.push(Offset::from_raw(64 * (i + 1)), &mark);
+            a.push(
+                Offset::from_raw(64 * (i + 1)),
+                &mark,
+                &ThreadStateCell::new_blocked(),
+            );
         }
         assert!(
             !mark.buffered().any(),
@@ -167,7 +171,11 @@ mod tests {
                 let mark = &mark;
                 s.spawn(move || {
                     for i in 0..10_000u64 {
-                        b.push(Offset::from_raw(64 * (i + 1)), mark as &dyn MarkSink);
+                        b.push(
+                            Offset::from_raw(64 * (i + 1)),
+                            mark as &dyn MarkSink,
+                            &ThreadStateCell::new_blocked(),
+                        );
                     }
                 });
             }
