@@ -83,8 +83,8 @@ pub use gc_core::{
 };
 pub use heap::{pacing_interval, MemoryReport};
 pub use observe::{
-    CyclePhase, EventSubscription, GcCause, GcPhase, LatencyHistogram, PercentileSummary,
-    ValueSlotStats, SIGNIFICANT_DIGITS,
+    Activity, CyclePhase, EventSubscription, GcCause, GcPhase, LatencyHistogram, PercentileSummary,
+    SafepointTimeoutRecord, Straggler, ValueSlotStats, SIGNIFICANT_DIGITS,
 };
 pub use stats::{
     CycleRecord, DirectStats, EventTotals, GcStats, PacingRecord, PauseKind, PauseRecord,

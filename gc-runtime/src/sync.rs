@@ -43,6 +43,10 @@ pub trait Monitor<T>: Send + Sync {
     fn lock(&self) -> Self::Guard<'_>;
     /// Release the lock, wait for a notification on `c`, re-acquire the lock.
     fn wait<'a>(&'a self, c: Cond, g: Self::Guard<'a>) -> Self::Guard<'a>;
+    /// As [`Self::wait`], but return after `limit` at the latest. Only for a diagnostic's
+    /// deadline: a protocol must be correct if the wait never times out (a model checker's
+    /// never does), so every caller tests its condition again either way.
+    fn wait_at_most<'a>(&'a self, c: Cond, g: Self::Guard<'a>, limit: Duration) -> Self::Guard<'a>;
     fn notify_all(&self, c: Cond);
 }
 
@@ -144,6 +148,15 @@ impl<T: Send> Monitor<T> for StdMonitor<T> {
         self.cv(c).wait(&mut g);
         g
     }
+    fn wait_at_most<'a>(
+        &'a self,
+        c: Cond,
+        mut g: Self::Guard<'a>,
+        limit: Duration,
+    ) -> Self::Guard<'a> {
+        let _ = self.cv(c).wait_for(&mut g, limit);
+        g
+    }
     fn notify_all(&self, c: Cond) {
         self.cv(c).notify_all();
     }
@@ -238,6 +251,15 @@ pub mod loom {
         }
         fn wait<'a>(&'a self, c: Cond, g: Self::Guard<'a>) -> Self::Guard<'a> {
             self.cv(c).wait(g).unwrap()
+        }
+        /// Never times out: the models check that no protocol depends on a timeout.
+        fn wait_at_most<'a>(
+            &'a self,
+            c: Cond,
+            g: Self::Guard<'a>,
+            _limit: std::time::Duration,
+        ) -> Self::Guard<'a> {
+            self.wait(c, g)
         }
         fn notify_all(&self, c: Cond) {
             self.cv(c).notify_all()

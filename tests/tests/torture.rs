@@ -354,6 +354,31 @@ fn concurrent_nearly_full() {
     assert_direct_paths(&r, Mode::Concurrent);
 }
 
+/// A fill-mode shed traverses the model once per root it drops (seconds of CPU on a loaded
+/// machine): it reads no heap memory and runs as a blocked thread, so a pause does not wait
+/// for it. The probe waits inside the traversal for a pause to complete (cycles run back to
+/// back); run inside the scope instead, the pause would wait for the probing thread, and the
+/// probe gives up after `SHED_PROBE_LIMIT`.
+#[test]
+fn a_pause_completes_during_a_sheds_model_traversal() {
+    let mut c = nearly_full(
+        "a_pause_completes_during_a_sheds_model_traversal",
+        Mode::Concurrent,
+        10,
+        base_seed(),
+    );
+    c.shed_probe = true;
+    let r = run_until(&c, |r| r.shed_probes > 0);
+    assert!(
+        r.shed_probes > 0,
+        "no fill-mode shed ran, nothing was probed: {r}"
+    );
+    assert_eq!(
+        r.shed_probes_paused, r.shed_probes,
+        "a pause could not complete while a shed traversed its model: {r}"
+    );
+}
+
 #[test]
 fn stw_nearly_full() {
     let r = run_until(

@@ -53,7 +53,7 @@ use crate::observe::thread_cpu_ns;
 use crate::observe::GcCause;
 use crate::observe::GcPhase;
 use crate::observe::InjectedPanic;
-use crate::observe::{CycleRecord, PauseKind, PauseRecord};
+use crate::observe::{CycleRecord, PauseKind, PauseRecord, SafepointTimeoutRecord};
 use crate::roots::MutatorShared;
 use crate::threads;
 use crate::threads::{CrewTotals, WorkerTarget};
@@ -234,7 +234,7 @@ impl<'h> Cycle<'h> {
         // request, and run through the pause with a stale bad mask.
         // The ticket orders this pause against other heaps' (see `safepoint`).
         let ticket = threads::next_ticket();
-        let (t0, muts) = heap.stop_mutators(ticket);
+        let (t0, muts, stragglers) = heap.stop_mutators(ticket);
         let t1 = Instant::now();
         if heap.injected_panics().take(InjectedPanic::Driver) {
             panic!("GC panic injected for a test, in {}", kind.name());
@@ -257,6 +257,15 @@ impl<'h> Cycle<'h> {
             work_items: self.pause_work,
             verify_ns: self.pause_verify.as_nanos() as u64,
         };
+        if !stragglers.is_empty() {
+            heap.events().safepoint_timeout(SafepointTimeoutRecord {
+                kind,
+                cycle: self.n(),
+                start_at_ns,
+                time_to_safepoint_ns: pause.time_to_safepoint_ns,
+                stragglers,
+            });
+        }
         heap.events().pause(&mut self.rec, pause);
         r
     }

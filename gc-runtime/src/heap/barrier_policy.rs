@@ -45,7 +45,9 @@ impl SlowPath for MutatorSlowPath<'_> {
                 layout.good(off, mark)
             }
             BarrierPhase::Relocate => layout.good(
-                self.heap.relocate.relocate_or_remap(cx, layout.offset(ptr)),
+                self.heap
+                    .relocate
+                    .relocate_or_remap(cx, layout.offset(ptr), &self.shared.thread),
                 GoodColor::Remapped,
             ),
         }
@@ -54,7 +56,9 @@ impl SlowPath for MutatorSlowPath<'_> {
 
 impl MutatorSlowPath<'_> {
     fn mark_push(&self, off: Offset) {
-        self.shared.mark_buffer.push(off, &self.heap.mark);
+        self.shared
+            .mark_buffer
+            .push(off, &self.heap.mark, &self.shared.thread);
     }
 }
 

@@ -8,18 +8,40 @@ use super::heap_inner::HeapInner;
 use crate::config::Mode;
 use crate::direct::Cleaned;
 use crate::mark::WeakResult;
+use crate::observe::{proc_info, Straggler};
 use crate::relocate::{self, RelocationTotals, Selection};
 use crate::roots::MutatorShared;
-use crate::threads::{CrewTotals, WorkerTarget};
+use crate::threads::{CrewTotals, WorkerTarget, SAFEPOINT_TIMEOUT};
 use std::sync::Arc;
 use std::time::Instant;
 
 impl HeapInner {
     /// Stop every mutator for a pause (see `Safepoint::stop`), ordered by `ticket` against
     /// other heaps' pauses. Returns when the stop was requested and the mutators of the pause
-    /// (taken after the request is published, so a thread attaching in between is waited for).
-    pub(crate) fn stop_mutators(&self, ticket: u64) -> (Instant, Vec<Arc<MutatorShared>>) {
-        self.safepoint.stop(ticket, || self.roots.mutators())
+    /// (taken after the request is published, so a thread attaching in between is waited for),
+    /// and the mutators still running at the safepoint timeout, if it passed (counted in the
+    /// records at once; the caller records the pause's `SafepointTimeoutRecord`).
+    pub(crate) fn stop_mutators(
+        &self,
+        ticket: u64,
+    ) -> (Instant, Vec<Arc<MutatorShared>>, Vec<Straggler>) {
+        let mut stragglers = Vec::new();
+        let (t0, muts) = self.safepoint.stop_watched(
+            ticket,
+            || self.roots.mutators(),
+            SAFEPOINT_TIMEOUT,
+            |m, doing| {
+                if stragglers.is_empty() {
+                    self.events().safepoint_timed_out();
+                }
+                stragglers.push(Straggler {
+                    thread: m.name.clone(),
+                    doing,
+                    run_state: proc_info::thread_run_state(m.tid),
+                });
+            },
+        );
+        (t0, muts, stragglers)
     }
 
     /// End the pause: resume every mutator.

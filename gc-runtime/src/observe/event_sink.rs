@@ -17,7 +17,7 @@ use super::gc_log::GcLog;
 use super::gc_phase::GcPhase;
 use super::stats::{
     CycleRecord, EventTotals, GcStats, PacingRecord, PageAllocationRecord, PauseRecord,
-    PhaseRecord, StallRecord, PAGE_ALLOCATION_RECORD_MIN, RECENT_EVENTS,
+    PhaseRecord, SafepointTimeoutRecord, StallRecord, PAGE_ALLOCATION_RECORD_MIN, RECENT_EVENTS,
 };
 use crate::config::LogLevel;
 use parking_lot::Mutex;
@@ -42,6 +42,7 @@ struct Recorded {
     stalls: VecDeque<StallRecord>,
     pacing: VecDeque<PacingRecord>,
     page_allocations: VecDeque<PageAllocationRecord>,
+    safepoint_timeouts: VecDeque<SafepointTimeoutRecord>,
     totals: EventTotals,
     gc_cpu_ns: u64,
     uncommitted_bytes: u64,
@@ -82,6 +83,7 @@ impl Recorded {
             stalls: self.stalls.iter().cloned().collect(),
             pacing: self.pacing.iter().cloned().collect(),
             page_allocations: self.page_allocations.iter().cloned().collect(),
+            safepoint_timeouts: self.safepoint_timeouts.iter().cloned().collect(),
             gc_cpu_ns: self.gc_cpu_ns,
             uncommitted_bytes: self.uncommitted_bytes,
             totals: self.totals.clone(),
@@ -157,6 +159,7 @@ impl GcEvents {
                 stalls: VecDeque::new(),
                 pacing: VecDeque::new(),
                 page_allocations: VecDeque::new(),
+                safepoint_timeouts: VecDeque::new(),
                 totals: EventTotals::default(),
                 gc_cpu_ns: 0,
                 uncommitted_bytes: 0,
@@ -263,6 +266,29 @@ impl GcEvents {
         });
         let cap = r.capacity;
         keep(&mut r.cycles, cap, rec.clone());
+    }
+
+    /// A pause in progress passed the safepoint timeout: counted at once (a test or a
+    /// watcher sees it while the pause still waits); the record follows when the pause ends.
+    pub(crate) fn safepoint_timed_out(&self) {
+        let mut r = self.recorded.lock();
+        r.totals.safepoint_timeouts += 1;
+        r.publish(|s| s.totals.safepoint_timeouts += 1);
+    }
+
+    /// The record of a pause that passed the safepoint timeout: logged and recorded.
+    pub(crate) fn safepoint_timeout(&self, rec: SafepointTimeoutRecord) {
+        self.log.safepoint_timeout(
+            self.start,
+            rec.cycle,
+            rec.kind.name(),
+            Duration::from_nanos(rec.time_to_safepoint_ns),
+            &rec.describe_stragglers(),
+        );
+        let mut r = self.recorded.lock();
+        r.publish(|s| s.safepoint_timeouts.push(rec.clone()));
+        let cap = r.capacity;
+        keep(&mut r.safepoint_timeouts, cap, rec);
     }
 
     /// A line about cycle `cycle` at level `phases` (what a phase found), not recorded.

@@ -156,6 +156,30 @@ impl GcLog {
         }
     }
 
+    /// A pause that waited longer than the safepoint timeout for its mutators, and the ones
+    /// still running then (HotSpot's `safepoint` warning of `-XX:+SafepointTimeout`).
+    pub(super) fn safepoint_timeout(
+        &self,
+        start: Instant,
+        cycle: u64,
+        pause: &str,
+        ttsp: Duration,
+        stragglers: &str,
+    ) {
+        if self.level >= LogLevel::Gc {
+            self.line_at(
+                start,
+                "warning",
+                "gc,safepoint",
+                format_args!(
+                    "GC({cycle}) {pause}: {:.3}ms to safepoint; still running at the timeout: \
+                     {stragglers}",
+                    ttsp.as_secs_f64() * 1e3
+                ),
+            );
+        }
+    }
+
     pub(super) fn info(&self, start: Instant, cycle: u64, msg: &str) {
         if self.level >= LogLevel::Phases {
             self.line(start, "gc,phases", format_args!("GC({cycle}) {msg}"));

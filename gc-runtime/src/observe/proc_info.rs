@@ -40,6 +40,20 @@ pub struct ProcessMemory {
     pub pss: u64,
 }
 
+/// The scheduler state of thread `tid` of this process, the state letter of
+/// `/proc/self/task/<tid>/stat` (`R` running or runnable, `S` sleeping, `D` uninterruptible);
+/// `None` after the thread exited, or where `/proc` does not say.
+pub fn thread_run_state(tid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    stat_state(&stat)
+}
+
+/// The state letter of a `stat` line (`tid (comm) S ...`; the name may hold spaces and
+/// parentheses, so the state follows the last `)`).
+pub fn stat_state(stat: &str) -> Option<char> {
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
 /// Read `/proc/self/smaps_rollup`.
 pub fn process_memory() -> ProcessMemory {
     let r = smaps_rollup();

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 pub use super::gc_cause::GcCause;
 pub use super::gc_phase::{CyclePhase, GcPhase, PauseKind};
+pub use super::safepoint_timeout::{Activity, SafepointTimeoutRecord, Straggler};
 
 /// One stop-the-world pause.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -215,6 +216,10 @@ pub struct EventTotals {
     pub pacing_held_ns: u64,
     /// Mutator page allocations of [`PAGE_ALLOCATION_RECORD_MIN`] or longer.
     pub page_allocations: LatencyHistogram,
+    /// Pauses that waited longer than the safepoint timeout for their mutators (each also a
+    /// [`SafepointTimeoutRecord`]), counted when the timeout passes, before the pause ends.
+    #[serde(default)]
+    pub safepoint_timeouts: u64,
 }
 
 impl EventTotals {
@@ -265,6 +270,10 @@ pub struct GcStats {
     /// order they ended.
     #[serde(default)]
     pub page_allocations: Vec<PageAllocationRecord>,
+    /// Pauses that waited longer than the safepoint timeout for their mutators, with the
+    /// mutators still running then (see `observe::safepoint_timeout`).
+    #[serde(default)]
+    pub safepoint_timeouts: Vec<SafepointTimeoutRecord>,
     /// Bytes allocated by mutators since the heap was created.
     pub allocated_bytes: u64,
     /// Total CPU time of GC threads since the heap was created.

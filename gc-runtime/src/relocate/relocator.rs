@@ -35,9 +35,10 @@
 use crate::context::GcContext;
 use crate::context::{Forwarding, InPlace, Relocation};
 use crate::mark::WeakProcessor;
+use crate::observe::Activity;
 use crate::roots::MutatorShared;
 use crate::roots::Roots;
-use crate::threads::{CrewTotals, Member, Turn, WorkerTarget};
+use crate::threads::{CrewTotals, Member, ThreadStateCell, Turn, WorkerTarget};
 use gc_core::{ColoredSlot, GoodColor, Object, Offset, Page, PageKind, View};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -426,8 +427,15 @@ impl Relocate {
     }
 
     /// Relocate (or find the relocated copy of) the object at `from` in `f`'s page, for a
-    /// mutator's barrier: when it cannot copy, it waits for the page's worker.
-    fn relocate_object(&self, cx: &GcContext, f: &Forwarding, from: Offset) -> Offset {
+    /// mutator's barrier: when it cannot copy, it waits for the page's worker, saying so in
+    /// `thread`'s activity word (the safepoint timeout's report reads it).
+    fn relocate_object(
+        &self,
+        cx: &GcContext,
+        f: &Forwarding,
+        from: Offset,
+        thread: &ThreadStateCell,
+    ) -> Offset {
         let idx = f.page().index_of(from) as u64;
         match self.try_relocate(cx, f, from) {
             Relocation::Found(to) | Relocation::Copied(to) | Relocation::Lost(to) => to,
@@ -437,7 +445,10 @@ impl Relocate {
                 cx.control
                     .gate()
                     .open_for_wait("a barrier waited for a page's GC worker");
-                f.wait_for_entry(idx)
+                thread.set_doing(Activity::ForwardingWait);
+                let to = f.wait_for_entry(idx);
+                thread.set_doing(Activity::Code);
+                to
             }
         }
     }
@@ -492,13 +503,18 @@ impl Relocate {
         r
     }
 
-    /// The load barrier's slow path during relocation: relocate the object at `off` if its
-    /// page is in the relocation set (waiting for the page's worker if this thread cannot
-    /// copy it), else keep the offset.
-    pub(crate) fn relocate_or_remap(&self, cx: &GcContext, off: Offset) -> Offset {
+    /// The load barrier's slow path during relocation, on the mutator whose state is
+    /// `thread`: relocate the object at `off` if its page is in the relocation set (waiting
+    /// for the page's worker if this thread cannot copy it), else keep the offset.
+    pub(crate) fn relocate_or_remap(
+        &self,
+        cx: &GcContext,
+        off: Offset,
+        thread: &ThreadStateCell,
+    ) -> Offset {
         let guard = crossbeam_epoch::pin();
         match cx.forwarding.get(off, &guard) {
-            Some(f) if f.page().contains(off) => self.relocate_object(cx, f, off),
+            Some(f) if f.page().contains(off) => self.relocate_object(cx, f, off, thread),
             _ => off,
         }
     }

@@ -11,6 +11,8 @@
 //! the only flusher while it runs), so there the count is exact: zero means every buffer is
 //! empty, and the pause reads one word.
 
+use crate::observe::Activity;
+use crate::threads::ThreadStateCell;
 use gc_core::Offset;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,8 +51,18 @@ pub(crate) struct MarkBuffer {
 
 impl MarkBuffer {
     /// Add an object the mutator's barrier marked; hand the batch over when it is full.
-    pub(crate) fn push(&self, off: Offset, mark: &dyn MarkSink) {
-        let mut b = self.entries.lock();
+    /// `thread` is the owner's state: while a GC worker flushing the buffer holds its lock,
+    /// the owner's activity word says it waits for it (the safepoint timeout's report).
+    pub(crate) fn push(&self, off: Offset, mark: &dyn MarkSink, thread: &ThreadStateCell) {
+        let mut b = match self.entries.try_lock() {
+            Some(b) => b,
+            None => {
+                thread.set_doing(Activity::MarkBufferLock);
+                let b = self.entries.lock();
+                thread.set_doing(Activity::Code);
+                b
+            }
+        };
         if b.is_empty() {
             mark.buffered().non_empty.fetch_add(1, Ordering::SeqCst);
         }
@@ -109,10 +121,18 @@ mod tests {
         let mark = Sink::default();
         let (a, b) = (MarkBuffer::default(), MarkBuffer::default());
         assert!(!mark.buffered().any());
-        a.push(Offset::from_raw(64), &mark);
-        a.push(Offset::from_raw(128), &mark);
+        a.push(Offset::from_raw(64), &mark, &ThreadStateCell::new_blocked());
+        a.push(
+            Offset::from_raw(128),
+            &mark,
+            &ThreadStateCell::new_blocked(),
+        );
         assert_eq!(mark.buffered().non_empty.load(Ordering::SeqCst), 1);
-        b.push(Offset::from_raw(192), &mark);
+        b.push(
+            Offset::from_raw(192),
+            &mark,
+            &ThreadStateCell::new_blocked(),
+        );
         assert_eq!(mark.buffered().non_empty.load(Ordering::SeqCst), 2);
         assert_eq!(a.flush(&mark), 2);
         assert_eq!(a.flush(&mark), 0);
@@ -127,14 +147,18 @@ mod tests {
         let mark = Sink::default();
         let a = MarkBuffer::default();
         for i in 0..MARK_BUFFER_FLUSH as u64 {
-            a.push(Offset::from_raw(64 * (i + 1)), &mark);
+            a.push(
+                Offset::from_raw(64 * (i + 1)),
+                &mark,
+                &ThreadStateCell::new_blocked(),
+            );
         }
         assert!(
             !mark.buffered().any(),
             "the last push handed the batch over"
         );
         assert_eq!(a.flush(&mark), 0);
-        a.push(Offset::from_raw(64), &mark);
+        a.push(Offset::from_raw(64), &mark, &ThreadStateCell::new_blocked());
         assert!(mark.buffered().any());
     }
 
@@ -147,7 +171,11 @@ mod tests {
                 let mark = &mark;
                 s.spawn(move || {
                     for i in 0..10_000u64 {
-                        b.push(Offset::from_raw(64 * (i + 1)), mark as &dyn MarkSink);
+                        b.push(
+                            Offset::from_raw(64 * (i + 1)),
+                            mark as &dyn MarkSink,
+                            &ThreadStateCell::new_blocked(),
+                        );
                     }
                 });
             }

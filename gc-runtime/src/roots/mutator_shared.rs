@@ -11,6 +11,8 @@ use std::sync::atomic::AtomicU32;
 
 pub(crate) struct MutatorShared {
     pub(crate) name: String,
+    /// The kernel's id of the thread (for the safepoint timeout's report of its state).
+    pub(crate) tid: i32,
     pub(crate) thread: ThreadStateCell,
     pub(crate) handles: HandleStack,
     pub(crate) mark_buffer: MarkBuffer,
@@ -19,9 +21,11 @@ pub(crate) struct MutatorShared {
 }
 
 impl MutatorShared {
+    /// The shared part of a mutator of the calling thread.
     pub(crate) fn new(name: &str, handles: HandleStack) -> Self {
         MutatorShared {
             name: name.to_string(),
+            tid: crate::threads::current_tid(),
             thread: ThreadStateCell::new_blocked(),
             handles,
             mark_buffer: MarkBuffer::default(),

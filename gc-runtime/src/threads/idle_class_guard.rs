@@ -21,6 +21,7 @@
 //! at normal priority.
 
 use super::worker_priority;
+use crate::observe::proc_info::stat_state as parse_state;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -211,12 +212,6 @@ fn sample(tid: i32) -> Option<Sample> {
 /// The CPU time of a `schedstat` line: its first field, in nanoseconds.
 fn parse_cpu_ns(schedstat: &str) -> Option<u64> {
     schedstat.split_whitespace().next()?.parse().ok()
-}
-
-/// The state letter of a `stat` line (`tid (comm) S ...`; the name may hold spaces and
-/// parentheses, so the state follows the last `)`).
-fn parse_state(stat: &str) -> Option<char> {
-    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub(crate) use precise_sleep::sleep_precisely;
 pub(crate) use process_barrier::ProcessBarrier;
 pub(crate) use safepoint::{
     begin_cycle_wait, end_cycle_wait, next_ticket, HasThreadState, OtherHeaps, Safepoint,
-    ThreadState, ThreadStateCell,
+    ThreadState, ThreadStateCell, SAFEPOINT_TIMEOUT,
 };
 pub(crate) use worker_crew::{CrewTotals, Member, Turn, WorkerTarget};
+pub(crate) use worker_priority::current_tid;

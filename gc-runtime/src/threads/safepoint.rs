@@ -51,14 +51,27 @@
 //! request that gave way keeps its age, so it wins against the next request of the heap it
 //! gave way to.
 //!
+//! **Safepoint timeout** (HotSpot's `-XX:+SafepointTimeout`): a pause still waiting for
+//! running mutators [`SAFEPOINT_TIMEOUT`] after its request names them, once, through
+//! [`Safepoint::stop_watched`]'s callback, each with what it said it was doing
+//! ([`Activity`], a word the thread sets on the few slow paths that can wait for a GC thread
+//! while running; nothing on a fast path). A straggler doing [`Activity::Code`] is in its own
+//! code between two polls (or was kept off the cores); any other activity names the wait.
+//!
 //! The protocol is generic over [`Primitives`] so that the loom models in
 //! `tests/loom_protocols.rs` check this very code; the collector uses [`Std`].
 
 use super::process_barrier::ProcessBarrier;
+use crate::observe::Activity;
 use crate::sync::{Atomic, Cond, Monitor, Primitives, Std};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a pause waits for running mutators before [`Safepoint::stop_watched`] names the
+/// ones still running (HotSpot's `SafepointTimeoutDelay`, 10 s there; a pause here reaches
+/// its safepoint within microseconds, so 100 ms is already three orders of magnitude late).
+pub const SAFEPOINT_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// A mutator's safepoint state (see the module documentation), stored as its `u8` in a
 /// [`ThreadStateCell`].
@@ -128,6 +141,9 @@ pub struct ThreadStateCell<P: Primitives = Std> {
     /// While the thread waits at another heap and this state says running: what it waits
     /// for there (see [`CYCLE_WAIT`]); 0 otherwise. Written only by the thread.
     elsewhere: P::AtomicU64,
+    /// What the thread does while running ([`Activity`]'s `u8`); written only by the
+    /// thread, read by a pause that timed out.
+    doing: P::AtomicU8,
 }
 
 impl<P: Primitives> ThreadStateCell<P> {
@@ -136,7 +152,23 @@ impl<P: Primitives> ThreadStateCell<P> {
         ThreadStateCell {
             state: P::AtomicU8::new(ThreadState::Blocked.into()),
             elsewhere: P::AtomicU64::new(0),
+            doing: P::AtomicU8::new(Activity::Code as u8),
         }
+    }
+
+    /// The thread says what it is doing (a relaxed store: only the safepoint timeout's
+    /// report reads it).
+    #[inline]
+    pub fn set_doing(&self, a: Activity) {
+        self.doing.store(a as u8, Ordering::Relaxed)
+    }
+
+    /// What the thread does, as a pause that waits for it sees it.
+    pub fn doing(&self) -> Activity {
+        if self.elsewhere.load(Ordering::Relaxed) != 0 {
+            return Activity::WaitingAtAnotherHeap;
+        }
+        Activity::from_u8(self.doing.load(Ordering::Relaxed))
     }
 
     /// The state now (a `SeqCst` load, one side of the Dekker handshake).
@@ -412,8 +444,22 @@ impl<P: Primitives> Safepoint<P> {
     pub fn stop<T: HasThreadState<P>>(
         &self,
         ticket: u64,
-        mut snapshot: impl FnMut() -> Vec<T>,
+        snapshot: impl FnMut() -> Vec<T>,
     ) -> (Instant, Vec<T>) {
+        self.stop_watched(ticket, snapshot, SAFEPOINT_TIMEOUT, |_: &T, _| {})
+    }
+
+    /// [`Self::stop`], and if mutators still run `timeout` after the request, call
+    /// `straggler` once for each of them (with what it is doing), outside the lock, while
+    /// the pause goes on waiting: the safepoint timeout (see the module documentation).
+    pub fn stop_watched<T: HasThreadState<P>>(
+        &self,
+        ticket: u64,
+        mut snapshot: impl FnMut() -> Vec<T>,
+        timeout: Duration,
+        mut straggler: impl FnMut(&T, Activity),
+    ) -> (Instant, Vec<T>) {
+        let mut timed_out = false;
         assert!(
             ticket != 0 && ticket & CYCLE_WAIT == 0,
             "bad ticket {ticket}"
@@ -464,7 +510,25 @@ impl<P: Primitives> Safepoint<P> {
                         });
                         g = self.lock.lock();
                     }
-                    None => g = self.lock.wait(STOPPED_CV, g),
+                    None if timed_out => g = self.lock.wait(STOPPED_CV, g),
+                    None => {
+                        let waited = start.elapsed();
+                        if waited < timeout {
+                            g = self.lock.wait_at_most(STOPPED_CV, g, timeout - waited);
+                            continue;
+                        }
+                        // Name the mutators still running, without the lock (the callback
+                        // may read `/proc`; a parking thread takes the lock), then look again.
+                        timed_out = true;
+                        drop(g);
+                        for th in &threads {
+                            let t = th.thread_state();
+                            if t.get() == ThreadState::Running {
+                                straggler(th, t.doing());
+                            }
+                        }
+                        g = self.lock.lock();
+                    }
                 }
             };
             // Give way: withdraw the request (threads parked here resume; nothing of the

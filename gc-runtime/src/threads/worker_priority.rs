@@ -31,7 +31,7 @@ pub fn lower_current_thread() {
 }
 
 /// The calling thread's kernel thread id (for [`raise_thread`] and its `/proc` entries).
-pub(super) fn current_tid() -> i32 {
+pub(crate) fn current_tid() -> i32 {
     // SAFETY: gettid has no preconditions and returns the calling thread's id.
     unsafe { libc::gettid() }
 }

@@ -3,9 +3,24 @@
 //! half of them, or in fill mode one at a time down to a lower share); and an out-of-memory
 //! error, which is counted, allowed only where the configuration says so, and followed by
 //! dropping nearly every root.
+//!
+//! A fill-mode shed traverses the model once per root it drops: on a nearly full heap,
+//! hundreds of traversals of tens of thousands of objects, seconds of CPU when other
+//! processes share the cores. That work, pruning's traversals and a weak upgrade's
+//! reachability checks read no heap memory, so they run as a blocked thread
+//! (`Scope::blocking`, HotSpot's "in native"): a pause does not wait for them. Inside a
+//! scope, as they once ran, they kept pauses waiting for seconds (a Pause Mark Start with
+//! 2 s to safepoint; the safepoint timeout named the thread, in its own code and runnable).
+//!
+//! The invariant a blocked thread keeps: it touches no heap memory until it runs again. The
+//! closures read only the Rust-side model, and `Scope::blocking` borrows the scope mutably,
+//! so no `ObjRef` (a raw pointer a pause may move the object under) lives across one; the
+//! handles (`Local`, globals, region slots) are roots the pause updates.
 
 use super::program::{Program, FILL_SHED_AT, FILL_SHED_TO};
-use gc_runtime::{Mode, Scope};
+use super::SHED_PROBE_LIMIT;
+use gc_runtime::{Heap, Mode, Scope};
+use std::time::Instant;
 
 impl<'h> Program<'h> {
     pub(super) fn on_oom(&mut self, s: &Scope<'_>, msg: &str, size: u64) {
@@ -28,19 +43,27 @@ impl<'h> Program<'h> {
                 self.cfg.max_heap >> 20
             );
             // Make room: drop everything but a few roots.
-            self.shed(s, true);
+            self.drop_roots(s, true);
         }
     }
 
     /// Drop roots to bring the live set down: unwind to the top scope, drop some globals and
-    /// region slots.
-    pub(super) fn shed(&mut self, s: &Scope<'_>, hard: bool) {
-        self.st.sheds += 1;
-        self.unwind = true;
-        if self.cfg.fill && !hard {
+    /// region slots (in fill mode, one at a time down to [`FILL_SHED_TO`]).
+    pub(super) fn shed(&mut self, s: &mut Scope<'_>) {
+        if self.cfg.fill {
+            self.st.sheds += 1;
+            self.unwind = true;
             self.shed_to_fill(s);
             return;
         }
+        self.drop_roots(s, false);
+    }
+
+    /// Unwind to the top scope and drop about half of the globals and a few region slots, or
+    /// (`hard`) all but two globals and every region slot.
+    fn drop_roots(&mut self, s: &Scope<'_>, hard: bool) {
+        self.st.sheds += 1;
+        self.unwind = true;
         let keep = if hard { 2 } else { self.globals.len() / 2 };
         while self.globals.len() > keep {
             let i = self.rng.index(self.globals.len());
@@ -70,7 +93,10 @@ impl<'h> Program<'h> {
 
     /// Drop random globals and region slots, one at a time, until what they keep reachable
     /// is at most [`FILL_SHED_TO`] of the budget (the locals go with the unwind).
-    fn shed_to_fill(&mut self, s: &Scope<'_>) {
+    ///
+    /// Each round's model traversal runs as a blocked thread (see the module documentation).
+    fn shed_to_fill(&mut self, s: &mut Scope<'_>) {
+        let mut probe = self.cfg.shed_probe && self.st.shed_probes == 0;
         loop {
             let held: Vec<u64> = self
                 .globals
@@ -78,10 +104,20 @@ impl<'h> Program<'h> {
                 .map(|g| g.1)
                 .chain(self.region_ids.iter().flatten().copied())
                 .collect();
-            let live = self.reach(held);
-            let bytes: u64 = live.iter().map(|id| self.objs[id].footprint).sum();
+            let me = &*self;
+            let (bytes, objects, paused) = s.blocking(|| {
+                let paused = probe.then(|| pause_completes(me.heap));
+                let live = me.reach(held);
+                let bytes: u64 = live.iter().map(|id| me.objs[id].footprint).sum();
+                (bytes, live.len(), paused)
+            });
+            if let Some(paused) = paused {
+                probe = false;
+                self.st.shed_probes += 1;
+                self.st.shed_probes_paused += u64::from(paused);
+            }
             if bytes <= self.share(self.live_cap, FILL_SHED_TO)
-                && live.len() <= self.share(self.max_objects as u64, FILL_SHED_TO) as usize
+                && objects <= self.share(self.max_objects as u64, FILL_SHED_TO) as usize
             {
                 return;
             }
@@ -103,14 +139,20 @@ impl<'h> Program<'h> {
         }
     }
 
-    pub(super) fn over_budget(&mut self) -> bool {
+    /// [`Program::prune`] as a blocked thread (a model traversal: see the module
+    /// documentation). Returns the strongly reachable bytes.
+    pub(super) fn prune_blocked(&mut self, s: &mut Scope<'_>) -> u64 {
+        s.blocking(|| self.prune())
+    }
+
+    pub(super) fn over_budget(&mut self, s: &mut Scope<'_>) -> bool {
         let (bytes, objects) = self.prune_at;
         if self.model_bytes <= bytes.max(self.live_cap)
             && self.objs.len() <= objects.max(self.max_objects)
         {
             return false;
         }
-        let strong = self.prune();
+        let strong = self.prune_blocked(s);
         // Prune again only after the model has grown by another eighth (pruning is a model
         // traversal; doing it at every allocation near the cap would dominate the run).
         self.prune_at = (
@@ -121,4 +163,20 @@ impl<'h> Program<'h> {
         strong > self.share(self.live_cap, at)
             || self.objs.len() as u64 > self.share(self.max_objects as u64, at)
     }
+}
+
+/// The shed probe (`Config::shed_probe`), on a thread inside a shed's model traversal: true
+/// if a GC pause completes within [`SHED_PROBE_LIMIT`] (cycles run back to back, so one is
+/// always coming). A pause waits for every running mutator, this thread included: it
+/// completes only if the traversal runs as a blocked thread.
+fn pause_completes(heap: &Heap) -> bool {
+    let before = heap.stats().totals.pauses.len();
+    let start = Instant::now();
+    while start.elapsed() < SHED_PROBE_LIMIT {
+        if heap.stats().totals.pauses.len() > before {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    false
 }

@@ -232,9 +232,9 @@ impl<'h> Program<'h> {
         s.scope(|cs| self.check_shared(cs));
         let n = self.st.checked.objects - before;
         self.st.max_checked = self.st.max_checked.max(n);
-        let strong = self.prune();
+        let strong = self.prune_blocked(s);
         if strong > self.share(self.live_cap, self.shed_at()) {
-            self.shed(s, false);
+            self.shed(s);
         }
     }
 

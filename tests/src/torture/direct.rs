@@ -310,7 +310,7 @@ impl<'h> Program<'h> {
             if self.native_bytes <= self.native_prune_at {
                 return None;
             }
-            self.prune();
+            self.prune_blocked(s);
             self.native_prune_at = self.native_bytes + self.native_cap / 4;
             if self.native_bytes > self.native_cap {
                 return None;

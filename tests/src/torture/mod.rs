@@ -153,6 +153,11 @@ pub struct Config {
     /// between `gc_threads` and one per core every `n` reads, so workers join and leave
     /// running marking and relocation phases all the time.
     pub swing_gc_workers: u64,
+    /// Probe each thread's first fill-mode shed: inside its model traversal, wait (at most
+    /// [`SHED_PROBE_LIMIT`]) for a GC pause to complete. The traversal reads no heap memory
+    /// and runs as a blocked thread, so a pause must not wait for it; the report counts the
+    /// probes and those a pause completed in ([`Report::shed_probes`]).
+    pub shed_probe: bool,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -182,6 +187,7 @@ impl Config {
             continuous: true,
             relocation_reserve: None,
             swing_gc_workers: 0,
+            shed_probe: false,
             test_name: name.to_string(),
             replay: None,
         }
@@ -198,6 +204,11 @@ impl Config {
         })
     }
 }
+
+/// How long a shed probe waits for a pause to complete inside the shed's model traversal
+/// (see [`Config::shed_probe`]): a bound on a pause that cannot complete, far above the few
+/// milliseconds of a cycle's pauses on a loaded machine.
+pub const SHED_PROBE_LIMIT: Duration = Duration::from_secs(60);
 
 /// The base seed: `ZRS_TORTURE_SEED` if set, else one derived from the clock.
 pub fn base_seed() -> u64 {

@@ -466,7 +466,9 @@ impl<'h> Program<'h> {
         self.region_ids[slot] = Some(id);
     }
 
-    pub(super) fn upgrade<'s>(&mut self, s: &Scope<'s>, cur: &mut Level<'s, '_>) {
+    /// Upgrade a random weak handle and check the answer against the model, whose
+    /// traversals run as a blocked thread (they read no heap memory; see `budget`).
+    pub(super) fn upgrade<'s>(&mut self, s: &mut Scope<'s>, cur: &mut Level<'s, '_>) {
         if self.weaks.is_empty() {
             return;
         }
@@ -474,7 +476,7 @@ impl<'h> Program<'h> {
         let target = self.weaks[i].target;
         match s.upgrade(&self.weaks[i].w) {
             None => {
-                let strong = self.strongly_reachable();
+                let strong = s.blocking(|| self.strongly_reachable());
                 ensure!(
                     self,
                     !strong.contains(&target),
@@ -491,7 +493,7 @@ impl<'h> Program<'h> {
                     !self.weaks[i].cleared,
                     "weak handle to {target:#x} was cleared, then upgraded to an object"
                 );
-                let was_reachable = self.strongly_reachable().contains(&target);
+                let was_reachable = s.blocking(|| self.strongly_reachable().contains(&target));
                 let o = s.get(l);
                 self.check_header(&o, target, &|| format!("upgraded weak handle #{i}"));
                 self.hold(cur, l, target);
@@ -502,7 +504,7 @@ impl<'h> Program<'h> {
                     self.check_full_walked(&o, target, &|| {
                         format!("resurrected object {target:#x} (weak handle #{i})")
                     });
-                    let now = self.strongly_reachable();
+                    let now = s.blocking(|| self.strongly_reachable());
                     for w in &mut self.weaks {
                         if now.contains(&w.target) {
                             w.pending_since = None;

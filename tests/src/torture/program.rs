@@ -180,8 +180,8 @@ impl<'h> Program<'h> {
             let op = self.rng.below(1000);
             match op {
                 0..=259 => {
-                    if self.over_budget() {
-                        self.shed(s, false);
+                    if self.over_budget(s) {
+                        self.shed(s);
                         continue;
                     }
                     if let Ok((l, id)) = self.alloc(s) {
@@ -237,8 +237,8 @@ impl<'h> Program<'h> {
                 }
                 810..=824 => self.upgrade(s, cur),
                 825..=839 => {
-                    if self.over_budget() {
-                        self.shed(s, false);
+                    if self.over_budget(s) {
+                        self.shed(s);
                     } else {
                         self.build(s, cur);
                     }
@@ -289,8 +289,8 @@ impl<'h> Program<'h> {
                 if flow == Flow::Done {
                     break;
                 }
-                if self.over_budget() {
-                    self.shed(top, false);
+                if self.over_budget(top) {
+                    self.shed(top);
                     self.unwind = false;
                 }
             }

@@ -44,6 +44,9 @@ pub(super) struct ThreadStats {
     pub(super) resurrections: u64,
     pub(super) max_checked: u64,
     pub(super) sheds: u64,
+    /// Shed probes run, and those in which a pause completed (see `Config::shed_probe`).
+    pub(super) shed_probes: u64,
+    pub(super) shed_probes_paused: u64,
     pub(super) direct: DirectCounts,
 }
 
@@ -122,10 +125,22 @@ pub struct Report {
     /// for a thread from one that worked.
     pub max_pause_kind: String,
     pub max_pause_ttsp_ns: u64,
+    /// Pauses that passed the safepoint timeout, and the mutators the longest pause still
+    /// waited for at its timeout (the GC log's words; empty if it did not time out).
+    pub safepoint_timeouts: u64,
+    pub max_pause_stragglers: String,
+    /// The longest time to safepoint of any pause, and the mutators that pause still waited
+    /// for at its timeout.
+    pub max_ttsp_ns: u64,
+    pub max_ttsp_stragglers: String,
     /// Largest number of objects one checkpoint compared.
     pub max_objects_per_checkpoint: u64,
     /// Times a thread dropped roots to stay under its live-set budget.
     pub sheds: u64,
+    /// Shed probes run (`Config::shed_probe`), and those in which a GC pause completed while
+    /// the shed's model traversal was in progress.
+    pub shed_probes: u64,
+    pub shed_probes_paused: u64,
     /// Direct buffers the programs allocated (garbage ones included), of them from the
     /// shared native pool, and their bytes.
     pub buffers_allocated: u64,
@@ -203,12 +218,20 @@ impl Report {
             self.worst_pacing_window_delays = o.worst_pacing_window_delays;
         }
         self.ooms += o.ooms;
+        self.shed_probes += o.shed_probes;
+        self.shed_probes_paused += o.shed_probes_paused;
         self.weak_cleared_seen += o.weak_cleared_seen;
         self.weak_clear_deadlines_checked += o.weak_clear_deadlines_checked;
         self.resurrections += o.resurrections;
         if o.max_pause_ns > self.max_pause_ns {
             self.max_pause_kind = o.max_pause_kind.clone();
             self.max_pause_ttsp_ns = o.max_pause_ttsp_ns;
+            self.max_pause_stragglers = o.max_pause_stragglers.clone();
+        }
+        self.safepoint_timeouts += o.safepoint_timeouts;
+        if o.max_ttsp_ns > self.max_ttsp_ns {
+            self.max_ttsp_ns = o.max_ttsp_ns;
+            self.max_ttsp_stragglers = o.max_ttsp_stragglers.clone();
         }
         self.max_pause_ns = self.max_pause_ns.max(o.max_pause_ns);
         self.max_pause_unverified_ns = self.max_pause_unverified_ns.max(o.max_pause_unverified_ns);
@@ -246,6 +269,8 @@ impl Report {
         self.objects_allocated += t.objects_allocated;
         self.bytes_allocated += t.bytes_allocated;
         self.ooms += t.ooms;
+        self.shed_probes += t.shed_probes;
+        self.shed_probes_paused += t.shed_probes_paused;
         self.weak_cleared_seen += t.weak_cleared_seen;
         self.weak_clear_deadlines_checked += t.weak_deadlines;
         self.resurrections += t.resurrections;
@@ -280,6 +305,22 @@ impl Report {
         if let Some(p) = stats.pauses.iter().max_by_key(|p| p.total_ns) {
             self.max_pause_kind = p.kind.name().to_string();
             self.max_pause_ttsp_ns = p.time_to_safepoint_ns;
+            self.max_pause_stragglers = stats
+                .safepoint_timeouts
+                .iter()
+                .find(|t| t.start_at_ns == p.start_at_ns)
+                .map(|t| t.describe_stragglers())
+                .unwrap_or_default();
+        }
+        self.safepoint_timeouts = stats.totals.safepoint_timeouts;
+        if let Some(p) = stats.pauses.iter().max_by_key(|p| p.time_to_safepoint_ns) {
+            self.max_ttsp_ns = p.time_to_safepoint_ns;
+            self.max_ttsp_stragglers = stats
+                .safepoint_timeouts
+                .iter()
+                .find(|t| t.start_at_ns == p.start_at_ns)
+                .map(|t| t.describe_stragglers())
+                .unwrap_or_default();
         }
         self.max_pause_unverified_ns = stats
             .pauses
@@ -400,7 +441,8 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "allocated {} objects ({}); {} GC cycles, {} pauses (max {:.3} ms, {} with {:.3} ms \
-             to safepoint; {:.3} ms without the verifier's walk), {} relocated ({} pages freed); live at marking {:.1}% of the \
+             to safepoint{}; {:.3} ms without the verifier's walk; longest time to safepoint \
+             {:.3} ms{}; {} passed the safepoint timeout), {} relocated ({} pages freed); live at marking {:.1}% of the \
              heap on average, {:.1}% at most",
             self.objects_allocated,
             bytes_human(self.bytes_allocated),
@@ -409,7 +451,22 @@ impl std::fmt::Display for Report {
             self.max_pause_ns as f64 / 1e6,
             self.max_pause_kind,
             self.max_pause_ttsp_ns as f64 / 1e6,
+            if self.max_pause_stragglers.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", still running at the timeout: {}",
+                    self.max_pause_stragglers
+                )
+            },
             self.max_pause_unverified_ns as f64 / 1e6,
+            self.max_ttsp_ns as f64 / 1e6,
+            if self.max_ttsp_stragglers.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.max_ttsp_stragglers)
+            },
+            self.safepoint_timeouts,
             bytes_human(self.bytes_relocated),
             self.pages_relocated,
             self.live_permille_sum as f64 / self.cycles.max(1) as f64 / 10.0,
@@ -469,10 +526,18 @@ impl std::fmt::Display for Report {
         )?;
         write!(
             f,
-            "{} live-set sheds, {} allocation stalls ({} failed), {} pacing delays ({:.1} ms, \
+            "{} live-set sheds{}, {} allocation stalls ({} failed), {} pacing delays ({:.1} ms, \
              longest {:.3} ms, worst floor window {:.3} of {:.3} ms imposed), {} out-of-memory errors; weak handles: {} seen cleared, {} \
              clear deadlines met, {} resurrections",
             self.sheds,
+            if self.shed_probes > 0 {
+                format!(
+                    " ({} probed, a pause completed during {} of their model traversals)",
+                    self.shed_probes, self.shed_probes_paused
+                )
+            } else {
+                String::new()
+            },
             self.stalls,
             self.failed_stalls,
             self.pacing_delays,

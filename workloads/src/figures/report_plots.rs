@@ -133,6 +133,7 @@ fn thin_run(r: &RunResult) -> RunResult {
             stalls: r.measured_stalls().cloned().collect(),
             pacing,
             page_allocations: r.measured_page_allocations().cloned().collect(),
+            safepoint_timeouts: Vec::new(),
             allocated_bytes: r.gc.allocated_bytes,
             gc_cpu_ns: r.gc.gc_cpu_ns,
             uncommitted_bytes: r.gc.uncommitted_bytes,
