@@ -400,6 +400,7 @@ mod tests {
             start_at_ns: at(800),
             duration_ns: 2_500_000,
             imposed_ns: 0,
+            beyond_floor_ns: 0,
         }];
         let s = RunSummary::of(&r);
         let w = s.longest_wait.clone().unwrap();

@@ -330,10 +330,15 @@ impl Report {
     }
 }
 
-/// The most imposed delay one thread's records hold in any window of `window` ns, and how
-/// many records that window overlaps (the worst window ends where a delay ends).
+/// The most imposed delay within the floor one thread's records hold in any window of
+/// `window` ns, and how many records that window overlaps (the worst window ends where a
+/// delay ends). A delay's part beyond the floor (`beyond_floor_ns`: the floor yielded
+/// because free memory was about to run out) is left out: the floor bounds the rest.
 fn worst_pacing_window(records: &[gc_runtime::PacingRecord], window: u64) -> (u64, u64) {
-    let span = |p: &gc_runtime::PacingRecord| (p.start_at_ns, p.start_at_ns + p.imposed_ns);
+    let span = |p: &gc_runtime::PacingRecord| {
+        let within = p.imposed_ns.saturating_sub(p.beyond_floor_ns);
+        (p.start_at_ns, p.start_at_ns + within)
+    };
     let mut worst = (0, 0);
     for p in records {
         let end = span(p).1;

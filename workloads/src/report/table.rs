@@ -784,6 +784,7 @@ mod tests {
             start_at_ns: r.measure_start_at_ns + at_ms * 1_000_000,
             duration_ns: dur_ns,
             imposed_ns: dur_ns,
+            beyond_floor_ns: 0,
         }
     }
 
