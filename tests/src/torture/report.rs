@@ -102,7 +102,8 @@ pub struct Report {
     pub pacing_delays: u64,
     pub pacing_total_ns: u64,
     pub max_pacing_ns: u64,
-    /// The most pacing delay (imposed) one thread had in any window of the pacer's floor
+    /// The most pacing delay (imposed, less any part beyond the floor where it yielded to
+    /// free memory running out) one thread had in any window of the pacer's floor
     /// (`PacingConfig::window`, the default 10 ms), and how many delays that window overlaps:
     /// the floor allows `(1 − min_mutator_share) × window` (1 ns of rounding per delay).
     pub worst_pacing_window_ns: u64,

@@ -251,6 +251,7 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
             "pacing",
             "pacing total",
             "pacing max",
+            "beyond floor",
             "page allocs",
             "ops/s",
         ],
@@ -267,6 +268,7 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
                 s.pacing.count.to_string(),
                 duration_or_dash(paced, s.pacing.total_ns),
                 duration_or_dash(paced, s.pacing.longest_ns),
+                beyond_floor(&s.pacing_beyond_floor),
                 page_allocs(&s.page_allocations),
                 format::rate(s.ops_per_sec),
             ]);
@@ -274,6 +276,15 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
         })
         .collect();
     render(&header, &numbers_right(header.len(), b), &rows)
+}
+
+/// Pacing delays beyond the floor as `count / time beyond it`, `0` when the floor held.
+fn beyond_floor(f: &WaitFigures) -> String {
+    if f.count == 0 {
+        "0".to_string()
+    } else {
+        format!("{} / {}", f.count, format::duration_ns(f.total_ns))
+    }
 }
 
 /// Slow page allocations as `count / longest`, `0` when there were none.
@@ -712,7 +723,10 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             (page-alloc: a new page whose memory the heap had to commit and map, 1 ms or \
             longer). wait total: the time the most-delayed mutator thread spent waiting (every \
             pause, which stops all threads, and its own stalls, pacing delays and page \
-            allocations; overlaps count once). page allocs: how many such page allocations, \
+            allocations; overlaps count once). beyond floor: the pacing delays that went \
+            beyond the pacer's floor (it yields when free memory would run out before the \
+            cycle ends: a window at a lower share instead of an allocation stall), and their \
+            time beyond it in all. page allocs: how many such page allocations, \
             and the longest. MMU W: the \
             worst share of any W-long window left to the mutators by pauses, stalls, pacing \
             delays and page allocations. felt / imposed: the longest wait and MMU as the \
