@@ -146,9 +146,16 @@ impl Pacer {
         );
         let now = Instant::now();
         let floor_room = self.floor.room(held, now);
-        let room = if yields { Duration::MAX } else { floor_room };
         let mut due = self.due.lock();
-        let (delay, next) = decide(now, *due, interval, behind, self.max_delay, room);
+        let (delay, next) = decide(
+            now,
+            *due,
+            interval,
+            behind,
+            self.max_delay,
+            floor_room,
+            yields,
+        );
         *due = Some(next);
         drop(due);
         if delay < MIN_SLEEP {
@@ -274,7 +281,10 @@ fn progress_wait(p: Progress, elapsed: Duration, margin: f64) -> Duration {
 
 /// The decision for a quantum completed at `now`: the longer of the schedule's wait (step 4)
 /// and the progress rule's `behind`, both capped by `max_delay` and by the floor's `room`
-/// for this mutator, and the new due time.
+/// for this mutator, and the new due time. Where the floor `yields` (free memory would run
+/// out before the cycle ends), the schedule's wait — the time rule, which keeps free memory
+/// lasting — is capped by `max_delay` alone; the progress rule, which paces evenly, stays
+/// under the floor.
 fn decide(
     now: Instant,
     due: Option<Instant>,
@@ -282,9 +292,11 @@ fn decide(
     behind: Duration,
     max_delay: Duration,
     room: Duration,
+    yields: bool,
 ) -> (Duration, Instant) {
     let cap = max_delay.min(room);
-    let (wait, next) = schedule(now, due, interval, cap);
+    let time_cap = if yields { max_delay } else { cap };
+    let (wait, next) = schedule(now, due, interval, time_cap);
     (wait.max(behind.min(cap)), next)
 }
 
@@ -459,8 +471,7 @@ mod tests {
             for s in &steps {
                 now += us(s.run_us);
                 let floor_room = floor.room(&held, now);
-                let room = if s.yields { Duration::MAX } else { floor_room };
-                let (delay, next) = decide(now, due, us(s.interval_us), us(s.behind_us), max_delay, room);
+                let (delay, next) = decide(now, due, us(s.interval_us), us(s.behind_us), max_delay, floor_room, s.yields);
                 due = Some(next);
                 if delay >= MIN_SLEEP {
                     let beyond = delay.saturating_sub(floor_room);
@@ -494,7 +505,7 @@ mod tests {
             // on every quantum.
             now += Duration::from_micros(100);
             let room = floor.room(&held, now);
-            let (delay, next) = decide(now, due, 10 * MS, Duration::ZERO, MS, room);
+            let (delay, next) = decide(now, due, 10 * MS, Duration::ZERO, MS, room, false);
             due = Some(next);
             if delay >= MIN_SLEEP {
                 floor.record(&mut held, now, delay);
@@ -549,8 +560,7 @@ mod tests {
             let interval = interval_for(free, quantum, remaining);
             let yields = !hard && floor_yields(free, allocated, elapsed.max(window), remaining);
             let floor_room = floor.room(&held, now);
-            let room = if yields { Duration::MAX } else { floor_room };
-            let (delay, next) = decide(now, due, interval, Duration::ZERO, MS, room);
+            let (delay, next) = decide(now, due, interval, Duration::ZERO, MS, floor_room, yields);
             due = Some(next);
             if delay >= MIN_SLEEP {
                 beyond_total += delay.saturating_sub(floor_room);
@@ -630,12 +640,26 @@ mod tests {
         let t0 = Instant::now();
         let room = 10 * MS;
         // The progress rule's wait beyond the schedule's: it is the one slept, capped.
-        let (d, _) = decide(t0, Some(t0 + MS), MS, 3 * MS, 2 * MS, room);
+        let (d, _) = decide(t0, Some(t0 + MS), MS, 3 * MS, 2 * MS, room, false);
         assert_eq!(d, 2 * MS);
-        let (d, _) = decide(t0, Some(t0 + MS), MS, MS / 2, 2 * MS, room);
+        let (d, _) = decide(t0, Some(t0 + MS), MS, MS / 2, 2 * MS, room, false);
         assert_eq!(d, MS);
         // The floor's room caps both.
-        let (d, _) = decide(t0, Some(t0 + MS), MS, 3 * MS, 5 * MS, MS / 4);
+        let (d, _) = decide(t0, Some(t0 + MS), MS, 3 * MS, 5 * MS, MS / 4, false);
+        assert_eq!(d, MS / 4);
+        // Where the floor yields, the schedule's wait passes its room (up to the cap); the
+        // progress rule's does not.
+        let (d, _) = decide(
+            t0,
+            Some(t0 + 3 * MS),
+            MS,
+            Duration::ZERO,
+            5 * MS,
+            MS / 4,
+            true,
+        );
+        assert_eq!(d, 3 * MS);
+        let (d, _) = decide(t0, None, MS, 3 * MS, 5 * MS, MS / 4, true);
         assert_eq!(d, MS / 4);
     }
 
@@ -670,7 +694,15 @@ mod tests {
                 allocated,
             };
             let behind = progress_wait(p, now.duration_since(t0), margin);
-            let (d, _) = decide(now, None, Duration::ZERO, behind, 100 * MS, Duration::MAX);
+            let (d, _) = decide(
+                now,
+                None,
+                Duration::ZERO,
+                behind,
+                100 * MS,
+                Duration::MAX,
+                false,
+            );
             if d >= MIN_SLEEP {
                 first_wait.get_or_insert(now.duration_since(t0));
                 now += d;
