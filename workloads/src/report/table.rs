@@ -221,7 +221,12 @@ pub fn felt_imposed_table(summaries: &[RunSummary]) -> String {
     );
     let header = header_with(
         b,
-        &["longest wait felt / imposed", &mmu_header, "control max"],
+        &[
+            "longest wait felt / imposed",
+            &mmu_header,
+            "control max",
+            "beyond floor",
+        ],
     );
     let rows: Vec<Vec<String>> = sorted(summaries)
         .into_iter()
@@ -231,6 +236,7 @@ pub fn felt_imposed_table(summaries: &[RunSummary]) -> String {
                 felt_imposed_wait_cell(s),
                 felt_imposed_mmu_cell(s, MMU_WINDOW_NS),
                 duration_or_dash(s.control_hiccup.count > 0, s.control_hiccup.max_ns),
+                beyond_floor(&s.pacing_beyond_floor),
             ]);
             row
         })
@@ -251,7 +257,6 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
             "pacing",
             "pacing total",
             "pacing max",
-            "beyond floor",
             "page allocs",
             "ops/s",
         ],
@@ -268,7 +273,6 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
                 s.pacing.count.to_string(),
                 duration_or_dash(paced, s.pacing.total_ns),
                 duration_or_dash(paced, s.pacing.longest_ns),
-                beyond_floor(&s.pacing_beyond_floor),
                 page_allocs(&s.page_allocations),
                 format::rate(s.ops_per_sec),
             ]);
@@ -960,7 +964,7 @@ mod tests {
         runs.push(old);
         let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
         let t = felt_imposed_table(&summaries);
-        assert_aligned(&t, 5);
+        assert_aligned(&t, 6);
         assert_eq!(
             cells(t.lines().next().unwrap()),
             [
@@ -968,15 +972,21 @@ mod tests {
                 "heap",
                 "longest wait felt / imposed",
                 "MMU 10 ms felt / imposed",
-                "control max"
+                "control max",
+                "beyond floor"
             ]
         );
         // concurrent 1G: the 3 ms stall either way, and no pacing delay was held longer
-        // than asked.
+        // than asked, nor beyond the floor.
         assert_eq!(
             row(&t, 1)[2..],
-            ["3.00 ms / 3.00 ms stall", "70.0% / 70.0%", "200 µs"]
+            ["3.00 ms / 3.00 ms stall", "70.0% / 70.0%", "200 µs", "0"]
         );
+        // A delay that went 400 µs beyond the floor is counted, with its time beyond it.
+        let mut past = crate::test_support::oversleeping_result(4 << 30);
+        past.gc.pacing[0].beyond_floor_ns = 400_000;
+        let t_past = felt_imposed_table(&[RunSummary::of(&past)]);
+        assert_eq!(row(&t_past, 0)[5], "1 / 400 µs", "{t_past}");
         // The oversleeping run: held 7 ms, asked 1 ms, so the 2 ms pause is the longest
         // imposed wait (the figures are derived in `oversleeping_result`'s comment).
         assert_eq!(
