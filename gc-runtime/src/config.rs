@@ -163,10 +163,14 @@ pub struct PacingConfig {
     /// free memory at its start divided by it (the progress rule).
     pub duration_margin: f64,
     /// The floor of the mutator's share of every `window` (default 0.5, at least 0 and below
-    /// 1): the pacer never holds one mutator more than `(1 − min_mutator_share) × window` of
-    /// any `window` of time (the minimum mutator utilization it guarantees, counting the
-    /// delays it imposes). 0 leaves only `max_delay` as the bound. A mutator still
-    /// outrunning the collector at the floor fills the heap and stalls, the last resort.
+    /// 1): the pacer holds one mutator no more than `(1 − min_mutator_share) × window` of any
+    /// `window` of time (the minimum mutator utilization it aims for, counting the delays it
+    /// imposes). 0 leaves only `max_delay` as the bound. The floor is soft: it yields when
+    /// free memory, at the rate the mutators have allocated in the running cycle, would run
+    /// out before the cycle is expected to end, since holding it would only fill the heap
+    /// and stall the mutator until the cycle frees memory; each delay then still stops at
+    /// `max_delay`, and its part beyond the floor is recorded
+    /// (`PacingRecord::beyond_floor_ns`). The stall stays the last resort.
     pub min_mutator_share: f64,
     /// The window of the floor (default 10 ms, between 1 ms and 1 s).
     pub window: Duration,

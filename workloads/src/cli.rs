@@ -214,10 +214,12 @@ pub struct CommonArgs {
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
-    /// The pacer's floor (minimum mutator utilization): the pacer never holds a mutator more
+    /// The pacer's floor (minimum mutator utilization): the pacer holds a mutator no more
     /// than 1 − SHARE of any --pacing-window, so that it keeps at least SHARE of every window
-    /// (pauses and stalls aside). 0: no floor, only the 1 ms cap per delay. A mutator still
-    /// outrunning the collector at the floor fills the heap and stalls. [default: 0.5, or
+    /// (pauses and stalls aside). 0: no floor, only the 1 ms cap per delay. The floor yields
+    /// only when free memory, at the mutators' pace in the running cycle, would run out
+    /// before the cycle ends: a window at a lower share beats the stall that would follow
+    /// (the report's "beyond floor" column counts those delays). [default: 0.5, or
     /// ZRS_PACING_MIN_MUTATOR_SHARE]
     #[arg(long, value_name = "SHARE", value_parser = parse_pacing_floor)]
     pub pacing_floor: Option<f64>,

@@ -536,6 +536,7 @@ mod tests {
             start_at_ns: start + at,
             duration_ns: dur,
             imposed_ns: 0,
+            beyond_floor_ns: 0,
         };
         let mut r = result_with(vec![pause(start + 10_000_000, 2_000_000)], Vec::new());
         let only_pause = r.mmu(10_000_000);

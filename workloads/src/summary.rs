@@ -67,6 +67,11 @@ pub struct RunSummary {
     /// Pacing delays: count, sum and longest.
     #[serde(default)]
     pub pacing: WaitFigures,
+    /// The pacing delays that went beyond the pacer's floor (it yields when free memory
+    /// would run out before the cycle ends, see `gc_runtime::PacingRecord::beyond_floor_ns`):
+    /// how many, and the delay time beyond the floor in all and the most of one.
+    #[serde(default)]
+    pub pacing_beyond_floor: WaitFigures,
     /// Page allocations that committed and mapped memory (100 µs or longer): count, sum and
     /// longest.
     #[serde(default)]
@@ -200,6 +205,7 @@ impl RunSummary {
             total_stall_ns: r.measured_stalls().map(|s| s.duration_ns).sum(),
             longest_stall_ns: WaitFigures::of(&waits, WaitKind::Stall).longest_ns,
             pacing: WaitFigures::of(&waits, WaitKind::Pacing),
+            pacing_beyond_floor: beyond_floor(r),
             page_allocations: WaitFigures::of(&waits, WaitKind::PageAlloc),
             longest_wait: waits::longest_wait(&waits, &r.config.mutator_names()).cloned(),
             total_wait_ns: most.as_ref().map_or(0, |m| m.1),
@@ -269,6 +275,19 @@ fn point_at(points: &[MmuPoint], window_ns: u64) -> Option<f64> {
         .iter()
         .find(|p| p.window_ns == window_ns)
         .map(|p| p.utilization)
+}
+
+/// The measured pacing delays of `r` that went beyond the floor: how many, and their time
+/// beyond it in all and at most.
+fn beyond_floor(r: &RunResult) -> WaitFigures {
+    r.measured_pacing()
+        .map(|p| p.beyond_floor_ns)
+        .filter(|&b| b > 0)
+        .fold(WaitFigures::default(), |f, b| WaitFigures {
+            count: f.count + 1,
+            total_ns: f.total_ns + b,
+            longest_ns: f.longest_ns.max(b),
+        })
 }
 
 #[cfg(test)]
@@ -400,6 +419,7 @@ mod tests {
             start_at_ns: at(800),
             duration_ns: 2_500_000,
             imposed_ns: 0,
+            beyond_floor_ns: 0,
         }];
         let s = RunSummary::of(&r);
         let w = s.longest_wait.clone().unwrap();

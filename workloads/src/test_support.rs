@@ -126,6 +126,7 @@ pub fn oversleeping_result(heap_bytes: u64) -> RunResult {
         start_at_ns,
         duration_ns: held_ns,
         imposed_ns: 1_000_000,
+        beyond_floor_ns: 0,
     };
     r.gc.pacing = vec![
         pacing(at(99_500), 2_500_000),

@@ -9,7 +9,7 @@
 //! accessors below.
 
 use super::object_allocator::{AllocationHeap, ObjectAllocator};
-use super::pacer::Pacer;
+use super::pacer::{Pacer, PacingDecision};
 use super::pacing_floor::HeldTimes;
 use crate::config::HeapConfig;
 use crate::context::{
@@ -252,7 +252,7 @@ impl AllocationHeap for HeapInner {
     }
 
     #[inline]
-    fn pacing_delay(&self, bytes: u64, held: &HeldTimes) -> Option<Duration> {
+    fn pacing_delay(&self, bytes: u64, held: &HeldTimes) -> Option<PacingDecision> {
         self.pacer.delay_for(&self.cx, bytes, held)
     }
 

@@ -31,6 +31,7 @@
 //! parameters, so the fast path is compiled for the mutator and reads everything through the
 //! one mutator pointer.
 
+use super::pacer::PacingDecision;
 use super::pacing_floor::HeldTimes;
 use crate::config::{HeapConfig, Mode};
 use crate::context::GcContext;
@@ -100,7 +101,7 @@ pub(crate) trait AllocationHeap {
     fn cx(&self) -> &GcContext;
     /// How long to delay a mutator that allocated `bytes` since its last check, if at all
     /// (the pacer's `delay_for`), given the delays `held` it was held by recently.
-    fn pacing_delay(&self, bytes: u64, held: &HeldTimes) -> Option<Duration>;
+    fn pacing_delay(&self, bytes: u64, held: &HeldTimes) -> Option<PacingDecision>;
     /// A pacing delay of `imposed` began at `start` (the pacer's floor counts it in `held`).
     fn record_pacing(&self, held: &mut HeldTimes, start: Instant, imposed: Duration);
     fn events(&self) -> &GcEvents;
@@ -523,13 +524,15 @@ fn page_stalling(
 fn pace(thread: &mut impl AllocatingThread, bytes: u64) {
     let mut held = std::mem::take(&mut thread.allocation().held);
     let heap = thread.heap();
-    let Some(delay) = heap.pacing_delay(bytes, &held) else {
+    let Some(decision) = heap.pacing_delay(bytes, &held) else {
         thread.allocation().held = held;
         return;
     };
+    let delay = decision.delay;
     let began = heap.events().begin();
     heap.record_pacing(&mut held, began.at(), delay);
     thread.blocking(|| crate::threads::sleep_precisely(delay));
-    heap.events().pacing(thread.name(), began, delay);
+    heap.events()
+        .pacing(thread.name(), began, delay, decision.beyond_floor);
     thread.allocation().held = held;
 }

@@ -127,32 +127,46 @@ impl Pacer {
         cx: &GcContext,
         bytes: u64,
         held: &HeldTimes,
-    ) -> Option<Duration> {
+    ) -> Option<PacingDecision> {
         if !self.active {
             return None;
         }
         let cycle = cx.control.running_cycle()?;
-        let interval = pacing_interval(
-            cx.pages.mutator_free(),
-            bytes,
-            cycle.expected,
-            self.duration_margin,
-            cycle.elapsed,
-        );
+        let free = cx.pages.mutator_free();
+        let remaining = remaining_time(cycle.expected, self.duration_margin, cycle.elapsed);
+        let interval = interval_for(free, bytes, remaining);
         let mut progress = cx.progress.snapshot();
         progress.allocated = cx.progress.add_allocated(bytes);
         let behind = progress_wait(progress, cycle.elapsed, self.duration_margin);
+        let yields = floor_yields(
+            free,
+            progress.allocated,
+            cycle.elapsed.max(self.floor.window()),
+            remaining,
+        );
         let now = Instant::now();
-        let room = self.floor.room(held, now);
+        let floor_room = self.floor.room(held, now);
         let mut due = self.due.lock();
-        let (delay, next) = decide(now, *due, interval, behind, self.max_delay, room);
+        let (delay, next) = decide(
+            now,
+            *due,
+            interval,
+            behind,
+            self.max_delay,
+            floor_room,
+            yields,
+        );
         *due = Some(next);
         drop(due);
         if delay < MIN_SLEEP {
             return None;
         }
         *self.last_delay.lock() = Some(now);
-        Some(delay)
+        let beyond_floor = delay.saturating_sub(floor_room);
+        Some(PacingDecision {
+            delay,
+            beyond_floor,
+        })
     }
 
     /// A delay of `imposed` the mutator with `held` began sleeping at `start` (for the floor).
@@ -167,6 +181,48 @@ impl Pacer {
     }
 }
 
+/// A pacing delay the pacer decided on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PacingDecision {
+    /// The delay to sleep.
+    pub(crate) delay: Duration,
+    /// The part of it the floor at its full share would not have allowed: the floor yielded
+    /// because free memory was about to run out (zero when the floor held).
+    pub(crate) beyond_floor: Duration,
+}
+
+/// True if the floor yields (see `pacing_floor`): `free` bytes, at the rate the mutators
+/// have allocated in the running cycle (`allocated` in `elapsed`), would not last the
+/// `remaining` time until the cycle is expected to end. Holding the floor then would only
+/// run the heap dry and stall the mutator until the cycle frees memory, the worst window of
+/// all; yielding, the time rule (which spaces quanta so that free memory lasts `remaining`)
+/// and the progress rule decide alone, within `max_delay`, and the floor is back as soon as
+/// the pace they set makes free memory last. (A floor that only lowered its share in
+/// proportion to the shortfall would still run the heap dry: whatever share it keeps, a
+/// mutator faster than the collector spends free memory before the cycle ends.) `elapsed`
+/// should be at least the floor's window, so that a cycle's first quanta do not make a rate
+/// of a few microseconds' allocation.
+fn floor_yields(free: u64, allocated: u64, elapsed: Duration, remaining: Duration) -> bool {
+    let (elapsed, remaining) = (elapsed.as_secs_f64(), remaining.as_secs_f64());
+    if allocated == 0 || elapsed <= 0.0 {
+        return false;
+    }
+    let rate = allocated as f64 / elapsed;
+    (free as f64) < rate * remaining
+}
+
+/// Step 2 of the time rule: how long the running cycle, `elapsed` into its run, should
+/// still take — the longest recent cycle (`expected`, `None` before any completed) times
+/// `duration_margin`, less `elapsed`, but never less than a quarter of it.
+fn remaining_time(expected: Option<Duration>, duration_margin: f64, elapsed: Duration) -> Duration {
+    let expected = expected
+        .unwrap_or(FIRST_CYCLE_ESTIMATE)
+        .mul_f64(duration_margin);
+    expected
+        .saturating_sub(elapsed)
+        .max(expected.mul_f64(MIN_REMAINING_SHARE))
+}
+
 /// Steps 1 to 3 of the time rule: how far apart quanta of `bytes` must be for `free` bytes
 /// (these `bytes` included) to last until the running cycle ends, for a cycle `elapsed` into
 /// its run whose longest recent predecessor took `expected` (`None` before any cycle
@@ -179,13 +235,11 @@ pub fn pacing_interval(
     duration_margin: f64,
     elapsed: Duration,
 ) -> Duration {
-    let expected = expected
-        .unwrap_or(FIRST_CYCLE_ESTIMATE)
-        .mul_f64(duration_margin);
-    let remaining = expected
-        .saturating_sub(elapsed)
-        .max(expected.mul_f64(MIN_REMAINING_SHARE));
-    interval_for(free, bytes, remaining)
+    interval_for(
+        free,
+        bytes,
+        remaining_time(expected, duration_margin, elapsed),
+    )
 }
 
 /// Step 3 of the time rule: the spacing of quanta of `size` bytes that makes `free` bytes (these
@@ -227,7 +281,10 @@ fn progress_wait(p: Progress, elapsed: Duration, margin: f64) -> Duration {
 
 /// The decision for a quantum completed at `now`: the longer of the schedule's wait (step 4)
 /// and the progress rule's `behind`, both capped by `max_delay` and by the floor's `room`
-/// for this mutator, and the new due time.
+/// for this mutator, and the new due time. Where the floor `yields` (free memory would run
+/// out before the cycle ends), the schedule's wait — the time rule, which keeps free memory
+/// lasting — is capped by `max_delay` alone; the progress rule, which paces evenly, stays
+/// under the floor.
 fn decide(
     now: Instant,
     due: Option<Instant>,
@@ -235,9 +292,11 @@ fn decide(
     behind: Duration,
     max_delay: Duration,
     room: Duration,
+    yields: bool,
 ) -> (Duration, Instant) {
     let cap = max_delay.min(room);
-    let (wait, next) = schedule(now, due, interval, cap);
+    let time_cap = if yields { max_delay } else { cap };
+    let (wait, next) = schedule(now, due, interval, time_cap);
     (wait.max(behind.min(cap)), next)
 }
 
@@ -338,7 +397,8 @@ mod tests {
 
     /// One step of a simulated mutator: it runs `run_us` (its own time to allocate the
     /// quantum), then the pacer decides with the time rule's `interval_us` and the progress
-    /// rule's `behind_us` (any free-memory and progress trajectory); its sleep begins `late_us` after the decision and lasts `over_us` longer
+    /// rule's `behind_us` (any free-memory and progress trajectory), the floor yielding or
+    /// not (`yields`); its sleep begins `late_us` after the decision and lasts `over_us` longer
     /// than imposed (the OS waking it late).
     #[derive(Clone, Debug)]
     struct Step {
@@ -347,6 +407,7 @@ mod tests {
         behind_us: u64,
         late_us: u64,
         over_us: u64,
+        yields: bool,
     }
 
     fn step() -> impl Strategy<Value = Step> {
@@ -356,14 +417,18 @@ mod tests {
             0u64..20_000,
             0u64..200,
             0u64..500,
+            prop::bool::weighted(0.3),
         )
-            .prop_map(|(run_us, interval_us, behind_us, late_us, over_us)| Step {
-                run_us,
-                interval_us,
-                behind_us,
-                late_us,
-                over_us,
-            })
+            .prop_map(
+                |(run_us, interval_us, behind_us, late_us, over_us, yields)| Step {
+                    run_us,
+                    interval_us,
+                    behind_us,
+                    late_us,
+                    over_us,
+                    yields,
+                },
+            )
     }
 
     /// The most delay time any window of `window` holds, of `delays` (start, imposed) in
@@ -385,7 +450,9 @@ mod tests {
 
     proptest! {
         /// The floor: a mutator allocating at any rate, under any sequence of budgets, is never
-        /// held by imposed delays more than `1 − share` of any window.
+        /// held by imposed delays more than `1 − share` of any window, but for the part of
+        /// each delay beyond the floor's room where it yielded (free memory about to run out)
+        /// — what `PacingRecord::beyond_floor_ns` reports, and only where it yielded.
         #[test]
         fn no_window_holds_more_than_the_floor_allows(
             steps in prop::collection::vec(step(), 1..400),
@@ -400,22 +467,28 @@ mod tests {
             let mut held = HeldTimes::default();
             let mut now = Instant::now();
             let mut due = None;
-            let mut slept = Vec::new();
+            let (mut slept, mut within) = (Vec::new(), Vec::new());
             for s in &steps {
                 now += us(s.run_us);
-                let room = floor.room(&held, now);
-                let (delay, next) = decide(now, due, us(s.interval_us), us(s.behind_us), max_delay, room);
+                let floor_room = floor.room(&held, now);
+                let (delay, next) = decide(now, due, us(s.interval_us), us(s.behind_us), max_delay, floor_room, s.yields);
                 due = Some(next);
                 if delay >= MIN_SLEEP {
+                    let beyond = delay.saturating_sub(floor_room);
+                    prop_assert!(s.yields || beyond.is_zero());
                     let start = now + us(s.late_us);
                     floor.record(&mut held, start, delay);
                     slept.push((start, delay));
+                    within.push((start, delay - beyond));
                     now = start + delay + us(s.over_us);
                 }
             }
             let budget = window.mul_f64(1.0 - share);
-            let worst = worst_window(&slept, window);
-            prop_assert!(worst <= budget, "worst window held {worst:?} > {budget:?}");
+            let worst = worst_window(&within, window);
+            prop_assert!(worst <= budget, "worst window held {worst:?} within the floor > {budget:?}");
+            if steps.iter().all(|s| !s.yields) {
+                prop_assert_eq!(worst_window(&slept, window), worst);
+            }
         }
     }
 
@@ -432,7 +505,7 @@ mod tests {
             // on every quantum.
             now += Duration::from_micros(100);
             let room = floor.room(&held, now);
-            let (delay, next) = decide(now, due, 10 * MS, Duration::ZERO, MS, room);
+            let (delay, next) = decide(now, due, 10 * MS, Duration::ZERO, MS, room, false);
             due = Some(next);
             if delay >= MIN_SLEEP {
                 floor.record(&mut held, now, delay);
@@ -445,6 +518,77 @@ mod tests {
         // Held close to half the time (never more in any window), not far below.
         assert!(worst_window(&slept, window) <= window / 2);
         assert!(share > 0.4 && share <= 0.5, "held {share:.3} of the time");
+    }
+
+    #[test]
+    fn the_floor_holds_while_free_memory_lasts_the_cycle() {
+        let (sec, ms10) = (Duration::from_secs(1), 10 * MS);
+        // 100 MiB in 1 s: 100 MiB/s. 50 MiB free last the half second left: it holds.
+        assert!(!floor_yields(50 * MIB, 100 * MIB, sec, sec / 2));
+        assert!(!floor_yields(500 * MIB, 100 * MIB, sec, sec));
+        // 49 MiB do not: it yields; so it does with nothing left.
+        assert!(floor_yields(49 * MIB, 100 * MIB, sec, sec / 2));
+        assert!(floor_yields(0, 100 * MIB, sec, sec));
+        // Nothing allocated yet: no rate to judge by, the floor holds.
+        assert!(!floor_yields(0, 0, ms10, sec));
+    }
+
+    /// One paced cycle of a mutator that allocates a quantum every 100 µs (655 MB/s) on a
+    /// heap with `free` bytes left to it and nothing freed until the cycle ends (as marking
+    /// frees nothing before Concurrent Select Relocation Set), with the floor soft (as the
+    /// pacer runs it) or `hard` (the floor at its full share whatever is left). Returns when
+    /// free memory ran out (`None`: it lasted the cycle), and the delay time imposed beyond
+    /// the full floor's room.
+    fn paced_cycle(free: u64, hard: bool) -> (Option<Duration>, Duration) {
+        let (window, quantum, margin) = (10 * MS, 64 << 10, 1.25);
+        let expected = Some(Duration::from_millis(240));
+        let cycle = remaining_time(expected, margin, Duration::ZERO);
+        let floor = PacingFloor::new(0.5, window);
+        let mut held = HeldTimes::default();
+        let t0 = Instant::now();
+        let (mut now, mut due, mut free, mut allocated) = (t0, None, free, 0u64);
+        let mut beyond_total = Duration::ZERO;
+        while now.duration_since(t0) < cycle {
+            now += Duration::from_micros(100);
+            if free < quantum {
+                return (Some(now.duration_since(t0)), beyond_total);
+            }
+            free -= quantum;
+            allocated += quantum;
+            let elapsed = now.duration_since(t0);
+            let remaining = remaining_time(expected, margin, elapsed);
+            let interval = interval_for(free, quantum, remaining);
+            let yields = !hard && floor_yields(free, allocated, elapsed.max(window), remaining);
+            let floor_room = floor.room(&held, now);
+            let (delay, next) = decide(now, due, interval, Duration::ZERO, MS, floor_room, yields);
+            due = Some(next);
+            if delay >= MIN_SLEEP {
+                beyond_total += delay.saturating_sub(floor_room);
+                floor.record(&mut held, now, delay);
+                now += delay;
+            }
+        }
+        (None, beyond_total)
+    }
+
+    /// The floor yields to free memory about to run out: where the floor at its full share
+    /// runs the heap dry early in the cycle (an allocation stall until the cycle frees
+    /// memory), the soft floor slows the mutator below it and free memory lasts the cycle;
+    /// where free memory lasts anyway, the floor never yields.
+    #[test]
+    fn the_floor_yields_when_free_memory_would_run_out() {
+        let (out, _) = paced_cycle(24 * MIB, true);
+        let out = out.expect("the scenario must run a hard floor dry");
+        assert!(out < Duration::from_millis(150), "ran dry at {out:?}");
+        let (out, beyond) = paced_cycle(24 * MIB, false);
+        assert_eq!(out, None, "the soft floor ran dry too");
+        assert!(!beyond.is_zero(), "lasted without yielding the floor");
+        let (out, beyond) = paced_cycle(400 * MIB, false);
+        assert_eq!(out, None);
+        assert!(
+            beyond.is_zero(),
+            "yielded {beyond:?} with free memory to spare"
+        );
     }
 
     fn progress(done: u64, total: u64, free_at_start: u64, allocated: u64) -> Progress {
@@ -496,12 +640,26 @@ mod tests {
         let t0 = Instant::now();
         let room = 10 * MS;
         // The progress rule's wait beyond the schedule's: it is the one slept, capped.
-        let (d, _) = decide(t0, Some(t0 + MS), MS, 3 * MS, 2 * MS, room);
+        let (d, _) = decide(t0, Some(t0 + MS), MS, 3 * MS, 2 * MS, room, false);
         assert_eq!(d, 2 * MS);
-        let (d, _) = decide(t0, Some(t0 + MS), MS, MS / 2, 2 * MS, room);
+        let (d, _) = decide(t0, Some(t0 + MS), MS, MS / 2, 2 * MS, room, false);
         assert_eq!(d, MS);
         // The floor's room caps both.
-        let (d, _) = decide(t0, Some(t0 + MS), MS, 3 * MS, 5 * MS, MS / 4);
+        let (d, _) = decide(t0, Some(t0 + MS), MS, 3 * MS, 5 * MS, MS / 4, false);
+        assert_eq!(d, MS / 4);
+        // Where the floor yields, the schedule's wait passes its room (up to the cap); the
+        // progress rule's does not.
+        let (d, _) = decide(
+            t0,
+            Some(t0 + 3 * MS),
+            MS,
+            Duration::ZERO,
+            5 * MS,
+            MS / 4,
+            true,
+        );
+        assert_eq!(d, 3 * MS);
+        let (d, _) = decide(t0, None, MS, 3 * MS, 5 * MS, MS / 4, true);
         assert_eq!(d, MS / 4);
     }
 
@@ -536,7 +694,15 @@ mod tests {
                 allocated,
             };
             let behind = progress_wait(p, now.duration_since(t0), margin);
-            let (d, _) = decide(now, None, Duration::ZERO, behind, 100 * MS, Duration::MAX);
+            let (d, _) = decide(
+                now,
+                None,
+                Duration::ZERO,
+                behind,
+                100 * MS,
+                Duration::MAX,
+                false,
+            );
             if d >= MIN_SLEEP {
                 first_wait.get_or_insert(now.duration_since(t0));
                 now += d;

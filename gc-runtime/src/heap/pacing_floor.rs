@@ -20,6 +20,14 @@
 //!   budget`; a window ending between two delays holds no more than one ending at the end of
 //!   the last one before it.
 //!
+//! The floor yields in one case only: when free memory, at the rate the mutators have
+//! allocated in the running cycle, would run out before the cycle is expected to end (see
+//! `pacer`). Holding it then would only run the heap dry and stall the mutator until the
+//! cycle frees memory — for the rest of the marking, the worst window of all —, so the
+//! pacer's rules and `max_delay` alone bound that delay, and what it takes beyond the
+//! floor's room is recorded (`PacingRecord::beyond_floor_ns`). The rest of every delay still
+//! counts in `held`: the floor bounds what is within it.
+//!
 //! The cap is on the delay imposed (what the schedule asks for). The time a mutator is
 //! actually held can be a little longer (the OS wakes a sleeper late, a pause in progress
 //! holds it until the pause ends): that is the machine's, not the schedule's.
@@ -42,6 +50,11 @@ impl PacingFloor {
             window,
             budget: window.mul_f64(held_share),
         }
+    }
+
+    /// The window the floor counts delays over.
+    pub(crate) fn window(&self) -> Duration {
+        self.window
     }
 
     /// The longest delay `held` (a mutator's recent delays) may take now.

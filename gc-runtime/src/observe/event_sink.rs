@@ -329,15 +329,23 @@ impl GcEvents {
         keep(&mut r.stalls, cap, stall);
     }
 
-    /// The pacer delayed `thread` by `imposed`; it was held from `began` until now.
-    pub(crate) fn pacing(&self, thread: &str, began: EventStart, imposed: Duration) {
+    /// The pacer delayed `thread` by `imposed`, `beyond_floor` of it past what its floor
+    /// allows at the full share (the floor yielded); it was held from `began` until now.
+    pub(crate) fn pacing(
+        &self,
+        thread: &str,
+        began: EventStart,
+        imposed: Duration,
+        beyond_floor: Duration,
+    ) {
         let held = began.elapsed();
-        self.log.pacing(self.start, thread, held);
+        self.log.pacing(self.start, thread, held, beyond_floor);
         let delay = PacingRecord {
             thread: thread.to_string(),
             start_at_ns: began.at_ns,
             duration_ns: ns(held),
             imposed_ns: ns(imposed),
+            beyond_floor_ns: ns(beyond_floor),
         };
         let mut r = self.recorded.lock();
         r.totals.add_pacing(&delay);
@@ -447,13 +455,19 @@ mod tests {
         );
         ev.allocation_stall("main", ev.begin(), false);
         ev.direct_memory_stall("main", ev.begin(), true);
-        ev.pacing("main", ev.begin(), Duration::from_micros(500));
+        ev.pacing(
+            "main",
+            ev.begin(),
+            Duration::from_micros(500),
+            Duration::from_micros(200),
+        );
         ev.cycle(&cycle);
         let s = ev.stats();
         assert_eq!(s.pauses.len(), 1);
         assert_eq!(s.stalls.len(), 2);
         assert!(s.stalls[1].failed);
         assert_eq!(s.pacing[0].imposed_ns, 500_000);
+        assert_eq!(s.pacing[0].beyond_floor_ns, 200_000);
         assert_eq!(s.cycles[0].phases[0].name, GcPhase::ConcurrentMark);
         assert_eq!(s.cycles[0].phases[1].name, PauseKind::MarkEnd);
         assert!(s.cycles[0].phases[0].start_at_ns >= b.at_ns);
@@ -506,7 +520,7 @@ mod bounded {
                 verify_ns: 0,
             },
         );
-        ev.pacing("main", ev.begin(), Duration::from_micros(1));
+        ev.pacing("main", ev.begin(), Duration::from_micros(1), Duration::ZERO);
         ev.allocation_stall("main", ev.begin(), n.is_multiple_of(2));
         ev.cycle(&cycle);
     }

@@ -133,15 +133,29 @@ impl GcLog {
         }
     }
 
-    /// A pacing delay `d` imposed on `thread` (see `pacer`).
-    pub(super) fn pacing(&self, start: Instant, thread: &str, d: Duration) {
+    /// A pacing delay `d` imposed on `thread` (see `pacer`), `beyond` of it past the floor.
+    pub(super) fn pacing(&self, start: Instant, thread: &str, d: Duration, beyond: Duration) {
         if self.level >= LogLevel::Debug {
-            self.line_at(
-                start,
-                "debug",
-                "gc,pacing",
-                format_args!("Pacing ({thread}) {:.3}ms", d.as_secs_f64() * 1e3),
-            );
+            let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            if beyond.is_zero() {
+                self.line_at(
+                    start,
+                    "debug",
+                    "gc,pacing",
+                    format_args!("Pacing ({thread}) {:.3}ms", ms(d)),
+                );
+            } else {
+                self.line_at(
+                    start,
+                    "debug",
+                    "gc,pacing",
+                    format_args!(
+                        "Pacing ({thread}) {:.3}ms, {:.3}ms beyond the floor (free memory low)",
+                        ms(d),
+                        ms(beyond)
+                    ),
+                );
+            }
         }
     }
 

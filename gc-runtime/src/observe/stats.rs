@@ -166,6 +166,12 @@ pub struct PacingRecord {
     /// written before it was kept.
     #[serde(default)]
     pub imposed_ns: u64,
+    /// The part of `imposed_ns` beyond what the pacer's floor allows at its full share
+    /// (`PacingConfig::min_mutator_share`): the floor yields when free memory would run out
+    /// before the running cycle frees any, so that the mutator is slowed rather than stalled.
+    /// 0 when the floor held, and in records written before it was kept.
+    #[serde(default)]
+    pub beyond_floor_ns: u64,
 }
 
 /// A mutator that waited for a new page the heap had to get from the operating system:

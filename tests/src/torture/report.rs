@@ -105,7 +105,8 @@ pub struct Report {
     pub pacing_delays: u64,
     pub pacing_total_ns: u64,
     pub max_pacing_ns: u64,
-    /// The most pacing delay (imposed) one thread had in any window of the pacer's floor
+    /// The most pacing delay (imposed, less any part beyond the floor where it yielded to
+    /// free memory running out) one thread had in any window of the pacer's floor
     /// (`PacingConfig::window`, the default 10 ms), and how many delays that window overlaps:
     /// the floor allows `(1 − min_mutator_share) × window` (1 ns of rounding per delay).
     pub worst_pacing_window_ns: u64,
@@ -371,10 +372,15 @@ impl Report {
     }
 }
 
-/// The most imposed delay one thread's records hold in any window of `window` ns, and how
-/// many records that window overlaps (the worst window ends where a delay ends).
+/// The most imposed delay within the floor one thread's records hold in any window of
+/// `window` ns, and how many records that window overlaps (the worst window ends where a
+/// delay ends). A delay's part beyond the floor (`beyond_floor_ns`: the floor yielded
+/// because free memory was about to run out) is left out: the floor bounds the rest.
 fn worst_pacing_window(records: &[gc_runtime::PacingRecord], window: u64) -> (u64, u64) {
-    let span = |p: &gc_runtime::PacingRecord| (p.start_at_ns, p.start_at_ns + p.imposed_ns);
+    let span = |p: &gc_runtime::PacingRecord| {
+        let within = p.imposed_ns.saturating_sub(p.beyond_floor_ns);
+        (p.start_at_ns, p.start_at_ns + within)
+    };
     let mut worst = (0, 0);
     for p in records {
         let end = span(p).1;

@@ -13,8 +13,8 @@
 //!   --pacing <on|off>  slow the program a little while a cycle runs, instead of stalling it
 //!                      when the heap fills (default on; concurrent mode only)
 //!   --pacing-floor <SHARE>
-//!                      the least share of every 10 ms pacing leaves the program (default
-//!                      0.5; 0 for no floor)
+//!                      the least share of every 10 ms pacing leaves the program unless
+//!                      free memory is about to run out (default 0.5; 0 for no floor)
 //!   --huge-pages <off|transparent|hugetlb>
 //!                      the heap's pages: 4 KiB (default), shmem transparent huge pages or the
 //!                      hugetlb pool; refused with what to set if the system does not allow it
@@ -83,10 +83,12 @@ pub struct Options {
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
-    /// The pacer's floor: pacing never holds the program more than 1 − SHARE of any 10 ms,
-    /// so it keeps at least SHARE of every 10 ms (pauses and stalls aside); 0 for no floor.
-    /// A program still outrunning the collector at the floor fills the heap and waits in an
-    /// allocation stall. [default: 0.5, or ZRS_PACING_MIN_MUTATOR_SHARE]
+    /// The pacer's floor: pacing holds the program no more than 1 − SHARE of any 10 ms, so
+    /// it keeps at least SHARE of every 10 ms (pauses and stalls aside); 0 for no floor. The
+    /// floor yields only when free memory, at the program's pace in the running cycle,
+    /// would run out before the cycle ends: it is then held longer (each delay still at most
+    /// 1 ms) rather than stalled until the cycle frees memory. [default: 0.5, or
+    /// ZRS_PACING_MIN_MUTATOR_SHARE]
     #[arg(long, value_name = "SHARE", value_parser = parse_pacing_floor)]
     pub pacing_floor: Option<f64>,
     /// The heap's pages: off (4 KiB pages, works everywhere), transparent (shmem transparent

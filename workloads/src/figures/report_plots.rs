@@ -230,6 +230,7 @@ mod tests {
                 start_at_ns: start + i * 190_000,
                 duration_ns: 50_000 + (i * 7919) % 3_000_000,
                 imposed_ns: (i * 104_729) % 1_000_000,
+                beyond_floor_ns: 0,
             });
         }
         r

@@ -334,6 +334,7 @@ mod tests {
                 start_at_ns: stw.measure_start_at_ns + at,
                 duration_ns: 250_000,
                 imposed_ns: 0,
+                beyond_floor_ns: 0,
             });
         }
         let mut conc = sample_result(Mode::Concurrent, 1 << 30, &[100_000, 200_000, 150_000]);

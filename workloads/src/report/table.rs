@@ -221,7 +221,12 @@ pub fn felt_imposed_table(summaries: &[RunSummary]) -> String {
     );
     let header = header_with(
         b,
-        &["longest wait felt / imposed", &mmu_header, "control max"],
+        &[
+            "longest wait felt / imposed",
+            &mmu_header,
+            "control max",
+            "beyond floor",
+        ],
     );
     let rows: Vec<Vec<String>> = sorted(summaries)
         .into_iter()
@@ -231,6 +236,7 @@ pub fn felt_imposed_table(summaries: &[RunSummary]) -> String {
                 felt_imposed_wait_cell(s),
                 felt_imposed_mmu_cell(s, MMU_WINDOW_NS),
                 duration_or_dash(s.control_hiccup.count > 0, s.control_hiccup.max_ns),
+                beyond_floor(&s.pacing_beyond_floor),
             ]);
             row
         })
@@ -274,6 +280,15 @@ pub fn waits_table(summaries: &[RunSummary]) -> String {
         })
         .collect();
     render(&header, &numbers_right(header.len(), b), &rows)
+}
+
+/// Pacing delays beyond the floor as `count / time beyond it`, `0` when the floor held.
+fn beyond_floor(f: &WaitFigures) -> String {
+    if f.count == 0 {
+        "0".to_string()
+    } else {
+        format!("{} / {}", f.count, format::duration_ns(f.total_ns))
+    }
 }
 
 /// Slow page allocations as `count / longest`, `0` when there were none.
@@ -712,7 +727,10 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             (page-alloc: a new page whose memory the heap had to commit and map, 1 ms or \
             longer). wait total: the time the most-delayed mutator thread spent waiting (every \
             pause, which stops all threads, and its own stalls, pacing delays and page \
-            allocations; overlaps count once). page allocs: how many such page allocations, \
+            allocations; overlaps count once). beyond floor: the pacing delays that went \
+            beyond the pacer's floor (it yields when free memory would run out before the \
+            cycle ends: a window at a lower share instead of an allocation stall), and their \
+            time beyond it in all. page allocs: how many such page allocations, \
             and the longest. MMU W: the \
             worst share of any W-long window left to the mutators by pauses, stalls, pacing \
             delays and page allocations. felt / imposed: the longest wait and MMU as the \
@@ -784,6 +802,7 @@ mod tests {
             start_at_ns: r.measure_start_at_ns + at_ms * 1_000_000,
             duration_ns: dur_ns,
             imposed_ns: dur_ns,
+            beyond_floor_ns: 0,
         }
     }
 
@@ -945,7 +964,7 @@ mod tests {
         runs.push(old);
         let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
         let t = felt_imposed_table(&summaries);
-        assert_aligned(&t, 5);
+        assert_aligned(&t, 6);
         assert_eq!(
             cells(t.lines().next().unwrap()),
             [
@@ -953,15 +972,21 @@ mod tests {
                 "heap",
                 "longest wait felt / imposed",
                 "MMU 10 ms felt / imposed",
-                "control max"
+                "control max",
+                "beyond floor"
             ]
         );
         // concurrent 1G: the 3 ms stall either way, and no pacing delay was held longer
-        // than asked.
+        // than asked, nor beyond the floor.
         assert_eq!(
             row(&t, 1)[2..],
-            ["3.00 ms / 3.00 ms stall", "70.0% / 70.0%", "200 µs"]
+            ["3.00 ms / 3.00 ms stall", "70.0% / 70.0%", "200 µs", "0"]
         );
+        // A delay that went 400 µs beyond the floor is counted, with its time beyond it.
+        let mut past = crate::test_support::oversleeping_result(4 << 30);
+        past.gc.pacing[0].beyond_floor_ns = 400_000;
+        let t_past = felt_imposed_table(&[RunSummary::of(&past)]);
+        assert_eq!(row(&t_past, 0)[5], "1 / 400 µs", "{t_past}");
         // The oversleeping run: held 7 ms, asked 1 ms, so the 2 ms pause is the longest
         // imposed wait (the figures are derived in `oversleeping_result`'s comment).
         assert_eq!(

@@ -229,6 +229,7 @@ mod tests {
             start_at_ns: 2_345_678,
             duration_ns: 12_345,
             imposed_ns: 10_000,
+            beyond_floor_ns: 0,
         });
         conc.gc.page_allocations.push(PageAllocationRecord {
             thread: "mutator-0".into(),
