@@ -58,15 +58,15 @@ use crate::error::CompileErrors;
 use crate::function::{Constant, FunctionProto};
 use crate::interner::Interner;
 use crate::object::{
-    closure_code_id, function_arity, function_code_id, function_line, function_raw_size,
-    function_trace_name, function_upvalues, hash_bytes, init_function, open_upvalue,
-    read_function_code, read_string_bytes, set_closure_code_id, set_native_id,
-    set_value_array_element, string_len, string_text, upvalue_slot, value_array_raw_size,
-    BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS, CLASS_METHODS,
-    CLASS_NAME, CLASS_REFS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
-    CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME, FUNCTION, FUNCTION_REFS, INSTANCE, INSTANCE_CLASS,
-    INSTANCE_FIELDS, INSTANCE_REFS, NATIVE, NATIVE_BYTES, NATIVE_CLOCK, NATIVE_NAME, NATIVE_REFS,
-    UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS, UPVALUE_VALUES, VALUE_ARRAY,
+    closure_code_id, closure_shape, function_arity, function_code_id, function_line,
+    function_raw_size, function_trace_name, function_upvalues, hash_bytes, init_function,
+    open_upvalue, read_function_code, read_string_bytes, set_native_id, set_value_array_element,
+    string_len, string_text, upvalue_slot, value_array_raw_size, BOUND_METHOD, BOUND_METHOD_REFS,
+    BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS, CLASS_METHODS, CLASS_NAME, CLASS_REFS, CLOSURE_BYTES,
+    CLOSURE_CONSTANTS, CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME, FUNCTION,
+    FUNCTION_REFS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS, MAX_CODE_ID, NATIVE,
+    NATIVE_BYTES, NATIVE_CLOCK, NATIVE_NAME, NATIVE_REFS, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
+    UPVALUE_REFS, UPVALUE_VALUES, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
@@ -370,7 +370,12 @@ impl Vm {
             None => None,
         };
         let code = &proto.chunk.code;
-        let id = u32::try_from(self.codes.len()).expect("fewer than 2^32 functions");
+        // A closure's shape holds its code id (a code copy takes kilobytes: memory runs out
+        // long before).
+        let id = u32::try_from(self.codes.len())
+            .ok()
+            .filter(|&id| id <= MAX_CODE_ID)
+            .expect("at most MAX_CODE_ID functions");
         assert!(
             n <= CONSTANTS_MAX,
             "a function has at most {CONSTANTS_MAX} constants"
@@ -927,12 +932,12 @@ fn new_closure<'s>(
     function: Local<'_>,
     upvalues: usize,
 ) -> Result<Local<'s>, OutOfMemory> {
-    let closure = s.alloc(CLOSURE, (CLOSURE_UPVALUES + upvalues) as u32, CLOSURE_BYTES)?;
+    let shape = closure_shape(function_code_id(s.get(function)));
+    let closure = s.alloc(shape, (CLOSURE_UPVALUES + upvalues) as u32, CLOSURE_BYTES)?;
     let f = s.get(function);
     let c = s.get(closure);
     c.store(CLOSURE_FUNCTION, Some(f));
     c.store(CLOSURE_CONSTANTS, f.load(FN_CONSTANTS));
-    set_closure_code_id(c, function_code_id(f));
     Ok(closure)
 }
 

@@ -22,13 +22,13 @@ use super::{FRAME_ROOTS, OPEN_UPVALUES, PRINT_CHUNK, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
-    closure_code_id, display_object, function_code_id, function_upvalues, init_open_upvalue,
-    native_id, set_closure_code_id, set_upvalue_value, string_len, string_text, upvalue_slot,
-    upvalue_state, UpvalueState, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
-    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS,
-    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS,
-    INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
-    UPVALUE_REFS, UPVALUE_VALUES,
+    closure_code_id, closure_shape, display_object, function_code_id, function_upvalues,
+    init_open_upvalue, is_closure_shape, native_id, set_upvalue_value, string_len, string_text,
+    upvalue_slot, upvalue_state, UpvalueState, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
+    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
+    CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS,
+    NATIVE, NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS,
+    UPVALUE_VALUES,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -315,8 +315,7 @@ impl Vm {
                 ($at:expr, $callee:expr, $argc:expr) => {{
                     let callee: ObjRef<'_> = $callee;
                     let argc: usize = $argc;
-                    // The code id and the constants from the closure itself: the function
-                    // is not loaded.
+                    // The code id from the closure's shape: the function is not loaded.
                     let id = closure_code_id(callee);
                     let arity = codes[id as usize].arity;
                     if argc != arity {
@@ -358,7 +357,7 @@ impl Vm {
                     // The common case first, as a plain test: the other shapes are matched
                     // on a copy the compiler cannot see through, so that it does not fold
                     // this test into their jump table.
-                    if shape == CLOSURE {
+                    if is_closure_shape(shape) {
                         call_closure!($at, callee, argc);
                     }
                     match std::hint::black_box(shape) {
@@ -800,8 +799,9 @@ impl Vm {
                     // again in full (upvalues made here are on the open list, and found).
                     let function = constants!().load(arg).expect("a function");
                     let n = function_upvalues(function);
+                    let shape = closure_shape(function_code_id(function));
                     let Some(c) =
-                        s.alloc_fresh(CLOSURE, (CLOSURE_UPVALUES + n) as u32, CLOSURE_BYTES)
+                        s.alloc_fresh(shape, (CLOSURE_UPVALUES + n) as u32, CLOSURE_BYTES)
                     else {
                         slow!(at);
                     };
@@ -824,7 +824,6 @@ impl Vm {
                         c.init(CLOSURE_UPVALUES + i, up);
                     }
                     let c = c.get();
-                    set_closure_code_id(c, function_code_id(function));
                     push!(at, RAW_OBJ, Some(c));
                     ip = at + 2 + 2 * n;
                 }
