@@ -216,6 +216,10 @@ pub struct Vm {
     /// The raw halves of the global variables, boxed; [`RAW_UNDEFINED`] for a slot whose name
     /// was seen in code but never defined.
     global_values: Vec<u64>,
+    /// By the same slots, one per name seen in loaded code: true once a `SET_PROPERTY` of that
+    /// name ran (never reset; Lox cannot delete a field). `INVOKE` of a name never set as a
+    /// field skips the probe of the receiver's fields, which cannot hold it.
+    field_names: Vec<bool>,
     /// The slot of every global name seen in loaded code.
     global_slots: HashMap<String, u32>,
     /// The string "init".
@@ -255,6 +259,7 @@ impl Vm {
             code_constants,
             globals,
             global_values: Vec::new(),
+            field_names: Vec::new(),
             global_slots: HashMap::new(),
             init_string,
             init_hash: hash_bytes(b"init"),
@@ -458,6 +463,7 @@ impl Vm {
         }
         let slot32 = u32::try_from(slot).expect("fewer than 2^32 globals");
         self.global_values.push(RAW_UNDEFINED);
+        self.field_names.push(false);
         self.global_slots.insert(name.to_string(), slot32);
         Ok(slot32)
     }
@@ -692,6 +698,8 @@ impl Vm {
                 self.frames[fi].ip = at + 2;
             }
             OpCode::SetProperty => {
+                let code = &self.codes[self.frames[fi].code as usize];
+                self.field_names[code.globals[arg] as usize] = true;
                 let name = self.constant(s, fi, arg);
                 let instance = s.root(self.peek(s, 1).1.expect("an instance"));
                 let (v, r) = self.peek(s, 0);

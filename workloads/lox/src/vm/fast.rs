@@ -178,6 +178,7 @@ impl Vm {
             code_constants,
             globals,
             global_values,
+            field_names,
             codes,
             init_string,
             init_hash,
@@ -192,6 +193,7 @@ impl Vm {
         let globals = globals.get(s);
         let code_constants = code_constants.get(s);
         let global_values: &mut [u64] = global_values;
+        let field_names: &mut [bool] = field_names;
         let codes: &[Code] = codes;
         let frames: &mut [Frame; FRAMES_MAX] = frames;
 
@@ -710,6 +712,8 @@ impl Vm {
                         fail!(at, "Only instances have fields.");
                     };
                     let name = constants!().load(arg).expect("a name");
+                    // Before any field of this name exists (`INVOKE` reads the mark).
+                    field_names[cur.globals[arg] as usize] = true;
                     let (raw, r) = st.get(st.sp - 1);
                     let fields = match instance.load(INSTANCE_FIELDS) {
                         Some(fields) => fields,
@@ -771,7 +775,13 @@ impl Vm {
                     let Some(instance) = st.obj(receiver).filter(|o| o.shape() == INSTANCE) else {
                         fail!(at, "Only instances have methods.");
                     };
-                    if let Some(fields) = instance.load(INSTANCE_FIELDS) {
+                    // A field shadows a method: probed only for a name ever set as a field.
+                    let fields = if field_names[cur.globals[arg] as usize] {
+                        instance.load(INSTANCE_FIELDS)
+                    } else {
+                        None
+                    };
+                    if let Some(fields) = fields {
                         if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
                             st.set(receiver, raw, r);
                             frames[fi].ip = at + 3;
