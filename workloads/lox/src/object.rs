@@ -13,7 +13,7 @@
 //! |---|---|---|---|
 //! | [`STRING`] | — | — | content hash `u64`, then the UTF-8 bytes |
 //! | [`FUNCTION`] | name (string, null for the script), constants (value array) | — | arity `u32`, upvalue count `u32`, code length `u32`, the VM's code id `u32`, the code plus [`CODE_PADDING`] zero bytes, then one `u32` line per code byte |
-//! | [`CLOSURE`]` + ` code id | function, its constants (the function's), then one upvalue per captured variable | — | — |
+//! | [`CLOSURE`] + the function's code id | function, its constants (the function's), then one upvalue per captured variable | — | — |
 //! | [`UPVALUE`] | next open upvalue | the closed value, or while open the stack slot as an immediate ([`RAW_OPEN`] plus the slot) | — |
 //! | [`CLASS`] | name, methods (table) | — | — |
 //! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — | — |

@@ -698,6 +698,8 @@ impl Vm {
                 self.frames[fi].ip = at + 2;
             }
             OpCode::SetProperty => {
+                // The name's mark for `INVOKE` (`run_fast` set it already before leaving for
+                // here; kept so that this path stands on its own).
                 let code = &self.codes[self.frames[fi].code as usize];
                 self.field_names[code.globals[arg] as usize] = true;
                 let name = self.constant(s, fi, arg);
