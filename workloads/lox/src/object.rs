@@ -13,7 +13,7 @@
 //! |---|---|---|---|
 //! | [`STRING`] | — | — | content hash `u64`, then the UTF-8 bytes |
 //! | [`FUNCTION`] | name (string, null for the script), constants (value array) | — | arity `u32`, upvalue count `u32`, code length `u32`, the VM's code id `u32`, the code plus [`CODE_PADDING`] zero bytes, then one `u32` line per code byte |
-//! | [`CLOSURE`] | function, its constants (the function's, so that a call need not load the function), then one upvalue per captured variable | — | the function's code id `u64` |
+//! | [`CLOSURE`] + the function's code id | function, its constants (the function's), then one upvalue per captured variable | — | — |
 //! | [`UPVALUE`] | next open upvalue | the closed value, or while open the stack slot as an immediate ([`RAW_OPEN`] plus the slot) | — |
 //! | [`CLASS`] | name, methods (table) | — | — |
 //! | [`INSTANCE`] | class, fields (table, null until the first field is set) | — | — |
@@ -39,8 +39,15 @@ use gc_runtime::{Fresh, ObjRef, ValueBits};
 pub const STRING: u32 = 1;
 /// A function: bytecode and constants.
 pub const FUNCTION: u32 = 2;
-/// A closure: a function and its captured upvalues.
-pub const CLOSURE: u32 = 3;
+/// A closure: a function and its captured upvalues. The first of the closures' shapes: a
+/// closure of the function whose code id is `id` has shape `CLOSURE + id`
+/// ([`closure_shape`]), so that a call reads the callee's code id from the header word it
+/// tests the kind in, with no raw-area offset or range check ([`closure_code_id`]). Every
+/// shape from here up is a closure's (the collector reserves only `u32::MAX`, for its
+/// direct buffers, which Lox does not make; [`MAX_CODE_ID`] keeps below it).
+pub const CLOSURE: u32 = 0x100;
+/// The largest code id a closure's shape can hold.
+pub const MAX_CODE_ID: u32 = u32::MAX - 1 - CLOSURE;
 /// A captured variable.
 pub const UPVALUE: u32 = 4;
 /// A class.
@@ -94,10 +101,8 @@ pub const CLOSURE_FUNCTION: usize = 0;
 pub const CLOSURE_CONSTANTS: usize = 1;
 /// Slot of a closure's first upvalue.
 pub const CLOSURE_UPVALUES: usize = 2;
-/// Raw offset of a closure's code id (its function's, as a `u64`).
-const CLOSURE_CODE: usize = 0;
-/// Raw bytes of a closure.
-pub const CLOSURE_BYTES: usize = 8;
+/// Raw bytes of a closure (its code id is in its shape).
+pub const CLOSURE_BYTES: usize = 0;
 
 // ----- upvalues ---------------------------------------------------------------------------
 
@@ -407,17 +412,31 @@ pub fn function_raw_size(code_len: usize) -> usize {
     function_lines(code_len) + 4 * code_len
 }
 
-/// The code id of a closure (its function's, copied so that a call need not load the
-/// function).
+/// The shape of a closure of the function with code id `id` (at most [`MAX_CODE_ID`]).
 #[inline(always)]
-pub fn closure_code_id(c: ObjRef<'_>) -> u32 {
-    c.read_u64(CLOSURE_CODE) as u32
+pub fn closure_shape(id: u32) -> u32 {
+    debug_assert!(id <= MAX_CODE_ID);
+    CLOSURE + id
 }
 
-/// Sets a new closure's code id.
-#[inline]
-pub fn set_closure_code_id(c: ObjRef<'_>, id: u32) {
-    c.write_u64(CLOSURE_CODE, id as u64);
+/// True if `shape` is a closure's.
+#[inline(always)]
+pub fn is_closure_shape(shape: u32) -> bool {
+    shape >= CLOSURE
+}
+
+/// The code id of a closure of shape `shape` ([`is_closure_shape`]).
+#[inline(always)]
+pub fn shape_code_id(shape: u32) -> u32 {
+    debug_assert!(is_closure_shape(shape));
+    shape - CLOSURE
+}
+
+/// The code id of closure `c` (its function's, in its shape, so that a call need not load
+/// the function).
+#[inline(always)]
+pub fn closure_code_id(c: ObjRef<'_>) -> u32 {
+    shape_code_id(c.shape())
 }
 
 /// What an upvalue holds: the stack slot of an open one, or a closed one's value.
@@ -556,7 +575,9 @@ pub fn display_object(o: ObjRef<'_>) -> String {
             Some(name) => format!("<fn {}>", string_text(name)),
             None => "<script>".to_string(),
         },
-        CLOSURE => display_object(o.load(CLOSURE_FUNCTION).expect("closure has a function")),
+        s if is_closure_shape(s) => {
+            display_object(o.load(CLOSURE_FUNCTION).expect("closure has a function"))
+        }
         UPVALUE => "upvalue".to_string(),
         CLASS => string_text(o.load(CLASS_NAME).expect("class has a name")),
         INSTANCE => {

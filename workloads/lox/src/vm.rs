@@ -58,15 +58,15 @@ use crate::error::CompileErrors;
 use crate::function::{Constant, FunctionProto};
 use crate::interner::Interner;
 use crate::object::{
-    closure_code_id, function_arity, function_code_id, function_line, function_raw_size,
-    function_trace_name, function_upvalues, hash_bytes, init_function, open_upvalue,
-    read_function_code, read_string_bytes, set_closure_code_id, set_native_id,
-    set_value_array_element, string_len, string_text, upvalue_slot, value_array_raw_size,
-    BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS, CLASS_METHODS,
-    CLASS_NAME, CLASS_REFS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
-    CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME, FUNCTION, FUNCTION_REFS, INSTANCE, INSTANCE_CLASS,
-    INSTANCE_FIELDS, INSTANCE_REFS, NATIVE, NATIVE_BYTES, NATIVE_CLOCK, NATIVE_NAME, NATIVE_REFS,
-    UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS, UPVALUE_VALUES, VALUE_ARRAY,
+    closure_code_id, closure_shape, function_arity, function_code_id, function_line,
+    function_raw_size, function_trace_name, function_upvalues, hash_bytes, init_function,
+    open_upvalue, read_function_code, read_string_bytes, set_native_id, set_value_array_element,
+    string_len, string_text, upvalue_slot, value_array_raw_size, BOUND_METHOD, BOUND_METHOD_REFS,
+    BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS, CLASS_METHODS, CLASS_NAME, CLASS_REFS, CLOSURE_BYTES,
+    CLOSURE_CONSTANTS, CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, FN_NAME, FUNCTION,
+    FUNCTION_REFS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS, MAX_CODE_ID, NATIVE,
+    NATIVE_BYTES, NATIVE_CLOCK, NATIVE_NAME, NATIVE_REFS, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
+    UPVALUE_REFS, UPVALUE_VALUES, VALUE_ARRAY,
 };
 use crate::stack::StackWords;
 use crate::table;
@@ -216,6 +216,10 @@ pub struct Vm {
     /// The raw halves of the global variables, boxed; [`RAW_UNDEFINED`] for a slot whose name
     /// was seen in code but never defined.
     global_values: Vec<u64>,
+    /// By the same slots, one per name seen in loaded code: true once a `SET_PROPERTY` of that
+    /// name ran (never reset; Lox cannot delete a field). `INVOKE` of a name never set as a
+    /// field skips the probe of the receiver's fields, which cannot hold it.
+    field_names: Vec<bool>,
     /// The slot of every global name seen in loaded code.
     global_slots: HashMap<String, u32>,
     /// The string "init".
@@ -255,6 +259,7 @@ impl Vm {
             code_constants,
             globals,
             global_values: Vec::new(),
+            field_names: Vec::new(),
             global_slots: HashMap::new(),
             init_string,
             init_hash: hash_bytes(b"init"),
@@ -370,7 +375,12 @@ impl Vm {
             None => None,
         };
         let code = &proto.chunk.code;
-        let id = u32::try_from(self.codes.len()).expect("fewer than 2^32 functions");
+        // A closure's shape holds its code id (a code copy takes kilobytes: memory runs out
+        // long before).
+        let id = u32::try_from(self.codes.len())
+            .ok()
+            .filter(|&id| id <= MAX_CODE_ID)
+            .expect("at most MAX_CODE_ID functions");
         assert!(
             n <= CONSTANTS_MAX,
             "a function has at most {CONSTANTS_MAX} constants"
@@ -453,6 +463,7 @@ impl Vm {
         }
         let slot32 = u32::try_from(slot).expect("fewer than 2^32 globals");
         self.global_values.push(RAW_UNDEFINED);
+        self.field_names.push(false);
         self.global_slots.insert(name.to_string(), slot32);
         Ok(slot32)
     }
@@ -687,6 +698,10 @@ impl Vm {
                 self.frames[fi].ip = at + 2;
             }
             OpCode::SetProperty => {
+                // The name's mark for `INVOKE` (`run_fast` set it already before leaving for
+                // here; kept so that this path stands on its own).
+                let code = &self.codes[self.frames[fi].code as usize];
+                self.field_names[code.globals[arg] as usize] = true;
                 let name = self.constant(s, fi, arg);
                 let instance = s.root(self.peek(s, 1).1.expect("an instance"));
                 let (v, r) = self.peek(s, 0);
@@ -927,12 +942,12 @@ fn new_closure<'s>(
     function: Local<'_>,
     upvalues: usize,
 ) -> Result<Local<'s>, OutOfMemory> {
-    let closure = s.alloc(CLOSURE, (CLOSURE_UPVALUES + upvalues) as u32, CLOSURE_BYTES)?;
+    let shape = closure_shape(function_code_id(s.get(function)));
+    let closure = s.alloc(shape, (CLOSURE_UPVALUES + upvalues) as u32, CLOSURE_BYTES)?;
     let f = s.get(function);
     let c = s.get(closure);
     c.store(CLOSURE_FUNCTION, Some(f));
     c.store(CLOSURE_CONSTANTS, f.load(FN_CONSTANTS));
-    set_closure_code_id(c, function_code_id(f));
     Ok(closure)
 }
 

@@ -22,13 +22,13 @@ use super::{FRAME_ROOTS, OPEN_UPVALUES, PRINT_CHUNK, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
-    closure_code_id, display_object, function_code_id, function_upvalues, init_open_upvalue,
-    native_id, set_closure_code_id, set_upvalue_value, string_len, string_text, upvalue_slot,
-    upvalue_state, UpvalueState, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
-    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE, CLOSURE_BYTES, CLOSURE_CONSTANTS,
-    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS,
-    INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
-    UPVALUE_REFS, UPVALUE_VALUES,
+    closure_code_id, closure_shape, display_object, function_code_id, function_upvalues,
+    init_open_upvalue, is_closure_shape, native_id, set_upvalue_value, string_len, string_text,
+    upvalue_slot, upvalue_state, UpvalueState, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
+    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
+    CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS,
+    NATIVE, NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS,
+    UPVALUE_VALUES,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -178,6 +178,7 @@ impl Vm {
             code_constants,
             globals,
             global_values,
+            field_names,
             codes,
             init_string,
             init_hash,
@@ -192,6 +193,7 @@ impl Vm {
         let globals = globals.get(s);
         let code_constants = code_constants.get(s);
         let global_values: &mut [u64] = global_values;
+        let field_names: &mut [bool] = field_names;
         let codes: &[Code] = codes;
         let frames: &mut [Frame; FRAMES_MAX] = frames;
 
@@ -315,8 +317,7 @@ impl Vm {
                 ($at:expr, $callee:expr, $argc:expr) => {{
                     let callee: ObjRef<'_> = $callee;
                     let argc: usize = $argc;
-                    // The code id and the constants from the closure itself: the function
-                    // is not loaded.
+                    // The code id from the closure's shape: the function is not loaded.
                     let id = closure_code_id(callee);
                     let arity = codes[id as usize].arity;
                     if argc != arity {
@@ -358,7 +359,7 @@ impl Vm {
                     // The common case first, as a plain test: the other shapes are matched
                     // on a copy the compiler cannot see through, so that it does not fold
                     // this test into their jump table.
-                    if shape == CLOSURE {
+                    if is_closure_shape(shape) {
                         call_closure!($at, callee, argc);
                     }
                     match std::hint::black_box(shape) {
@@ -711,6 +712,8 @@ impl Vm {
                         fail!(at, "Only instances have fields.");
                     };
                     let name = constants!().load(arg).expect("a name");
+                    // Before any field of this name exists (`INVOKE` reads the mark).
+                    field_names[cur.globals[arg] as usize] = true;
                     let (raw, r) = st.get(st.sp - 1);
                     let fields = match instance.load(INSTANCE_FIELDS) {
                         Some(fields) => fields,
@@ -772,7 +775,13 @@ impl Vm {
                     let Some(instance) = st.obj(receiver).filter(|o| o.shape() == INSTANCE) else {
                         fail!(at, "Only instances have methods.");
                     };
-                    if let Some(fields) = instance.load(INSTANCE_FIELDS) {
+                    // A field shadows a method: probed only for a name ever set as a field.
+                    let fields = if field_names[cur.globals[arg] as usize] {
+                        instance.load(INSTANCE_FIELDS)
+                    } else {
+                        None
+                    };
+                    if let Some(fields) = fields {
                         if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
                             st.set(receiver, raw, r);
                             frames[fi].ip = at + 3;
@@ -800,8 +809,9 @@ impl Vm {
                     // again in full (upvalues made here are on the open list, and found).
                     let function = constants!().load(arg).expect("a function");
                     let n = function_upvalues(function);
+                    let shape = closure_shape(function_code_id(function));
                     let Some(c) =
-                        s.alloc_fresh(CLOSURE, (CLOSURE_UPVALUES + n) as u32, CLOSURE_BYTES)
+                        s.alloc_fresh(shape, (CLOSURE_UPVALUES + n) as u32, CLOSURE_BYTES)
                     else {
                         slow!(at);
                     };
@@ -824,7 +834,6 @@ impl Vm {
                         c.init(CLOSURE_UPVALUES + i, up);
                     }
                     let c = c.get();
-                    set_closure_code_id(c, function_code_id(function));
                     push!(at, RAW_OBJ, Some(c));
                     ip = at + 2 + 2 * n;
                 }
