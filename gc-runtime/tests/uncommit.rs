@@ -24,20 +24,24 @@ fn churn_then_wait(delay: Option<Duration>, below: u64, wait: Duration) -> (u64,
     )
     .unwrap();
     let mut m = heap.attach("main").unwrap();
-    m.scope(|s| {
+    let peak = m.scope(|s| {
         let keep = s.alloc(1, 0, 1 << 20).unwrap();
         // Garbage allocated and dropped one object at a time could be collected (and its
         // memory reused) while the loop runs, and the heap would never commit much.
-        s.scope(|s| {
+        let peak = s.scope(|s| {
             for _ in 0..80 {
                 s.alloc(1, 0, 1 << 20).unwrap();
             }
+            // The peak while everything is still held: read after the collections, it
+            // would miss what the uncommitter already gave back on a slow machine (the
+            // delay is 200 ms).
+            heap.usage().committed
         });
         s.collect("drop the garbage");
         s.collect("drop the garbage");
         assert_eq!(s.get(keep).n_bytes(), 1 << 20);
+        peak
     });
-    let peak = heap.usage().committed;
     let deadline = Instant::now() + wait;
     while heap.usage().committed >= below && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
