@@ -111,6 +111,10 @@ pub struct PageMemory {
     pub ranges: Vec<PhysRange>,
     /// How far each view's page-table entries were populated ([`crate::view_populate`]).
     pub populated: ViewWatermarks,
+    /// Every byte of the memory reads as zero: it was committed and never handed out to a
+    /// page before ([`crate::physical::PhysicalMemory::hand_out`]). Cleared when the page's owner takes
+    /// it ([`Page::take_zeroed`]) and when the page is freed.
+    pub zeroed: bool,
 }
 
 /// Per view, the bytes from a page memory's start whose page-table entries were populated
@@ -342,6 +346,14 @@ impl Page {
         self.memory.lock().take()
     }
 
+    /// True if the page's memory is all zeros, fresh from the file and written by nobody yet
+    /// ([`PageMemory::zeroed`]): the thread that took the page asks once, before writing it,
+    /// and is the only one to get true.
+    pub fn take_zeroed(&self) -> bool {
+        self.with_memory(|m| std::mem::take(&mut m.zeroed))
+            .unwrap_or(false)
+    }
+
     /// Run `f` on the page's memory under its lock (freeing the page waits meanwhile). `None`
     /// if the memory was taken.
     pub(crate) fn with_memory<R>(&self, f: impl FnOnce(&mut PageMemory) -> R) -> Option<R> {
@@ -382,6 +394,7 @@ mod tests {
             size: 2 * MIB,
             ranges: vec![],
             populated: Default::default(),
+            zeroed: false,
         };
         let p = Page::new(PageKind::Small, mem, 1, SMALL_ALIGNMENT_SHIFT);
         let at = |o: u64| Offset::from_raw(4 * MIB + o);

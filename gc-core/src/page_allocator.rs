@@ -291,11 +291,13 @@ impl PageAllocator {
                 message: e.to_string(),
             });
         }
+        let zeroed = self.physical.hand_out(&ranges);
         Ok(PageMemory {
             start,
             size,
             ranges,
             populated: Default::default(),
+            zeroed,
         })
     }
 
@@ -316,10 +318,12 @@ impl PageAllocator {
     /// poisoning on, this call overwrites the page; without, the next page allocated over
     /// its memory does.)
     pub unsafe fn free_page(&self, page: &Page) {
-        let Some(memory) = page.take_memory() else {
+        let Some(mut memory) = page.take_memory() else {
             debug_assert!(false, "page freed twice");
             return;
         };
+        // Objects were written on it (or could have been): no longer known to be zero.
+        memory.zeroed = false;
         self.page_table.remove(page);
         if self.poison.load(Ordering::Relaxed) {
             // SAFETY: the page's memory is mapped (it is still in our hands, not yet cached) and

@@ -34,6 +34,9 @@ struct Granules {
     free: Vec<PhysRange>,
     /// One flag per granule: committed (fallocated) or not.
     committed: Vec<bool>,
+    /// One flag per granule: handed out to a page since it was last committed, so its
+    /// contents may be anything; a committed granule never handed out reads as zeros.
+    handed_out: Vec<bool>,
 }
 
 /// The backing file and its granule allocator.
@@ -75,6 +78,7 @@ impl PhysicalMemory {
                     len: size,
                 }],
                 committed: vec![false; n],
+                handed_out: vec![false; n],
             }),
             huge_pages,
         })
@@ -196,6 +200,24 @@ impl PhysicalMemory {
         self.set_committed(&mut g, range, true).map(|_| ())
     }
 
+    /// Hand `ranges` (allocated and committed) to a page: true if all of their memory reads
+    /// as zeros, because no granule of them was handed out since it was committed (memory
+    /// committed by `fallocate` is zero until written); from now on none of it counts as
+    /// zero until it is uncommitted. A large object's allocation then skips the zeroing.
+    pub fn hand_out(&self, ranges: &[PhysRange]) -> bool {
+        let mut g = self.granules.lock();
+        let mut zero = true;
+        for r in ranges {
+            let first = (r.offset / GRANULE_SIZE) as usize;
+            let n = (r.len / GRANULE_SIZE) as usize;
+            let granules = first..first + n;
+            zero &= g.committed[granules.clone()].iter().all(|&c| c)
+                && !g.handed_out[granules.clone()].iter().any(|&h| h);
+            g.handed_out[granules].fill(true);
+        }
+        zero
+    }
+
     /// Uncommit committed granules of `range` (`fallocate(PUNCH_HOLE | KEEP_SIZE)`).
     /// Returns the bytes uncommitted. Only free memory can be uncommitted: a range any part
     /// of which is handed out (a page's memory, whose contents the hole would zero) is
@@ -278,6 +300,8 @@ impl PhysicalMemory {
                 }
             }
             g.committed[start..i].fill(committed);
+            // Committed now, or punched out: zeros either way until a page writes them.
+            g.handed_out[start..i].fill(false);
             if committed {
                 let now = self.committed_bytes.fetch_add(len, Ordering::Relaxed) + len;
                 self.peak_committed_bytes.fetch_max(now, Ordering::Relaxed);

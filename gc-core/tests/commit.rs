@@ -73,6 +73,54 @@ fn punch_hole_drops_touched_memory() {
     assert!(bytes.iter().all(|&b| b == 0));
 }
 
+/// Writes `byte` over the first granule of `page` (through the Remapped view).
+fn dirty(heap: &PageAllocator, page: &gc_core::Page, byte: u8) {
+    let base = heap.layout().address(page.start(), View::Remapped);
+    // SAFETY: the page is mapped read-write, at least a granule long, and only used here.
+    unsafe { std::ptr::write_bytes(base.as_ptr::<u8>(), byte, GRANULE_SIZE as usize) };
+}
+
+#[test]
+fn only_memory_never_handed_out_counts_as_zeroed() {
+    // The initial heap is committed and never handed out: zero.
+    let mut cfg = MemoryConfig::new(32 * MIB);
+    cfg.initial_heap = 8 * MIB;
+    let heap = PageAllocator::new(&cfg).unwrap();
+    let a = heap.alloc_page(PageKind::Large, 8 * MIB, 1).unwrap();
+    assert!(a.take_zeroed(), "initial heap, never handed out");
+    assert!(!a.take_zeroed(), "only the page's first taker is told");
+
+    let heap = PageAllocator::new(&MemoryConfig::new(32 * MIB)).unwrap();
+    let a = heap.alloc_page(PageKind::Large, 8 * MIB, 1).unwrap();
+    assert!(a.take_zeroed(), "committed for this page");
+    dirty(&heap, &a, 0x5A);
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { heap.free_page(&a) };
+    // The page cache's memory, of the same size: written.
+    let b = heap.alloc_page(PageKind::Large, 8 * MIB, 2).unwrap();
+    assert_eq!(b.start(), a.start(), "the cached memory is reused");
+    assert!(!b.take_zeroed(), "memory from the page cache");
+    // SAFETY: as above.
+    unsafe { heap.free_page(&b) };
+    // A size that needs the whole file: the cache is flushed and its granules, still
+    // committed and written, are taken again beside fresh ones.
+    let c = heap.alloc_page(PageKind::Large, 32 * MIB, 3).unwrap();
+    assert_eq!(heap.usage().cached, 0, "the cache was flushed");
+    assert!(!c.take_zeroed(), "flushed memory keeps what was written");
+    dirty(&heap, &c, 0xA5);
+    // SAFETY: as above.
+    unsafe { heap.free_page(&c) };
+    // Uncommitted (punched out), then committed again: zero again, as the flag says.
+    heap.uncommit(0).unwrap();
+    assert_eq!(heap.physical().committed_bytes(), 0);
+    let d = heap.alloc_page(PageKind::Large, 32 * MIB, 4).unwrap();
+    assert!(d.take_zeroed(), "committed again after the punch");
+    let base = heap.layout().address(d.start(), View::Marked0);
+    // SAFETY: mapped read-write, 32 MiB long.
+    let bytes = unsafe { std::slice::from_raw_parts(base.as_ptr::<u8>(), 32 * MIB as usize) };
+    assert_eq!(bytes.iter().position(|&b| b != 0), None);
+}
+
 #[test]
 fn initial_heap_is_committed_and_kept() {
     let mut cfg = MemoryConfig::new(64 * MIB);

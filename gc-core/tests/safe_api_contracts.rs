@@ -161,6 +161,7 @@ fn page_bump_pointer_stays_inside_the_page() {
         size: 2 * MIB,
         ranges: vec![],
         populated: Default::default(),
+        zeroed: false,
     };
     let p = Page::new(PageKind::Small, mem, 1, 3);
     let a = p.alloc_private(64).unwrap();

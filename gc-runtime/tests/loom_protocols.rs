@@ -609,6 +609,7 @@ fn forwarding(live: u64) -> Arc<LoomForwarding> {
             size: 8 * PAGE_OBJECTS,
             ranges: vec![],
             populated: Default::default(),
+            zeroed: false,
         },
         1,
         3,

@@ -19,10 +19,11 @@
 //! out — so no pause can see, mark, verify or free the half-zeroed object, and none need wait
 //! for the chunk being zeroed; the end of each chunk waits out a pause in progress (a
 //! safepoint check), and if a Pause Mark Start ran meanwhile, the page is restamped with the
-//! current cycle before it is registered, as if it had been taken just then. (Memory fresh
-//! from the file would be zero already, but a large page's memory may come from the page
-//! cache, so it is always zeroed; the first write to fresh memory takes its page faults,
-//! which then hold up no pause either.)
+//! current cycle before it is registered, as if it had been taken just then. Memory fresh
+//! from the file (committed, never handed out to a page: `Page::take_zeroed`) is zero
+//! already and is not zeroed again; memory from the page cache is. Skipping it saves the
+//! clearing and, while cycles run, a second round of page faults: memory zeroed through one
+//! view and then written through another, after a flip, was faulted in twice.
 //!
 //! The allocator knows the allocating thread only as an [`AllocatingThread`]: its allocation
 //! state, its heap, its name, how it blocks, how it waits for cycles (the embedding API's
@@ -314,8 +315,9 @@ impl MutatorAllocation {
 }
 
 /// A large object of `size` bytes on a page of its own of `page_size` bytes, everything after
-/// its header zeroed [`BULK_CHUNK`] bytes at a time, each chunk as a blocked thread; its page
-/// is registered (published to the collector) only then, born in the current cycle.
+/// its header zeroed [`BULK_CHUNK`] bytes at a time, each chunk as a blocked thread, unless the
+/// page's memory is fresh from the file (zero, [`Page::take_zeroed`]); its page is registered
+/// (published to the collector) only then, born in the current cycle.
 #[cold]
 #[inline(never)]
 fn alloc_large(
@@ -333,7 +335,12 @@ fn alloc_large(
         .layout()
         .address(offset, thread.heap().cx().state.good().view())
         .as_ptr::<u8>();
-    let mut at = HEADER_SIZE;
+    // Memory fresh from the file is zero already: only reused memory is zeroed.
+    let mut at = if page.take_zeroed() {
+        size
+    } else {
+        HEADER_SIZE
+    };
     while at < size {
         let n = (BULK_CHUNK as u64).min(size - at);
         let chunk = base.wrapping_add(at as usize);

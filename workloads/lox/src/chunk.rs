@@ -3,8 +3,11 @@
 //! prototype ([`FunctionProto::constants`](crate::function::FunctionProto::constants)), beside
 //! the nested prototypes they can hold.
 //!
-//! The instruction set and encoding are clox's. Every instruction is one opcode byte followed by
-//! zero or more operand bytes:
+//! The instruction set and encoding are clox's, plus `EQUAL_CONSTANT`, which the compiler emits
+//! for `==` and `!=` whose right operand is a literal (`c == " "`, `d == 0`): one dispatch where
+//! clox makes two, and a string literal's comparison settled by the strings' content hashes
+//! without loading the literal. Every instruction is one opcode byte followed by zero or more
+//! operand bytes:
 //!
 //! | instruction | operands | effect (stack: before → after) |
 //! |---|---|---|
@@ -20,6 +23,7 @@
 //! | `SET_PROPERTY` | const (name) | instance value → value |
 //! | `GET_SUPER` | const (name) | this superclass → bound method |
 //! | `EQUAL`, `GREATER`, `LESS` | | a b → bool |
+//! | `EQUAL_CONSTANT` | const | a → bool (`a == constants[const]`: `CONSTANT` and `EQUAL` in one) |
 //! | `ADD`, `SUBTRACT`, `MULTIPLY`, `DIVIDE` | | a b → result |
 //! | `NOT`, `NEGATE` | | a → result |
 //! | `PRINT` | | value → (prints it and a newline) |
@@ -80,11 +84,12 @@ pub enum OpCode {
     Class,
     Inherit,
     Method,
+    EqualConstant,
 }
 
 impl OpCode {
     /// Every opcode, in encoding order (`ALL[b as usize] as u8 == b`).
-    pub const ALL: [OpCode; 37] = [
+    pub const ALL: [OpCode; 38] = [
         OpCode::Constant,
         OpCode::Nil,
         OpCode::True,
@@ -122,6 +127,7 @@ impl OpCode {
         OpCode::Class,
         OpCode::Inherit,
         OpCode::Method,
+        OpCode::EqualConstant,
     ];
 
     /// Decodes an opcode byte; `None` for bytes that are not opcodes.
@@ -170,6 +176,7 @@ impl OpCode {
             OpCode::Class => "OP_CLASS",
             OpCode::Inherit => "OP_INHERIT",
             OpCode::Method => "OP_METHOD",
+            OpCode::EqualConstant => "OP_EQUAL_CONSTANT",
         }
     }
 }

@@ -676,13 +676,14 @@ impl<'src> Parser<'src> {
 
     fn binary(&mut self, _can_assign: bool) {
         let operator = self.previous.kind;
+        let right = self.chunk().len();
         self.parse_precedence(Self::rule(operator).precedence.next());
         match operator {
             TokenKind::BangEqual => {
-                self.emit_op(OpCode::Equal);
+                self.emit_equal(right);
                 self.emit_op(OpCode::Not);
             }
-            TokenKind::EqualEqual => self.emit_op(OpCode::Equal),
+            TokenKind::EqualEqual => self.emit_equal(right),
             TokenKind::Greater => self.emit_op(OpCode::Greater),
             TokenKind::GreaterEqual => {
                 self.emit_op(OpCode::Less);
@@ -698,6 +699,20 @@ impl<'src> Parser<'src> {
             TokenKind::Star => self.emit_op(OpCode::Multiply),
             TokenKind::Slash => self.emit_op(OpCode::Divide),
             _ => unreachable!("binary rule on a non-binary token"),
+        }
+    }
+
+    /// Emits the comparison of the two operands of `==` whose right one starts at code offset
+    /// `right`: `EQUAL`, or, where the right operand is one `CONSTANT` (a literal), that
+    /// instruction turned into an `EQUAL_CONSTANT` of the same constant. No jump lands inside a
+    /// one-instruction operand; one landing at its start (the end of an `and` or `or` on the
+    /// left) now finds the left value compared there, as `CONSTANT` and `EQUAL` did.
+    fn emit_equal(&mut self, right: usize) {
+        let code = &mut self.chunk().code;
+        if code.len() == right + 2 && code[right] == OpCode::Constant as u8 {
+            code[right] = OpCode::EqualConstant as u8;
+        } else {
+            self.emit_op(OpCode::Equal);
         }
     }
 
@@ -1164,10 +1179,10 @@ mod tests {
         );
         assert_eq!(
             code("1 != 2; 1 >= 2; 1 <= 2; 1 == 2; 1 < 2; 1 > 2; 1 / 2;"),
-            "Constant(0) Constant(1) Equal Not Pop \
+            "Constant(0) EqualConstant(1) Not Pop \
              Constant(2) Constant(3) Less Not Pop \
              Constant(4) Constant(5) Greater Not Pop \
-             Constant(6) Constant(7) Equal Pop \
+             Constant(6) EqualConstant(7) Pop \
              Constant(8) Constant(9) Less Pop \
              Constant(10) Constant(11) Greater Pop \
              Constant(12) Constant(13) Divide Pop Nil Return"
@@ -1176,6 +1191,28 @@ mod tests {
         assert_eq!(
             code("print 1 < 2 == true;"),
             "Constant(0) Constant(1) Less True Equal Print Nil Return"
+        );
+    }
+
+    #[test]
+    fn equality_with_a_literal_is_one_instruction() {
+        // A literal on the right: its `CONSTANT` becomes the comparison.
+        assert_eq!(
+            code("x == \"a\"; x != 2;"),
+            "GetGlobal(0) EqualConstant(1) Pop GetGlobal(2) EqualConstant(3) Not Pop Nil Return"
+        );
+        // Anything longer on the right, or a literal on the left, is `EQUAL`.
+        assert_eq!(
+            code("x == \"a\" + \"b\"; \"a\" == x; x == -1; x == nil;"),
+            "GetGlobal(0) Constant(1) Constant(2) Add Equal Pop \
+             Constant(3) GetGlobal(4) Equal Pop \
+             GetGlobal(5) Constant(6) Negate Equal Pop \
+             GetGlobal(7) Nil Equal Pop Nil Return"
+        );
+        // The end of an `or` on the left lands on the comparison, which compares its value.
+        assert_eq!(
+            code("(x or y) == \"a\";"),
+            "GetGlobal(0) JumpIfFalse(3) Jump(3) Pop GetGlobal(1) EqualConstant(2) Pop Nil Return"
         );
     }
 

@@ -114,7 +114,8 @@ impl FunctionProto {
             | OpCode::SetProperty
             | OpCode::GetSuper
             | OpCode::Class
-            | OpCode::Method => (Operands::Constant(byte_at(1)?), 2),
+            | OpCode::Method
+            | OpCode::EqualConstant => (Operands::Constant(byte_at(1)?), 2),
             OpCode::GetLocal
             | OpCode::SetLocal
             | OpCode::GetUpvalue

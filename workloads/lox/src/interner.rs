@@ -558,8 +558,8 @@ mod tests {
             let a = interner.intern(s, &half).unwrap();
             // Chunks of 64 MiB; a pass over n chunks polls n - 1 times at least.
             let chunks = (64 << 20) / CHUNK as u64;
-            // A new 64 MiB string: hashed and copied a chunk at a time (and zeroed in
-            // chunks by the allocation).
+            // A new 64 MiB string: hashed and copied a chunk at a time (and, over reused
+            // memory, zeroed in chunks by the allocation).
             let before = s.polls();
             let aa = interner.intern_concat(s, a, a).unwrap();
             let polls = s.polls() - before;

@@ -71,12 +71,15 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
             )
         };
         match ins.operands {
-            Operands::Constant(i) if op == OpCode::Constant => {
+            Operands::Constant(i) if matches!(op, OpCode::Constant | OpCode::EqualConstant) => {
                 if !matches!(
                     function.constants.get(i as usize),
                     Some(Constant::Number(_) | Constant::String(_))
                 ) {
-                    report(format!("CONSTANT at {offset} needs a number or string"));
+                    report(format!(
+                        "{} at {offset} needs a number or string",
+                        op.name()
+                    ));
                 }
             }
             Operands::Constant(i) | Operands::Invoke { name: i, .. } => {

@@ -23,12 +23,12 @@ use crate::chunk::OpCode;
 use crate::number::format_number;
 use crate::object::{
     closure_code_id, closure_shape, display_object, function_code_id, function_upvalues,
-    init_open_upvalue, is_closure_shape, native_id, set_upvalue_value, string_len, string_text,
-    upvalue_slot, upvalue_state, UpvalueState, BOUND_METHOD, BOUND_METHOD_REFS, BOUND_METHOD_SLOT,
-    BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE_BYTES, CLOSURE_CONSTANTS, CLOSURE_FUNCTION,
-    CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS, INSTANCE_REFS,
-    NATIVE, NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT, UPVALUE_REFS,
-    UPVALUE_VALUES,
+    init_open_upvalue, is_closure_shape, native_id, set_upvalue_value, string_hash, string_len,
+    string_text, upvalue_slot, upvalue_state, UpvalueState, BOUND_METHOD, BOUND_METHOD_REFS,
+    BOUND_METHOD_SLOT, BOUND_RECEIVER, CLASS, CLASS_METHODS, CLOSURE_BYTES, CLOSURE_CONSTANTS,
+    CLOSURE_FUNCTION, CLOSURE_UPVALUES, FN_CONSTANTS, INSTANCE, INSTANCE_CLASS, INSTANCE_FIELDS,
+    INSTANCE_REFS, NATIVE, NATIVE_CLOCK, STRING, UPVALUE, UPVALUE_BYTES, UPVALUE_NEXT,
+    UPVALUE_REFS, UPVALUE_VALUES,
 };
 use crate::stack::StackView;
 use crate::table;
@@ -54,7 +54,7 @@ mod op {
         PRINT = Print, JUMP = Jump, JUMP_IF_FALSE = JumpIfFalse, LOOP = Loop, CALL = Call,
         INVOKE = Invoke, SUPER_INVOKE = SuperInvoke, CLOSURE = Closure,
         CLOSE_UPVALUE = CloseUpvalue, RETURN = Return, CLASS = Class, INHERIT = Inherit,
-        METHOD = Method,
+        METHOD = Method, EQUAL_CONSTANT = EqualConstant,
     }
 }
 
@@ -542,6 +542,31 @@ impl Vm {
                         st.replace_two_words(a, b, raw_bool(equal));
                         ip += 1;
                     }
+                    op::EQUAL_CONSTANT => {
+                        // The top value against a literal: a number, or a string, whose
+                        // content hash is in `cur.hashes`. A string of another hash is another
+                        // string (strings are interned), settled here without loading the
+                        // literal; one of the same hash is compared by identity in the outer
+                        // match.
+                        let constant = cur.constants[arg];
+                        let top = st.peek_word(0);
+                        let equal = if constant != RAW_OBJ {
+                            raw_number(top) == Some(f64::from_bits(constant))
+                        } else if top != RAW_OBJ {
+                            false
+                        } else {
+                            match st.obj(st.sp - 1) {
+                                Some(o)
+                                    if o.shape() == STRING && string_hash(o) == cur.hashes[arg] =>
+                                {
+                                    out!()
+                                }
+                                _ => false,
+                            }
+                        };
+                        st.set_top_raw(raw_bool(equal));
+                        ip += 2;
+                    }
                     op::GREATER => number_op_or_out!(a, b, raw_bool(a > b)),
                     op::LESS => number_op_or_out!(a, b, raw_bool(a < b)),
                     op::SUBTRACT => number_op_or_out!(a, b, (a - b).to_bits()),
@@ -648,6 +673,20 @@ impl Vm {
                         frames[fi].ip = ip;
                         break 'run Ok(Exit::Poll);
                     }
+                }
+                op::EQUAL_CONSTANT => {
+                    // In full; the inner loop leaves only a string with the literal's hash.
+                    let constant = cur.constants[arg];
+                    let equal = if constant != RAW_OBJ {
+                        raw_number(st.peek_word(0)) == Some(f64::from_bits(constant))
+                    } else {
+                        match (st.obj(st.sp - 1), constants!().load(arg)) {
+                            (Some(x), Some(y)) => x.same(&y),
+                            _ => false,
+                        }
+                    };
+                    st.set_top_raw(raw_bool(equal));
+                    ip += 2;
                 }
                 op::GREATER => binary_number_op!(at, a, b, raw_bool(a > b)),
                 op::LESS => binary_number_op!(at, a, b, raw_bool(a < b)),
