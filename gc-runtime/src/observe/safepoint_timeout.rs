@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a running mutator is doing, for the safepoint timeout's report: set by the thread on
 /// the slow paths that can wait for a GC thread while it counts as running; stored as its
-/// `u8` in a [`ThreadStateCell`].
+/// `u8` in a [`ThreadStateCell`](crate::threads::ThreadStateCell).
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Activity {
