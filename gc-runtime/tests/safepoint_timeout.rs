@@ -64,8 +64,13 @@ fn a_pause_names_the_mutator_that_keeps_it_waiting() {
     };
     assert_eq!((s.thread.as_str(), s.doing), ("spinner", Activity::Code));
     if std::path::Path::new("/proc/self/task").exists() {
-        // Spinning: running, or runnable waiting for a core.
-        assert_eq!(s.run_state, Some('R'), "{rec:?}");
+        // Spinning: running, or runnable waiting for a core — or, at the instant it is
+        // named, asleep on the statistics' lock its loop takes to read the count (which the
+        // timed-out pause takes to record the timeout): seen in CI on a loaded machine.
+        assert!(
+            matches!(s.run_state, Some('R') | Some('S')),
+            "the straggler's state read from /proc: {rec:?}"
+        );
     }
     // The pause record agrees.
     let pause = st
