@@ -30,6 +30,14 @@ const TABLE_SLOTS: usize = 4096;
 /// Raw bytes of each garbage array.
 const GARBAGE_BYTES: usize = 32 * 1024;
 
+/// Allocations between two rests of a mutator run with gaps.
+const BURST: u64 = 256;
+/// A rest: longer than the driver's "paced recently" window (50 ms), so that a phase that
+/// starts during it starts with `gc_threads` workers, not boosted. Without rests a mutator
+/// paced through every cycle (a loaded machine: cycles are slow and back to back) boosts
+/// every phase from its start, and no phase has a worker to gain.
+const GAP: Duration = Duration::from_millis(120);
+
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -43,12 +51,14 @@ fn left(st: &GcStats) -> u64 {
 }
 
 /// Build the live set, then allocate garbage (and, with `splice`, replace a node of the live
-/// set every 16 allocations) until `done(stats)` or `max`; then check every node's payload.
+/// set every 16 allocations; with `gaps`, rest as a blocked thread for `GAP` after every
+/// `BURST` allocations) until `done(stats)` or `max`; then check every node's payload.
 /// Returns the heap's statistics.
 fn run(
     config: HeapConfig,
     swing: u64,
     splice: bool,
+    gaps: bool,
     max: Duration,
     done: fn(&GcStats) -> bool,
 ) -> GcStats {
@@ -65,6 +75,9 @@ fn run(
         loop {
             if n.is_multiple_of(64) && (start.elapsed() >= max || done(&heap.stats())) {
                 break;
+            }
+            if gaps && n > 0 && n.is_multiple_of(BURST) {
+                s.blocking(|| std::thread::sleep(GAP));
             }
             s.scope(|s| {
                 let _ = s.alloc(3, 0, GARBAGE_BYTES);
@@ -116,7 +129,7 @@ fn a_phase_started_with_one_worker_gains_one_when_a_mutator_is_paced() {
         .mode(Mode::Concurrent)
         .gc_threads(1)
         .pacing(true);
-    let st = run(config, 0, false, Duration::from_secs(60), |st| {
+    let st = run(config, 0, false, true, Duration::from_secs(60), |st| {
         joined(st) > 0
     });
     let paced = st.pacing.len();
@@ -147,7 +160,7 @@ fn workers_that_join_and_leave_running_phases_lose_no_work() {
         .gc_threads(1)
         .verify(true);
     // At least 4 cycles, each with workers joining and leaving.
-    let st = run(config, 1, true, Duration::from_secs(60), |st| {
+    let st = run(config, 1, true, false, Duration::from_secs(60), |st| {
         st.cycles.len() >= 4 && left(st) >= 8
     });
     println!(
