@@ -205,76 +205,91 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     // The threads share what the pool leaves of the live-set budget.
     let private_live =
         ((cfg.max_heap as f64 * cfg.live_fraction) as u64).saturating_sub(shared_cap);
-    let results: Vec<(ThreadStats, Result<(), String>)> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..cfg.threads)
-            .map(|t| {
-                let (heap, region, pool, stop, native) = (&heap, &region, &pool, &stop, &native);
-                std::thread::Builder::new()
-                    .name(format!("torture-{t}"))
-                    .spawn_scoped(sc, move || {
-                        let seed = splitmix(cfg.seed.wrapping_add(t as u64));
-                        let mut p = Program {
-                            cfg,
-                            heap,
-                            region,
-                            region_base: t * REGION_SLOTS_PER_THREAD,
-                            sizes,
-                            thread: t,
-                            seed,
-                            rng: Rng(seed),
-                            next_id: ((t as u64) + 1) << 48,
-                            objs: HashMap::new(),
-                            model_bytes: 0,
-                            levels: Vec::new(),
-                            globals: Vec::new(),
-                            weaks: Vec::new(),
-                            region_ids: vec![None; REGION_SLOTS_PER_THREAD],
-                            live_cap: private_live / cfg.threads as u64,
-                            max_objects: cfg.max_objects,
-                            prune_at: (0, 0),
-                            est_strong: 0,
-                            deadline: Instant::now() + cfg.duration,
-                            unwind: false,
-                            after_oom: None,
-                            st: ThreadStats::default(),
-                            scratch: Vec::new(),
-                            shared: (shared_cap > 0).then_some(pool),
-                            next_shared_id: (((t as u64) + 1) << 48) | (1 << 47),
-                            stop,
-                            native,
-                            native_bytes: 0,
-                            native_cap,
-                            native_prune_at: 0,
-                            direct_limit,
-                            epsilon_mappings_left: EPSILON_MAPPINGS_PER_THREAD,
-                        };
-                        let _ = p.seed;
-                        let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            let mut m = heap
-                                .attach(&format!("torture-{t}"))
-                                .expect("attaching a mutator");
-                            p.run(&mut m);
-                        }));
-                        let r = r.map_err(|e| {
-                            // Stop the other threads: the run has failed.
-                            stop.store(true, Ordering::Relaxed);
-                            panic_message(&*e)
-                        });
-                        (p.st, r)
-                    })
-                    .expect("spawning a torture thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|e| (ThreadStats::default(), Err(panic_message(&*e))))
-            })
-            .collect()
-    });
+    // The control meter: a plain 1 ms sleep on a thread outside the heap, for the machine's
+    // own noise beside the run's longest pause and time to safepoint.
+    let control_stop = AtomicBool::new(false);
+    let (results, control): (Vec<(ThreadStats, Result<(), String>)>, _) =
+        std::thread::scope(|sc| {
+            let control = std::thread::Builder::new()
+                .name("control-meter".into())
+                .spawn_scoped(sc, || {
+                    workloads::hiccup::control_loop(&control_stop, Duration::from_millis(1))
+                })
+                .expect("spawning the control meter");
+            let handles: Vec<_> = (0..cfg.threads)
+                .map(|t| {
+                    let (heap, region, pool, stop, native) =
+                        (&heap, &region, &pool, &stop, &native);
+                    std::thread::Builder::new()
+                        .name(format!("torture-{t}"))
+                        .spawn_scoped(sc, move || {
+                            let seed = splitmix(cfg.seed.wrapping_add(t as u64));
+                            let mut p = Program {
+                                cfg,
+                                heap,
+                                region,
+                                region_base: t * REGION_SLOTS_PER_THREAD,
+                                sizes,
+                                thread: t,
+                                seed,
+                                rng: Rng(seed),
+                                next_id: ((t as u64) + 1) << 48,
+                                objs: HashMap::new(),
+                                model_bytes: 0,
+                                levels: Vec::new(),
+                                globals: Vec::new(),
+                                weaks: Vec::new(),
+                                region_ids: vec![None; REGION_SLOTS_PER_THREAD],
+                                live_cap: private_live / cfg.threads as u64,
+                                max_objects: cfg.max_objects,
+                                prune_at: (0, 0),
+                                est_strong: 0,
+                                deadline: Instant::now() + cfg.duration,
+                                unwind: false,
+                                after_oom: None,
+                                st: ThreadStats::default(),
+                                scratch: Vec::new(),
+                                shared: (shared_cap > 0).then_some(pool),
+                                next_shared_id: (((t as u64) + 1) << 48) | (1 << 47),
+                                stop,
+                                native,
+                                native_bytes: 0,
+                                native_cap,
+                                native_prune_at: 0,
+                                direct_limit,
+                                epsilon_mappings_left: EPSILON_MAPPINGS_PER_THREAD,
+                            };
+                            let _ = p.seed;
+                            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                                let mut m = heap
+                                    .attach(&format!("torture-{t}"))
+                                    .expect("attaching a mutator");
+                                p.run(&mut m);
+                            }));
+                            let r = r.map_err(|e| {
+                                // Stop the other threads: the run has failed.
+                                stop.store(true, Ordering::Relaxed);
+                                panic_message(&*e)
+                            });
+                            (p.st, r)
+                        })
+                        .expect("spawning a torture thread")
+                })
+                .collect();
+            let results = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|e| (ThreadStats::default(), Err(panic_message(&*e))))
+                })
+                .collect();
+            control_stop.store(true, Ordering::Relaxed);
+            let control = control.join().expect("the control meter does not panic");
+            (results, control)
+        });
     let mut report = Report {
         runs: 1,
+        control_max_ns: control.overshoot_ns.iter().copied().max().unwrap_or(0),
         ..Default::default()
     };
     let mut failures = Vec::new();

@@ -122,6 +122,9 @@ pub struct Report {
     /// The longest pause less the heap verifier's walk inside it (the torture runs verify at
     /// every pause, and the walk's length grows with the heap): the collector's own pause.
     pub max_pause_unverified_ns: u64,
+    /// The control meter's longest overshoot of a 1 ms sleep on a thread outside the heap:
+    /// the machine's own noise in the run, beside its longest pause and time to safepoint.
+    pub control_max_ns: u64,
     /// The longest pause's kind and its time to safepoint (ms), to tell a pause that waited
     /// for a thread from one that worked.
     pub max_pause_kind: String,
@@ -236,6 +239,7 @@ impl Report {
         }
         self.max_pause_ns = self.max_pause_ns.max(o.max_pause_ns);
         self.max_pause_unverified_ns = self.max_pause_unverified_ns.max(o.max_pause_unverified_ns);
+        self.control_max_ns = self.control_max_ns.max(o.control_max_ns);
         self.max_objects_per_checkpoint = self
             .max_objects_per_checkpoint
             .max(o.max_objects_per_checkpoint);
@@ -448,7 +452,8 @@ impl std::fmt::Display for Report {
             f,
             "allocated {} objects ({}); {} GC cycles, {} pauses (max {:.3} ms, {} with {:.3} ms \
              to safepoint{}; {:.3} ms without the verifier's walk; longest time to safepoint \
-             {:.3} ms{}; {} passed the safepoint timeout), {} relocated ({} pages freed); live at marking {:.1}% of the \
+             {:.3} ms{}; {} passed the safepoint timeout; control meter's longest overshoot \
+             {:.3} ms), {} relocated ({} pages freed); live at marking {:.1}% of the \
              heap on average, {:.1}% at most",
             self.objects_allocated,
             bytes_human(self.bytes_allocated),
@@ -473,6 +478,7 @@ impl std::fmt::Display for Report {
                 format!(" ({})", self.max_ttsp_stragglers)
             },
             self.safepoint_timeouts,
+            self.control_max_ns as f64 / 1e6,
             bytes_human(self.bytes_relocated),
             self.pages_relocated,
             self.live_permille_sum as f64 / self.cycles.max(1) as f64 / 10.0,
