@@ -6,9 +6,8 @@ use crate::{GIB, MIB};
 use gc_runtime::{pacing_interval, PacingConfig};
 use std::time::Duration;
 
-/// Exercise 1: The longest of the last five cycles marked for 400 ms (from its start to Pause
-/// Mark End); the running one started 100 ms ago and is marking; mutators may still take
-/// 512 MiB. With the default quantum and margin, how far apart (in
+/// Exercise 1: The longest of the last five cycles took 400 ms; the running one started 100 ms ago;
+/// mutators may still take 512 MiB. With the default quantum and margin, how far apart (in
 /// microseconds) must the quanta of all mutators together be?
 fn interval_early_in_a_cycle_us() -> f64 {
     // expected = 400 ms x 1.25 = 500 ms; remaining = 500 - 100 = 400 ms.
@@ -16,15 +15,14 @@ fn interval_early_in_a_cycle_us() -> f64 {
     400_000.0 / 8191.0 // 48.8 us: a mutator slower than 1.3 GB/s is never delayed
 }
 
-/// Exercise 2: The same cycle overran: it has run 600 ms, still marking, and 8 MiB are left.
-/// The interval now?
+/// Exercise 2: The same cycle overran: it has run 600 ms and 8 MiB are left. The interval now?
 fn interval_after_an_overrun_us() -> f64 {
     // remaining = max(500 - 600, 500 / 4) = 125 ms; budget = 8 MiB - 64 KiB = 127 quanta.
     125_000.0 / 127.0 // 984 us: nearly the 1 ms cap on every quantum
 }
 
-/// Exercise 3: The first cycle of a heap (no cycle has ended its marking yet) has just started
-/// with 1 GiB free. The interval?
+/// Exercise 3: The first cycle of a heap (none completed yet) has just started with 1 GiB free. The
+/// interval?
 fn interval_in_the_first_cycle_us() -> f64 {
     // No history: expected = 100 ms x 1.25 = 125 ms, all of it remaining; 16383 quanta.
     125_000.0 / 16383.0

@@ -9,10 +9,8 @@
 //! wake when a page is freed: relocation frees pages during the cycle, and a stalled
 //! allocation is retried then rather than only at the cycle's end.
 //!
-//! The monitor also times the cycles (when the running one began, how long the last few took
-//! in all and until their marking ended, whether the running one still marks) for the pacer,
-//! which budgets free memory over what is left of the running cycle's marking, then of the
-//! cycle.
+//! The monitor also times the cycles (when the running one began, how long the last few took)
+//! for the pacer, which budgets free memory over what is left of the running cycle.
 
 use super::phase_gate::PhaseGate;
 use crate::observe::GcCause;
@@ -42,10 +40,6 @@ struct Control {
     began_at: Option<Instant>,
     /// The durations of the last few cycles, newest last.
     durations: VecDeque<Duration>,
-    /// True from a cycle's start until its marking ended (Pause Mark End).
-    marking: bool,
-    /// The time from start to the end of marking of the last few cycles, newest last.
-    markings: VecDeque<Duration>,
 }
 
 /// The cycle in progress, as the pacer sees it.
@@ -55,10 +49,6 @@ pub(crate) struct RunningCycle {
     pub(crate) elapsed: Duration,
     /// The longest duration of the last few cycles (`None` before the first completed).
     pub(crate) expected: Option<Duration>,
-    /// While the cycle still marks: the longest time from start to the end of marking of
-    /// the last few cycles (`None` once marking ended, or before any cycle's marking ended).
-    /// Marking frees nothing; from Concurrent Select Relocation Set on, pages come back.
-    pub(crate) expected_marking: Option<Duration>,
 }
 
 /// What the driver should do next.
@@ -137,29 +127,13 @@ impl CycleControl {
         let mut c = self.control.lock();
         c.started += 1;
         c.began_at = Some(Instant::now());
-        c.marking = true;
         c.started - 1
-    }
-
-    /// The driver ended the running cycle's marking (Pause Mark End): from now on the cycle
-    /// frees memory (empty pages at selection, evacuated pages during relocation).
-    pub(crate) fn marking_ended(&self) {
-        let mut c = self.control.lock();
-        let Some(t) = c.began_at else { return };
-        if !std::mem::take(&mut c.marking) {
-            return;
-        }
-        if c.markings.len() == TIMED_CYCLES {
-            c.markings.pop_front();
-        }
-        c.markings.push_back(t.elapsed());
     }
 
     /// The driver completed a cycle: wake everyone waiting for one.
     pub(crate) fn end_cycle(&self) {
         let mut c = self.control.lock();
         c.completed += 1;
-        c.marking = false;
         if let Some(t) = c.began_at.take() {
             if c.durations.len() == TIMED_CYCLES {
                 c.durations.pop_front();
@@ -202,11 +176,6 @@ impl CycleControl {
         Some(RunningCycle {
             elapsed: began.elapsed(),
             expected: c.durations.iter().max().copied(),
-            expected_marking: if c.marking {
-                c.markings.iter().max().copied()
-            } else {
-                None
-            },
         })
     }
 

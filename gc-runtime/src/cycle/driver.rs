@@ -374,7 +374,6 @@ impl<'h> Cycle<'h> {
             self.rec.mark_end_retries += 1;
             phase = GcPhase::ConcurrentMarkContinue;
         }
-        h.control().marking_ended();
         self.after_mark_end();
         // Only the flip: roots are relocated by the mutators' barriers as they load them, or
         // remapped by the next cycle's Concurrent Mark Roots (see `relocate`).

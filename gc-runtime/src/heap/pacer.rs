@@ -35,15 +35,10 @@
 //!
 //! 1. `free` is what mutators may still take (the heap less the relocation reserve less the
 //!    pages in use); `budget = free − bytes` is what is left once these bytes are counted.
-//! 2. `expected` is how long free memory must last. While the cycle marks, until its marking
-//!    is expected to end: the longest time from start to Pause Mark End of the last five
-//!    cycles, times `duration_margin` (marking frees nothing; from Concurrent Select
-//!    Relocation Set on, the cycle hands pages back, and the mutators take them as they
-//!    come). Once marking has ended, or before any cycle's marking ended, until the cycle is
-//!    expected to end: the longest of the last five cycles times `duration_margin`, or
-//!    100 ms before any cycle completed. (The longest, not the mean: a cycle on a fuller heap
-//!    takes longer than the last ones.) `remaining = expected − elapsed`, but never less than
-//!    a quarter of `expected`.
+//! 2. `expected` is how long the cycle should take: the longest of the last five cycles
+//!    times `duration_margin`, or 100 ms before any cycle completed. (The longest, not the
+//!    mean: a cycle on a fuller heap takes longer than the last ones.) `remaining = expected −
+//!    elapsed`, but never less than a quarter of `expected`.
 //! 3. Free memory lasts until the cycle ends if the mutators, all together, allocate no
 //!    faster than `bytes` every `interval = remaining × bytes / budget`.
 //! 4. The pacer keeps one *due time* for the heap: the next quantum is due `interval` after
@@ -81,7 +76,7 @@
 
 use super::pacing_floor::{HeldTimes, PacingFloor};
 use crate::config::HeapConfig;
-use crate::context::{GcContext, Progress, RunningCycle};
+use crate::context::{GcContext, Progress};
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
@@ -138,7 +133,7 @@ impl Pacer {
         }
         let cycle = cx.control.running_cycle()?;
         let free = cx.pages.mutator_free();
-        let remaining = horizon(cycle, self.duration_margin);
+        let remaining = remaining_time(cycle.expected, self.duration_margin, cycle.elapsed);
         let interval = interval_for(free, bytes, remaining);
         let mut progress = cx.progress.snapshot();
         progress.allocated = cx.progress.add_allocated(bytes);
@@ -216,23 +211,8 @@ fn floor_yields(free: u64, allocated: u64, elapsed: Duration, remaining: Duratio
     (free as f64) < rate * remaining
 }
 
-/// Step 2 of the time rule: how long free memory must last in the running cycle `cycle`.
-/// While it marks, until its marking is expected to end: marking frees nothing, but from
-/// Concurrent Select Relocation Set on the cycle gives pages back (empty ones at selection,
-/// each evacuated page during relocation), and the mutators take them as they come (an
-/// allocation that finds the heap full waits only for the next freed page). The longest
-/// time to the end of marking of the last few cycles times `duration_margin`, less the time
-/// elapsed, but never less than a quarter of it. Before any cycle's marking ended, and once
-/// this one's has, until the cycle is expected to end ([`remaining_time`]).
-fn horizon(cycle: RunningCycle, duration_margin: f64) -> Duration {
-    match cycle.expected_marking {
-        Some(marking) => remaining_time(Some(marking), duration_margin, cycle.elapsed),
-        None => remaining_time(cycle.expected, duration_margin, cycle.elapsed),
-    }
-}
-
-/// How long the running cycle, `elapsed` into its run, should still take — the longest
-/// recent cycle (`expected`, `None` before any completed) times
+/// Step 2 of the time rule: how long the running cycle, `elapsed` into its run, should
+/// still take — the longest recent cycle (`expected`, `None` before any completed) times
 /// `duration_margin`, less `elapsed`, but never less than a quarter of it.
 fn remaining_time(expected: Option<Duration>, duration_margin: f64, elapsed: Duration) -> Duration {
     let expected = expected
@@ -244,10 +224,9 @@ fn remaining_time(expected: Option<Duration>, duration_margin: f64, elapsed: Dur
 }
 
 /// Steps 1 to 3 of the time rule: how far apart quanta of `bytes` must be for `free` bytes
-/// (these `bytes` included) to last as long as step 2 asks, for a cycle `elapsed` into its
-/// run, where `expected` is the longest recent time that step takes as the horizon (to the
-/// end of marking while the cycle marks, to the cycle's end after; `None` before any cycle
-/// gave one) and `duration_margin` the safety factor. What `Pacer::delay_for` computes
+/// (these `bytes` included) to last until the running cycle ends, for a cycle `elapsed` into
+/// its run whose longest recent predecessor took `expected` (`None` before any cycle
+/// completed) and a safety factor `duration_margin`. What `Pacer::delay_for` computes
 /// before it schedules; public so that the book's exercises check their answers against it.
 pub fn pacing_interval(
     free: u64,
@@ -738,65 +717,5 @@ mod tests {
         );
         let used = allocated as f64 / share;
         assert!(used > 0.9 && used <= 1.0, "took {used:.3} of the allowance");
-    }
-
-    #[test]
-    fn free_memory_must_last_until_marking_ends_while_the_cycle_marks() {
-        let cycle = |elapsed, marking| RunningCycle {
-            elapsed,
-            expected: Some(200 * MS),
-            expected_marking: marking,
-        };
-        // Marking took at most 100 ms lately: 125 ms with the margin, 10 of them gone.
-        assert_eq!(horizon(cycle(10 * MS, Some(100 * MS)), 1.25), 115 * MS);
-        // Once this cycle's marking ended (or before any cycle's did): the cycle's end.
-        assert_eq!(horizon(cycle(10 * MS, None), 1.25), 240 * MS);
-        // Never less than a quarter of the horizon.
-        let late = horizon(cycle(200 * MS, Some(100 * MS)), 1.25);
-        assert_eq!(late, Duration::from_micros(31_250));
-    }
-
-    /// The time rule alone over one cycle of a mutator far faster than its budget (a quantum
-    /// every 20 µs) on `free` bytes, with marking 160 ms of a 240 ms cycle and nothing freed
-    /// before marking ends: the bytes it allocated by then, and whether it ran dry before.
-    fn allocated_while_marking(free: u64) -> (u64, bool) {
-        let (quantum, margin) = (64 << 10, 1.25);
-        let (marking, whole) = (160 * MS, 240 * MS);
-        let t0 = Instant::now();
-        let (mut now, mut due, mut left) = (t0, None, free);
-        while now.duration_since(t0) < marking {
-            now += Duration::from_micros(20);
-            if left < quantum {
-                return (free - left, true);
-            }
-            left -= quantum;
-            let running = RunningCycle {
-                elapsed: now.duration_since(t0),
-                expected: Some(whole),
-                expected_marking: Some(marking),
-            };
-            let interval = interval_for(left, quantum, horizon(running, margin));
-            let (delay, next) = schedule(now, due, interval, 100 * MS);
-            due = Some(next);
-            if delay >= MIN_SLEEP {
-                now += delay;
-            }
-        }
-        (free - left, false)
-    }
-
-    /// Budgeting free memory until marking ends, not until the cycle ends, lets the mutators
-    /// use most of it while the cycle marks (budgeted over the whole cycle they leave a third
-    /// of it: memory a back-to-back cycle cannot reclaim), and still not run dry before.
-    #[test]
-    fn marking_cycles_spend_most_of_the_free_memory_without_running_dry() {
-        let free = 64 * MIB;
-        let (used, dry) = allocated_while_marking(free);
-        assert!(!dry, "ran dry while marking");
-        let share = used as f64 / free as f64;
-        assert!(
-            share > 0.7,
-            "used {share:.3} of the free memory while marking"
-        );
     }
 }
