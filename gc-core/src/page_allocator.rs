@@ -60,6 +60,8 @@ pub struct PageAllocator {
     used: AtomicU64,
     poison: AtomicBool,
     pages_allocated: AtomicU64,
+    /// Calls that mapped memory into the views (one `mmap` per view each).
+    views_mapped: AtomicU64,
 }
 
 impl PageAllocator {
@@ -90,7 +92,7 @@ impl PageAllocator {
                     source,
                 })?;
         }
-        Ok(PageAllocator {
+        let allocator = PageAllocator {
             config: config.clone(),
             layout,
             sizes: PageSizes::for_max_heap(config.max_heap),
@@ -104,7 +106,80 @@ impl PageAllocator {
             used: AtomicU64::new(0),
             poison: AtomicBool::new(false),
             pages_allocated: AtomicU64::new(0),
-        })
+            views_mapped: AtomicU64::new(0),
+        };
+        allocator.prime_cache(initial)?;
+        Ok(allocator)
+    }
+
+    /// Map the initial heap into the views and keep it in the page cache as small pages
+    /// (ZGC's `ZPageAllocator::prime_cache`), so that taking a small page from it costs no
+    /// `mmap`. A mutator that maps memory takes the kernel's memory-map lock and the backing
+    /// file's `i_mmap_rwsem` for writing, and waits for every reader: a GC thread's page fault,
+    /// DAMON's `kdamond` checking whether the file's pages were accessed (an rmap walk), each
+    /// of which can hold the lock for tens of milliseconds on a busy machine. One `mmap` per
+    /// view maps the whole initial heap here, before any mutator runs. A whole number of small
+    /// pages is primed; the rest of the initial heap (less than one page) stays unmapped.
+    fn prime_cache(&self, initial: u64) -> Result<(), HeapError> {
+        let small = self.sizes.small;
+        let pages = initial / small;
+        if pages == 0 {
+            return Ok(());
+        }
+        let bytes = pages * small;
+        let mut st = self.state.lock();
+        let ranges = self
+            .physical
+            .alloc(bytes)
+            .expect("a new heap's file is all free, and the initial heap fits in it");
+        let start = st
+            .vspace
+            .alloc(bytes, false)
+            .expect("a new heap's reservation is all free and at least the maximum heap");
+        if let Err(e) = self.views.map(start, self.physical.fd(), &ranges) {
+            st.vspace.free(start, bytes);
+            self.physical.free(&ranges);
+            return Err(e);
+        }
+        self.views_mapped.fetch_add(1, Ordering::Relaxed);
+        let zeroed = self.physical.hand_out(&ranges);
+        // One page per `small` bytes of the virtual range, each over the file ranges behind
+        // it; pushed from the top, so the cache (last in, first out) hands out the lowest
+        // addresses first.
+        let mut pieces = Vec::with_capacity(pages as usize);
+        let mut phys = ranges.iter().copied();
+        let mut cur = phys.next();
+        for i in 0..pages {
+            let mut need = small;
+            let mut page_ranges = Vec::with_capacity(1);
+            while need > 0 {
+                let r = cur
+                    .as_mut()
+                    .expect("the file ranges cover the virtual range");
+                let take = r.len.min(need);
+                page_ranges.push(PhysRange {
+                    offset: r.offset,
+                    len: take,
+                });
+                r.offset += take;
+                r.len -= take;
+                need -= take;
+                if r.len == 0 {
+                    cur = phys.next();
+                }
+            }
+            pieces.push(PageMemory {
+                start: start + i * small,
+                size: small,
+                ranges: page_ranges,
+                populated: Default::default(),
+                zeroed,
+            });
+        }
+        for m in pieces.into_iter().rev() {
+            st.cache.put(m);
+        }
+        Ok(())
     }
 
     /// The configuration this heap was created with.
@@ -161,6 +236,12 @@ impl PageAllocator {
     /// Pages allocated since creation.
     pub fn pages_allocated(&self) -> u64 {
         self.pages_allocated.load(Ordering::Relaxed)
+    }
+    /// How often memory was mapped into the views since creation (each time one `mmap` per
+    /// view): once at creation for a primed initial heap, then once per page that the page
+    /// cache could not serve.
+    pub fn views_mapped(&self) -> u64 {
+        self.views_mapped.load(Ordering::Relaxed)
     }
 
     /// Accounting snapshot.
@@ -280,6 +361,7 @@ impl PageAllocator {
                 }
             }
         };
+        self.views_mapped.fetch_add(1, Ordering::Relaxed);
         if let Err(e) = self.views.map(start, self.physical.fd(), &ranges) {
             self.views
                 .unmap(start, size)
@@ -306,6 +388,10 @@ impl PageAllocator {
             .unmap(m.start, m.size)
             .expect("a page's range lies inside the reservation");
         st.vspace.free(m.start, m.size);
+        if m.zeroed {
+            // Never written (a primed page no one took): the next page over it is zero too.
+            self.physical.take_back_unwritten(&m.ranges);
+        }
         self.physical.free(&m.ranges);
     }
 
@@ -352,13 +438,19 @@ impl PageAllocator {
     /// Flush the page cache and uncommit free physical memory down to `keep` bytes (never
     /// below the initial heap). Returns the bytes uncommitted.
     pub fn uncommit(&self, keep: u64) -> std::io::Result<u64> {
+        // The initial heap was committed in whole granules: keep all of them.
+        let initial = self.config.initial_heap.div_ceil(GRANULE_SIZE) * GRANULE_SIZE;
+        let keep = keep.max(initial);
+        if self.physical.committed_bytes() <= keep {
+            // Nothing to give back: keep the cache mapped (a heap committed whole at creation
+            // would otherwise map every page again).
+            return Ok(0);
+        }
         let mut st = self.state.lock();
         while let Some(m) = st.cache.evict() {
             self.release_memory(&mut st, m);
         }
         drop(st);
-        // The initial heap was committed in whole granules: keep all of them.
-        let initial = self.config.initial_heap.div_ceil(GRANULE_SIZE) * GRANULE_SIZE;
-        self.physical.uncommit_free(keep.max(initial))
+        self.physical.uncommit_free(keep)
     }
 }

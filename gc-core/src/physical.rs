@@ -218,6 +218,17 @@ impl PhysicalMemory {
         zero
     }
 
+    /// Take back `ranges` from a page that never wrote them (their memory still reads as
+    /// zeros): the next [`Self::hand_out`] of them counts them as zero again.
+    pub fn take_back_unwritten(&self, ranges: &[PhysRange]) {
+        let mut g = self.granules.lock();
+        for r in ranges {
+            let first = (r.offset / GRANULE_SIZE) as usize;
+            let n = (r.len / GRANULE_SIZE) as usize;
+            g.handed_out[first..first + n].fill(false);
+        }
+    }
+
     /// Uncommit committed granules of `range` (`fallocate(PUNCH_HOLE | KEEP_SIZE)`).
     /// Returns the bytes uncommitted. Only free memory can be uncommitted: a range any part
     /// of which is handed out (a page's memory, whose contents the hole would zero) is

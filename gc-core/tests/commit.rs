@@ -297,3 +297,72 @@ fn an_unaligned_initial_heap_is_rounded_up_and_kept_whole() {
     );
     assert_eq!(file_bytes(heap.physical()), 4 * MIB);
 }
+
+#[test]
+fn a_heap_committed_whole_is_mapped_at_creation_and_served_from_the_cache() {
+    let mut cfg = MemoryConfig::new(32 * MIB);
+    cfg.initial_heap = 32 * MIB;
+    let heap = PageAllocator::new(&cfg).unwrap();
+    assert_eq!(
+        heap.views_mapped(),
+        1,
+        "one mapping for the whole initial heap"
+    );
+    assert_eq!(heap.usage().cached, 32 * MIB, "all of it in the page cache");
+    // Every small page comes from the cache: no mmap on the allocating thread.
+    let pages: Vec<_> = (0..16)
+        .map(|_| heap.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap())
+        .collect();
+    assert_eq!(
+        heap.views_mapped(),
+        1,
+        "a small page of the primed heap was mapped again"
+    );
+    assert_eq!(heap.usage().cached, 0);
+    assert!(
+        pages.windows(2).all(|w| w[0].start() < w[1].start()),
+        "the lowest addresses are handed out first"
+    );
+    for p in &pages {
+        dirty(&heap, p, 0x5A);
+        // SAFETY: nothing reads or writes the page's objects after it is freed.
+        unsafe { heap.free_page(p) };
+    }
+    // Nothing to uncommit below the initial heap: the cache stays mapped.
+    assert_eq!(heap.uncommit(0).unwrap(), 0);
+    assert_eq!(
+        heap.usage().cached,
+        32 * MIB,
+        "uncommit flushed a cache it could not shrink"
+    );
+    let again = heap.alloc_page(PageKind::Small, 2 * MIB, 2).unwrap();
+    assert_eq!(heap.views_mapped(), 1);
+    // SAFETY: as above.
+    unsafe { heap.free_page(&again) };
+}
+
+#[test]
+fn primed_memory_no_page_wrote_is_still_zero_for_a_large_page() {
+    let mut cfg = MemoryConfig::new(32 * MIB);
+    cfg.initial_heap = 32 * MIB;
+    let heap = PageAllocator::new(&cfg).unwrap();
+    // One small page written and freed; the large page needs the whole file: the cache is
+    // flushed, and only the written granule's memory is not zero.
+    let a = heap.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
+    dirty(&heap, &a, 0x5A);
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { heap.free_page(&a) };
+    let b = heap.alloc_page(PageKind::Large, 32 * MIB, 2).unwrap();
+    assert!(!b.take_zeroed(), "a written granule is in it");
+    dirty(&heap, &b, 0xA5);
+    // SAFETY: as above.
+    unsafe { heap.free_page(&b) };
+
+    let heap = PageAllocator::new(&cfg).unwrap();
+    let c = heap.alloc_page(PageKind::Large, 16 * MIB, 1).unwrap();
+    assert!(c.take_zeroed(), "primed memory no page took reads as zeros");
+    let base = heap.layout().address(c.start(), View::Marked0);
+    // SAFETY: mapped read-write, 16 MiB long.
+    let bytes = unsafe { std::slice::from_raw_parts(base.as_ptr::<u8>(), 16 * MIB as usize) };
+    assert_eq!(bytes.iter().position(|&b| b != 0), None);
+}
