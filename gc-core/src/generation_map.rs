@@ -138,6 +138,21 @@ impl GenerationMap {
         }
     }
 
+    /// A full collection's Pause Mark Start: every granule a page covers becomes old (the
+    /// full cycle promotes every survivor, so at that instant no young page exists). One
+    /// byte per granule of the map is read; returns the granules that were young.
+    pub fn promote_all(&self) -> u64 {
+        let mut promoted = 0;
+        for a in self.ages.iter() {
+            let b = a.load(Ordering::Relaxed);
+            if b != NO_PAGE && b != OLD {
+                a.store(OLD, Ordering::Relaxed);
+                promoted += 1;
+            }
+        }
+        promoted
+    }
+
     /// The age of the page covering `offset`, if a page covers it.
     #[inline]
     pub fn age(&self, offset: Offset) -> Option<PageAge> {
@@ -210,6 +225,10 @@ mod tests {
         assert_eq!(map.age(small), Some(PageAge::Survivor(1)));
         map.clear(medium, 4 * GRANULE_SIZE);
         assert!(!map.is_old(last_of_medium));
+        // A full cycle's Mark Start: every page old, no page where there was none.
+        assert_eq!(map.promote_all(), 1);
+        assert!(map.is_old(small) && !map.is_old(medium));
+        assert_eq!(map.age(medium), None);
     }
 
     #[test]
