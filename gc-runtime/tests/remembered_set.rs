@@ -1,0 +1,305 @@
+//! The generational bookkeeping under stress (`HeapConfig::track_generations`, with only full
+//! cycles running): old holders receive young values across many full cycles, and the
+//! verifier, on in every pause, checks that every slot of a reachable old object pointing
+//! into a young page is in the remembered set.
+//!
+//! Two mutator threads each keep a table of holders. A holder survives a Pause Mark Start and
+//! is old from then on; the threads keep storing newly allocated leaves (young) into random
+//! slots of random holders — the store barrier's old-to-young path — and now and then
+//! replace a holder by a new one, allocated between garbage so its page is sparse and chosen
+//! for relocation in a later cycle while it holds young leaves: relocation must remember
+//! those slots at the holder's new address. A shadow model (the leaf identity each slot
+//! should hold) is checked against the heap throughout.
+//!
+//! The test fails unless each path was reached, as the collector counts it: old-to-young
+//! stores remembered by the barrier, objects moved onto old pages with young slots
+//! remembered, and verifications that found young-pointing slots of old objects (each of
+//! which had its bit, or the verifier would have ended the process). The bug hunts
+//! `6-store-barrier-missing.patch` and `7-relocation-forgets-young-slots.patch` show it fails
+//! with the barrier or relocation's remembering taken out.
+
+use gc_runtime::{Heap, HeapConfig, Local, Mode, ObjRef, RememberedSetStats, Scope, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1 << 20;
+/// Holders per thread, and slots per holder.
+const HOLDERS: usize = 2_000;
+const SLOTS: usize = 4;
+/// The longest a run goes on waiting for every path to be reached.
+const MAX_SECS: u64 = 40;
+
+/// A tiny deterministic generator (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// How a holder holds its leaves: reference slots or value slots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Link {
+    Ref,
+    Value,
+}
+
+impl Link {
+    fn holder<'s>(self, s: &mut Scope<'s>) -> Local<'s> {
+        match self {
+            Link::Ref => s.alloc(2, SLOTS as u32, 8).unwrap(),
+            Link::Value => s.alloc_with_values(2, 0, SLOTS as u32, 8).unwrap(),
+        }
+    }
+
+    fn store(self, o: ObjRef<'_>, i: usize, t: Option<ObjRef<'_>>) {
+        match (self, t) {
+            (Link::Ref, t) => o.store(i, t),
+            (Link::Value, Some(t)) => o.store_value(i, Value::Ref(t)),
+            (Link::Value, None) => o.store_value(i, Value::Number(0.0)),
+        }
+    }
+
+    fn load(self, o: ObjRef<'_>, i: usize) -> Option<ObjRef<'_>> {
+        match self {
+            Link::Ref => o.load(i),
+            Link::Value => match o.load_value(i) {
+                Value::Ref(t) => Some(t),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A new leaf with identity `id` (young until the next Pause Mark Start).
+fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Local<'s> {
+    let l = s.alloc(3, 0, 16).unwrap();
+    let o = s.get(l);
+    o.write_u64(0, id);
+    o.write_u64(8, !id);
+    l
+}
+
+/// Check holder `h`'s slots against the model.
+fn check(o: ObjRef<'_>, link: Link, h: usize, expected: &[u64; SLOTS], mode: Mode) {
+    assert_eq!(o.shape(), 2, "{mode}: holder {h} corrupted");
+    assert_eq!(o.read_u64(0), h as u64, "{mode}: holder {h} has another's id");
+    for (j, &id) in expected.iter().enumerate() {
+        match link.load(o, j) {
+            None => assert_eq!(id, 0, "{mode}: leaf {id:#x} of holder {h} slot {j} lost"),
+            Some(l) => assert_eq!(
+                (l.shape(), l.read_u64(0), l.read_u64(8)),
+                (3, id, !id),
+                "{mode}: holder {h} slot {j} holds the wrong leaf"
+            ),
+        }
+    }
+}
+
+/// One mutator: keeps its holders, stores young leaves into them, replaces some. Returns the
+/// holders checked.
+fn mutate(heap: &Heap, link: Link, thread: u64, stop: &AtomicBool, mode: Mode) -> u64 {
+    let mut m = heap.attach(&format!("mutator-{thread}")).unwrap();
+    let mut rng = Rng(0x6e4e ^ thread);
+    let mut expected = vec![[0u64; SLOTS]; HOLDERS];
+    let mut next_id = (thread + 1) << 48;
+    let mut checks = 0;
+    m.scope(|s| {
+        let table = s.alloc(1, HOLDERS as u32, 0).unwrap();
+        for h in 0..HOLDERS {
+            s.scope(|s| {
+                let o = link.holder(s);
+                s.get(o).write_u64(0, h as u64);
+                s.store(table, h, Some(o));
+            });
+        }
+        let mut round = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            round += 1;
+            s.scope(|s| {
+                // Young leaves into (mostly old) holders.
+                for _ in 0..64 {
+                    let (h, j) = (rng.below(HOLDERS), rng.below(SLOTS));
+                    next_id += 1;
+                    let l = leaf(s, next_id);
+                    let holder = s.get(table).load(h).expect("holder");
+                    link.store(holder, j, Some(s.get(l)));
+                    expected[h][j] = next_id;
+                }
+                // Now and then a slot cleared (a leaf dies).
+                let (h, j) = (rng.below(HOLDERS), rng.below(SLOTS));
+                link.store(s.get(table).load(h).expect("holder"), j, None);
+                expected[h][j] = 0;
+            });
+            if round % 4 == 0 {
+                // Replace a holder by a copy between garbage: a sparse page, relocated in a
+                // later cycle while the copy (old by then) holds young leaves.
+                s.scope(|s| {
+                    let h = rng.below(HOLDERS);
+                    let _before = s.alloc(9, 0, 2048).unwrap();
+                    let new = link.holder(s);
+                    let _after = s.alloc(9, 0, 2048).unwrap();
+                    let old = s.load(table, h).expect("holder");
+                    let (o, n) = (s.get(old), s.get(new));
+                    n.write_u64(0, h as u64);
+                    for j in 0..SLOTS {
+                        link.store(n, j, link.load(o, j));
+                    }
+                    s.store(table, h, Some(new));
+                });
+            }
+            // Check a run of holders against the model.
+            let first = rng.below(HOLDERS);
+            for k in 0..16 {
+                let h = (first + k) % HOLDERS;
+                let o = s.get(table).load(h).expect("holder");
+                check(o, link, h, &expected[h], mode);
+                checks += 1;
+            }
+            s.poll();
+        }
+        for (h, e) in expected.iter().enumerate() {
+            let o = s.get(table).load(h).expect("holder");
+            check(o, link, h, e, mode);
+            checks += 1;
+        }
+    });
+    checks
+}
+
+/// Every path of the bookkeeping reached, as the collector counted it.
+fn reached(r: &RememberedSetStats) -> bool {
+    r.barrier_remembered > 0
+        && r.objects_moved_remembered > 0
+        && r.verified_young_slots > 0
+        && r.verifications >= 6
+        && r.granules_promoted > 0
+}
+
+fn run(mode: Mode, link: Link) {
+    let heap = Arc::new(
+        Heap::new(
+            HeapConfig::new(24 * MIB)
+                .mode(mode)
+                .verify(true)
+                .track_generations(true)
+                .gc_threads(1)
+                .continuous(true),
+        )
+        .unwrap(),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let (heap, stop) = (heap.clone(), stop.clone());
+            std::thread::spawn(move || mutate(&heap, link, t, &stop, mode))
+        })
+        .collect();
+    // At least 3 s and 10 cycles, and on until every path was reached (or the limit).
+    let start = Instant::now();
+    let enough = |h: &Heap| {
+        h.stats().cycles.len() >= 10 && reached(&h.remembered_set_stats().unwrap())
+    };
+    while !threads.iter().any(|t| t.is_finished())
+        && start.elapsed() < Duration::from_secs(MAX_SECS)
+        && (start.elapsed() < Duration::from_secs(3) || !enough(&heap))
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let checks: u64 = threads
+        .into_iter()
+        .map(|t| t.join().expect("a mutator failed its checks"))
+        .sum();
+    let r = heap.remembered_set_stats().expect("the bookkeeping is on");
+    let cycles = heap.stats().cycles.len();
+    eprintln!(
+        "{mode} {link:?}: {cycles} cycles, {checks} holders checked, {} slots remembered now; \
+         {r:?}",
+        heap.remembered_slots().unwrap()
+    );
+    assert!(checks > 0, "{mode}: nothing was checked");
+    assert!(
+        reached(&r),
+        "{mode} {link:?}: a path of the remembered set was not reached in {cycles} cycles \
+         (barrier, relocation, verification): {r:?}"
+    );
+}
+
+#[test]
+fn concurrent_old_holders_remember_young_leaves() {
+    run(Mode::Concurrent, Link::Ref);
+}
+
+#[test]
+fn stw_old_holders_remember_young_leaves() {
+    run(Mode::Stw, Link::Ref);
+}
+
+#[test]
+fn concurrent_old_holders_remember_young_values() {
+    run(Mode::Concurrent, Link::Value);
+}
+
+#[test]
+fn stw_old_holders_remember_young_values() {
+    run(Mode::Stw, Link::Value);
+}
+
+/// The barrier's two cheap exits and its slow path, one store each, on objects whose age
+/// the test knows: a young holder, an old holder with an old value, an old holder with a
+/// young value (remembered once however often it is stored to).
+#[test]
+fn only_old_to_young_stores_are_remembered() {
+    let heap = Heap::new(
+        HeapConfig::new(16 * MIB)
+            .mode(Mode::Stw)
+            .verify(true)
+            .track_generations(true)
+            .continuous(false),
+    )
+    .unwrap();
+    let mut m = heap.attach("t").unwrap();
+    m.scope(|s| {
+        let holder = s.alloc(1, 2, 0).unwrap();
+        let value = s.alloc(1, 0, 8).unwrap();
+        assert_eq!(s.is_old(holder), Some(false), "a new object is young");
+        s.store(holder, 0, Some(value));
+        assert_eq!(heap.remembered_set_stats().unwrap().barrier_slow_stores, 0);
+        s.collect("test");
+        assert_eq!(s.is_old(holder), Some(true), "a survivor of a full cycle is old");
+        assert_eq!(s.is_old(value), Some(true));
+        s.store(holder, 1, Some(value));
+        assert_eq!(heap.remembered_set_stats().unwrap().barrier_slow_stores, 0);
+        let young = s.alloc(1, 0, 8).unwrap();
+        assert_eq!(s.is_old(young), Some(false));
+        s.store(holder, 1, Some(young));
+        s.store(holder, 1, Some(young));
+        let r = heap.remembered_set_stats().unwrap();
+        assert_eq!((r.barrier_slow_stores, r.barrier_remembered), (2, 1));
+        assert_eq!(heap.remembered_slots(), Some(1));
+        // The next full cycle's verifier finds the slot and its bit, then promotes the
+        // young object: the set is empty again.
+        s.collect("test");
+        let r = heap.remembered_set_stats().unwrap();
+        assert!(r.verified_young_slots >= 1, "{r:?}");
+        assert_eq!(s.is_old(young), Some(true));
+        assert_eq!(heap.remembered_slots(), Some(0));
+    });
+}
+
+/// With the bookkeeping off there is none to ask about.
+#[test]
+fn off_by_default() {
+    let heap = Heap::new(HeapConfig::new(16 * MIB)).unwrap();
+    assert!(heap.remembered_set_stats().is_none());
+    assert!(!HeapConfig::new(16 * MIB).track_generations);
+}
