@@ -14,9 +14,11 @@
 //! The test fails unless each path was reached, as the collector counts it: old-to-young
 //! stores remembered by the barrier, objects moved onto old pages with young slots
 //! remembered, and verifications that found young-pointing slots of old objects (each of
-//! which had its bit, or the verifier would have ended the process). The bug hunts
-//! `6-store-barrier-missing.patch` and `7-relocation-forgets-young-slots.patch` show it fails
-//! with the barrier or relocation's remembering taken out.
+//! which had its bit, or the verifier would have ended the process). Each scenario runs in a
+//! child process, so that the verifier's abort is this test's failure. A planted bug (a
+//! store barrier that remembers nothing, `Heap::skip_store_barrier_for_tests`) must end the
+//! child in the verifier; the bug hunt `6-relocation-forgets-young-slots.patch` shows the
+//! stress test fails when relocation does not remember a moved object's young slots.
 
 use gc_runtime::{Heap, HeapConfig, Local, Mode, ObjRef, RememberedSetStats, Scope, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -184,7 +186,9 @@ fn reached(r: &RememberedSetStats) -> bool {
         && r.granules_promoted > 0
 }
 
-fn run(mode: Mode, link: Link) {
+/// Run the stress scenario; with `planted`, the store barrier remembers nothing (it must
+/// not return: the verifier ends the process).
+fn run(mode: Mode, link: Link, planted: bool) {
     let heap = Arc::new(
         Heap::new(
             HeapConfig::new(24 * MIB)
@@ -196,6 +200,9 @@ fn run(mode: Mode, link: Link) {
         )
         .unwrap(),
     );
+    if planted {
+        heap.skip_store_barrier_for_tests();
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let threads: Vec<_> = (0..2)
         .map(|t| {
@@ -226,6 +233,7 @@ fn run(mode: Mode, link: Link) {
          {r:?}",
         heap.remembered_slots().unwrap()
     );
+    assert!(!planted, "{mode}: the verifier missed the planted missing barrier");
     assert!(checks > 0, "{mode}: nothing was checked");
     assert!(
         reached(&r),
@@ -234,24 +242,112 @@ fn run(mode: Mode, link: Link) {
     );
 }
 
+/// Set in a child process: the scenario it runs.
+const CHILD_ENV: &str = "ZRS_REMSET_CHILD";
+
+/// Run `scenario` in a child process (this test binary, test `test`): a verifier failure
+/// ends the process (a broken invariant in the collector aborts), so only a child can report
+/// it as this test's failure. Returns the child's exit status and stderr; fails if it does
+/// not end within two minutes.
+fn in_child(test: &str, scenario: &str) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, scenario)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the child ({scenario}) hung; its stderr:\n{}", reader.join().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status, reader.join().unwrap())
+}
+
+/// The stress scenario `mode`/`link` in a child process, which must succeed.
+fn stress(test: &str, mode: Mode, link: Link) {
+    if std::env::var(CHILD_ENV).is_ok() {
+        run(mode, link, false);
+        return;
+    }
+    let (status, stderr) = in_child(test, "stress");
+    eprintln!("{stderr}");
+    assert!(status.success(), "{mode} {link:?}: the child failed: {status}\n{stderr}");
+}
+
 #[test]
 fn concurrent_old_holders_remember_young_leaves() {
-    run(Mode::Concurrent, Link::Ref);
+    stress(
+        "concurrent_old_holders_remember_young_leaves",
+        Mode::Concurrent,
+        Link::Ref,
+    );
 }
 
 #[test]
 fn stw_old_holders_remember_young_leaves() {
-    run(Mode::Stw, Link::Ref);
+    stress(
+        "stw_old_holders_remember_young_leaves",
+        Mode::Stw,
+        Link::Ref,
+    );
 }
 
 #[test]
 fn concurrent_old_holders_remember_young_values() {
-    run(Mode::Concurrent, Link::Value);
+    stress(
+        "concurrent_old_holders_remember_young_values",
+        Mode::Concurrent,
+        Link::Value,
+    );
 }
 
 #[test]
 fn stw_old_holders_remember_young_values() {
-    run(Mode::Stw, Link::Value);
+    stress(
+        "stw_old_holders_remember_young_values",
+        Mode::Stw,
+        Link::Value,
+    );
+}
+
+/// The planted bug: a store barrier that remembers nothing. The verifier must end the
+/// process at a pause, naming the missing remembered-set bit, in both modes.
+#[test]
+fn a_missing_store_barrier_is_caught_by_the_verifier() {
+    const TEST: &str = "a_missing_store_barrier_is_caught_by_the_verifier";
+    match std::env::var(CHILD_ENV).as_deref() {
+        Ok("concurrent") => return run(Mode::Concurrent, Link::Ref, true),
+        Ok("stw") => return run(Mode::Stw, Link::Value, true),
+        _ => {}
+    }
+    for mode in ["concurrent", "stw"] {
+        let (status, stderr) = in_child(TEST, mode);
+        assert!(
+            !status.success(),
+            "{mode}: the verifier missed the missing store barrier"
+        );
+        assert!(
+            stderr.contains("is not in the remembered set"),
+            "{mode}: the child failed, but not by the verifier's remembered-set check: \
+             {status}\n{stderr}"
+        );
+    }
 }
 
 /// The barrier's two cheap exits and its slow path, one store each, on objects whose age

@@ -79,6 +79,16 @@ impl Heap {
         self.inner.generations().map(|g| g.stats())
     }
 
+    /// Plant a bug: from now on the store barrier finds old-to-young stores but remembers
+    /// none (a missing barrier), so the verifier must fail the next pause (for the test of
+    /// that). Does nothing unless `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn skip_store_barrier_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.skip_barrier_for_tests();
+        }
+    }
+
     /// Slots in the remembered set's current bitmap now, or `None` unless
     /// `HeapConfig::track_generations` is on.
     pub fn remembered_slots(&self) -> Option<u64> {

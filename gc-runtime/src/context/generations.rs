@@ -44,6 +44,9 @@ pub(crate) struct Generations {
     /// Mark Start, so a barrier (which runs between safepoints) sees one value throughout.
     flipped: AtomicBool,
     counts: RememberedSetCounts,
+    /// A test's planted bug: the store barrier's slow path forgets to remember
+    /// (`Heap::skip_store_barrier_for_tests`), so a test can show the verifier catches it.
+    skip_barrier: AtomicBool,
 }
 
 impl Generations {
@@ -56,6 +59,7 @@ impl Generations {
             remsets: (0..granules).map(|_| OnceLock::new()).collect(),
             flipped: AtomicBool::new(false),
             counts: RememberedSetCounts::default(),
+            skip_barrier: AtomicBool::new(false),
         }
     }
 
@@ -127,6 +131,9 @@ impl Generations {
     #[cold]
     #[inline(never)]
     fn remember_slow(&self, slot: Offset) {
+        if self.skip_barrier.load(Ordering::Relaxed) {
+            return;
+        }
         let new = self.remember(slot);
         self.counts.barrier_stored(new);
     }
@@ -213,6 +220,11 @@ impl Generations {
             .filter_map(OnceLock::get)
             .map(|s| s.count(cur))
             .sum()
+    }
+
+    /// Plant the bug of a missing store barrier (for the test that the verifier catches it).
+    pub(crate) fn skip_barrier_for_tests(&self) {
+        self.skip_barrier.store(true, Ordering::Relaxed);
     }
 
     pub(crate) fn counts(&self) -> &RememberedSetCounts {
