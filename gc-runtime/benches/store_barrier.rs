@@ -2,8 +2,8 @@
 //! measured through the public API (criterion): 4,096 reference stores (`ObjRef::store`)
 //! into an object of 4,096 reference slots, per iteration:
 //!
-//! - `store/no_barrier`: the same stores as `Fresh::init` makes them (a relaxed store, no
-//!   barrier at all) into a just-allocated object: the floor;
+//! - `store/no_barrier`: the same number of stores as `Fresh::init` makes them (a relaxed
+//!   store, no barrier at all) into a just-allocated object of 512 slots: the floor;
 //! - `store/off`: the bookkeeping off (the default): the barrier is one load of the mutator
 //!   and a branch;
 //! - `store/young_holder`: on, into a young holder (one byte load of the generation map);
@@ -19,6 +19,8 @@ use gc_runtime::{Heap, HeapConfig, Mode};
 use std::time::Duration;
 
 const N: usize = 4096;
+/// Reference slots of the just-allocated object of `no_barrier`.
+const FRESH_SLOTS: usize = 512;
 
 fn heap(track: bool) -> Heap {
     Heap::new(
@@ -44,11 +46,15 @@ fn stores(c: &mut Criterion) {
         let holder = s.alloc(1, N as u32, 0).unwrap();
         {
             let (h, v) = (s.get(holder), s.get(value));
-            let fresh = s.alloc_fresh(1, N as u32, 0).expect("a small object");
+            // A smaller object (the fast path declines where a pacing decision is due, every
+            // 64 KiB), stored to round and round.
+            let fresh = s
+                .alloc_fresh(1, FRESH_SLOTS as u32, 0)
+                .expect("a small object");
             g.bench_function("no_barrier", |b| {
                 b.iter(|| {
                     for i in 0..N {
-                        fresh.init(i, Some(black_box(v)));
+                        fresh.init(i % FRESH_SLOTS, Some(black_box(v)));
                     }
                 })
             });

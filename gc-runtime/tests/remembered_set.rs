@@ -55,10 +55,11 @@ enum Link {
 }
 
 impl Link {
-    fn holder<'s>(self, s: &mut Scope<'s>) -> Local<'s> {
+    /// A new holder, or `None` if the heap is full (a pressure run's heap can be).
+    fn holder<'s>(self, s: &mut Scope<'s>) -> Option<Local<'s>> {
         match self {
-            Link::Ref => s.alloc(2, SLOTS as u32, 8).unwrap(),
-            Link::Value => s.alloc_with_values(2, 0, SLOTS as u32, 8).unwrap(),
+            Link::Ref => s.alloc(2, SLOTS as u32, 8).ok(),
+            Link::Value => s.alloc_with_values(2, 0, SLOTS as u32, 8).ok(),
         }
     }
 
@@ -81,19 +82,27 @@ impl Link {
     }
 }
 
-/// A new leaf with identity `id` (young until the next Pause Mark Start).
-fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Local<'s> {
-    let l = s.alloc(3, 0, 16).unwrap();
+/// A new leaf with identity `id` (young until the next Pause Mark Start), or `None` if the
+/// heap is full.
+fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Option<Local<'s>> {
+    let l = s.alloc(3, 0, 16).ok()?;
     let o = s.get(l);
     o.write_u64(0, id);
     o.write_u64(8, !id);
-    l
+    Some(l)
 }
+
+/// Bytes of a ballast object (pressure runs).
+const BALLAST_BYTES: usize = 480;
 
 /// Check holder `h`'s slots against the model.
 fn check(o: ObjRef<'_>, link: Link, h: usize, expected: &[u64; SLOTS], mode: Mode) {
     assert_eq!(o.shape(), 2, "{mode}: holder {h} corrupted");
-    assert_eq!(o.read_u64(0), h as u64, "{mode}: holder {h} has another's id");
+    assert_eq!(
+        o.read_u64(0),
+        h as u64,
+        "{mode}: holder {h} has another's id"
+    );
     for (j, &id) in expected.iter().enumerate() {
         match link.load(o, j) {
             None => assert_eq!(id, 0, "{mode}: leaf {id:#x} of holder {h} slot {j} lost"),
@@ -106,9 +115,18 @@ fn check(o: ObjRef<'_>, link: Link, h: usize, expected: &[u64; SLOTS], mode: Mod
     }
 }
 
-/// One mutator: keeps its holders, stores young leaves into them, replaces some. Returns the
-/// holders checked.
-fn mutate(heap: &Heap, link: Link, thread: u64, stop: &AtomicBool, mode: Mode) -> u64 {
+/// One mutator: keeps its holders, stores young leaves into them, replaces some; in a
+/// pressure run it also keeps `ballast` live objects and replaces a few each round (the heap
+/// nearly full, relocation runs out of target pages and compacts pages in place). Returns
+/// the holders checked.
+fn mutate(
+    heap: &Heap,
+    link: Link,
+    thread: u64,
+    ballast: usize,
+    stop: &AtomicBool,
+    mode: Mode,
+) -> u64 {
     let mut m = heap.attach(&format!("mutator-{thread}")).unwrap();
     let mut rng = Rng(0x6e4e ^ thread);
     let mut expected = vec![[0u64; SLOTS]; HOLDERS];
@@ -116,9 +134,16 @@ fn mutate(heap: &Heap, link: Link, thread: u64, stop: &AtomicBool, mode: Mode) -
     let mut checks = 0;
     m.scope(|s| {
         let table = s.alloc(1, HOLDERS as u32, 0).unwrap();
+        let ballast_table = s.alloc(1, ballast as u32, 0).unwrap();
+        for b in 0..ballast {
+            s.scope(|s| {
+                let o = s.alloc(4, 0, BALLAST_BYTES).unwrap();
+                s.store(ballast_table, b, Some(o));
+            });
+        }
         for h in 0..HOLDERS {
             s.scope(|s| {
-                let o = link.holder(s);
+                let o = link.holder(s).unwrap();
                 s.get(o).write_u64(0, h as u64);
                 s.store(table, h, Some(o));
             });
@@ -131,7 +156,7 @@ fn mutate(heap: &Heap, link: Link, thread: u64, stop: &AtomicBool, mode: Mode) -
                 for _ in 0..64 {
                     let (h, j) = (rng.below(HOLDERS), rng.below(SLOTS));
                     next_id += 1;
-                    let l = leaf(s, next_id);
+                    let Some(l) = leaf(s, next_id) else { break };
                     let holder = s.get(table).load(h).expect("holder");
                     link.store(holder, j, Some(s.get(l)));
                     expected[h][j] = next_id;
@@ -146,9 +171,9 @@ fn mutate(heap: &Heap, link: Link, thread: u64, stop: &AtomicBool, mode: Mode) -
                 // later cycle while the copy (old by then) holds young leaves.
                 s.scope(|s| {
                     let h = rng.below(HOLDERS);
-                    let _before = s.alloc(9, 0, 2048).unwrap();
-                    let new = link.holder(s);
-                    let _after = s.alloc(9, 0, 2048).unwrap();
+                    let _before = s.alloc(9, 0, 2048).ok();
+                    let Some(new) = link.holder(s) else { return };
+                    let _after = s.alloc(9, 0, 2048).ok();
                     let old = s.load(table, h).expect("holder");
                     let (o, n) = (s.get(old), s.get(new));
                     n.write_u64(0, h as u64);
@@ -156,6 +181,15 @@ fn mutate(heap: &Heap, link: Link, thread: u64, stop: &AtomicBool, mode: Mode) -
                         link.store(n, j, link.load(o, j));
                     }
                     s.store(table, h, Some(new));
+                });
+            }
+            // Ballast replaced: its pages turn sparse, and are chosen for relocation.
+            for _ in 0..(ballast / 1000) {
+                s.scope(|s| {
+                    let b = rng.below(ballast);
+                    if let Ok(o) = s.alloc(4, 0, BALLAST_BYTES) {
+                        s.store(ballast_table, b, Some(o));
+                    }
                 });
             }
             // Check a run of holders against the model.
@@ -177,9 +211,11 @@ fn mutate(heap: &Heap, link: Link, thread: u64, stop: &AtomicBool, mode: Mode) -
     checks
 }
 
-/// Every path of the bookkeeping reached, as the collector counted it.
-fn reached(r: &RememberedSetStats) -> bool {
-    r.barrier_remembered > 0
+/// Every path of the bookkeeping reached, as the collector counted it (in-place compaction
+/// in a pressure run).
+fn reached(r: &RememberedSetStats, pressure: bool) -> bool {
+    (!pressure || r.in_place_remembered > 0)
+        && r.barrier_remembered > 0
         && r.objects_moved_remembered > 0
         && r.verified_young_slots > 0
         && r.verifications >= 6
@@ -188,18 +224,23 @@ fn reached(r: &RememberedSetStats) -> bool {
 
 /// Run the stress scenario; with `planted`, the store barrier remembers nothing (it must
 /// not return: the verifier ends the process).
-fn run(mode: Mode, link: Link, planted: bool) {
-    let heap = Arc::new(
-        Heap::new(
-            HeapConfig::new(24 * MIB)
-                .mode(mode)
-                .verify(true)
-                .track_generations(true)
-                .gc_threads(1)
-                .continuous(true),
-        )
-        .unwrap(),
-    );
+/// With `pressure`, a heap nearly full of live ballast and without a relocation reserve.
+fn run(mode: Mode, link: Link, pressure: bool, planted: bool) {
+    let mut config = HeapConfig::new(24 * MIB)
+        .mode(mode)
+        .verify(true)
+        .track_generations(true)
+        .gc_threads(1)
+        .continuous(true);
+    if pressure {
+        // No relocation reserve: mutators may fill every page, so relocation runs out of
+        // target pages and compacts in place (see `relocation_pressure`).
+        config = config.relocation_reserve(0);
+    }
+    // About 7 MiB of ballast per thread: with the holders and the leaves, over 60% of the
+    // heap live.
+    let ballast = if pressure { 14_000 } else { 0 };
+    let heap = Arc::new(Heap::new(config).unwrap());
     if planted {
         heap.skip_store_barrier_for_tests();
     }
@@ -207,13 +248,13 @@ fn run(mode: Mode, link: Link, planted: bool) {
     let threads: Vec<_> = (0..2)
         .map(|t| {
             let (heap, stop) = (heap.clone(), stop.clone());
-            std::thread::spawn(move || mutate(&heap, link, t, &stop, mode))
+            std::thread::spawn(move || mutate(&heap, link, t, ballast, &stop, mode))
         })
         .collect();
     // At least 3 s and 10 cycles, and on until every path was reached (or the limit).
     let start = Instant::now();
     let enough = |h: &Heap| {
-        h.stats().cycles.len() >= 10 && reached(&h.remembered_set_stats().unwrap())
+        h.stats().cycles.len() >= 10 && reached(&h.remembered_set_stats().unwrap(), pressure)
     };
     while !threads.iter().any(|t| t.is_finished())
         && start.elapsed() < Duration::from_secs(MAX_SECS)
@@ -229,14 +270,18 @@ fn run(mode: Mode, link: Link, planted: bool) {
     let r = heap.remembered_set_stats().expect("the bookkeeping is on");
     let cycles = heap.stats().cycles.len();
     eprintln!(
-        "{mode} {link:?}: {cycles} cycles, {checks} holders checked, {} slots remembered now; \
+        "{mode} {link:?}{}: {cycles} cycles, {checks} holders checked, {} slots remembered now; \
          {r:?}",
+        if pressure { " under pressure" } else { "" },
         heap.remembered_slots().unwrap()
     );
-    assert!(!planted, "{mode}: the verifier missed the planted missing barrier");
+    assert!(
+        !planted,
+        "{mode}: the verifier missed the planted missing barrier"
+    );
     assert!(checks > 0, "{mode}: nothing was checked");
     assert!(
-        reached(&r),
+        reached(&r, pressure),
         "{mode} {link:?}: a path of the remembered set was not reached in {cycles} cycles \
          (barrier, relocation, verification): {r:?}"
     );
@@ -272,7 +317,10 @@ fn in_child(test: &str, scenario: &str) -> (std::process::ExitStatus, String) {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the child ({scenario}) hung; its stderr:\n{}", reader.join().unwrap());
+            panic!(
+                "the child ({scenario}) hung; its stderr:\n{}",
+                reader.join().unwrap()
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -280,14 +328,17 @@ fn in_child(test: &str, scenario: &str) -> (std::process::ExitStatus, String) {
 }
 
 /// The stress scenario `mode`/`link` in a child process, which must succeed.
-fn stress(test: &str, mode: Mode, link: Link) {
+fn stress(test: &str, mode: Mode, link: Link, pressure: bool) {
     if std::env::var(CHILD_ENV).is_ok() {
-        run(mode, link, false);
+        run(mode, link, pressure, false);
         return;
     }
     let (status, stderr) = in_child(test, "stress");
     eprintln!("{stderr}");
-    assert!(status.success(), "{mode} {link:?}: the child failed: {status}\n{stderr}");
+    assert!(
+        status.success(),
+        "{mode} {link:?}: the child failed: {status}\n{stderr}"
+    );
 }
 
 #[test]
@@ -296,6 +347,7 @@ fn concurrent_old_holders_remember_young_leaves() {
         "concurrent_old_holders_remember_young_leaves",
         Mode::Concurrent,
         Link::Ref,
+        false,
     );
 }
 
@@ -305,6 +357,7 @@ fn stw_old_holders_remember_young_leaves() {
         "stw_old_holders_remember_young_leaves",
         Mode::Stw,
         Link::Ref,
+        false,
     );
 }
 
@@ -314,6 +367,7 @@ fn concurrent_old_holders_remember_young_values() {
         "concurrent_old_holders_remember_young_values",
         Mode::Concurrent,
         Link::Value,
+        false,
     );
 }
 
@@ -323,6 +377,27 @@ fn stw_old_holders_remember_young_values() {
         "stw_old_holders_remember_young_values",
         Mode::Stw,
         Link::Value,
+        false,
+    );
+}
+
+#[test]
+fn concurrent_in_place_compaction_remembers_young_slots() {
+    stress(
+        "concurrent_in_place_compaction_remembers_young_slots",
+        Mode::Concurrent,
+        Link::Ref,
+        true,
+    );
+}
+
+#[test]
+fn stw_in_place_compaction_remembers_young_slots() {
+    stress(
+        "stw_in_place_compaction_remembers_young_slots",
+        Mode::Stw,
+        Link::Value,
+        true,
     );
 }
 
@@ -332,8 +407,8 @@ fn stw_old_holders_remember_young_values() {
 fn a_missing_store_barrier_is_caught_by_the_verifier() {
     const TEST: &str = "a_missing_store_barrier_is_caught_by_the_verifier";
     match std::env::var(CHILD_ENV).as_deref() {
-        Ok("concurrent") => return run(Mode::Concurrent, Link::Ref, true),
-        Ok("stw") => return run(Mode::Stw, Link::Value, true),
+        Ok("concurrent") => return run(Mode::Concurrent, Link::Ref, false, true),
+        Ok("stw") => return run(Mode::Stw, Link::Value, false, true),
         _ => {}
     }
     for mode in ["concurrent", "stw"] {
@@ -369,18 +444,22 @@ fn only_old_to_young_stores_are_remembered() {
         let value = s.alloc(1, 0, 8).unwrap();
         assert_eq!(s.is_old(holder), Some(false), "a new object is young");
         s.store(holder, 0, Some(value));
-        assert_eq!(heap.remembered_set_stats().unwrap().barrier_slow_stores, 0);
+        assert_eq!(heap.remembered_slots(), Some(0));
         s.collect("test");
-        assert_eq!(s.is_old(holder), Some(true), "a survivor of a full cycle is old");
+        assert_eq!(
+            s.is_old(holder),
+            Some(true),
+            "a survivor of a full cycle is old"
+        );
         assert_eq!(s.is_old(value), Some(true));
         s.store(holder, 1, Some(value));
-        assert_eq!(heap.remembered_set_stats().unwrap().barrier_slow_stores, 0);
+        s.store(holder, 0, None);
+        assert_eq!(heap.remembered_slots(), Some(0));
         let young = s.alloc(1, 0, 8).unwrap();
         assert_eq!(s.is_old(young), Some(false));
         s.store(holder, 1, Some(young));
         s.store(holder, 1, Some(young));
-        let r = heap.remembered_set_stats().unwrap();
-        assert_eq!((r.barrier_slow_stores, r.barrier_remembered), (2, 1));
+        assert_eq!(heap.remembered_set_stats().unwrap().barrier_remembered, 1);
         assert_eq!(heap.remembered_slots(), Some(1));
         // The next full cycle's verifier finds the slot and its bit, then promotes the
         // young object: the set is empty again.

@@ -222,13 +222,8 @@ impl Mutator {
     #[inline(always)]
     pub(super) fn store_barrier(&self, slot: *const u64, p: ColoredPtr) {
         if let Some(g) = &self.generations {
-            if !p.is_null() {
-                let mask = self.offset_mask;
-                g.store_barrier(
-                    Offset::from_raw(slot as u64 & mask),
-                    Offset::from_raw(p.raw() & mask),
-                );
-            }
+            let mask = self.offset_mask;
+            g.store_barrier(Offset::from_raw(slot as u64 & mask), p, mask);
         }
     }
 

@@ -14,9 +14,7 @@
 //! page eden, a relocation target old) and freeing it forgets it (see `generations`).
 
 use super::generations::Generations;
-use gc_core::{
-    AllocError, MemoryUsage, Offset, Page, PageAge, PageAllocator, PageKind, PageSizes,
-};
+use gc_core::{AllocError, MemoryUsage, Offset, Page, PageAge, PageAllocator, PageKind, PageSizes};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;

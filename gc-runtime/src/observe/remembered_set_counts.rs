@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Remembered-set counters of one heap since its creation (relaxed: totals, not a protocol).
 #[derive(Default)]
 pub(crate) struct RememberedSetCounts {
-    barrier_slow_stores: AtomicU64,
     barrier_remembered: AtomicU64,
     relocation_remembered: AtomicU64,
     objects_moved_remembered: AtomicU64,
@@ -25,10 +24,10 @@ pub(crate) struct RememberedSetCounts {
 /// A snapshot of `RememberedSetCounts` (`Heap::remembered_set_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RememberedSetStats {
-    /// Stores the store barrier found old-to-young (an old holder receiving a young value):
-    /// its slow path, which remembers the slot.
-    pub barrier_slow_stores: u64,
-    /// Of those, the ones whose slot was not remembered yet (the bit this store set).
+    /// Old-to-young stores (an old holder receiving a young value) whose slot the store
+    /// barrier remembered: the ones that set its bit. (A store to a slot remembered already
+    /// is not counted: a shared counter on every slow-path store would cost more than the
+    /// rest of it.)
     pub barrier_remembered: u64,
     /// Slots pointing young that relocation remembered at an object's new address on an old
     /// page (GC workers' and mutators' copies, in-place compaction).
@@ -51,13 +50,10 @@ pub struct RememberedSetStats {
 }
 
 impl RememberedSetCounts {
-    /// The store barrier's slow path ran; `new` if it set the slot's bit.
+    /// The store barrier set a slot's bit.
     #[inline]
-    pub(crate) fn barrier_stored(&self, new: bool) {
-        self.barrier_slow_stores.fetch_add(1, Ordering::Relaxed);
-        if new {
-            self.barrier_remembered.fetch_add(1, Ordering::Relaxed);
-        }
+    pub(crate) fn barrier_remembered(&self) {
+        self.barrier_remembered.fetch_add(1, Ordering::Relaxed);
     }
 
     /// An object moved onto an old page with `slots` slots pointing young (remembered there),
@@ -93,7 +89,6 @@ impl RememberedSetCounts {
     pub(crate) fn snapshot(&self) -> RememberedSetStats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         RememberedSetStats {
-            barrier_slow_stores: get(&self.barrier_slow_stores),
             barrier_remembered: get(&self.barrier_remembered),
             relocation_remembered: get(&self.relocation_remembered),
             objects_moved_remembered: get(&self.objects_moved_remembered),
