@@ -166,7 +166,7 @@ fn mutate(
                 link.store(s.get(table).load(h).expect("holder"), j, None);
                 expected[h][j] = 0;
             });
-            if round % 4 == 0 {
+            if round.is_multiple_of(4) {
                 // Replace a holder by a copy between garbage: a sparse page, relocated in a
                 // later cycle while the copy (old by then) holds young leaves.
                 s.scope(|s| {
