@@ -20,7 +20,7 @@
 
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// The oldest survivor age before a page is promoted whatever the tenuring threshold says
 /// (ZGC keeps 14 survivor ages).
@@ -88,6 +88,10 @@ impl PageAge {
 pub struct GenerationMap {
     start: Offset,
     ages: Box<[AtomicU8]>,
+    /// One past the highest granule a page was ever set on: [`GenerationMap::promote_all`]
+    /// reads no byte above it (the map covers the heap's whole reservation, sixteen times
+    /// the heap, and pages are taken from its low end).
+    high: AtomicUsize,
 }
 
 impl GenerationMap {
@@ -97,6 +101,7 @@ impl GenerationMap {
         GenerationMap {
             start,
             ages: (0..n).map(|_| AtomicU8::new(NO_PAGE)).collect(),
+            high: AtomicUsize::new(0),
         }
     }
 
@@ -126,7 +131,9 @@ impl GenerationMap {
     /// Record that the page `[start, start + size)` has age `age`.
     pub fn set(&self, start: Offset, size: u64, age: PageAge) {
         let b = age.to_byte();
-        for i in self.range(start, size) {
+        let range = self.range(start, size);
+        self.high.fetch_max(range.end, Ordering::Relaxed);
+        for i in range {
             self.ages[i].store(b, Ordering::Relaxed);
         }
     }
@@ -136,6 +143,24 @@ impl GenerationMap {
         for i in self.range(start, size) {
             self.ages[i].store(NO_PAGE, Ordering::Relaxed);
         }
+    }
+
+    /// A full collection's Pause Mark Start: every granule a page covers becomes old (the
+    /// full cycle promotes every survivor, so at that instant no young page exists). One
+    /// byte is read per granule up to the highest a page was ever set on; returns the
+    /// granules that were young. The caller orders it after every [`GenerationMap::set`]
+    /// it must see (a pause does).
+    pub fn promote_all(&self) -> u64 {
+        let mut promoted = 0;
+        let high = self.high.load(Ordering::Relaxed);
+        for a in self.ages[..high].iter() {
+            let b = a.load(Ordering::Relaxed);
+            if b != NO_PAGE && b != OLD {
+                a.store(OLD, Ordering::Relaxed);
+                promoted += 1;
+            }
+        }
+        promoted
     }
 
     /// The age of the page covering `offset`, if a page covers it.
@@ -210,6 +235,10 @@ mod tests {
         assert_eq!(map.age(small), Some(PageAge::Survivor(1)));
         map.clear(medium, 4 * GRANULE_SIZE);
         assert!(!map.is_old(last_of_medium));
+        // A full cycle's Mark Start: every page old, no page where there was none.
+        assert_eq!(map.promote_all(), 1);
+        assert!(map.is_old(small) && !map.is_old(medium));
+        assert_eq!(map.age(medium), None);
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub use object::{
 };
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
-pub use remembered_set::{RememberedSet, RemsetIndex};
+pub use remembered_set::{RememberedSet, RemsetIndex, REMSET_WORD_BYTES};
 pub use reservation::Reservation;
 pub use value::{ValueKind, ValueSlot, ValueWord};
 pub use value_barrier::{

@@ -147,6 +147,17 @@ impl<W: AtomicWord> RememberedSet<W> {
             .sum()
     }
 
+    /// Forget everything in bitmap `index` (a full collection, which promotes every
+    /// survivor, forgets the interval before its Pause Mark Start this way, concurrently
+    /// with barriers setting bits in the other bitmap).
+    pub fn clear_bitmap(&self, index: RemsetIndex) {
+        for w in self.bitmaps[index.slot()].iter() {
+            if w.load(Ordering::Relaxed) != 0 {
+                w.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Forget everything in both bitmaps: the page was freed, or its objects are young again
     /// (a page reused for allocation has no old slots).
     pub fn clear(&self) {
@@ -214,6 +225,10 @@ mod tests {
     fn clear_forgets_both_bitmaps() {
         let set: RememberedSet = RememberedSet::new(4096);
         set.remember(RemsetIndex::FIRST, 1);
+        set.remember(RemsetIndex::FIRST.flipped(), 2);
+        set.clear_bitmap(RemsetIndex::FIRST.flipped());
+        assert_eq!(set.count(RemsetIndex::FIRST), 1);
+        assert_eq!(set.count(RemsetIndex::FIRST.flipped()), 0);
         set.remember(RemsetIndex::FIRST.flipped(), 2);
         set.clear();
         assert_eq!(set.count(RemsetIndex::FIRST), 0);

@@ -84,7 +84,7 @@ pub use gc_core::{
 pub use heap::{pacing_interval, MemoryReport};
 pub use observe::{
     Activity, CyclePhase, EventSubscription, GcCause, GcPhase, LatencyHistogram, PercentileSummary,
-    SafepointTimeoutRecord, Straggler, ValueSlotStats, SIGNIFICANT_DIGITS,
+    RememberedSetStats, SafepointTimeoutRecord, Straggler, ValueSlotStats, SIGNIFICANT_DIGITS,
 };
 pub use stats::{
     CycleRecord, DirectStats, EventTotals, GcStats, PacingRecord, PauseKind, PauseRecord,

@@ -21,6 +21,13 @@
 //! [`ObjRef`] and consumes the `Fresh`, so every initializing store comes before the object
 //! can be published. The lifetime ends both at the next call that can reach a safepoint, which the
 //! borrow checker enforces as for every `ObjRef`.
+//!
+//! Initializing stores need no store barrier either (`HeapConfig::track_generations`): the
+//! barrier remembers only stores into objects on old pages, and a fresh object is on the
+//! mutator's private page, born after the last Pause Mark Start (`alloc_fast` declines an
+//! older page), which is eden until the next Pause Mark Start — after which this `Fresh` can
+//! no longer be used. The invariant: *every object allocated since the last Pause Mark Start
+//! is on an eden page*.
 
 use super::scope::{ObjRef, Scope};
 use super::value_slots::{encode_bits, ValueBits};
@@ -79,6 +86,7 @@ impl<'a> Fresh<'a> {
     /// If `v` is an object of another heap, or `i` is out of range.
     #[inline(always)]
     pub fn init(&self, i: usize, v: Option<ObjRef<'_>>) {
+        // No store barrier: the object is on an eden page (see the module documentation).
         let m = self.obj.mutator();
         let p = v.map_or(ColoredPtr::NULL, |o| o.ptr_of(m, "Fresh::init"));
         self.obj.obj().ref_slot(i).store(p, Ordering::Relaxed);
@@ -90,6 +98,7 @@ impl<'a> Fresh<'a> {
     /// If `v` is an object of another heap, or `i` is out of range.
     #[inline(always)]
     pub fn init_value(&self, i: usize, v: ValueBits<ObjRef<'_>>) {
+        // No store barrier: the object is on an eden page (see the module documentation).
         let w = encode_bits(v, self.obj.mutator());
         self.obj.obj().value_slot(i).store(w, Ordering::Relaxed);
     }

@@ -2,7 +2,9 @@
 //! book's figures): the raw 64-bit word of a slot as the collector left it (before any
 //! barrier), the global phase state (good color, barrier phase, sequence number: ZGC's
 //! `ZGlobalPhase`, `ZGlobalSeqNum` and its address masks), and the relocation set's
-//! forwarding tables (ZGC's `ZForwarding` entries: from-offset → to-offset). Everything here
+//! forwarding tables (ZGC's `ZForwarding` entries: from-offset → to-offset), and with the
+//! generational bookkeeping on, the remembered set's counters and an object's generation.
+//! Everything here
 //! reads real state and changes none of it, except that reaching an object through a handle
 //! goes through the load barrier, as every access does.
 
@@ -10,6 +12,7 @@ use super::global::Global;
 use super::heap::Heap;
 use super::scope::{Local, Scope};
 use crate::context::BarrierPhase as StatePhase;
+use crate::observe::RememberedSetStats;
 use std::sync::atomic::Ordering;
 
 pub use gc_core::{AddressLayout, Color, ColoredPtr, GoodColor, Offset, ValueKind, ValueWord};
@@ -69,6 +72,29 @@ pub struct PageForwarding {
 }
 
 impl Heap {
+    /// What the generational bookkeeping did since the heap was created — old-to-young
+    /// stores remembered, young slots remembered by relocation, pages promoted, slots the
+    /// verifier checked —, or `None` unless `HeapConfig::track_generations` is on.
+    pub fn remembered_set_stats(&self) -> Option<RememberedSetStats> {
+        self.inner.generations().map(|g| g.stats())
+    }
+
+    /// Plant a bug: from now on the store barrier finds old-to-young stores but remembers
+    /// none (a missing barrier), so the verifier must fail the next pause (for the test of
+    /// that). Does nothing unless `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn skip_store_barrier_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.skip_barrier_for_tests();
+        }
+    }
+
+    /// Slots in the remembered set's current bitmap now, or `None` unless
+    /// `HeapConfig::track_generations` is on.
+    pub fn remembered_slots(&self) -> Option<u64> {
+        self.inner.generations().map(|g| g.remembered_now())
+    }
+
     /// The good color, barrier phase and sequence number now.
     pub fn gc_state(&self) -> GcStateView {
         let st = self.inner.state();
@@ -159,5 +185,15 @@ impl Scope<'_> {
     /// If `i` is out of range, or `obj` is a handle of another mutator.
     pub fn raw_value_slot(&self, obj: Local<'_>, i: usize) -> gc_core::ValueWord {
         self.get(obj).obj().value_slot(i).load(Ordering::Acquire)
+    }
+}
+
+impl Scope<'_> {
+    /// True if `obj` lies on an old page, false on a young one; `None` unless
+    /// `HeapConfig::track_generations` is on.
+    pub fn is_old(&self, obj: Local<'_>) -> Option<bool> {
+        let o = self.get(obj);
+        let g = self.heap().generations()?;
+        Some(g.is_old(self.heap().layout().offset(o.ptr())))
     }
 }

@@ -26,6 +26,7 @@
 //! `safepoint`).
 
 use crate::config::Mode;
+use crate::context::Generations;
 use crate::heap::HeapInner;
 use crate::heap::MutatorSlowPath;
 use crate::heap::{AllocatingThread, MutatorAllocation};
@@ -33,7 +34,7 @@ use crate::observe::GcCause;
 use crate::roots::HandleStack;
 use crate::roots::MutatorShared;
 use crate::threads::{self, OtherHeaps, Safepoint, ThreadState, ThreadStateCell};
-use gc_core::{AllocError, ColoredPtr, ColoredSlot, SlowPath};
+use gc_core::{AllocError, ColoredPtr, ColoredSlot, Offset, SlowPath};
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
@@ -171,6 +172,9 @@ pub struct Mutator {
     /// [`crate::ObjRef::same`] compares two differently colored pointers without reaching
     /// the layout through the heap.
     pub(super) offset_mask: u64,
+    /// The heap's page ages and remembered set if `HeapConfig::track_generations` is on,
+    /// kept here so the store barrier's test when it is off is one load of the mutator.
+    generations: Option<Arc<Generations>>,
     /// Safepoint polls made (see [`crate::Scope::polls`]).
     polls: Cell<u64>,
     /// Its small page and allocation counters (the allocator's per-thread state).
@@ -198,6 +202,7 @@ impl Mutator {
             // Set when the mutator leaves the blocked state (its first scope).
             bad_mask: Cell::new(0),
             offset_mask: heap.layout().offset_mask(),
+            generations: heap.generations().cloned(),
             polls: Cell::new(0),
             allocation: MutatorAllocation::default(),
             _not_send: PhantomData,
@@ -207,6 +212,25 @@ impl Mutator {
             heap.roots().add_mutator(m.shared.clone())
         });
         Ok(m)
+    }
+
+    /// The store barrier, after this mutator stored `p` into the heap word at `slot` (a
+    /// reference or value slot of an object, not a root): with the generational bookkeeping
+    /// on, an old holder receiving a young value remembers the slot (see
+    /// `context::generations`); off, one load and a branch. No safepoint lies between the
+    /// store and this call, so the slot's bit is set before any pause can look for it.
+    #[inline(always)]
+    pub(super) fn store_barrier(&self, slot: *const u64, p: ColoredPtr) {
+        if let Some(g) = &self.generations {
+            let mask = self.offset_mask;
+            g.store_barrier(Offset::from_raw(slot as u64 & mask), p, mask);
+        }
+    }
+
+    /// True if the heap keeps page ages and a remembered set (the store barrier's first test).
+    #[inline(always)]
+    pub(super) fn tracks_generations(&self) -> bool {
+        self.generations.is_some()
     }
 
     /// The thread's name as given at attach.

@@ -136,7 +136,11 @@ impl<'a> ObjRef<'a> {
             p.raw() & self.m.bad_mask.get() == 0,
             "a mutator never stores a bad pointer"
         );
-        self.obj().ref_slot(i).store(p, Ordering::Release);
+        let obj = self.obj();
+        let slot = obj.ref_slot(i);
+        slot.store(p, Ordering::Release);
+        self.m
+            .store_barrier(slot as *const ColoredSlot as *const u64, p);
     }
 
     /// Copy raw bytes starting at `offset` into `out`.

@@ -149,6 +149,17 @@ pub(super) fn encode_bits(v: ValueBits<ObjRef<'_>>, m: &Mutator) -> ValueWord {
     }
 }
 
+/// The store barrier after `m` stored `w` into the value slot `slot` (see
+/// `Mutator::store_barrier`; a number or an immediate needs none).
+#[inline(always)]
+fn store_barrier(m: &Mutator, slot: &ValueSlot, w: ValueWord) {
+    if m.tracks_generations() {
+        if let Some(p) = w.as_pointer() {
+            m.store_barrier(slot as *const ValueSlot as *const u64, p);
+        }
+    }
+}
+
 /// The mutator's barrier slow path, counting the value slots it heals.
 struct ValueSlowPath<'a>(&'a Mutator);
 
@@ -223,7 +234,10 @@ impl<'a> ObjRef<'a> {
     #[inline]
     pub fn store_value(&self, i: usize, v: Value<ObjRef<'_>>) {
         let w = encode(v, self.mutator());
-        self.obj().value_slot(i).store(w, Ordering::Release);
+        let obj = self.obj();
+        let slot = obj.value_slot(i);
+        slot.store(w, Ordering::Release);
+        store_barrier(self.mutator(), slot, w);
     }
 }
 
@@ -251,7 +265,10 @@ impl<'a> ObjRef<'a> {
     #[inline(always)]
     pub fn store_value_bits(&self, i: usize, v: ValueBits<ObjRef<'_>>) {
         let w = encode_bits(v, self.mutator());
-        self.obj().value_slot(i).store(w, Ordering::Release);
+        let obj = self.obj();
+        let slot = obj.value_slot(i);
+        slot.store(w, Ordering::Release);
+        store_barrier(self.mutator(), slot, w);
     }
 }
 

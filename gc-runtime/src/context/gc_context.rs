@@ -8,11 +8,13 @@ use super::cycle_control::CycleControl;
 use super::cycle_progress::CycleProgress;
 use super::forwarding_index::ForwardingIndex;
 use super::gc_state::GcState;
+use super::generations::Generations;
 use super::page_registry::PageRegistry;
 use crate::observe::ValueSlotCounts;
 use crate::threads::IdleClassGuard;
 use gc_core::page_table::PageTable;
 use gc_core::{AddressLayout, Page};
+use std::sync::Arc;
 
 pub(crate) struct GcContext {
     pub(crate) state: GcState,
@@ -25,6 +27,9 @@ pub(crate) struct GcContext {
     pub(crate) idle_class: IdleClassGuard,
     /// What the barrier, marking and the full remap did to value slots.
     pub(crate) value_slots: ValueSlotCounts,
+    /// Page ages and the remembered set, if `HeapConfig::track_generations` is on (the
+    /// page registry keeps the ages of the pages it hands out and frees).
+    pub(crate) generations: Option<Arc<Generations>>,
 }
 
 impl GcContext {

@@ -3,7 +3,8 @@
 //! (the runtime's side of `ZPageAllocator`), the forwarding index and each page's forwarding
 //! protocol (`ZForwardingTable`, `ZForwarding`), the cycle monitor (requests, counters,
 //! stalls, and the gate a stepped cycle waits at between phases) and the running cycle's
-//! progress (work done and expected, for the pacer). It owns the invariants of that shared
+//! progress (work done and expected, for the pacer), and, when the generational bookkeeping is
+//! on, page ages and the remembered set (`generations`). It owns the invariants of that shared
 //! state: the phase and color change only through `GcState`, a forwarding's reference count
 //! decides who may copy out of its page.
 
@@ -13,6 +14,7 @@ pub mod forwarding;
 mod forwarding_index;
 mod gc_context;
 mod gc_state;
+mod generations;
 mod page_registry;
 mod phase_gate;
 
@@ -22,5 +24,6 @@ pub(crate) use forwarding::{Forwarding, InPlace, Relocation};
 pub(crate) use forwarding_index::ForwardingIndex;
 pub(crate) use gc_context::GcContext;
 pub(crate) use gc_state::{BarrierPhase, GcState};
+pub(crate) use generations::Generations;
 pub(crate) use page_registry::PageRegistry;
 pub(crate) use phase_gate::GateStop;

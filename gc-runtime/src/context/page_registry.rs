@@ -9,8 +9,12 @@
 //! A mutator's page is registered only once the mutator is sure no Pause Mark Start ran while
 //! it was taking it (see `mutator`), so it comes out of [`PageRegistry::new_mutator_page`]
 //! unregistered; a relocation target is registered at once.
+//!
+//! With the generational bookkeeping on, registering a page gives it its age (a mutator's
+//! page eden, a relocation target old) and freeing it forgets it (see `generations`).
 
-use gc_core::{AllocError, MemoryUsage, Offset, Page, PageAllocator, PageKind, PageSizes};
+use super::generations::Generations;
+use gc_core::{AllocError, MemoryUsage, Offset, Page, PageAge, PageAllocator, PageKind, PageSizes};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,15 +24,22 @@ pub(crate) struct PageRegistry {
     /// Every page in use, by start offset.
     pages: Mutex<HashMap<Offset, Arc<Page>>>,
     relocation_reserve: u64,
+    generations: Option<Arc<Generations>>,
 }
 
 impl PageRegistry {
-    /// The registry over `mem`, keeping `relocation_reserve` bytes from mutators.
-    pub(crate) fn new(mem: PageAllocator, relocation_reserve: u64) -> Self {
+    /// The registry over `mem`, keeping `relocation_reserve` bytes from mutators, and the
+    /// ages of its pages in `generations` if given.
+    pub(crate) fn new(
+        mem: PageAllocator,
+        relocation_reserve: u64,
+        generations: Option<Arc<Generations>>,
+    ) -> Self {
         PageRegistry {
             mem,
             pages: Mutex::new(HashMap::new()),
             relocation_reserve,
+            generations,
         }
     }
 
@@ -79,7 +90,16 @@ impl PageRegistry {
             .alloc_page_within(kind, size, seqnum, self.mutator_limit())
     }
 
+    /// Register a mutator's page (eden: its objects are allocated from now on).
     pub(crate) fn register(&self, page: &Arc<Page>) {
+        self.register_aged(page, PageAge::Eden);
+    }
+
+    fn register_aged(&self, page: &Arc<Page>, age: PageAge) {
+        // The age first: a page's objects are handed out only after this returns.
+        if let Some(g) = &self.generations {
+            g.page_born(page, age);
+        }
         self.pages.lock().insert(page.start(), page.clone());
     }
 
@@ -90,7 +110,7 @@ impl PageRegistry {
         unsafe { self.mem.free_page(page) };
     }
 
-    /// A relocation target page (it may use the relocation reserve), registered.
+    /// A relocation target page (it may use the relocation reserve), registered, old.
     pub(crate) fn new_relocation_page(
         &self,
         kind: PageKind,
@@ -98,7 +118,7 @@ impl PageRegistry {
         seqnum: u64,
     ) -> Result<Arc<Page>, AllocError> {
         let page = self.mem.alloc_page(kind, size, seqnum)?;
-        self.register(&page);
+        self.register_aged(&page, PageAge::Old);
         Ok(page)
     }
 
@@ -108,6 +128,9 @@ impl PageRegistry {
     /// contract.
     pub(crate) fn free(&self, page: &Page) {
         self.pages.lock().remove(&page.start());
+        if let Some(g) = &self.generations {
+            g.page_freed(page);
+        }
         // SAFETY: see above: no object on the page is in use by any thread.
         unsafe { self.mem.free_page(page) };
     }

@@ -13,7 +13,8 @@ use super::pacer::{Pacer, PacingDecision};
 use super::pacing_floor::HeldTimes;
 use crate::config::HeapConfig;
 use crate::context::{
-    CycleControl, CycleProgress, Forwarding, ForwardingIndex, GcContext, GcState, PageRegistry,
+    CycleControl, CycleProgress, Forwarding, ForwardingIndex, GcContext, GcState, Generations,
+    PageRegistry,
 };
 use crate::direct::DirectBuffers;
 use crate::mark::Mark;
@@ -75,18 +76,22 @@ impl HeapInner {
         config.validate_room_beyond_reserve(mem.sizes().small, reserve)?;
         let id = NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed);
         let barrier = ProcessBarrier::choose(config.membarrier);
+        let generations = config
+            .track_generations
+            .then(|| Arc::new(Generations::new(start, size)));
         let events = GcEvents::new(config.log);
         events.safepoint_barrier(barrier.name());
         Ok(HeapInner {
             id,
             cx: GcContext {
                 state: GcState::new(layout),
-                pages: PageRegistry::new(mem, reserve),
+                pages: PageRegistry::new(mem, reserve, generations.clone()),
                 forwarding: ForwardingIndex::new(start, size),
                 control: CycleControl::default(),
                 progress: CycleProgress::default(),
                 idle_class: IdleClassGuard::default(),
                 value_slots: ValueSlotCounts::default(),
+                generations,
             },
             safepoint: Safepoint::new(barrier),
             roots: Roots::default(),
@@ -173,6 +178,13 @@ impl HeapInner {
     #[inline]
     pub(crate) fn value_slot_counts(&self) -> &ValueSlotCounts {
         &self.cx.value_slots
+    }
+
+    /// Page ages and the remembered set, if `HeapConfig::track_generations` is on (each
+    /// mutator keeps a reference for its store barrier).
+    #[inline]
+    pub(crate) fn generations(&self) -> Option<&Arc<Generations>> {
+        self.cx.generations.as_ref()
     }
 
     /// The starvation guard of the idle-class GC threads.

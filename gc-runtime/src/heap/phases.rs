@@ -56,9 +56,14 @@ impl HeapInner {
     }
 
     /// Pause Mark Start: the cycle's mark color and sequence number `n` (a flip), and the
-    /// progress counters the pacer reads start again.
+    /// progress counters the pacer reads start again. With the generational bookkeeping on,
+    /// every page becomes old and the remembered set's other bitmap current (a full cycle
+    /// promotes every survivor: see `context::generations`).
     pub(crate) fn mark_start(&self, n: u64) {
         self.cx.state.flip_to_mark(n);
+        if let Some(g) = &self.cx.generations {
+            g.major_mark_start();
+        }
         self.cx.progress.begin(self.cx.pages.mutator_free());
     }
 
@@ -150,9 +155,13 @@ impl HeapInner {
         self.direct.run_cleaners(&self.weaks)
     }
 
-    /// Concurrent Reset Relocation Set: forget the previous cycle's forwardings.
+    /// Concurrent Reset Relocation Set: forget the previous cycle's forwardings, and the
+    /// remembered set's previous bitmap (see `context::generations`).
     pub(crate) fn reset_relocation_set(&self) {
         self.relocation_set.reset(&self.cx);
+        if let Some(g) = &self.cx.generations {
+            g.clear_previous();
+        }
     }
 
     /// Concurrent Select Relocation Set: free empty pages, choose sparse ones, take their

@@ -13,14 +13,17 @@
 //! it checks every page: its objects, walked header by header from the page start, must tile
 //! it exactly up to its allocation top, each within the page — so no two objects overlap and
 //! no object lies above the top where later allocations would overwrite it (what a broken
-//! in-place compaction leaves behind). A failure panics with a report naming the holder
-//! object, the slot and the value, or the page.
+//! in-place compaction leaves behind). With `HeapConfig::track_generations` on it also checks
+//! remembered-set completeness: every slot of a reachable object on an old page that points
+//! into a young page has its bit (`RemsetCheck`). A failure panics with a report naming the
+//! holder object, the slot and the value, or the page.
 
 use super::heap_inner::HeapInner;
 use crate::config::Mode;
+use crate::context::Generations;
 use crate::mark;
 use crate::roots::MutatorShared;
-use gc_core::{Color, ColoredPtr, GoodColor, Object, Offset};
+use gc_core::{Color, ColoredPtr, GoodColor, Object, Offset, HEADER_SIZE};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -67,23 +70,86 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
             w.reference(p, true, &|| format!("root #{i}"));
         }
     }
+    let mut remset = heap.cx.generations.as_deref().map(RemsetCheck::new);
     while let Some(off) = w.stack.pop() {
         // SAFETY: `off` passed the object-start check on a registered, mapped page.
         let obj = unsafe { Object::at(heap.cx.layout(), off) };
+        // Remembered-set completeness applies to the slots of objects on old pages.
+        let mut remset = remset.as_mut().filter(|r| r.generations.is_old(off));
+        let n_refs = obj.n_refs();
         for (i, slot) in obj.ref_slots().iter().enumerate() {
             let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
-                w.reference(p, false, &|| {
-                    format!("slot {i} of object {off:#x} (shape {})", obj.shape())
-                });
+                let holder = || format!("slot {i} of object {off:#x} (shape {})", obj.shape());
+                let to = w.reference(p, false, &holder);
+                if let Some(r) = remset.as_deref_mut() {
+                    r.check(&w, off + HEADER_SIZE + 8 * i as u64, to, p, &holder);
+                }
             }
         }
         for (i, slot) in obj.value_slots().iter().enumerate() {
             if let Some(p) = slot.load(Ordering::Acquire).as_pointer() {
-                w.reference(p, false, &|| {
-                    format!("value slot {i} of object {off:#x} (shape {})", obj.shape())
-                });
+                let holder =
+                    || format!("value slot {i} of object {off:#x} (shape {})", obj.shape());
+                let to = w.reference(p, false, &holder);
+                if let Some(r) = remset.as_deref_mut() {
+                    let at = off + HEADER_SIZE + 8 * (n_refs + i) as u64;
+                    r.check(&w, at, to, p, &holder);
+                }
             }
+        }
+    }
+    if let Some(r) = remset {
+        r.generations.counts().verified(r.old_slots, r.young_slots);
+    }
+}
+
+/// The remembered-set completeness check (with `HeapConfig::track_generations`): every slot
+/// of a reachable object on an old page that points into a young page has its bit in the
+/// current bitmap (see `context::generations`). Counts what it checked, for the tests that
+/// must see it run.
+struct RemsetCheck<'g> {
+    generations: &'g Generations,
+    /// Pointer slots of old objects checked.
+    old_slots: u64,
+    /// Of those, the ones pointing young.
+    young_slots: u64,
+}
+
+impl<'g> RemsetCheck<'g> {
+    fn new(generations: &'g Generations) -> Self {
+        RemsetCheck {
+            generations,
+            old_slots: 0,
+            young_slots: 0,
+        }
+    }
+
+    /// The slot at offset `slot` of an old object holds `p`, which leads to the object at
+    /// `to` (forwarding resolved).
+    fn check(
+        &mut self,
+        w: &Walk<'_>,
+        slot: Offset,
+        to: Offset,
+        p: ColoredPtr,
+        holder: &dyn Fn() -> String,
+    ) {
+        self.old_slots += 1;
+        if !self.generations.is_young(to) {
+            return;
+        }
+        self.young_slots += 1;
+        if !self.generations.is_remembered(slot) {
+            w.fail(
+                &format!(
+                    "an old object's slot (offset {slot:#x}) points into a young page \
+                     ({to:#x}) and is not in the remembered set: a store barrier or a \
+                     relocation missed it"
+                ),
+                holder,
+                p,
+            );
         }
     }
 }
@@ -151,7 +217,9 @@ impl Walk<'_> {
         }
     }
 
-    fn reference(&mut self, p: ColoredPtr, root: bool, holder: &dyn Fn() -> String) {
+    /// Check the reference `p`; returns the offset of the object it leads to (through its
+    /// forwarding entry, if it leads into a page whose objects moved).
+    fn reference(&mut self, p: ColoredPtr, root: bool, holder: &dyn Fn() -> String) -> Offset {
         let layout = self.heap.cx.layout();
         if !layout.is_dereferenceable(p) {
             self.fail("not a pointer with exactly one view color", holder, p);
@@ -209,5 +277,6 @@ impl Walk<'_> {
         if self.visited.insert(off) {
             self.stack.push(off);
         }
+        off
     }
 }

@@ -5,7 +5,7 @@
 //! `ZStatistics`), the latency histograms they keep per kind of event (`latency_histogram`),
 //! the `-Xlog:gc`-style log (`gc_log`), the event sink through which every event is logged and
 //! recorded at once, on the heap's one clock, into a bounded ring of recent records, the
-//! histograms and every subscriber (`event_sink`), the value-slot counters (`value_slot_counts`), the safepoint timeout's report of the mutators a pause waited too long for (`safepoint_timeout`), the thread CPU clock, the panics tests inject, and the readers of `/proc` and of the C library's
+//! histograms and every subscriber (`event_sink`), the value-slot counters (`value_slot_counts`), the remembered-set counters (`remembered_set_counts`), the safepoint timeout's report of the mutators a pause waited too long for (`safepoint_timeout`), the thread CPU clock, the panics tests inject, and the readers of `/proc` and of the C library's
 //! malloc that memory reports are made of ([`proc_info`]). Every folder may use it; it uses
 //! only `config`.
 
@@ -19,6 +19,7 @@ mod injected_hold;
 mod injected_panic;
 mod latency_histogram;
 pub mod proc_info;
+mod remembered_set_counts;
 mod safepoint_timeout;
 pub mod stats;
 mod value_slot_counts;
@@ -32,6 +33,8 @@ pub(crate) use injected_crew_swing::InjectedCrewSwing;
 pub(crate) use injected_hold::InjectedHold;
 pub(crate) use injected_panic::{InjectedPanic, InjectedPanics};
 pub use latency_histogram::{LatencyHistogram, PercentileSummary, SIGNIFICANT_DIGITS};
+pub(crate) use remembered_set_counts::RememberedSetCounts;
+pub use remembered_set_counts::RememberedSetStats;
 pub use safepoint_timeout::{Activity, SafepointTimeoutRecord, Straggler};
 pub(crate) use stats::{CycleRecord, DirectStats, GcStats, PauseRecord};
 pub(crate) use value_slot_counts::ValueSlotCounts;

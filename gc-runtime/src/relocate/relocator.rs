@@ -300,6 +300,9 @@ impl Relocate {
                 unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
                 match f.forward(idx, to) {
                     Ok(_) => {
+                        if let Some(g) = &cx.generations {
+                            g.remember_moved(layout, to, false);
+                        }
                         t.copied_objects += 1;
                         t.copied_bytes += size;
                     }
@@ -355,7 +358,22 @@ impl Relocate {
                     )
                 }
             },
-            |top| page.set_top_after_compaction(top),
+            |top| {
+                // The claim still holds the page: remember the young slots of every object
+                // at its new place (none is written meanwhile; see `Generations::compacting`).
+                if let Some(g) = &cx.generations {
+                    g.compacting(&page);
+                    let mut off = page.start();
+                    while off < top {
+                        // SAFETY: `[start, top)` holds exactly the compacted live objects,
+                        // each header written by the moves above on this thread.
+                        let size = unsafe { Object::at(layout, off) }.size();
+                        g.remember_moved(layout, off, true);
+                        off += (size + align) & !align;
+                    }
+                }
+                page.set_top_after_compaction(top)
+            },
         );
         self.counters.compacted(&r);
         page
@@ -497,8 +515,11 @@ impl Relocate {
                 }
             },
         );
-        if let Relocation::Copied(_) = r {
+        if let Relocation::Copied(to) = r {
             self.counters.copied(size.get());
+            if let Some(g) = &cx.generations {
+                g.remember_moved(layout, to, false);
+            }
         }
         r
     }

@@ -167,7 +167,9 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     if let Some(r) = cfg.relocation_reserve {
         hc = hc.relocation_reserve(r);
     }
-    hc = hc.pacing(cfg.pacing);
+    hc = hc
+        .pacing(cfg.pacing)
+        .track_generations(cfg.track_generations);
     if let Some(share) = cfg.pacing_floor {
         hc.pacing.min_mutator_share = share;
     }
@@ -329,6 +331,11 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     }
     report.duration = started.elapsed();
     report.add_gc(&all_stats(&heap, &events), cfg.max_heap, &pacing);
+    if let Some(r) = heap.remembered_set_stats() {
+        report.remembered_by_barrier = r.barrier_remembered;
+        report.remembered_by_relocation = r.relocation_remembered;
+        report.young_slots_verified = r.verified_young_slots;
+    }
     drop(pool);
     drop(region);
     drop(heap);

@@ -158,6 +158,9 @@ pub struct Config {
     /// and runs as a blocked thread, so a pause must not wait for it; the report counts the
     /// probes and those a pause completed in ([`Report::shed_probes`]).
     pub shed_probe: bool,
+    /// `HeapConfig::track_generations`: page ages, the store barrier and the remembered set,
+    /// whose completeness the verifier then checks in every pause.
+    pub track_generations: bool,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -188,6 +191,7 @@ impl Config {
             relocation_reserve: None,
             swing_gc_workers: 0,
             shed_probe: false,
+            track_generations: false,
             test_name: name.to_string(),
             replay: None,
         }

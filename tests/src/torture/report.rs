@@ -80,6 +80,12 @@ pub struct Report {
     pub objects_self_forwarded: u64,
     pub relocation_waits: u64,
     pub worker_copies_lost: u64,
+    /// With `Config::track_generations`: old-to-young slots the store barrier remembered,
+    /// young slots relocation remembered at moved objects' new addresses, and young-pointing
+    /// slots of old objects the verifier found remembered (`Heap::remembered_set_stats`).
+    pub remembered_by_barrier: u64,
+    pub remembered_by_relocation: u64,
+    pub young_slots_verified: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
@@ -197,6 +203,9 @@ impl Report {
         self.objects_self_forwarded += o.objects_self_forwarded;
         self.relocation_waits += o.relocation_waits;
         self.worker_copies_lost += o.worker_copies_lost;
+        self.remembered_by_barrier += o.remembered_by_barrier;
+        self.remembered_by_relocation += o.remembered_by_relocation;
+        self.young_slots_verified += o.young_slots_verified;
         self.stale_slots_remapped += o.stale_slots_remapped;
         self.roots_marked_concurrently += o.roots_marked_concurrently;
         self.weak_handles_remapped += o.weak_handles_remapped;
@@ -496,6 +505,16 @@ impl std::fmt::Display for Report {
             self.relocation_waits,
             self.worker_copies_lost,
         )?;
+        if self.remembered_by_barrier + self.young_slots_verified > 0 {
+            writeln!(
+                f,
+                "remembered set: {} slots remembered by the store barrier, {} by relocation; {} \
+                 young-pointing slots of old objects verified",
+                self.remembered_by_barrier,
+                self.remembered_by_relocation,
+                self.young_slots_verified,
+            )?;
+        }
         writeln!(
             f,
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \

@@ -1,0 +1,282 @@
+//! The generational mode's bookkeeping while only full cycles run (`HeapConfig::
+//! track_generations`): every page's age in a dense generation map, a remembered set of the
+//! old slots that may point young, the index of its current bitmap, and the store barrier that
+//! keeps it complete (ZGC's page ages and `ZGeneration`s, `ZRememberedSet` per page and
+//! `ZBarrier::store_barrier_on_heap_oop_field`'s remembering).
+//!
+//! **Ages.** A page handed to a mutator is eden; a relocation target is old; at a full cycle's
+//! Pause Mark Start every page becomes old (the full cycle promotes every survivor), so at that
+//! instant no young page exists and an empty remembered set is complete. Mutators allocate
+//! only on pages born after the last Pause Mark Start (the allocator retires older ones), so
+//! every object allocated since is on an eden page, and relocation, which evacuates only
+//! pages from before Mark Start, never moves a young object. A freed page leaves the map and
+//! its remembered bits are cleared.
+//!
+//! **The remembered set** is one `RememberedSet` per 2 MiB granule rather than per page: a
+//! page is a whole number of granules, so a page's set is its granules' sets, and the barrier
+//! finds the set of a slot by the same index as its age, with no page-table walk and no epoch
+//! pin. A granule's set is allocated on its first remembered slot (one bit per word, two
+//! bitmaps: 8 KiB) and kept for the heap's life; only granules of old pages that received
+//! young pointers ever have one. The full cycle flips the current bitmap at Pause Mark Start
+//! (what the bitmap held is stale: nothing is young) and clears the previous one
+//! concurrently in Concurrent Reset Relocation Set, so the next flip finds it empty.
+//!
+//! **Invariant** (checked by the verifier in every pause when `verify` is on): every slot of a
+//! reachable object on an old page that holds a pointer into a young page has its bit in the
+//! current bitmap. Three writers keep it: the store barrier (an old holder receiving a young
+//! value), relocation (a copy onto an old page, or in-place compaction, remembers the moved
+//! object's young slots at its new address), and the Mark Start that makes everything old.
+
+use crate::observe::{RememberedSetCounts, RememberedSetStats};
+use gc_core::{
+    AddressLayout, ColoredPtr, GenerationMap, Object, Offset, Page, PageAge, RememberedSet,
+    RemsetIndex, GRANULE_SIZE, HEADER_SIZE,
+};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+pub(crate) struct Generations {
+    start: Offset,
+    ages: GenerationMap,
+    /// One remembered set per granule, allocated on its first remembered slot.
+    remsets: Box<[OnceLock<RememberedSet>]>,
+    /// Which bitmap is current: `RemsetIndex::FIRST` when false. Flipped only inside Pause
+    /// Mark Start, so a barrier (which runs between safepoints) sees one value throughout.
+    flipped: AtomicBool,
+    counts: RememberedSetCounts,
+    /// A test's planted bug: the store barrier's slow path forgets to remember
+    /// (`Heap::skip_store_barrier_for_tests`), so a test can show the verifier catches it.
+    skip_barrier: AtomicBool,
+}
+
+impl Generations {
+    /// The bookkeeping of the offsets `[start, start + size)` (the heap's reservation).
+    pub(crate) fn new(start: Offset, size: u64) -> Self {
+        let granules = size.div_ceil(GRANULE_SIZE) as usize;
+        Generations {
+            start,
+            ages: GenerationMap::new(start, size),
+            remsets: (0..granules).map(|_| OnceLock::new()).collect(),
+            flipped: AtomicBool::new(false),
+            counts: RememberedSetCounts::default(),
+            skip_barrier: AtomicBool::new(false),
+        }
+    }
+
+    /// The bitmap barriers and relocation remember into now.
+    #[inline]
+    fn current(&self) -> RemsetIndex {
+        if self.flipped.load(Ordering::Relaxed) {
+            RemsetIndex::FIRST.flipped()
+        } else {
+            RemsetIndex::FIRST
+        }
+    }
+
+    /// The granule index and word of the set that hold the slot at `slot`.
+    #[inline]
+    fn word_of(&self, slot: Offset) -> (usize, usize) {
+        let rel = slot.raw() - self.start.raw();
+        (
+            (rel / GRANULE_SIZE) as usize,
+            ((rel % GRANULE_SIZE) / gc_core::REMSET_WORD_BYTES) as usize,
+        )
+    }
+
+    /// A page was handed out: to a mutator (eden) or as a relocation target (old). Called
+    /// before any object on it can be reached by another thread.
+    pub(crate) fn page_born(&self, page: &Page, age: PageAge) {
+        self.ages.set(page.start(), page.size(), age);
+    }
+
+    /// A page was freed: it leaves the map, and its granules' remembered bits are cleared (a
+    /// page that reuses the memory starts with none).
+    pub(crate) fn page_freed(&self, page: &Page) {
+        self.ages.clear(page.start(), page.size());
+        self.forget(page);
+    }
+
+    /// Clear both bitmaps of `page`'s granules (freed, or about to be compacted in place).
+    fn forget(&self, page: &Page) {
+        let (first, _) = self.word_of(page.start());
+        let n = (page.size() / GRANULE_SIZE) as usize;
+        for set in self.remsets[first..first + n]
+            .iter()
+            .filter_map(OnceLock::get)
+        {
+            set.clear();
+        }
+    }
+
+    /// True if the page covering `off` is old.
+    #[inline(always)]
+    pub(crate) fn is_old(&self, off: Offset) -> bool {
+        self.ages.is_old(off)
+    }
+
+    /// True if the page covering `off` is young (eden or survivor).
+    pub(crate) fn is_young(&self, off: Offset) -> bool {
+        self.ages.is_young(off)
+    }
+
+    /// The store barrier, after a store of `value` (`offset_mask` takes its offset) into the
+    /// slot at offset `slot` of a heap object: if the holder's page is old and the value is
+    /// an object on a page that is not, remember the slot. One byte load on the way out when
+    /// the holder is young, two when the value is old. (A value whose page the map does not
+    /// know counts as young: remembered, never missed.) The holder is tested first, and null
+    /// after it, so the most common exit needs nothing else.
+    #[inline(always)]
+    pub(crate) fn store_barrier(&self, slot: Offset, value: ColoredPtr, offset_mask: u64) {
+        if self.ages.is_old(slot)
+            && !value.is_null()
+            && !self
+                .ages
+                .is_old(Offset::from_raw(value.raw() & offset_mask))
+        {
+            self.remember_slow(slot);
+        }
+    }
+
+    /// The store barrier's slow path: an old-to-young store.
+    #[cold]
+    #[inline(never)]
+    fn remember_slow(&self, slot: Offset) {
+        if self.skip_barrier.load(Ordering::Relaxed) {
+            return;
+        }
+        if self.remember(slot) {
+            self.counts.barrier_remembered();
+        }
+    }
+
+    /// Remember the slot at `slot` in the current bitmap; true if this call set its bit.
+    fn remember(&self, slot: Offset) -> bool {
+        let (g, word) = self.word_of(slot);
+        self.remsets[g]
+            .get_or_init(|| RememberedSet::new(GRANULE_SIZE))
+            .remember(self.current(), word)
+    }
+
+    /// The verifier's question: is the slot at `slot` remembered in the current bitmap?
+    pub(crate) fn is_remembered(&self, slot: Offset) -> bool {
+        let (g, word) = self.word_of(slot);
+        self.remsets[g]
+            .get()
+            .is_some_and(|s| s.is_remembered(self.current(), word))
+    }
+
+    /// The object at `obj` was just copied onto an old page (or compacted in place, if
+    /// `in_place`): remember each of its slots that points young, at its new address. The
+    /// offset a slot's pointer carries is taken as it is: a stale pointer (an older cycle's
+    /// color) leads to a from-space page or to memory reused since, never to a young object,
+    /// so reading it as young at worst remembers a slot that needs no bit.
+    ///
+    /// Run by the thread that made the copy, after its copy won the forwarding entry (or
+    /// while it holds the page for in-place compaction): a mutator storing into the copy
+    /// meanwhile remembers through its own barrier, and both only set bits.
+    pub(crate) fn remember_moved(&self, layout: AddressLayout, obj: Offset, in_place: bool) {
+        // SAFETY: the caller's copy of a live object lies at `obj`, its header written and
+        // visible to this thread, on a page that stays mapped while this runs (a target page
+        // of this cycle, or the page it compacts in place).
+        let o = unsafe { Object::at(layout, obj) };
+        let slot_at = |i: usize| obj + HEADER_SIZE + 8 * i as u64;
+        let young = |p: ColoredPtr| !p.is_null() && !self.ages.is_old(layout.offset(p));
+        let mut slots = 0;
+        for (i, s) in o.ref_slots().iter().enumerate() {
+            if young(s.load(Ordering::Relaxed)) {
+                self.remember(slot_at(i));
+                slots += 1;
+            }
+        }
+        let n_refs = o.n_refs();
+        for (i, s) in o.value_slots().iter().enumerate() {
+            if s.load(Ordering::Relaxed).as_pointer().is_some_and(young) {
+                self.remember(slot_at(n_refs + i));
+                slots += 1;
+            }
+        }
+        self.counts.moved(slots, in_place);
+    }
+
+    /// `page` is about to be compacted in place: forget its remembered bits, which
+    /// [`Self::remember_moved`] sets again for each object at its new place. No mutator
+    /// stores into an object of the page meanwhile (a barrier meeting it waits for the page).
+    pub(crate) fn compacting(&self, page: &Page) {
+        self.forget(page);
+    }
+
+    /// A full cycle's Pause Mark Start: every page becomes old, and the other bitmap becomes
+    /// current (it was cleared in the last cycle). O(granules of the heap): one byte each.
+    pub(crate) fn major_mark_start(&self) {
+        let promoted = self.ages.promote_all();
+        self.counts.promoted(promoted);
+        self.flipped.fetch_xor(true, Ordering::Relaxed);
+    }
+
+    /// Concurrently, after a full cycle's Pause Mark Start: clear the previous bitmap of
+    /// every granule, so the next flip finds it empty. Barriers meanwhile set bits in the
+    /// current one only (other words).
+    pub(crate) fn clear_previous(&self) {
+        let prev = self.current().previous();
+        for set in self.remsets.iter().filter_map(OnceLock::get) {
+            set.clear_bitmap(prev);
+        }
+    }
+
+    /// Slots remembered in the current bitmap now (for tests and statistics).
+    pub(crate) fn remembered_now(&self) -> u64 {
+        let cur = self.current();
+        self.remsets
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(|s| s.count(cur))
+            .sum()
+    }
+
+    /// Plant the bug of a missing store barrier (for the test that the verifier catches it).
+    pub(crate) fn skip_barrier_for_tests(&self) {
+        self.skip_barrier.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn counts(&self) -> &RememberedSetCounts {
+        &self.counts
+    }
+
+    /// The counters now.
+    pub(crate) fn stats(&self) -> RememberedSetStats {
+        self.counts.snapshot()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_is_remembered_only_from_old_to_young() {
+        let start = Offset::from_raw(16 * GRANULE_SIZE);
+        let g = Generations::new(start, 8 * GRANULE_SIZE);
+        let old = start;
+        let young = start + GRANULE_SIZE;
+        g.ages.set(old, GRANULE_SIZE, PageAge::Old);
+        g.ages.set(young, GRANULE_SIZE, PageAge::Eden);
+        let ptr = |o: Offset| ColoredPtr::from_raw(o.raw());
+        let all = u64::MAX;
+        g.store_barrier(young + 24, ptr(old + 8), all); // young holder
+        g.store_barrier(old + 16, ptr(old + 8), all); // old value
+        g.store_barrier(old + 16, ColoredPtr::NULL, all); // null
+        assert_eq!(g.remembered_now(), 0);
+        g.store_barrier(old + 24, ptr(young + 8), all);
+        g.store_barrier(old + 24, ptr(young + 16), all);
+        assert!(g.is_remembered(old + 24) && !g.is_remembered(old + 16));
+        assert_eq!(g.stats().barrier_remembered, 1);
+        // Mark Start: the young page is old now, and the remembered bits are stale: the
+        // current bitmap is the other one, and the old one is cleared concurrently.
+        g.major_mark_start();
+        assert!(g.is_old(young));
+        assert!(!g.is_remembered(old + 24));
+        g.clear_previous();
+        g.major_mark_start();
+        assert_eq!(g.remembered_now(), 0, "the cleared bitmap is current again");
+    }
+}

@@ -1,0 +1,102 @@
+//! What the generational bookkeeping did (`HeapConfig::track_generations`): old-to-young
+//! stores the store barrier remembered, young slots remembered at a moved object's new
+//! address, pages promoted at Pause Mark Start, and what the verifier checked. ZGC keeps no
+//! such totals; they are this collector's way to show a test that the paths of the store
+//! barrier, the remembered set and its verification ran (as `ValueSlotStats` does for value
+//! slots).
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Remembered-set counters of one heap since its creation (relaxed: totals, not a protocol).
+#[derive(Default)]
+pub(crate) struct RememberedSetCounts {
+    barrier_remembered: AtomicU64,
+    relocation_remembered: AtomicU64,
+    objects_moved_remembered: AtomicU64,
+    in_place_remembered: AtomicU64,
+    granules_promoted: AtomicU64,
+    verified_old_slots: AtomicU64,
+    verified_young_slots: AtomicU64,
+    verifications: AtomicU64,
+}
+
+/// A snapshot of `RememberedSetCounts` (`Heap::remembered_set_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RememberedSetStats {
+    /// Old-to-young stores (an old holder receiving a young value) whose slot the store
+    /// barrier remembered: the ones that set its bit. (A store to a slot remembered already
+    /// is not counted: a shared counter on every slow-path store would cost more than the
+    /// rest of it.)
+    pub barrier_remembered: u64,
+    /// Slots pointing young that relocation remembered at an object's new address on an old
+    /// page (GC workers' and mutators' copies, in-place compaction).
+    pub relocation_remembered: u64,
+    /// Objects copied or compacted onto an old page that had at least one slot pointing
+    /// young.
+    pub objects_moved_remembered: u64,
+    /// Of `relocation_remembered`, the slots in-place compaction remembered.
+    pub in_place_remembered: u64,
+    /// Granules of young pages made old by full cycles' Pause Mark Start.
+    pub granules_promoted: u64,
+    /// Slots (reference and value slots) of reachable objects on old pages the verifier
+    /// checked for remembered-set completeness.
+    pub verified_old_slots: u64,
+    /// Of those, the ones pointing into a young page (each had its bit, or the verifier
+    /// failed).
+    pub verified_young_slots: u64,
+    /// Pauses in which the verifier checked the remembered set.
+    pub verifications: u64,
+}
+
+impl RememberedSetCounts {
+    /// The store barrier set a slot's bit.
+    #[inline]
+    pub(crate) fn barrier_remembered(&self) {
+        self.barrier_remembered.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An object moved onto an old page with `slots` slots pointing young (remembered there),
+    /// by in-place compaction if `in_place`.
+    pub(crate) fn moved(&self, slots: u64, in_place: bool) {
+        if slots == 0 {
+            return;
+        }
+        self.relocation_remembered
+            .fetch_add(slots, Ordering::Relaxed);
+        self.objects_moved_remembered
+            .fetch_add(1, Ordering::Relaxed);
+        if in_place {
+            self.in_place_remembered.fetch_add(slots, Ordering::Relaxed);
+        }
+    }
+
+    /// Pause Mark Start made `granules` young granules old.
+    pub(crate) fn promoted(&self, granules: u64) {
+        self.granules_promoted
+            .fetch_add(granules, Ordering::Relaxed);
+    }
+
+    /// One verification checked `old` slots of old objects, `young` of them pointing young.
+    pub(crate) fn verified(&self, old: u64, young: u64) {
+        self.verified_old_slots.fetch_add(old, Ordering::Relaxed);
+        self.verified_young_slots
+            .fetch_add(young, Ordering::Relaxed);
+        self.verifications.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The totals now.
+    pub(crate) fn snapshot(&self) -> RememberedSetStats {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        RememberedSetStats {
+            barrier_remembered: get(&self.barrier_remembered),
+            relocation_remembered: get(&self.relocation_remembered),
+            objects_moved_remembered: get(&self.objects_moved_remembered),
+            in_place_remembered: get(&self.in_place_remembered),
+            granules_promoted: get(&self.granules_promoted),
+            verified_old_slots: get(&self.verified_old_slots),
+            verified_young_slots: get(&self.verified_young_slots),
+            verifications: get(&self.verifications),
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! The generational bookkeeping under stress (`HeapConfig::track_generations`, with only full
+//! cycles running): old holders receive young values across many full cycles, and the
+//! verifier, on in every pause, checks that every slot of a reachable old object pointing
+//! into a young page is in the remembered set.
+//!
+//! Two mutator threads each keep a table of holders. A holder survives a Pause Mark Start and
+//! is old from then on; the threads keep storing newly allocated leaves (young) into random
+//! slots of random holders — the store barrier's old-to-young path — and now and then
+//! replace a holder by a new one, allocated between garbage so its page is sparse and chosen
+//! for relocation in a later cycle while it holds young leaves: relocation must remember
+//! those slots at the holder's new address. A shadow model (the leaf identity each slot
+//! should hold) is checked against the heap throughout.
+//!
+//! The test fails unless each path was reached, as the collector counts it: old-to-young
+//! stores remembered by the barrier, objects moved onto old pages with young slots
+//! remembered, and verifications that found young-pointing slots of old objects (each of
+//! which had its bit, or the verifier would have ended the process). Each scenario runs in a
+//! child process, so that the verifier's abort is this test's failure. A planted bug (a
+//! store barrier that remembers nothing, `Heap::skip_store_barrier_for_tests`) must end the
+//! child in the verifier; the bug hunt `6-relocation-forgets-young-slots.patch` shows the
+//! stress test fails when relocation does not remember a moved object's young slots.
+
+use gc_runtime::{Heap, HeapConfig, Local, Mode, ObjRef, RememberedSetStats, Scope, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1 << 20;
+/// Holders per thread, and slots per holder.
+const HOLDERS: usize = 2_000;
+const SLOTS: usize = 4;
+/// The longest a run goes on waiting for every path to be reached.
+const MAX_SECS: u64 = 40;
+
+/// A tiny deterministic generator (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// How a holder holds its leaves: reference slots or value slots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Link {
+    Ref,
+    Value,
+}
+
+impl Link {
+    /// A new holder, or `None` if the heap is full (a pressure run's heap can be).
+    fn holder<'s>(self, s: &mut Scope<'s>) -> Option<Local<'s>> {
+        match self {
+            Link::Ref => s.alloc(2, SLOTS as u32, 8).ok(),
+            Link::Value => s.alloc_with_values(2, 0, SLOTS as u32, 8).ok(),
+        }
+    }
+
+    fn store(self, o: ObjRef<'_>, i: usize, t: Option<ObjRef<'_>>) {
+        match (self, t) {
+            (Link::Ref, t) => o.store(i, t),
+            (Link::Value, Some(t)) => o.store_value(i, Value::Ref(t)),
+            (Link::Value, None) => o.store_value(i, Value::Number(0.0)),
+        }
+    }
+
+    fn load(self, o: ObjRef<'_>, i: usize) -> Option<ObjRef<'_>> {
+        match self {
+            Link::Ref => o.load(i),
+            Link::Value => match o.load_value(i) {
+                Value::Ref(t) => Some(t),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A new leaf with identity `id` (young until the next Pause Mark Start), or `None` if the
+/// heap is full.
+fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Option<Local<'s>> {
+    let l = s.alloc(3, 0, 16).ok()?;
+    let o = s.get(l);
+    o.write_u64(0, id);
+    o.write_u64(8, !id);
+    Some(l)
+}
+
+/// Bytes of a ballast object (pressure runs).
+const BALLAST_BYTES: usize = 480;
+
+/// Check holder `h`'s slots against the model.
+fn check(o: ObjRef<'_>, link: Link, h: usize, expected: &[u64; SLOTS], mode: Mode) {
+    assert_eq!(o.shape(), 2, "{mode}: holder {h} corrupted");
+    assert_eq!(
+        o.read_u64(0),
+        h as u64,
+        "{mode}: holder {h} has another's id"
+    );
+    for (j, &id) in expected.iter().enumerate() {
+        match link.load(o, j) {
+            None => assert_eq!(id, 0, "{mode}: leaf {id:#x} of holder {h} slot {j} lost"),
+            Some(l) => assert_eq!(
+                (l.shape(), l.read_u64(0), l.read_u64(8)),
+                (3, id, !id),
+                "{mode}: holder {h} slot {j} holds the wrong leaf"
+            ),
+        }
+    }
+}
+
+/// One mutator: keeps its holders, stores young leaves into them, replaces some; in a
+/// pressure run it also keeps `ballast` live objects and replaces a few each round (the heap
+/// nearly full, relocation runs out of target pages and compacts pages in place). Returns
+/// the holders checked.
+fn mutate(
+    heap: &Heap,
+    link: Link,
+    thread: u64,
+    ballast: usize,
+    stop: &AtomicBool,
+    mode: Mode,
+) -> u64 {
+    let mut m = heap.attach(&format!("mutator-{thread}")).unwrap();
+    let mut rng = Rng(0x6e4e ^ thread);
+    let mut expected = vec![[0u64; SLOTS]; HOLDERS];
+    let mut next_id = (thread + 1) << 48;
+    let mut checks = 0;
+    m.scope(|s| {
+        let table = s.alloc(1, HOLDERS as u32, 0).unwrap();
+        let ballast_table = s.alloc(1, ballast as u32, 0).unwrap();
+        for b in 0..ballast {
+            s.scope(|s| {
+                let o = s.alloc(4, 0, BALLAST_BYTES).unwrap();
+                s.store(ballast_table, b, Some(o));
+            });
+        }
+        for h in 0..HOLDERS {
+            s.scope(|s| {
+                let o = link.holder(s).unwrap();
+                s.get(o).write_u64(0, h as u64);
+                s.store(table, h, Some(o));
+            });
+        }
+        let mut round = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            round += 1;
+            s.scope(|s| {
+                // Young leaves into (mostly old) holders.
+                for _ in 0..64 {
+                    let (h, j) = (rng.below(HOLDERS), rng.below(SLOTS));
+                    next_id += 1;
+                    let Some(l) = leaf(s, next_id) else { break };
+                    let holder = s.get(table).load(h).expect("holder");
+                    link.store(holder, j, Some(s.get(l)));
+                    expected[h][j] = next_id;
+                }
+                // Now and then a slot cleared (a leaf dies).
+                let (h, j) = (rng.below(HOLDERS), rng.below(SLOTS));
+                link.store(s.get(table).load(h).expect("holder"), j, None);
+                expected[h][j] = 0;
+            });
+            if round.is_multiple_of(4) {
+                // Replace a holder by a copy between garbage: a sparse page, relocated in a
+                // later cycle while the copy (old by then) holds young leaves.
+                s.scope(|s| {
+                    let h = rng.below(HOLDERS);
+                    let _before = s.alloc(9, 0, 2048).ok();
+                    let Some(new) = link.holder(s) else { return };
+                    let _after = s.alloc(9, 0, 2048).ok();
+                    let old = s.load(table, h).expect("holder");
+                    let (o, n) = (s.get(old), s.get(new));
+                    n.write_u64(0, h as u64);
+                    for j in 0..SLOTS {
+                        link.store(n, j, link.load(o, j));
+                    }
+                    s.store(table, h, Some(new));
+                });
+            }
+            // Ballast replaced: its pages turn sparse, and are chosen for relocation.
+            for _ in 0..(ballast / 1000) {
+                s.scope(|s| {
+                    let b = rng.below(ballast);
+                    if let Ok(o) = s.alloc(4, 0, BALLAST_BYTES) {
+                        s.store(ballast_table, b, Some(o));
+                    }
+                });
+            }
+            // Check a run of holders against the model.
+            let first = rng.below(HOLDERS);
+            for k in 0..16 {
+                let h = (first + k) % HOLDERS;
+                let o = s.get(table).load(h).expect("holder");
+                check(o, link, h, &expected[h], mode);
+                checks += 1;
+            }
+            s.poll();
+        }
+        for (h, e) in expected.iter().enumerate() {
+            let o = s.get(table).load(h).expect("holder");
+            check(o, link, h, e, mode);
+            checks += 1;
+        }
+    });
+    checks
+}
+
+/// Every path of the bookkeeping reached, as the collector counted it (in-place compaction
+/// in a pressure run).
+fn reached(r: &RememberedSetStats, pressure: bool) -> bool {
+    (!pressure || r.in_place_remembered > 0)
+        && r.barrier_remembered > 0
+        && r.objects_moved_remembered > 0
+        && r.verified_young_slots > 0
+        && r.verifications >= 6
+        && r.granules_promoted > 0
+}
+
+/// Run the stress scenario; with `planted`, the store barrier remembers nothing (it must
+/// not return: the verifier ends the process).
+/// With `pressure`, a heap nearly full of live ballast and without a relocation reserve.
+fn run(mode: Mode, link: Link, pressure: bool, planted: bool) {
+    let mut config = HeapConfig::new(24 * MIB)
+        .mode(mode)
+        .verify(true)
+        .track_generations(true)
+        .gc_threads(1)
+        .continuous(true);
+    if pressure {
+        // No relocation reserve: mutators may fill every page, so relocation runs out of
+        // target pages and compacts in place (see `relocation_pressure`).
+        config = config.relocation_reserve(0);
+    }
+    // About 7 MiB of ballast per thread: with the holders and the leaves, over 60% of the
+    // heap live.
+    let ballast = if pressure { 14_000 } else { 0 };
+    let heap = Arc::new(Heap::new(config).unwrap());
+    if planted {
+        heap.skip_store_barrier_for_tests();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let (heap, stop) = (heap.clone(), stop.clone());
+            std::thread::spawn(move || mutate(&heap, link, t, ballast, &stop, mode))
+        })
+        .collect();
+    // At least 3 s and 10 cycles, and on until every path was reached (or the limit).
+    let start = Instant::now();
+    let enough = |h: &Heap| {
+        h.stats().cycles.len() >= 10 && reached(&h.remembered_set_stats().unwrap(), pressure)
+    };
+    while !threads.iter().any(|t| t.is_finished())
+        && start.elapsed() < Duration::from_secs(MAX_SECS)
+        && (start.elapsed() < Duration::from_secs(3) || !enough(&heap))
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let checks: u64 = threads
+        .into_iter()
+        .map(|t| t.join().expect("a mutator failed its checks"))
+        .sum();
+    let r = heap.remembered_set_stats().expect("the bookkeeping is on");
+    let cycles = heap.stats().cycles.len();
+    eprintln!(
+        "{mode} {link:?}{}: {cycles} cycles, {checks} holders checked, {} slots remembered now; \
+         {r:?}",
+        if pressure { " under pressure" } else { "" },
+        heap.remembered_slots().unwrap()
+    );
+    assert!(
+        !planted,
+        "{mode}: the verifier missed the planted missing barrier"
+    );
+    assert!(checks > 0, "{mode}: nothing was checked");
+    assert!(
+        reached(&r, pressure),
+        "{mode} {link:?}: a path of the remembered set was not reached in {cycles} cycles \
+         (barrier, relocation, verification): {r:?}"
+    );
+}
+
+/// Set in a child process: the scenario it runs.
+const CHILD_ENV: &str = "ZRS_REMSET_CHILD";
+
+/// Run `scenario` in a child process (this test binary, test `test`): a verifier failure
+/// ends the process (a broken invariant in the collector aborts), so only a child can report
+/// it as this test's failure. Returns the child's exit status and stderr; fails if it does
+/// not end within two minutes.
+fn in_child(test: &str, scenario: &str) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, scenario)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the child ({scenario}) hung; its stderr:\n{}",
+                reader.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status, reader.join().unwrap())
+}
+
+/// The stress scenario `mode`/`link` in a child process, which must succeed.
+fn stress(test: &str, mode: Mode, link: Link, pressure: bool) {
+    if std::env::var(CHILD_ENV).is_ok() {
+        run(mode, link, pressure, false);
+        return;
+    }
+    let (status, stderr) = in_child(test, "stress");
+    eprintln!("{stderr}");
+    assert!(
+        status.success(),
+        "{mode} {link:?}: the child failed: {status}\n{stderr}"
+    );
+}
+
+#[test]
+fn concurrent_old_holders_remember_young_leaves() {
+    stress(
+        "concurrent_old_holders_remember_young_leaves",
+        Mode::Concurrent,
+        Link::Ref,
+        false,
+    );
+}
+
+#[test]
+fn stw_old_holders_remember_young_leaves() {
+    stress(
+        "stw_old_holders_remember_young_leaves",
+        Mode::Stw,
+        Link::Ref,
+        false,
+    );
+}
+
+#[test]
+fn concurrent_old_holders_remember_young_values() {
+    stress(
+        "concurrent_old_holders_remember_young_values",
+        Mode::Concurrent,
+        Link::Value,
+        false,
+    );
+}
+
+#[test]
+fn stw_old_holders_remember_young_values() {
+    stress(
+        "stw_old_holders_remember_young_values",
+        Mode::Stw,
+        Link::Value,
+        false,
+    );
+}
+
+#[test]
+fn concurrent_in_place_compaction_remembers_young_slots() {
+    stress(
+        "concurrent_in_place_compaction_remembers_young_slots",
+        Mode::Concurrent,
+        Link::Ref,
+        true,
+    );
+}
+
+#[test]
+fn stw_in_place_compaction_remembers_young_slots() {
+    stress(
+        "stw_in_place_compaction_remembers_young_slots",
+        Mode::Stw,
+        Link::Value,
+        true,
+    );
+}
+
+/// The planted bug: a store barrier that remembers nothing. The verifier must end the
+/// process at a pause, naming the missing remembered-set bit, in both modes.
+#[test]
+fn a_missing_store_barrier_is_caught_by_the_verifier() {
+    const TEST: &str = "a_missing_store_barrier_is_caught_by_the_verifier";
+    match std::env::var(CHILD_ENV).as_deref() {
+        Ok("concurrent") => return run(Mode::Concurrent, Link::Ref, false, true),
+        Ok("stw") => return run(Mode::Stw, Link::Value, false, true),
+        _ => {}
+    }
+    for mode in ["concurrent", "stw"] {
+        let (status, stderr) = in_child(TEST, mode);
+        assert!(
+            !status.success(),
+            "{mode}: the verifier missed the missing store barrier"
+        );
+        assert!(
+            stderr.contains("is not in the remembered set"),
+            "{mode}: the child failed, but not by the verifier's remembered-set check: \
+             {status}\n{stderr}"
+        );
+    }
+}
+
+/// The barrier's two cheap exits and its slow path, one store each, on objects whose age
+/// the test knows: a young holder, an old holder with an old value, an old holder with a
+/// young value (remembered once however often it is stored to).
+#[test]
+fn only_old_to_young_stores_are_remembered() {
+    let heap = Heap::new(
+        HeapConfig::new(16 * MIB)
+            .mode(Mode::Stw)
+            .verify(true)
+            .track_generations(true)
+            .continuous(false),
+    )
+    .unwrap();
+    let mut m = heap.attach("t").unwrap();
+    m.scope(|s| {
+        let holder = s.alloc(1, 2, 0).unwrap();
+        let value = s.alloc(1, 0, 8).unwrap();
+        assert_eq!(s.is_old(holder), Some(false), "a new object is young");
+        s.store(holder, 0, Some(value));
+        assert_eq!(heap.remembered_slots(), Some(0));
+        s.collect("test");
+        assert_eq!(
+            s.is_old(holder),
+            Some(true),
+            "a survivor of a full cycle is old"
+        );
+        assert_eq!(s.is_old(value), Some(true));
+        s.store(holder, 1, Some(value));
+        s.store(holder, 0, None);
+        assert_eq!(heap.remembered_slots(), Some(0));
+        let young = s.alloc(1, 0, 8).unwrap();
+        assert_eq!(s.is_old(young), Some(false));
+        s.store(holder, 1, Some(young));
+        s.store(holder, 1, Some(young));
+        assert_eq!(heap.remembered_set_stats().unwrap().barrier_remembered, 1);
+        assert_eq!(heap.remembered_slots(), Some(1));
+        // The next full cycle's verifier finds the slot and its bit, then promotes the
+        // young object: the set is empty again.
+        s.collect("test");
+        let r = heap.remembered_set_stats().unwrap();
+        assert!(r.verified_young_slots >= 1, "{r:?}");
+        assert_eq!(s.is_old(young), Some(true));
+        assert_eq!(heap.remembered_slots(), Some(0));
+    });
+}
+
+/// With the bookkeeping off there is none to ask about.
+#[test]
+fn off_by_default() {
+    let heap = Heap::new(HeapConfig::new(16 * MIB)).unwrap();
+    assert!(heap.remembered_set_stats().is_none());
+    assert!(!HeapConfig::new(16 * MIB).track_generations);
+}
