@@ -35,6 +35,7 @@ pub mod generation_map;
 pub mod granule_map;
 pub mod huge_pages;
 pub mod live_map;
+pub mod mark_color_rule;
 pub mod object;
 pub mod page;
 pub mod page_allocator;
@@ -62,6 +63,7 @@ pub use forwarding_entries::ForwardingEntries;
 pub use generation_map::{GenerationMap, PageAge};
 pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
+pub use mark_color_rule::{ColorChoice, CycleKind, MarkColorRule, StaleSource};
 pub use object::{
     object_size, object_size_with_values, Object, ObjectHeader, HEADER_SIZE, MAX_VALUES,
 };
