@@ -58,7 +58,7 @@
 
 use crate::word::{Address, ColoredPtr, Offset};
 use bitflags::bitflags;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Smallest number of offset bits (4 TiB heap limit).
 pub const MIN_OFFSET_BITS: u32 = 42;
@@ -85,7 +85,7 @@ bitflags! {
 /// The four colors that can be *good*: a mark color while marking (Marked0 and Marked1
 /// alternate from cycle to cycle; Marked2 is the generational mode's third), Remapped while
 /// relocating and between cycles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum GoodColor {
     /// Marking in GC(n) for odd n: GC(1), GC(3), ...
     Marked0,

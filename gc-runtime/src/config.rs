@@ -7,7 +7,7 @@
 //! pacing settings, huge pages, the safepoint's barrier) ask for them with [`HeapConfig::from_env`], the one place that reads them;
 //! a malformed value is an [`EnvError`] that names the variable and the values it accepts.
 
-use gc_core::{Backing, HeapError};
+use gc_core::{Backing, ColorChoice, HeapError};
 use std::time::Duration;
 
 /// How the heap collects. The one mode type of the project: harness, reports and the Lox
@@ -389,6 +389,15 @@ pub struct HeapConfig {
     /// median and from 11–14 µs to 74–120 µs at p99, while the fence it saves costs a mutator
     /// about 15 ns per outermost scope. The heap's GC log says which one it uses.
     pub membarrier: bool,
+    /// Which mark color a cycle takes when the mark-color rule leaves two (gc-core's
+    /// `MarkColorRule`: never the previous cycle's nor the last major's, so with full cycles
+    /// only, two are eligible). [`ColorChoice::Alternate`] (the default) alternates Marked0 and
+    /// Marked1 and never touches the Marked2 view: no page-table entry, fault or resident
+    /// memory through it. [`ColorChoice::Rotate`] takes the least recently used eligible color,
+    /// so cycles rotate Marked1, Marked0, Marked2: the tests' way to run the barriers, the
+    /// verifier, the forwarding of stale pointers and the view populating on the third color
+    /// today, before a generational mode needs it.
+    pub mark_colors: ColorChoice,
 }
 
 /// The smallest heap a collecting mode (`concurrent`, `stw`) runs in with the default
@@ -428,6 +437,7 @@ impl HeapConfig {
             max_direct_memory: None,
             relocation_reserve: None,
             membarrier: false,
+            mark_colors: ColorChoice::Alternate,
         }
     }
     /// [`HeapConfig::new`] with the environment's overrides, for programs that let a user
@@ -584,6 +594,11 @@ impl HeapConfig {
     }
     /// Use the process-wide barrier where the system offers it, or not (see
     /// [`HeapConfig::membarrier`]).
+    /// See [`HeapConfig::mark_colors`].
+    pub fn mark_colors(mut self, choice: ColorChoice) -> Self {
+        self.mark_colors = choice;
+        self
+    }
     pub fn membarrier(mut self, on: bool) -> Self {
         self.membarrier = on;
         self

@@ -80,7 +80,7 @@ impl HeapInner {
         Ok(HeapInner {
             id,
             cx: GcContext {
-                state: GcState::new(layout),
+                state: GcState::new(layout, config.mark_colors),
                 pages: PageRegistry::new(mem, reserve),
                 forwarding: ForwardingIndex::new(start, size),
                 control: CycleControl::default(),
