@@ -16,6 +16,8 @@
 //! - [`live_map`]: per-page mark bitmaps with live counts;
 //! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
+//! - [`mark_color_rule`]: which mark color each cycle takes (neither the previous cycle's nor
+//!   the last major's) and which forwarding table a stale color needs;
 //! - [`remembered_set`], [`generation_map`]: per-page remembered sets (old slots that may point
 //!   young) and page ages with a per-granule generation map, for the generational mode;
 //! - [`value`], [`value_barrier`]: NaN-boxed value words (a number, an immediate or a colored
