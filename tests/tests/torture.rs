@@ -501,6 +501,10 @@ const PACED_CONFIG: &str = "soak-concurrent-full";
 /// (checked over the whole soak, for those that ran).
 const DIRECT_LIMIT_CONFIGS: [&str; 2] = ["soak-concurrent", "soak-stw"];
 
+/// The soak configurations with the mark colors rotating (the `concurrent` one first: it must
+/// remap stale Marked2 slots too).
+const ROTATING_CONFIGS: [&str; 2] = ["soak-concurrent-full-rotate", "soak-stw-rotate"];
+
 /// The soak configuration whose heap never collects: its buffers are freed by `release`
 /// alone, and no cleaner may run.
 const EPSILON_CONFIG: &str = "soak-epsilon";
@@ -692,6 +696,22 @@ fn soak() {
         // It paces with the default floor (the nearly full heap with a higher one).
         if r.pacing_delays == 0 {
             unmet.push(format!("{name}: no pacing delay in {} runs", r.runs));
+        }
+    }
+    // The rotating configurations marked with Marked2, and the concurrent one remapped stale
+    // Marked2 slots; no configuration's cycle records break the mark-color rule.
+    for (name, r) in &by_config {
+        if r.color_rule_breaks > 0 {
+            unmet.push(format!("{name}: cycle records break the mark-color rule"));
+        }
+        if ROTATING_CONFIGS.contains(&name.as_str()) && r.cycles_marked2 == 0 {
+            unmet.push(format!("{name}: no cycle marked with Marked2 in {} runs", r.runs));
+        }
+        if name == ROTATING_CONFIGS[0] && r.stale_marked2_remapped == 0 {
+            unmet.push(format!(
+                "{name}: no stale Marked2 slot remapped in {} runs",
+                r.runs
+            ));
         }
     }
     for name in DIRECT_LIMIT_CONFIGS {
