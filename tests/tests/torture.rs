@@ -705,7 +705,10 @@ fn soak() {
             unmet.push(format!("{name}: cycle records break the mark-color rule"));
         }
         if ROTATING_CONFIGS.contains(&name.as_str()) && r.cycles_marked2 == 0 {
-            unmet.push(format!("{name}: no cycle marked with Marked2 in {} runs", r.runs));
+            unmet.push(format!(
+                "{name}: no cycle marked with Marked2 in {} runs",
+                r.runs
+            ));
         }
         if name == ROTATING_CONFIGS[0] && r.stale_marked2_remapped == 0 {
             unmet.push(format!(
