@@ -1,7 +1,7 @@
 //! The mark-color rule: which of the three mark colors (Marked0, Marked1, Marked2) a GC cycle
-//! marks with, and which cycle's forwarding table a stale pointer needs (ZGC's flip of
-//! `ZPointerStoreGoodMask`/`ZPointerMarkGoodMask` at Pause Mark Start; generational ZGC gives
-//! each generation its own mark bits instead).
+//! marks with, and which cycle's forwarding table a stale pointer needs (non-generational
+//! ZGC's `ZAddress::flip_to_marked`, which toggles Marked0 and Marked1 at Pause Mark Start;
+//! generational ZGC gives each generation mark bits of its own instead).
 //!
 //! Marking tells "visited in this cycle" from "not visited yet" by the color of a slot's
 //! pointer: a cycle's mark color must be carried by no live slot when its Pause Mark Start

@@ -592,13 +592,14 @@ impl HeapConfig {
         self.director.continuous = on;
         self
     }
-    /// Use the process-wide barrier where the system offers it, or not (see
-    /// [`HeapConfig::membarrier`]).
-    /// See [`HeapConfig::mark_colors`].
+    /// Which mark color a cycle takes of the two the rule leaves (see
+    /// [`HeapConfig::mark_colors`]).
     pub fn mark_colors(mut self, choice: ColorChoice) -> Self {
         self.mark_colors = choice;
         self
     }
+    /// Use the process-wide barrier where the system offers it, or not (see
+    /// [`HeapConfig::membarrier`]).
     pub fn membarrier(mut self, on: bool) -> Self {
         self.membarrier = on;
         self
