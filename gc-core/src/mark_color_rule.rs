@@ -134,19 +134,16 @@ impl MarkColorRule {
     /// choice (the rule excludes the last major's color for both), only what
     /// [`Self::start`] records.
     pub fn next(&self) -> GoodColor {
+        // Least recently used first (never used: before every used one); `Alternate` puts
+        // Marked2 after the other two whenever they are eligible.
         let lru = |c: &GoodColor| self.last_used[index(*c)].map_or(0, |n| n + 1);
-        let mut candidates = eligible(self.current, self.last_major).peekable();
-        if self.choice == ColorChoice::Alternate {
-            let two: Vec<GoodColor> = eligible(self.current, self.last_major)
-                .filter(|&c| c != GoodColor::Marked2)
-                .collect();
-            if let Some(c) = two.iter().copied().min_by_key(lru) {
-                return c;
-            }
-        }
-        let first = *candidates.peek().expect("three colors always leave one");
+        let last_resort = |c: &GoodColor| {
+            self.choice == ColorChoice::Alternate && *c == GoodColor::Marked2
+        };
         // `min_by_key` keeps the first of equal keys: ties go by `MARK_COLORS` order.
-        candidates.min_by_key(lru).unwrap_or(first)
+        eligible(self.current, self.last_major)
+            .min_by_key(|c| (last_resort(c), lru(c)))
+            .expect("three colors always leave one")
     }
 
     /// Pause Mark Start of a cycle of `kind`: choose its mark color ([`Self::next`]) and
