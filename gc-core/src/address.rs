@@ -22,10 +22,12 @@
 //!   | program | Marked0 view | Marked1 view | (unused) | Remapped view | (unused) | Marked2 view |
 //! ```
 //!
-//! Marked2 is the third mark color of the generational mode, whose young and full cycles
-//! each need a mark color that is neither the previous cycle's nor the last full cycle's (three
-//! colors always leave one). The other modes alternate Marked0 and Marked1 and never use it:
-//! its view is reserved and mapped like the others, but nothing reads or writes through it.
+//! Marked2 is the third mark color: a generational mode's young and full cycles each need a
+//! mark color that is neither the previous cycle's nor the last full cycle's (three colors
+//! always leave one; [`crate::mark_color_rule`]). With full cycles only, two are eligible: by
+//! default Marked0 and Marked1 alternate and nothing reads or writes through the Marked2
+//! view (reserved and mapped like the others); a heap set to rotate the colors marks every
+//! third cycle with Marked2.
 //!
 //! `S` is chosen from the maximum heap as ZGC does: the heap needs 16x its size in virtual
 //! space (so pages can be placed without defragmenting), hence
@@ -43,6 +45,9 @@
 //! | marking in GC(n), n odd        | Marked0 00001  | 11110              |
 //! | marking with the third color   | Marked2 01000  | 10111              |
 //!
+//! (The GC(n) rows are the default alternation; rotating colors mark GC(2), GC(5), ... with
+//! Marked2.)
+//!
 //! The three kinds of word are typed ([`crate::word`]): an [`Offset`], a [`ColoredPtr`] (offset
 //! plus color, as stored in slots) and an [`Address`] (an offset in one view). [`AddressLayout`]
 //! converts between them, as it is the one that knows `S`:
@@ -58,7 +63,7 @@
 
 use crate::word::{Address, ColoredPtr, Offset};
 use bitflags::bitflags;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Smallest number of offset bits (4 TiB heap limit).
 pub const MIN_OFFSET_BITS: u32 = 42;
@@ -82,17 +87,17 @@ bitflags! {
     }
 }
 
-/// The four colors that can be *good*: a mark color while marking (Marked0 and Marked1
-/// alternate from cycle to cycle; Marked2 is the generational mode's third), Remapped while
-/// relocating and between cycles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// The four colors that can be *good*: a mark color while marking (chosen by
+/// [`crate::MarkColorRule`]: by default Marked0 and Marked1 alternate from cycle to cycle;
+/// Marked2 is the third), Remapped while relocating and between cycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum GoodColor {
     /// Marking in GC(n) for odd n: GC(1), GC(3), ...
     Marked0,
     /// Marking in GC(n) for even n: GC(0), GC(2), ... (GC(0) uses Marked1, as ZGC).
     Marked1,
-    /// The third mark color: used only by the generational mode (see the module
-    /// documentation).
+    /// The third mark color: used when the colors rotate, and by a generational mode (see
+    /// the module documentation).
     Marked2,
     /// Between cycles and during relocation.
     Remapped,
@@ -109,7 +114,9 @@ impl GoodColor {
         }
     }
 
-    /// The marking color of GC cycle `n`: GC(0) marks with Marked1, GC(1) with Marked0, ...
+    /// The marking color of GC cycle `n` when the colors alternate (the default
+    /// [`crate::ColorChoice::Alternate`] with full cycles only): GC(0) marks with Marked1,
+    /// GC(1) with Marked0, ... The runtime asks [`crate::MarkColorRule`], which gives the same.
     pub fn mark_color_for_cycle(n: u64) -> GoodColor {
         if n.is_multiple_of(2) {
             GoodColor::Marked1
@@ -130,8 +137,8 @@ impl GoodColor {
 
     /// The other marking color of the two-color alternation (the one the previous cycle
     /// used, when cycles alternate Marked0 and Marked1). Marked2 and Remapped are no part of
-    /// the alternation and give themselves: a runtime that marks with Marked2 (the
-    /// generational rule) keeps the previous cycle's color itself.
+    /// the alternation and give themselves: the runtime does not use this, it keeps the
+    /// previous cycle's color itself ([`crate::MarkColorRule::previous`]).
     pub fn other_mark(self) -> GoodColor {
         match self {
             GoodColor::Marked0 => GoodColor::Marked1,

@@ -16,6 +16,8 @@
 //! - [`live_map`]: per-page mark bitmaps with live counts;
 //! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
+//! - [`mark_color_rule`]: which mark color each cycle takes (neither the previous cycle's nor
+//!   the last major's) and which forwarding table a stale color needs;
 //! - [`remembered_set`], [`generation_map`]: per-page remembered sets (old slots that may point
 //!   young) and page ages with a per-granule generation map, for the generational mode;
 //! - [`value`], [`value_barrier`]: NaN-boxed value words (a number, an immediate or a colored
@@ -35,6 +37,7 @@ pub mod generation_map;
 pub mod granule_map;
 pub mod huge_pages;
 pub mod live_map;
+pub mod mark_color_rule;
 pub mod object;
 pub mod page;
 pub mod page_allocator;
@@ -62,6 +65,7 @@ pub use forwarding_entries::ForwardingEntries;
 pub use generation_map::{GenerationMap, PageAge};
 pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
+pub use mark_color_rule::{ColorChoice, CycleKind, MarkColorRule, StaleSource};
 pub use object::{
     object_size, object_size_with_values, Object, ObjectHeader, HEADER_SIZE, MAX_VALUES,
 };

@@ -1,8 +1,9 @@
 //! Populating a view's page-table entries ahead of use, by read fault-around. Every view
-//! (Marked0, Marked1, Remapped) maps the same memory with page-table entries of its own, so a
-//! heap page that the program reaches through all three colors is faulted in three times: once
-//! fresh, where its first write allocates and clears the memory, and twice more through the
-//! other views, minor faults on memory already in the file. ZGC on Linux has the same three
+//! (Marked0, Marked1, Remapped, and Marked2 when the mark colors rotate) maps the same memory
+//! with page-table entries of its own, so a heap page that the program reaches through three
+//! colors is faulted in three times (four with Marked2): once fresh, where its first write
+//! allocates and clears the memory, and once more through each other view, minor faults on
+//! memory already in the file. ZGC on Linux has the same three
 //! mappings (`ZPhysicalMemoryBacking` multi-mapping, before generational ZGC dropped it).
 //!
 //! A *write* fault on a shared file mapping maps one 4 KiB page. A *read* fault on one maps,

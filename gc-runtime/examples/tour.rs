@@ -144,6 +144,8 @@ fn color_name(c: Color) -> &'static str {
         "Marked1"
     } else if c == Color::REMAPPED {
         "Remapped"
+    } else if c == Color::MARKED2 {
+        "Marked2"
     } else {
         "mixed"
     }

@@ -7,7 +7,7 @@
 //! pacing settings, huge pages, the safepoint's barrier) ask for them with [`HeapConfig::from_env`], the one place that reads them;
 //! a malformed value is an [`EnvError`] that names the variable and the values it accepts.
 
-use gc_core::{Backing, HeapError};
+use gc_core::{Backing, ColorChoice, HeapError};
 use std::time::Duration;
 
 /// How the heap collects. The one mode type of the project: harness, reports and the Lox
@@ -397,6 +397,15 @@ pub struct HeapConfig {
     /// yet to use it, so no mode turns it on: it is the groundwork of the generational mode,
     /// tested and measured on its own.
     pub track_generations: bool,
+    /// Which mark color a cycle takes when the mark-color rule leaves two (gc-core's
+    /// `MarkColorRule`: never the previous cycle's nor the last major's, so with full cycles
+    /// only, two are eligible). [`ColorChoice::Alternate`] (the default) alternates Marked0 and
+    /// Marked1 and never touches the Marked2 view: no page-table entry, fault or resident
+    /// memory through it. [`ColorChoice::Rotate`] takes the least recently used eligible color,
+    /// so cycles rotate Marked1, Marked0, Marked2: the tests' way to run the barriers, the
+    /// verifier, the forwarding of stale pointers and the view populating on the third color
+    /// today, before a generational mode needs it.
+    pub mark_colors: ColorChoice,
 }
 
 /// The smallest heap a collecting mode (`concurrent`, `stw`) runs in with the default
@@ -437,6 +446,7 @@ impl HeapConfig {
             relocation_reserve: None,
             membarrier: false,
             track_generations: false,
+            mark_colors: ColorChoice::Alternate,
         }
     }
     /// [`HeapConfig::new`] with the environment's overrides, for programs that let a user
@@ -589,6 +599,12 @@ impl HeapConfig {
     }
     pub fn continuous(mut self, on: bool) -> Self {
         self.director.continuous = on;
+        self
+    }
+    /// Which mark color a cycle takes of the two the rule leaves (see
+    /// [`HeapConfig::mark_colors`]).
+    pub fn mark_colors(mut self, choice: ColorChoice) -> Self {
+        self.mark_colors = choice;
         self
     }
     /// Use the process-wide barrier where the system offers it, or not (see

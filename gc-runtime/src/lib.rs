@@ -78,8 +78,8 @@ pub use gc_core::config::physical_memory_bytes;
 pub use gc_core::value::VALUE_IMMEDIATE_TAG;
 pub use gc_core::virtual_memory::heap_limit_for_map_count;
 pub use gc_core::{
-    format_size, parse_size, Backing, HeapError, HugePageSystem, HugePageUse, HugePages, Offset,
-    PageSizeReading,
+    format_size, parse_size, Backing, ColorChoice, HeapError, HugePageSystem, HugePageUse,
+    HugePages, Offset, PageSizeReading,
 };
 pub use heap::{pacing_interval, MemoryReport};
 pub use observe::{

@@ -14,8 +14,11 @@
 //! cycle), so it cannot pass without reaching the path it is about. A third run links the
 //! table to its objects and each object to its child through value slots instead of reference
 //! slots (`Link::Value`), and fails unless value slots were pointed at moved objects too.
+//! Two `concurrent` runs rotate the mark colors (`HeapConfig::mark_colors`) and fail unless
+//! cycles marked with Marked2 and the next cycles' markers remapped stale Marked2 slots.
 
-use gc_runtime::{CycleRecord, Heap, HeapConfig, Mode, ObjRef, Scope, Value};
+use gc_runtime::inspect::GoodColor;
+use gc_runtime::{ColorChoice, CycleRecord, Heap, HeapConfig, Mode, ObjRef, Scope, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -234,10 +237,15 @@ fn total(cycles: &[CycleRecord], f: impl Fn(&CycleRecord) -> u64) -> u64 {
 }
 
 fn run(mode: Mode, link: Link, secs: u64) {
+    run_with(mode, link, secs, ColorChoice::Alternate)
+}
+
+fn run_with(mode: Mode, link: Link, secs: u64, colors: ColorChoice) {
     let heap = Arc::new(
         Heap::new(
             HeapConfig::new(32 * MIB)
                 .mode(mode)
+                .mark_colors(colors)
                 .verify(true)
                 .gc_threads(1)
                 // Back-to-back stw cycles each find too little garbage to run out of
@@ -293,6 +301,24 @@ fn run(mode: Mode, link: Link, secs: u64) {
         in_place > 0 && objects > 0,
         "{mode}: the heap never had to compact a page in place: the test missed its path"
     );
+    let m2 = Some(GoodColor::Marked2);
+    let marked2 = st.cycles.iter().filter(|c| c.mark_color == m2).count();
+    let stale_m2 = total(&st.cycles, |c| {
+        if c.stale_color == m2 {
+            c.stale_slots_remapped
+        } else {
+            0
+        }
+    });
+    eprintln!(
+        "{mode}: {marked2} cycles marked with Marked2, {stale_m2} stale Marked2 slots remapped"
+    );
+    if colors == ColorChoice::Rotate {
+        assert!(marked2 > 0, "{mode}: no cycle marked with Marked2");
+        if mode == Mode::Concurrent {
+            assert!(stale_m2 > 0, "{mode}: no stale Marked2 slot remapped");
+        }
+    }
     if link == Link::Value {
         let v = heap.value_slot_stats();
         eprintln!("{mode}, value slots: {v:?}");
@@ -316,6 +342,17 @@ fn stw_relocation_compacts_in_place_without_losing_an_object() {
 #[test]
 fn concurrent_in_place_compaction_keeps_objects_linked_by_value_slots() {
     run(Mode::Concurrent, Link::Value, 8);
+}
+
+/// With the mark colors rotating: in-place compaction while slots carry Marked2 pointers.
+#[test]
+fn concurrent_in_place_compaction_with_rotating_mark_colors() {
+    run_with(Mode::Concurrent, Link::Ref, 8, ColorChoice::Rotate);
+}
+
+#[test]
+fn concurrent_in_place_compaction_of_value_links_with_rotating_mark_colors() {
+    run_with(Mode::Concurrent, Link::Value, 8, ColorChoice::Rotate);
 }
 
 #[test]

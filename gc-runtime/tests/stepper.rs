@@ -1,6 +1,7 @@
 //! The stepper's refusals and its escape hatch: what `Heap::stepper` and `Stepper` answer
 //! when misused (an error that says what to change, never a hang), and that a thread that
-//! must wait for the collector ends the stepping instead of waiting forever.
+//! must wait for the collector ends the stepping instead of waiting forever; and the mark and
+//! stale colors a stepped cycle shows when the colors rotate (`HeapConfig::mark_colors`).
 
 use gc_runtime::{GcPhase, Heap, HeapConfig, Mode, Step};
 
@@ -147,5 +148,40 @@ fn a_barrier_waiting_for_a_held_worker_ends_the_stepping() {
     assert!(
         set.iter().any(|p| p.compacted_in_place),
         "the page was compacted in place: {set:?}"
+    );
+}
+
+/// With the mark colors rotating, a stepped cycle shows its mark color and the stale color
+/// (the previous cycle's) while it marks: Marked1, Marked0, Marked2, Marked1 again.
+#[test]
+fn rotating_mark_colors_show_in_the_stepped_state() {
+    use gc_runtime::inspect::GoodColor::{Marked0, Marked1, Marked2, Remapped};
+    let h = Heap::new(
+        HeapConfig::new(64 << 20)
+            .gc_threads(1)
+            .uncommit_delay(None)
+            .mark_colors(gc_runtime::ColorChoice::Rotate),
+    )
+    .unwrap();
+    let s = h.stepper().unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        assert_eq!(
+            s.start_cycle("test").unwrap(),
+            Step::Before(GcPhase::ConcurrentMarkRoots)
+        );
+        let st = h.gc_state();
+        seen.push((st.good, st.stale));
+        while s.step().unwrap() != Step::CycleEnded {}
+        assert_eq!(h.gc_state().good, Remapped);
+    }
+    assert_eq!(
+        seen,
+        [
+            (Marked1, Remapped),
+            (Marked0, Marked1),
+            (Marked2, Marked0),
+            (Marked1, Marked2)
+        ]
     );
 }

@@ -1,11 +1,70 @@
 //! Value slots under collection: a slot left stale by a cycle healed by the mutator's value
 //! barrier, objects reached only through value slots relocated and remapped (both collecting
-//! modes, verifier on), NaN canonicalization through the API, and the limits as errors.
-use gc_runtime::inspect::ValueKind;
-use gc_runtime::{Heap, HeapConfig, Immediate, Mode, Value};
+//! modes, verifier on), NaN canonicalization through the API, and the limits as errors. The
+//! stale slot and the relocation run with the mark colors rotating too
+//! (`HeapConfig::mark_colors`), so that slots carry Marked2 pointers.
+use gc_runtime::inspect::{Color, GoodColor, ValueKind};
+use gc_runtime::{ColorChoice, Heap, HeapConfig, Immediate, Mode, Value};
 
 fn heap(mode: Mode, mb: u64) -> Heap {
-    Heap::new(HeapConfig::new(mb << 20).mode(mode).verify(true)).unwrap()
+    heap_with(mode, mb, ColorChoice::Alternate)
+}
+
+fn heap_with(mode: Mode, mb: u64, colors: ColorChoice) -> Heap {
+    Heap::new(
+        HeapConfig::new(mb << 20)
+            .mode(mode)
+            .verify(true)
+            .mark_colors(colors),
+    )
+    .unwrap()
+}
+
+/// With the colors rotating, the third cycle marks with Marked2: a value slot it healed holds
+/// a Marked2 pointer afterwards, bad under Remapped, and the barrier heals it; the fourth
+/// cycle's stale color is Marked2.
+#[test]
+fn a_value_slot_left_marked2_by_a_cycle_is_healed_by_the_barrier() {
+    let h = heap_with(Mode::Concurrent, 32, ColorChoice::Rotate);
+    let mut m = h.attach("main").unwrap();
+    m.scope(|s| {
+        let holder = s.alloc_with_values(1, 0, 1, 0).unwrap();
+        let target = s.alloc(2, 0, 8).unwrap();
+        s.get(target).write_u64(0, 78);
+        s.store_value(holder, 0, Value::Ref(target));
+        let mut colors = Vec::new();
+        for _ in 0..3 {
+            s.collect("test");
+            let raw = s.raw_value_slot(holder, 0);
+            let ValueKind::Pointer(p) = raw.kind() else {
+                panic!("value slot 0 holds {raw:?}, not a pointer");
+            };
+            colors.push(h.gc_state().layout.color(p));
+        }
+        // Each cycle's marking healed the slot to its mark color (no load between).
+        assert_eq!(
+            colors,
+            [Color::MARKED1, Color::MARKED0, Color::MARKED2],
+            "rotation marks with Marked1, Marked0, Marked2"
+        );
+        let before = h.value_slot_stats();
+        let Value::Ref(t) = s.get(holder).load_value(0) else {
+            panic!("value slot 0 no longer holds an object");
+        };
+        assert_eq!(t.read_u64(0), 78);
+        let healed = s.raw_value_slot(holder, 0);
+        assert_eq!(
+            healed.raw() & h.gc_state().bad_mask,
+            0,
+            "healed: {healed:?}"
+        );
+        assert_eq!(h.value_slot_stats().barrier_heals, before.barrier_heals + 1);
+        s.collect("test");
+        let cycles = h.stats().cycles;
+        let last = cycles.last().unwrap();
+        assert_eq!(last.mark_color, Some(GoodColor::Marked1));
+        assert_eq!(last.stale_color, Some(GoodColor::Marked2));
+    });
 }
 
 #[test]
@@ -115,9 +174,21 @@ fn walk(s: &gc_runtime::Scope<'_>, head: gc_runtime::Local<'_>, n: u64) -> Vec<g
 
 #[test]
 fn objects_reached_only_through_value_slots_are_relocated() {
+    relocate_value_chains(ColorChoice::Alternate);
+}
+
+/// The same with the colors rotating: the chain's slots carry Marked2 after every third
+/// cycle, and the next cycle's markers remap and heal them through the forwarding of the
+/// Marked2 cycle's relocation.
+#[test]
+fn objects_reached_only_through_value_slots_are_relocated_with_rotating_colors() {
+    relocate_value_chains(ColorChoice::Rotate);
+}
+
+fn relocate_value_chains(colors: ColorChoice) {
     const N: u64 = 20_000;
     for mode in [Mode::Concurrent, Mode::Stw] {
-        let h = heap(mode, 64);
+        let h = heap_with(mode, 64, colors);
         let mut m = h.attach("main").unwrap();
         m.scope(|s| {
             let head = build_chain(s, N);
@@ -139,6 +210,22 @@ fn objects_reached_only_through_value_slots_are_relocated() {
                     "{mode}: value slots were remapped: {st:?}"
                 ),
                 _ => assert!(st.full_remap_moves > 0, "{mode}: {st:?}"),
+            }
+            let cycles = h.stats().cycles;
+            let m2 = Some(GoodColor::Marked2);
+            let marked2 = cycles.iter().filter(|c| c.mark_color == m2).count();
+            let stale_m2: u64 = cycles
+                .iter()
+                .filter(|c| c.stale_color == m2)
+                .map(|c| c.stale_slots_remapped)
+                .sum();
+            if colors == ColorChoice::Rotate {
+                assert_eq!(marked2, 2, "{mode}: six cycles, two of them Marked2");
+                if mode == Mode::Concurrent {
+                    assert!(stale_m2 > 0, "{mode}: no stale Marked2 slot remapped");
+                }
+            } else {
+                assert_eq!(marked2, 0, "{mode}: alternating colors used Marked2");
             }
             eprintln!("{mode}: {moved} node moves, {st:?}");
         });

@@ -121,6 +121,9 @@ fn config(rng: &mut Rng) -> HeapConfig {
     if rng.chance(250) {
         c.relocation_reserve = Some(*rng.pick(&[0, 1, 2 * MIB, max_heap / 2, max_heap, u64::MAX]));
     }
+    if rng.chance(500) {
+        c.mark_colors = gc_runtime::ColorChoice::Rotate;
+    }
     c
 }
 

@@ -16,7 +16,7 @@
 //! - soak: `ZRS_SOAK_SECS=3600 cargo test -p integration-tests --release --test torture --
 //!   --ignored soak --nocapture` (optionally `ZRS_SOAK_REPORT=<file>` to write the summary, and
 //!   `ZRS_SOAK_MODE=concurrent` to rotate through one mode's configurations only).
-use gc_runtime::Mode;
+use gc_runtime::{ColorChoice, Mode};
 use integration_tests::torture::{
     base_seed, clear_abort_note, run, set_abort_note, try_run, Config, Report,
 };
@@ -251,6 +251,9 @@ fn concurrent() {
     // Marking meets pointers the last relocation left stale and remaps them through the
     // mark ring's stale stage (deferred until the forwarding entry is prefetched): reached.
     assert!(r.stale_slots_remapped > 0, "{r}");
+    // The default mark colors alternate Marked0 and Marked1: the Marked2 view stays unused.
+    assert_eq!(r.cycles_marked2, 0, "{r}");
+    assert_eq!(r.color_rule_breaks, 0, "{r}");
     // A GC worker copies without looking the entry up first: objects the threads' barriers
     // relocated before it make its CAS lose, and its copy is given back (compared with the
     // model like every other object).
@@ -390,6 +393,80 @@ fn stw_nearly_full() {
     assert_direct_paths(&r, Mode::Stw);
 }
 
+/// With `mark_colors` rotating, `c` marks with all three colors; returns the totals of its
+/// runs (again with the next seed while `reached` does not hold).
+fn run_rotating(mut c: Config, reached: impl Fn(&Report) -> bool) -> Report {
+    c.mark_colors = ColorChoice::Rotate;
+    run_until(&c, |r| r.cycles_marked2 > 0 && reached(r))
+}
+
+/// Cycles marked with Marked2 (the verifier, on at every pause, accepted Marked2 only where
+/// the rule makes it legal), and the cycles' records follow the rule.
+fn assert_marked2_used(r: &Report) {
+    assert!(r.cycles_marked2 > 0, "no cycle marked with Marked2: {r}");
+    assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+}
+
+/// [`assert_marked2_used`], and the cycles after a Marked2 one met slots still holding
+/// Marked2 pointers into the pages it relocated: the markers remapped and healed them.
+/// (Not the `stw` mode: its pause remaps every slot before it ends, nothing is stale.)
+fn assert_marked2_healed(r: &Report) {
+    assert_marked2_used(r);
+    assert!(
+        r.stale_marked2_remapped > 0,
+        "no stale Marked2 slot was remapped and healed: {r}"
+    );
+}
+
+/// `concurrent` with the mark colors rotating (`HeapConfig::mark_colors`): every third cycle
+/// marks with Marked2, through its view, its masks and its stale pointers' forwarding.
+#[test]
+fn concurrent_rotating_mark_colors() {
+    let c = direct_limited(
+        "concurrent_rotating_mark_colors",
+        Mode::Concurrent,
+        12,
+        base_seed(),
+    );
+    let r = run_rotating(c, |r| {
+        r.stale_marked2_remapped > 0 && r.weak_marked2_remapped > 0
+    });
+    assert!(r.cycles >= 5, "{r}");
+    assert_marked2_healed(&r);
+    assert!(
+        r.weak_marked2_remapped > 0,
+        "no weak handle was remapped from Marked2: {r}"
+    );
+    assert!(r.roots_marked_concurrently > 0, "{r}");
+    assert_direct_paths(&r, Mode::Concurrent);
+}
+
+#[test]
+fn stw_rotating_mark_colors() {
+    let c = direct_limited("stw_rotating_mark_colors", Mode::Stw, 8, base_seed());
+    let r = run_rotating(c, |_| true);
+    assert!(r.cycles >= 5, "{r}");
+    assert_marked2_used(&r);
+    assert_direct_paths(&r, Mode::Stw);
+}
+
+/// A nearly full heap with the colors rotating: pages compacted in place while stale
+/// pointers may carry Marked2.
+#[test]
+fn concurrent_nearly_full_rotating_mark_colors() {
+    let c = nearly_full(
+        "concurrent_nearly_full_rotating_mark_colors",
+        Mode::Concurrent,
+        12,
+        base_seed(),
+    );
+    let r = run_rotating(c, |r| {
+        r.pages_compacted_in_place > 0 && r.stale_marked2_remapped > 0
+    });
+    assert_reaches_in_place(&r);
+    assert_marked2_healed(&r);
+}
+
 /// The soak's configurations for runs of `secs` seconds. The nearly full ones come early, so
 /// a short soak reaches them too.
 fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
@@ -401,6 +478,14 @@ fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
         small("soak-concurrent-small", Mode::Concurrent, secs, seed),
         small("soak-stw-small", Mode::Stw, secs, seed),
         cfg("soak-epsilon", Mode::Epsilon, 256, secs.min(30), seed),
+        Config {
+            mark_colors: ColorChoice::Rotate,
+            ..nearly_full("soak-concurrent-full-rotate", Mode::Concurrent, secs, seed)
+        },
+        Config {
+            mark_colors: ColorChoice::Rotate,
+            ..direct_limited("soak-stw-rotate", Mode::Stw, secs, seed)
+        },
     ]
 }
 
@@ -415,6 +500,10 @@ const PACED_CONFIG: &str = "soak-concurrent-full";
 /// The soak configurations with a small direct-memory limit, which must run cycles at it
 /// (checked over the whole soak, for those that ran).
 const DIRECT_LIMIT_CONFIGS: [&str; 2] = ["soak-concurrent", "soak-stw"];
+
+/// The soak configurations with the mark colors rotating (the `concurrent` one first: it must
+/// remap stale Marked2 slots too).
+const ROTATING_CONFIGS: [&str; 2] = ["soak-concurrent-full-rotate", "soak-stw-rotate"];
 
 /// The soak configuration whose heap never collects: its buffers are freed by `release`
 /// alone, and no cleaner may run.
@@ -607,6 +696,25 @@ fn soak() {
         // It paces with the default floor (the nearly full heap with a higher one).
         if r.pacing_delays == 0 {
             unmet.push(format!("{name}: no pacing delay in {} runs", r.runs));
+        }
+    }
+    // The rotating configurations marked with Marked2, and the concurrent one remapped stale
+    // Marked2 slots; no configuration's cycle records break the mark-color rule.
+    for (name, r) in &by_config {
+        if r.color_rule_breaks > 0 {
+            unmet.push(format!("{name}: cycle records break the mark-color rule"));
+        }
+        if ROTATING_CONFIGS.contains(&name.as_str()) && r.cycles_marked2 == 0 {
+            unmet.push(format!(
+                "{name}: no cycle marked with Marked2 in {} runs",
+                r.runs
+            ));
+        }
+        if name == ROTATING_CONFIGS[0] && r.stale_marked2_remapped == 0 {
+            unmet.push(format!(
+                "{name}: no stale Marked2 slot remapped in {} runs",
+                r.runs
+            ));
         }
     }
     for name in DIRECT_LIMIT_CONFIGS {

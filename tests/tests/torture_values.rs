@@ -24,9 +24,13 @@
 //! The test fails if the collector's value-slot paths were not reached: value slots healed
 //! by marking and pointed at moved objects (by the barrier or marking in `concurrent`, by the
 //! full remap in `stw`), and healed by the mutators' barrier in `concurrent`
-//! (`Heap::value_slot_stats`). Replay a seed with `ZRS_TORTURE_SEED=0x...`.
+//! (`Heap::value_slot_stats`). A third run rotates the mark colors (`HeapConfig::mark_colors`)
+//! in `concurrent` mode and fails unless stale Marked2 slots were remapped. Replay a seed with
+//! `ZRS_TORTURE_SEED=0x...`.
+use gc_runtime::inspect::GoodColor;
 use gc_runtime::{
-    Global, Heap, HeapConfig, Immediate, Local, Mode, ObjRef, Scope, Value, ValueSlotStats,
+    ColorChoice, Global, Heap, HeapConfig, Immediate, Local, Mode, ObjRef, Scope, Value,
+    ValueSlotStats,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -531,9 +535,21 @@ fn base_seed() -> u64 {
 
 /// Run two threads on one heap; returns the value-slot stats and the threads' counts.
 fn torture(mode: Mode) -> (ValueSlotStats, Vec<Counts>) {
+    torture_with(mode, ColorChoice::Alternate).0
+}
+
+/// [`torture`] with the mark colors of `colors`; also returns the cycles that marked with
+/// Marked2 and the stale slots the markers remapped in the cycles after them.
+fn torture_with(mode: Mode, colors: ColorChoice) -> ((ValueSlotStats, Vec<Counts>), (usize, u64)) {
     let seed = base_seed();
     eprintln!("torture_values {mode}: seed {seed:#x} (replay: ZRS_TORTURE_SEED={seed:#x})");
-    let h = Heap::new(HeapConfig::new(48 << 20).mode(mode).verify(true)).unwrap();
+    let h = Heap::new(
+        HeapConfig::new(48 << 20)
+            .mode(mode)
+            .verify(true)
+            .mark_colors(colors),
+    )
+    .unwrap();
     let pool = {
         let mut m = h.attach("pool").unwrap();
         m.scope(|s| {
@@ -576,7 +592,16 @@ fn torture(mode: Mode) -> (ValueSlotStats, Vec<Counts>) {
         assert!(c.full_checks > 0 && c.value_refs_followed > 0 && c.leaves_read > 0);
         assert!(c.nans_stored > 0, "the program stored NaNs");
     }
-    (st, counts)
+    let m2 = Some(GoodColor::Marked2);
+    let cycles = h.stats().cycles;
+    let marked2 = cycles.iter().filter(|c| c.mark_color == m2).count();
+    let stale_m2 = cycles
+        .iter()
+        .filter(|c| c.stale_color == m2)
+        .map(|c| c.stale_slots_remapped)
+        .sum();
+    eprintln!("torture_values {mode}: {marked2} cycles marked with Marked2, {stale_m2} stale Marked2 slots remapped");
+    ((st, counts), (marked2, stale_m2))
 }
 
 #[test]
@@ -591,6 +616,17 @@ fn value_slots_under_the_concurrent_collector() {
         st.barrier_moves + st.mark_moves > 0,
         "no value slot was pointed at a moved object: {st:?}"
     );
+}
+
+/// The concurrent torture with the mark colors rotating (`HeapConfig::mark_colors`): value
+/// slots carry Marked2 pointers every third cycle; fails unless Marked2 cycles ran and the
+/// markers of the cycles after them remapped stale Marked2 slots.
+#[test]
+fn value_slots_under_the_concurrent_collector_with_rotating_colors() {
+    let ((st, _), (marked2, stale_m2)) = torture_with(Mode::Concurrent, ColorChoice::Rotate);
+    assert!(st.mark_heals > 0 && st.barrier_heals > 0, "{st:?}");
+    assert!(marked2 > 0, "no cycle marked with Marked2");
+    assert!(stale_m2 > 0, "no stale Marked2 slot was remapped");
 }
 
 #[test]

@@ -36,6 +36,10 @@ pub enum BarrierPhase {
 pub struct GcStateView {
     /// The good color: a pointer with this color bit (and no other) needs no slow path.
     pub good: GoodColor,
+    /// The previous cycle's mark color, chosen by the mark-color rule (`HeapConfig::mark_colors`):
+    /// the color of stale pointers, which the previous relocation's forwarding remaps, while
+    /// the latest cycle marks (Remapped, never stale, before the second cycle).
+    pub stale: GoodColor,
     /// The bits that make a pointer bad now (every color bit but the good one's).
     pub bad_mask: u64,
     pub phase: BarrierPhase,
@@ -100,6 +104,7 @@ impl Heap {
         let st = self.inner.state();
         GcStateView {
             good: st.good(),
+            stale: st.stale(),
             bad_mask: st.bad_mask(),
             phase: match st.phase() {
                 StatePhase::Mark => BarrierPhase::Mark,

@@ -159,11 +159,6 @@ impl CycleControl {
         &self.gate
     }
 
-    /// Cycles started so far.
-    pub(crate) fn started(&self) -> u64 {
-        self.control.lock().started
-    }
-
     /// Cycles completed so far.
     pub(crate) fn completed(&self) -> u64 {
         self.control.lock().completed

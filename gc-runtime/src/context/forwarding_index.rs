@@ -7,6 +7,10 @@
 //!
 //! Remapping a stale pointer — one colored with the previous cycle's mark color, which may
 //! point into the previous relocation set — is a lookup here: [`ForwardingIndex::remap`].
+//! The stale color is the one the mark-color rule gave the previous cycle (`GcState::stale`):
+//! with full cycles only, the index holds the previous cycle's relocation set until the next
+//! marking ends, the one table a stale color selects. (A generational mode would keep the
+//! last major's too, selected by its own color; see gc-core's `mark_color_rule`.)
 
 use super::forwarding::Forwarding;
 use crossbeam_epoch::Guard;
@@ -44,11 +48,11 @@ impl ForwardingIndex {
         self.get(off, guard).filter(|f| f.page().contains(off))
     }
 
-    /// True if `ptr`, met during marking (`mark` is the cycle's mark color), has the previous
-    /// cycle's mark color and so may point into the previous relocation set.
+    /// True if `ptr`, met during marking, has the stale color (`stale`: the previous cycle's
+    /// mark color, `GcState::stale`) and so may point into the previous relocation set.
     #[inline]
-    pub(crate) fn may_be_stale(layout: AddressLayout, ptr: ColoredPtr, mark: GoodColor) -> bool {
-        layout.color(ptr).intersects(mark.other_mark().color())
+    pub(crate) fn may_be_stale(layout: AddressLayout, ptr: ColoredPtr, stale: GoodColor) -> bool {
+        layout.color(ptr).intersects(stale.color()) && stale != GoodColor::Remapped
     }
 
     /// The current offset of the object that was at `off` (forwarded if its page was
@@ -78,17 +82,17 @@ impl ForwardingIndex {
         }
     }
 
-    /// During marking (`mark` is the cycle's mark color): the current offset of the object
-    /// `ptr` points at. Only a pointer with the previous cycle's mark color can be stale.
+    /// During marking (`stale` is the previous cycle's mark color): the current offset of the
+    /// object `ptr` points at. Only a pointer with the stale color can be stale.
     #[inline]
     pub(crate) fn remap_if_stale(
         &self,
         layout: AddressLayout,
         ptr: ColoredPtr,
-        mark: GoodColor,
+        stale: GoodColor,
     ) -> Offset {
         let off = layout.offset(ptr);
-        if !Self::may_be_stale(layout, ptr, mark) {
+        if !Self::may_be_stale(layout, ptr, stale) {
             return off;
         }
         self.remap(off)
@@ -100,11 +104,11 @@ impl ForwardingIndex {
         &self,
         layout: AddressLayout,
         ptr: ColoredPtr,
-        mark: GoodColor,
+        stale: GoodColor,
         guard: &Guard,
     ) -> Offset {
         let off = layout.offset(ptr);
-        if !Self::may_be_stale(layout, ptr, mark) {
+        if !Self::may_be_stale(layout, ptr, stale) {
             return off;
         }
         self.remap_in(off, guard)

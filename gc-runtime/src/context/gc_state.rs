@@ -1,10 +1,12 @@
 //! The collector's global phase state: the good color, the phase and the sequence number
-//! (ZGC's `ZGlobalPhase`, `ZGlobalSeqNum` and the address masks).
+//! (ZGC's `ZGlobalPhase`, `ZGlobalSeqNum` and the address masks), and the mark colors of the
+//! latest cycles, chosen by gc-core's `MarkColorRule` at each Pause Mark Start.
 //!
-//! All three change only inside pauses; mutators copy the bad mask into their own state when
+//! All of them change only inside pauses; mutators copy the bad mask into their own state when
 //! they resume, so the barrier's fast path tests against a thread-owned value.
 
-use gc_core::{AddressLayout, GoodColor};
+use gc_core::{AddressLayout, ColorChoice, CycleKind, GoodColor, MarkColorRule};
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 /// The phase a mutator's barrier works in (ZGC's `ZGlobalPhase`): not a phase of the GC log
@@ -25,6 +27,16 @@ pub(crate) enum BarrierPhase {
 pub(crate) struct GcState {
     layout: AddressLayout,
     good: AtomicU8,
+    /// The latest cycle's mark color (Remapped before the first cycle): the good color while
+    /// it marks, and the color a slot it visited keeps until something heals it to Remapped.
+    mark: AtomicU8,
+    /// The mark color of the cycle before the latest (Remapped before the second cycle): the
+    /// color of stale pointers during the latest cycle's marking, which the previous cycle's
+    /// forwarding table remaps.
+    stale: AtomicU8,
+    /// The rule that chooses each cycle's mark color; locked only at Pause Mark Start and by
+    /// readers outside the barriers.
+    rule: Mutex<MarkColorRule>,
     phase: AtomicU8,
     seqnum: AtomicU64,
 }
@@ -48,10 +60,13 @@ fn dec_good(v: u8) -> GoodColor {
 }
 
 impl GcState {
-    pub(crate) fn new(layout: AddressLayout) -> Self {
+    pub(crate) fn new(layout: AddressLayout, colors: ColorChoice) -> Self {
         GcState {
             layout,
             good: AtomicU8::new(enc_good(GoodColor::Remapped)),
+            mark: AtomicU8::new(enc_good(GoodColor::Remapped)),
+            stale: AtomicU8::new(enc_good(GoodColor::Remapped)),
+            rule: Mutex::new(MarkColorRule::new(colors)),
             phase: AtomicU8::new(BarrierPhase::Relocate as u8),
             // Live maps treat 0 as "no cycle"; the first Pause Mark Start makes it 2.
             seqnum: AtomicU64::new(1),
@@ -65,6 +80,24 @@ impl GcState {
     #[inline]
     pub(crate) fn good(&self) -> GoodColor {
         dec_good(self.good.load(Ordering::Acquire))
+    }
+
+    /// The latest cycle's mark color (see the field); Remapped before the first cycle.
+    #[inline]
+    pub(crate) fn mark(&self) -> GoodColor {
+        dec_good(self.mark.load(Ordering::Acquire))
+    }
+
+    /// The color of stale pointers during the latest cycle's marking: the previous cycle's
+    /// mark color (Remapped, which is never stale, before the second cycle).
+    #[inline]
+    pub(crate) fn stale(&self) -> GoodColor {
+        dec_good(self.stale.load(Ordering::Acquire))
+    }
+
+    /// A copy of the mark-color rule's state.
+    pub(crate) fn mark_colors(&self) -> MarkColorRule {
+        self.rule.lock().clone()
     }
 
     #[inline]
@@ -88,10 +121,17 @@ impl GcState {
         self.seqnum.load(Ordering::Acquire)
     }
 
-    /// Pause Mark Start: new sequence number, good color = the cycle's mark color.
-    pub(crate) fn flip_to_mark(&self, cycle: u64) -> GoodColor {
-        let mark = GoodColor::mark_color_for_cycle(cycle);
+    /// Pause Mark Start of a full cycle: new sequence number, good color = the cycle's mark
+    /// color, which the rule chooses: neither the previous cycle's (now the stale color) nor
+    /// the last major's (the same with majors only).
+    pub(crate) fn flip_to_mark(&self) -> GoodColor {
+        let mut rule = self.rule.lock();
+        let mark = rule.start(CycleKind::Major);
+        let stale = rule.previous().unwrap_or(GoodColor::Remapped);
+        drop(rule);
         self.seqnum.fetch_add(1, Ordering::AcqRel);
+        self.stale.store(enc_good(stale), Ordering::Release);
+        self.mark.store(enc_good(mark), Ordering::Release);
         self.good.store(enc_good(mark), Ordering::Release);
         self.phase
             .store(BarrierPhase::Mark as u8, Ordering::Release);

@@ -342,11 +342,12 @@ impl<'h> Cycle<'h> {
     }
 
     fn run_concurrent(&mut self) {
-        let n = self.n();
         let h = self.heap;
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            h.mark_start(n);
+            let (mark, stale) = h.mark_start();
+            c.rec.mark_color = Some(mark);
+            c.rec.stale_color = Some(stale);
         });
         let (roots, weaks) = self.phase(GcPhase::ConcurrentMarkRoots, |_| {
             let roots = h.mark_roots(&h.mutators());
@@ -458,11 +459,12 @@ impl<'h> Cycle<'h> {
     }
 
     fn run_stw(&mut self) {
-        let n = self.n();
         let h = self.heap;
         self.pause(PauseKind::Full, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            h.mark_start(n);
+            let (mark, stale) = h.mark_start();
+            c.rec.mark_color = Some(mark);
+            c.rec.stale_color = Some(stale);
             c.pause_work += c.phase(GcPhase::MarkRoots, |_| h.mark_roots(muts));
             c.phase(GcPhase::Mark, |c| c.mark());
             h.mark_end();

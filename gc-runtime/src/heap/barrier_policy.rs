@@ -37,7 +37,7 @@ impl SlowPath for MutatorSlowPath<'_> {
             BarrierPhase::Mark => mark::mark_barrier(cx, ptr, &mut |off| self.mark_push(off)),
             BarrierPhase::MarkComplete => {
                 let mark = cx.state.good();
-                let off = cx.forwarding.remap_if_stale(layout, ptr, mark);
+                let off = cx.forwarding.remap_if_stale(layout, ptr, cx.state.stale());
                 debug_assert!(
                     mark::is_live(cx, off),
                     "a barrier after Pause Mark End met an unmarked object at {off:#x}"
@@ -95,7 +95,9 @@ pub(crate) fn load_weak(
         }
         // Where a test holds this thread, as a preemption would (see above).
         heap.weak_upgrade_hold.pass();
-        let off = cx.forwarding.remap_if_stale(cx.layout(), p, good);
+        let off = cx
+            .forwarding
+            .remap_if_stale(cx.layout(), p, cx.state.stale());
         if !mark::is_live(cx, off) {
             return ColoredPtr::NULL;
         }

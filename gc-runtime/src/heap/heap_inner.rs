@@ -84,7 +84,7 @@ impl HeapInner {
         Ok(HeapInner {
             id,
             cx: GcContext {
-                state: GcState::new(layout),
+                state: GcState::new(layout, config.mark_colors),
                 pages: PageRegistry::new(mem, reserve, generations.clone()),
                 forwarding: ForwardingIndex::new(start, size),
                 control: CycleControl::default(),

@@ -12,7 +12,7 @@ use crate::observe::{proc_info, Straggler};
 use crate::relocate::{self, RelocationTotals, Selection};
 use crate::roots::MutatorShared;
 use crate::threads::{CrewTotals, WorkerTarget, SAFEPOINT_TIMEOUT};
-use gc_core::PageKind;
+use gc_core::{GoodColor, PageKind};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -55,16 +55,18 @@ impl HeapInner {
         self.roots.mutators()
     }
 
-    /// Pause Mark Start: the cycle's mark color and sequence number `n` (a flip), and the
-    /// progress counters the pacer reads start again. With the generational bookkeeping on,
-    /// every page becomes old and the remembered set's other bitmap current (a full cycle
-    /// promotes every survivor: see `context::generations`).
-    pub(crate) fn mark_start(&self, n: u64) {
-        self.cx.state.flip_to_mark(n);
+    /// Pause Mark Start: the cycle's mark color (chosen by the mark-color rule) and a new
+    /// sequence number (a flip), and the progress counters the pacer reads start again. With
+    /// the generational bookkeeping on, every page becomes old and the remembered set's other
+    /// bitmap current (a full cycle promotes every survivor: see `context::generations`).
+    /// Returns the mark color and the stale color (the previous cycle's mark color).
+    pub(crate) fn mark_start(&self) -> (GoodColor, GoodColor) {
+        let mark = self.cx.state.flip_to_mark();
         if let Some(g) = &self.cx.generations {
             g.major_mark_start();
         }
         self.cx.progress.begin(self.cx.pages.mutator_free());
+        (mark, self.cx.state.stale())
     }
 
     /// Mark and heal the strong roots of `muts` (Concurrent Mark Roots, or Mark Roots inside

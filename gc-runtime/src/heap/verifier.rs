@@ -49,6 +49,9 @@ struct Walk<'h> {
     starts: HashMap<Offset, Vec<Offset>>,
     visited: HashSet<Offset>,
     stack: Vec<Offset>,
+    /// The mark colors a live slot may carry before Pause Mark Start: the latest cycle's and
+    /// the last major's (one color with full cycles only), from the mark-color rule.
+    live_marks: Vec<Color>,
 }
 
 /// Verify the heap at `point`; panics with a report at the first violation. Mutators must be
@@ -60,6 +63,13 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
         starts: HashMap::new(),
         visited: HashSet::new(),
         stack: Vec::new(),
+        live_marks: heap
+            .cx
+            .state
+            .mark_colors()
+            .live_colors()
+            .map(GoodColor::color)
+            .collect(),
     };
     w.check_pages();
     let mut roots = Vec::new();
@@ -201,19 +211,19 @@ impl Walk<'_> {
         // mark color until a mutator loads it or the next Concurrent Mark Roots, like a slot.
         let strict_root = root && self.heap.config.mode == Mode::Stw;
         match self.point {
-            // Between cycles the good color is Remapped; slots may still carry the previous
-            // cycle's mark color (stale).
+            // Between cycles the good color is Remapped; slots may still carry the latest
+            // cycle's mark color (stale in the next cycle) and no other: whichever of the
+            // three the mark-color rule chose, the color of two cycles ago is illegal.
             VerifyPoint::BeforeMarkStart if strict_root => vec![Color::REMAPPED],
-            VerifyPoint::BeforeMarkStart => vec![Color::REMAPPED, Color::MARKED0, Color::MARKED1],
+            VerifyPoint::BeforeMarkStart => {
+                let mut legal = vec![Color::REMAPPED];
+                legal.extend_from_slice(&self.live_marks);
+                legal
+            }
             VerifyPoint::MarkEnd => vec![mark.color()],
             VerifyPoint::RelocateStart if strict_root => vec![Color::REMAPPED],
             VerifyPoint::AfterRelocation => vec![Color::REMAPPED],
-            VerifyPoint::RelocateStart => {
-                let m = GoodColor::mark_color_for_cycle(
-                    self.heap.cx.control.started().saturating_sub(1),
-                );
-                vec![m.color(), Color::REMAPPED]
-            }
+            VerifyPoint::RelocateStart => vec![st.mark().color(), Color::REMAPPED],
         }
     }
 

@@ -95,6 +95,8 @@ struct TraceColors {
     layout: AddressLayout,
     bad: u64,
     mark: GoodColor,
+    /// The previous cycle's mark color (`GcState::stale`).
+    stale: GoodColor,
 }
 
 /// Which slot of a traced object: a reference slot, or a value slot holding a pointer.
@@ -216,7 +218,7 @@ impl MarkRing {
         let mark = cx.state.good();
         let target = cx
             .forwarding
-            .remap_if_stale_in(layout, stale.ptr, mark, guard);
+            .remap_if_stale_in(layout, stale.ptr, cx.state.stale(), guard);
         if heal(
             stale.obj,
             stale.slot,
@@ -278,7 +280,7 @@ pub(crate) fn mark_barrier(
     let mark = cx.state.good();
     let off = cx
         .forwarding
-        .remap_if_stale_in(cx.layout(), ptr, mark, &guard);
+        .remap_if_stale_in(cx.layout(), ptr, cx.state.stale(), &guard);
     mark_object_in(cx, off, &guard, push);
     cx.layout().good(off, mark)
 }
@@ -423,6 +425,7 @@ impl Mark {
             layout,
             bad: cx.state.bad_mask(),
             mark: cx.state.good(),
+            stale: cx.state.stale(),
         };
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
         let obj = unsafe { Object::at(layout, off) };
@@ -457,10 +460,15 @@ impl Mark {
         ring: &mut MarkRing,
         push: &mut dyn FnMut(Offset),
     ) {
-        let TraceColors { layout, bad, mark } = colors;
+        let TraceColors {
+            layout,
+            bad,
+            mark,
+            stale,
+        } = colors;
         let target = if p.raw() & bad != 0 {
             let t = layout.offset(p);
-            if ForwardingIndex::may_be_stale(layout, p, mark) {
+            if ForwardingIndex::may_be_stale(layout, p, stale) {
                 if let Some(f) = cx.forwarding.relocated(t, guard) {
                     // Into a relocated page: remap it once its forwarding entry has had time
                     // to arrive (see `MarkRing`).

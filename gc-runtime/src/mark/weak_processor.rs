@@ -23,7 +23,7 @@
 //! a referent whose slot this processing cleared and whose page selection then freed.
 
 use super::marker as mark;
-use crate::context::GcContext;
+use crate::context::{ForwardingIndex, GcContext};
 use crate::roots::HandleTable;
 use gc_core::{Color, ColoredPtr, ColoredSlot};
 use std::sync::atomic::Ordering;
@@ -74,11 +74,11 @@ impl WeakProcessor {
     /// slot was cleared), so its forwarding entry exists.
     pub(crate) fn remap_stale(&self, cx: &GcContext) -> u64 {
         let layout = cx.layout();
-        let stale = cx.state.good().other_mark().color();
+        let stale = cx.state.stale();
         let mut n = 0;
         self.for_each_slot(|slot| {
             let p = slot.load(Ordering::Acquire);
-            if p.is_null() || !layout.color(p).intersects(stale) {
+            if p.is_null() || !ForwardingIndex::may_be_stale(layout, p, stale) {
                 return;
             }
             let off = cx.forwarding.remap(layout.offset(p));
@@ -124,7 +124,7 @@ fn process_slot(cx: &GcContext, slot: &ColoredSlot) -> Option<bool> {
     if p.is_null() {
         return None;
     }
-    let off = cx.forwarding.remap_if_stale(layout, p, good);
+    let off = cx.forwarding.remap_if_stale(layout, p, cx.state.stale());
     let live = mark::is_live(cx, off);
     let new = if live {
         layout.good(off, good)

@@ -9,6 +9,7 @@
 //! and causes are the enums of `gc_phase` and `gc_cause`, serialized as their log names.
 
 use super::latency_histogram::LatencyHistogram;
+use gc_core::GoodColor;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -72,6 +73,14 @@ pub struct CycleRecord {
     /// never): with the marking phases' wall time, the cost of marking per object.
     #[serde(default)]
     pub objects_marked: u64,
+    /// The cycle's mark color, chosen by the mark-color rule at Pause Mark Start (`None` in
+    /// records written before it was recorded).
+    #[serde(default)]
+    pub mark_color: Option<GoodColor>,
+    /// The color of stale pointers during its marking: the previous cycle's mark color
+    /// (Remapped, never stale, in the first cycle).
+    #[serde(default)]
+    pub stale_color: Option<GoodColor>,
     /// Slots holding a stale pointer (the previous cycle's mark color, into its relocation
     /// set) that GC workers remapped and healed while tracing, each after prefetching its
     /// forwarding entry (the mark ring's stale stage).

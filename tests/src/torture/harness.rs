@@ -160,7 +160,8 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
         .mode(cfg.mode)
         .gc_threads(cfg.gc_threads)
         .verify(true)
-        .continuous(cfg.continuous);
+        .continuous(cfg.continuous)
+        .mark_colors(cfg.mark_colors);
     if let Some(m) = cfg.max_direct {
         hc = hc.max_direct_memory(m);
     }

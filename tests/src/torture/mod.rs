@@ -75,7 +75,7 @@
 //! seeded generator), `report` (the counters and their summary) and `harness` (running a
 //! configuration: threads, watchdog, abort on a GC thread's panic).
 
-use gc_runtime::Mode;
+use gc_runtime::{ColorChoice, Mode};
 use rng::splitmix;
 use std::time::Duration;
 
@@ -153,6 +153,10 @@ pub struct Config {
     /// between `gc_threads` and one per core every `n` reads, so workers join and leave
     /// running marking and relocation phases all the time.
     pub swing_gc_workers: u64,
+    /// `HeapConfig::mark_colors`: `Alternate` (the default) marks with Marked0 and Marked1;
+    /// `Rotate` makes every third cycle mark with Marked2, so the barriers, the verifier and
+    /// the stale pointers' remapping meet the third color.
+    pub mark_colors: ColorChoice,
     /// Probe each thread's first fill-mode shed: inside its model traversal, wait (at most
     /// [`SHED_PROBE_LIMIT`]) for a GC pause to complete. The traversal reads no heap memory
     /// and runs as a blocked thread, so a pause must not wait for it; the report counts the
@@ -190,6 +194,7 @@ impl Config {
             continuous: true,
             relocation_reserve: None,
             swing_gc_workers: 0,
+            mark_colors: ColorChoice::Alternate,
             shed_probe: false,
             track_generations: false,
             test_name: name.to_string(),

@@ -88,6 +88,16 @@ pub struct Report {
     pub young_slots_verified: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
+    /// Cycles that marked with Marked2 (`CycleRecord::mark_color`; `Config::mark_colors`
+    /// `Rotate` makes every third cycle one), and stale slots the markers remapped and healed
+    /// from a Marked2 pointer (`stale_slots_remapped` of the cycles whose stale color was
+    /// Marked2), and weak handles remapped from one.
+    pub cycles_marked2: u64,
+    pub stale_marked2_remapped: u64,
+    pub weak_marked2_remapped: u64,
+    /// Consecutive cycle records that break the mark-color rule: a cycle whose stale color is
+    /// not the previous cycle's mark color, or whose mark color is its stale color.
+    pub color_rule_breaks: u64,
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
     pub roots_marked_concurrently: u64,
     pub weak_handles_remapped: u64,
@@ -207,6 +217,10 @@ impl Report {
         self.remembered_by_relocation += o.remembered_by_relocation;
         self.young_slots_verified += o.young_slots_verified;
         self.stale_slots_remapped += o.stale_slots_remapped;
+        self.cycles_marked2 += o.cycles_marked2;
+        self.stale_marked2_remapped += o.stale_marked2_remapped;
+        self.weak_marked2_remapped += o.weak_marked2_remapped;
+        self.color_rule_breaks += o.color_rule_breaks;
         self.roots_marked_concurrently += o.roots_marked_concurrently;
         self.weak_handles_remapped += o.weak_handles_remapped;
         self.mark_end_retries += o.mark_end_retries;
@@ -350,6 +364,17 @@ impl Report {
         self.relocation_waits = sum(|c| c.relocation_waits);
         self.worker_copies_lost = sum(|c| c.worker_copies_lost);
         self.stale_slots_remapped = sum(|c| c.stale_slots_remapped);
+        let m2 = Some(gc_runtime::inspect::GoodColor::Marked2);
+        self.cycles_marked2 = stats.cycles.iter().filter(|c| c.mark_color == m2).count() as u64;
+        let stale_m2 = stats.cycles.iter().filter(|c| c.stale_color == m2);
+        self.stale_marked2_remapped = stale_m2.clone().map(|c| c.stale_slots_remapped).sum();
+        self.weak_marked2_remapped = stale_m2.map(|c| c.weak_handles_remapped).sum();
+        self.color_rule_breaks = stats
+            .cycles
+            .windows(2)
+            .filter(|w| w[1].cycle == w[0].cycle + 1)
+            .filter(|w| w[1].stale_color != w[0].mark_color || w[1].mark_color == w[1].stale_color)
+            .count() as u64;
         self.roots_marked_concurrently = sum(|c| c.roots_marked_concurrently);
         self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
         self.mark_end_retries = sum(|c| c.mark_end_retries);
@@ -518,12 +543,18 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
-             handles remapped; {} stale slots remapped by the markers; {} Pause Mark End tries \
+             handles remapped; {} stale slots remapped by the markers; {} cycles marked with \
+             Marked2, {} stale slots and {} weak handles remapped from Marked2, {} breaks of the \
+             mark-color rule; {} Pause Mark End tries \
              found work left; {} concurrent phases ran on idle-class workers while mutators were \
              paced; {} GC workers joined running phases, {} left them",
             self.roots_marked_concurrently,
             self.weak_handles_remapped,
             self.stale_slots_remapped,
+            self.cycles_marked2,
+            self.stale_marked2_remapped,
+            self.weak_marked2_remapped,
+            self.color_rule_breaks,
             self.mark_end_retries,
             self.phases_on_idle_workers,
             self.workers_joined,

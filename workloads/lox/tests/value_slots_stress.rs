@@ -5,9 +5,11 @@
 //! reads back (a lost or corrupted object changes the printed sums or fails with a runtime
 //! error), and the test fails unless the cycles happened and the collector's value-slot paths
 //! ran: slots healed by marking and by the mutator's barrier, and objects held in value slots
-//! moved.
+//! moved. The concurrent run is repeated with the mark colors rotating, and must mark with
+//! Marked2.
 
-use gc_runtime::{HeapConfig, Mode, ValueSlotStats};
+use gc_runtime::inspect::GoodColor;
+use gc_runtime::{ColorChoice, HeapConfig, Mode, ValueSlotStats};
 use lox::Lox;
 mod support;
 
@@ -71,14 +73,21 @@ fn rounds() -> String {
 
 #[test]
 fn values_in_value_slots_survive_many_cycles() {
-    for mode in [Mode::Concurrent, Mode::Stw] {
+    // The concurrent run again with the mark colors rotating (`HeapConfig::mark_colors`):
+    // every third cycle marks with Marked2.
+    for (mode, colors) in [
+        (Mode::Concurrent, ColorChoice::Alternate),
+        (Mode::Stw, ColorChoice::Alternate),
+        (Mode::Concurrent, ColorChoice::Rotate),
+    ] {
         let (out, err) = (Buffer::default(), Buffer::default());
         // A small heap, cycles back to back (the program is collected all along), the heap
         // verifier in every pause.
         let config = HeapConfig::new(8 << 20)
             .mode(mode)
             .continuous(true)
-            .verify(true);
+            .verify(true)
+            .mark_colors(colors);
         let mut lox =
             Lox::with_output(config, Box::new(out.clone()), Box::new(err.clone())).unwrap();
         let text = |b: &Buffer| b.take();
@@ -121,7 +130,19 @@ fn values_in_value_slots_survive_many_cycles() {
             mark_moves: after.mark_moves - before.mark_moves,
             full_remap_moves: after.full_remap_moves - before.full_remap_moves,
         };
-        eprintln!("{mode:?}: {runs} runs, {cycles} cycles, {values:?}");
+        eprintln!("{mode:?} {colors:?}: {runs} runs, {cycles} cycles, {values:?}");
+        let m2 = Some(GoodColor::Marked2);
+        let marked2 = lox
+            .heap()
+            .stats()
+            .cycles
+            .iter()
+            .filter(|c| c.mark_color == m2)
+            .count();
+        match colors {
+            ColorChoice::Rotate => assert!(marked2 > 0, "{mode:?}: no cycle marked with Marked2"),
+            ColorChoice::Alternate => assert_eq!(marked2, 0, "{mode:?}: Marked2 used"),
+        }
         match mode {
             Mode::Concurrent => {
                 assert!(values.mark_heals > 0, "{mode:?}: {values:?}");

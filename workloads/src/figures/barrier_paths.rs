@@ -117,6 +117,8 @@ fn color_of(state: &GcStateView, w: u64) -> (&'static str, RGBColor) {
         ("Marked1", RGBColor(255, 127, 14))
     } else if c == PtrColor::REMAPPED {
         ("Remapped", RGBColor(44, 160, 44))
+    } else if c == PtrColor::MARKED2 {
+        ("Marked2", RGBColor(148, 103, 189))
     } else {
         ("?", BLACK)
     }

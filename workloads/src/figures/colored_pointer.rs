@@ -1,7 +1,7 @@
 //! The colored-pointer figure: one real object of a real 256 MiB heap, its offset, and the
-//! pointer to it in each of the three views the non-generational modes use (ZGC's Marked0,
-//! Marked1 and Remapped), drawn as the 64 bits of the word with the color bits above the
-//! offset (Marked2, the generational mode's third mark color, among them). Each view address is checked
+//! pointer to it in each of the three views the non-generational modes use by default (ZGC's
+//! Marked0, Marked1 and Remapped), drawn as the 64 bits of the word with the color bits above
+//! the offset (Marked2, the third mark color, among them). Each view address is checked
 //! against the process's own mappings (`/proc/self/maps`): the figure shows the mapping of
 //! the heap file that holds it, so the three addresses are seen to reach one physical page.
 
@@ -217,7 +217,7 @@ pub fn svg() -> Result<String, String> {
             &BLACK,
         )?;
         text(
-            "Marked2's view (bit S+3) maps the file too; only the generational mode's third mark color would use it.",
+            "Marked2's view (bit S+3) maps the file too; only rotating mark colors or a generational mode use it.",
             20,
             HEIGHT as i32 - 34,
             15,
