@@ -2,7 +2,8 @@
 //! `interval` (10 ms by default); the first rule that matches wins and names the cause:
 //!
 //! 1. **Allocation Stall** — a mutator is waiting for memory (also requested directly);
-//! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage;
+//! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage, unless the last
+//!    cycle already ended at or above that usage (`warmup_due`);
 //! 3. **Timer** — the configured interval has passed since the last cycle;
 //! 4. **Heap Target** — (only with `DirectorConfig::heap_target`) usage reached a multiple of
 //!    what the last cycle left, so a heap whose maximum is large stays near what the program
@@ -67,6 +68,19 @@ pub(super) struct Director {
 fn heap_target(left: u64, t: HeapTarget) -> u64 {
     let grown = u128::from(left) * (100 + u128::from(t.growth_percent)) / 100;
     u64::try_from(grown).unwrap_or(u64::MAX).max(t.min_bytes)
+}
+
+/// The warmup rule: before 3 cycles have completed, usage reached the next threshold (10%,
+/// 20%, 30% of `capacity` after 0, 1, 2 cycles), and the last cycle ended below it. A cycle
+/// that ended at or above the threshold (the program allocated while it ran) already ran on a
+/// heap of that size: the duration sample the rule exists for is there, and a cycle started
+/// right after it would mark the same live set again for nothing.
+fn warmup_due(completed: u64, used: u64, capacity: u64, used_after_last: u64) -> bool {
+    if completed >= 3 {
+        return false;
+    }
+    let threshold = capacity as f64 * 0.1 * (completed + 1) as f64;
+    used as f64 >= threshold && (used_after_last as f64) < threshold
 }
 
 impl Director {
@@ -186,7 +200,12 @@ impl Director {
         let used_bytes = pages.used();
         let used = used_bytes as f64;
         let free = pages.mutator_free() as f64;
-        if completed < 3 && used >= cap * 0.1 * (completed + 1) as f64 {
+        if warmup_due(
+            completed,
+            used_bytes,
+            pages.capacity(),
+            self.used_after_last,
+        ) {
             return Some(GcCause::Warmup);
         }
         let since_last = self.last_cycle_end.elapsed();
@@ -254,6 +273,24 @@ mod tests {
         assert_eq!(huge, 100 * MB * (100 + u64::from(u32::MAX)) / 100);
         assert_eq!(heap_target(u64::MAX / 2, t(0, u32::MAX)), u64::MAX);
         assert_eq!(heap_target(u64::MAX, t(u64::MAX, 100)), u64::MAX);
+    }
+
+    /// Warmup fires at 10%, 20%, 30% after 0, 1, 2 cycles, never after 3, and not for a
+    /// threshold the last cycle already ended at or above (it measured a heap that size).
+    #[test]
+    fn warmup_skips_a_threshold_the_last_cycle_ended_above() {
+        let cap = 100 * MB;
+        assert!(!warmup_due(0, 9 * MB, cap, 0));
+        assert!(warmup_due(0, 10 * MB, cap, 0));
+        assert!(!warmup_due(1, 19 * MB, cap, 8 * MB));
+        assert!(warmup_due(1, 20 * MB, cap, 8 * MB));
+        assert!(warmup_due(2, 30 * MB, cap, 29 * MB));
+        assert!(!warmup_due(3, 90 * MB, cap, 0));
+        // The last cycle ended at or above the threshold: the program allocated while it ran.
+        assert!(!warmup_due(1, 34 * MB, cap, 34 * MB));
+        assert!(!warmup_due(2, 35 * MB, cap, 30 * MB));
+        // A later cycle that ended below it lets the rule fire again.
+        assert!(warmup_due(2, 31 * MB, cap, 12 * MB));
     }
 
     /// Durations of cycles that ended with less in use count as longer when more is in use
