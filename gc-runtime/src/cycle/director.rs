@@ -311,8 +311,7 @@ mod tests {
         let mut d = Director::new(true);
         // 100 MB in the first 500 ms, then nothing for 300 ms.
         for ms in (0..=800).step_by(10) {
-            d.samples
-                .push_back((at(ms), (ms.min(500) * 200_000) as u64));
+            d.samples.push_back((at(ms), ms.min(500) * 200_000));
         }
         let (long, recent) = d.alloc_rates();
         assert!(long > 100e6, "the last second's average: {long}");
