@@ -12,10 +12,11 @@
 //!    target no heap reaches), and the rule fires only if mutators allocated since the last
 //!    cycle ended: a target at or below what that cycle left means "collect as soon as the
 //!    program allocates again", never "collect an idle heap back to back";
-//! 5. **Allocation Rate** — mutators allocated in the last 100 ms, and at the recent
-//!    allocation rate (+20%: the larger of the last-second and last-100-ms averages) the
-//!    memory mutators may still take would run out before a cycle could finish: its expected
-//!    duration is the larger of twice the recent mean and the mean plus 3.3 standard deviations (ZGC's
+//! 5. **Allocation Rate** — mutators allocated since the last cycle ended or in the last
+//!    100 ms, and at the recent allocation rate (+20%: the larger of the last-second and
+//!    last-100-ms averages) the memory mutators may still take would run out before a cycle
+//!    could finish: its expected duration is the larger of twice the recent mean and the mean
+//!    plus 3.3 standard deviations (ZGC's
 //!    "one in a thousand" margin), plus one check interval. Each recent duration is first
 //!    scaled to the heap as it is now, because a cycle's work grows with the data it marks
 //!    and moves: a cycle that left `u` bytes in use counts as `used / u` times as long (at
@@ -218,19 +219,21 @@ impl Director {
                 return Some(GcCause::Timer);
             }
         }
+        // Whether the mutators allocated since the last cycle ended.
+        let allocated_since = allocated > *self.allocated_at_last.get_or_insert(allocated);
         if let Some(t) = cfg.heap_target {
-            let allocated_at_last = *self.allocated_at_last.get_or_insert(allocated);
-            if allocated > allocated_at_last && used_bytes >= heap_target(self.used_after_last, t) {
+            if allocated_since && used_bytes >= heap_target(self.used_after_last, t) {
                 return Some(GcCause::HeapTarget);
             }
         }
-        // Allocation rate: rate +20%, duration with margin, one interval. Only while the
-        // mutators allocate: the rate covers the last second, and a program that stopped
-        // allocating (it built its live set) would otherwise get a cycle for a rate it no
-        // longer has, up to a second later.
+        // Allocation rate: rate +20%, duration with margin, one interval. Not for a program
+        // that stopped allocating (nothing since the last cycle ended, nothing in the last
+        // 100 ms): the rate covers the last second, and such a program (it built its live
+        // set) would otherwise get a cycle for a rate it no longer has, up to a second later.
+        // A program that allocates in bursts keeps the rule between its bursts.
         let (long, recent) = self.alloc_rates();
         let rate = long.max(recent) * 1.2;
-        if recent > 0.0 {
+        if recent > 0.0 || allocated_since {
             let time_to_full = free / rate;
             let needed = self.max_duration(used as u64) + cfg.interval.as_secs_f64();
             if time_to_full <= needed {
