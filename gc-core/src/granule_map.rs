@@ -107,6 +107,15 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
         unsafe { p.as_ref() }
     }
 
+    /// True if no value is entered for `offset` (or it lies outside the map): a [`Self::get`]
+    /// made with the same load would return `None`. Needs no guard, as nothing is read
+    /// through the entry; a caller that finds the granule vacant skips pinning one.
+    #[inline]
+    pub fn is_vacant(&self, offset: Offset) -> bool {
+        self.index(offset)
+            .is_none_or(|i| self.entries[i].load(Ordering::Acquire).is_null())
+    }
+
     /// The value entered for `offset`, as a new strong reference.
     pub fn get_arc(&self, offset: Offset) -> Option<Arc<T>> {
         let _guard = crossbeam_epoch::pin();
@@ -158,6 +167,16 @@ mod tests {
         assert_eq!(map.get(o(3 * g), &guard), None, "below the map");
         assert_eq!(map.get(o(12 * g), &guard), None, "above the map");
         drop(guard);
+        // Vacant exactly where `get` finds nothing.
+        for at in [3 * g, 4 * g + 5, 5 * g + 5, 6 * g, 7 * g, 12 * g] {
+            let guard = crossbeam_epoch::pin();
+            assert_eq!(
+                map.is_vacant(o(at)),
+                map.get(o(at), &guard).is_none(),
+                "{at:#x}"
+            );
+        }
+        assert!(!map.is_vacant(o(6 * g)) && map.is_vacant(o(7 * g)));
         assert_eq!(
             Arc::strong_count(&a),
             1 + 2,
@@ -165,6 +184,7 @@ mod tests {
         );
         map.remove(o(6 * g), g, &b);
         assert!(map.get_arc(o(6 * g)).is_none());
+        assert!(map.is_vacant(o(6 * g)), "removed");
         drop(map);
         assert_eq!(
             Arc::strong_count(&a),

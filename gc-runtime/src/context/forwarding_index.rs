@@ -41,6 +41,15 @@ impl ForwardingIndex {
         self.0.get(offset, guard)
     }
 
+    /// True if no page of the granule of `off` has a forwarding: `off` was not relocated
+    /// and cannot be. Read without a guard, so the barrier slow paths pin one only for a
+    /// granule that has an entry (a pin is a locked instruction, and every 128th pin tries
+    /// to advance the epoch).
+    #[inline]
+    pub(crate) fn is_vacant(&self, offset: Offset) -> bool {
+        self.0.is_vacant(offset)
+    }
+
     /// The forwarding of the relocated page that holds `off`, if `off` lies in one, valid
     /// while `guard` is pinned.
     #[inline]
@@ -61,6 +70,9 @@ impl ForwardingIndex {
     /// # Panics
     /// If `off` lies in a relocated page but has no entry: a live object was not relocated.
     pub(crate) fn remap(&self, off: Offset) -> Offset {
+        if self.is_vacant(off) {
+            return off;
+        }
         self.remap_in(off, &crossbeam_epoch::pin())
     }
 

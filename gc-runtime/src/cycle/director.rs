@@ -2,7 +2,8 @@
 //! `interval` (10 ms by default); the first rule that matches wins and names the cause:
 //!
 //! 1. **Allocation Stall** — a mutator is waiting for memory (also requested directly);
-//! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage;
+//! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage, and a tenth of the
+//!    heap above what the last cycle left (`warmup_due`);
 //! 3. **Timer** — the configured interval has passed since the last cycle;
 //! 4. **Heap Target** — (only with `DirectorConfig::heap_target`) usage reached a multiple of
 //!    what the last cycle left, so a heap whose maximum is large stays near what the program
@@ -11,9 +12,11 @@
 //!    target no heap reaches), and the rule fires only if mutators allocated since the last
 //!    cycle ended: a target at or below what that cycle left means "collect as soon as the
 //!    program allocates again", never "collect an idle heap back to back";
-//! 5. **Allocation Rate** — at the recent allocation rate (+20%) the memory mutators may
-//!    still take would run out before a cycle could finish: its expected duration is the
-//!    larger of twice the recent mean and the mean plus 3.3 standard deviations (ZGC's
+//! 5. **Allocation Rate** — mutators allocated since the last cycle ended or in the last
+//!    100 ms, and at the recent allocation rate (+20%: the larger of the last-second and
+//!    last-100-ms averages) the memory mutators may still take would run out before a cycle
+//!    could finish: its expected duration is the larger of twice the recent mean and the mean
+//!    plus 3.3 standard deviations (ZGC's
 //!    "one in a thousand" margin), plus one check interval. Each recent duration is first
 //!    scaled to the heap as it is now, because a cycle's work grows with the data it marks
 //!    and moves: a cycle that left `u` bytes in use counts as `used / u` times as long (at
@@ -69,6 +72,21 @@ fn heap_target(left: u64, t: HeapTarget) -> u64 {
     u64::try_from(grown).unwrap_or(u64::MAX).max(t.min_bytes)
 }
 
+/// The warmup rule: before 3 cycles have completed, usage reached the next threshold (10%,
+/// 20%, 30% of `capacity` after 0, 1, 2 cycles) and grew by a tenth of `capacity` since the
+/// last cycle ended. The thresholds are a tenth apart so that each warmup cycle measures a
+/// heap a tenth larger than the last; a cycle that ended near or above the next threshold
+/// (the program allocated while it ran) has already measured a heap that size, and a cycle
+/// started right after it would mark the same live set again to learn nothing new.
+fn warmup_due(completed: u64, used: u64, capacity: u64, used_after_last: u64) -> bool {
+    if completed >= 3 {
+        return false;
+    }
+    let step = capacity as f64 * 0.1;
+    let threshold = (step * (completed + 1) as f64).max(used_after_last as f64 + step);
+    used as f64 >= threshold
+}
+
 impl Director {
     /// A director for cycles that run concurrently (`concurrent`, whose predicted durations
     /// are scaled to the heap in use) or in one pause (`!concurrent`).
@@ -112,8 +130,9 @@ impl Director {
         }
     }
 
-    /// Bytes per second: the larger of the last-second and last-100ms averages.
-    fn alloc_rate(&self) -> f64 {
+    /// Bytes per second over the last second and over the last 100 ms (the latter is the
+    /// former while the samples span less than 100 ms).
+    fn alloc_rates(&self) -> (f64, f64) {
         let rate = |from: &(Instant, u64), to: &(Instant, u64)| {
             let dt = to.0.duration_since(from.0).as_secs_f64();
             if dt <= 0.0 {
@@ -123,7 +142,7 @@ impl Director {
             }
         };
         let (Some(first), Some(last)) = (self.samples.front(), self.samples.back()) else {
-            return 0.0;
+            return (0.0, 0.0);
         };
         let long = rate(first, last);
         let recent = self
@@ -132,7 +151,7 @@ impl Director {
             .rev()
             .find(|s| last.0.duration_since(s.0) >= Duration::from_millis(100))
             .map_or(long, |s| rate(s, last));
-        long.max(recent)
+        (long, recent)
     }
 
     fn avg_duration(&self) -> f64 {
@@ -186,7 +205,12 @@ impl Director {
         let used_bytes = pages.used();
         let used = used_bytes as f64;
         let free = pages.mutator_free() as f64;
-        if completed < 3 && used >= cap * 0.1 * (completed + 1) as f64 {
+        if warmup_due(
+            completed,
+            used_bytes,
+            pages.capacity(),
+            self.used_after_last,
+        ) {
             return Some(GcCause::Warmup);
         }
         let since_last = self.last_cycle_end.elapsed();
@@ -195,15 +219,21 @@ impl Director {
                 return Some(GcCause::Timer);
             }
         }
+        // Whether the mutators allocated since the last cycle ended.
+        let allocated_since = allocated > *self.allocated_at_last.get_or_insert(allocated);
         if let Some(t) = cfg.heap_target {
-            let allocated_at_last = *self.allocated_at_last.get_or_insert(allocated);
-            if allocated > allocated_at_last && used_bytes >= heap_target(self.used_after_last, t) {
+            if allocated_since && used_bytes >= heap_target(self.used_after_last, t) {
                 return Some(GcCause::HeapTarget);
             }
         }
-        // Allocation rate: rate +20%, duration with margin, one interval.
-        let rate = self.alloc_rate() * 1.2;
-        if rate > 0.0 {
+        // Allocation rate: rate +20%, duration with margin, one interval. Not for a program
+        // that stopped allocating (nothing since the last cycle ended, nothing in the last
+        // 100 ms): the rate covers the last second, and such a program (it built its live
+        // set) would otherwise get a cycle for a rate it no longer has, up to a second later.
+        // A program that allocates in bursts keeps the rule between its bursts.
+        let (long, recent) = self.alloc_rates();
+        let rate = long.max(recent) * 1.2;
+        if recent > 0.0 || allocated_since {
             let time_to_full = free / rate;
             let needed = self.max_duration(used as u64) + cfg.interval.as_secs_f64();
             if time_to_full <= needed {
@@ -254,6 +284,47 @@ mod tests {
         assert_eq!(huge, 100 * MB * (100 + u64::from(u32::MAX)) / 100);
         assert_eq!(heap_target(u64::MAX / 2, t(0, u32::MAX)), u64::MAX);
         assert_eq!(heap_target(u64::MAX, t(u64::MAX, 100)), u64::MAX);
+    }
+
+    /// Warmup fires at 10%, 20%, 30% after 0, 1, 2 cycles, never after 3, and only once
+    /// usage grew by a tenth of the heap since the last cycle ended.
+    #[test]
+    fn warmup_waits_for_a_tenth_of_the_heap_beyond_the_last_cycle() {
+        let cap = 100 * MB;
+        assert!(!warmup_due(0, 9 * MB, cap, 0));
+        assert!(warmup_due(0, 10 * MB, cap, 0));
+        assert!(!warmup_due(1, 19 * MB, cap, 8 * MB));
+        assert!(warmup_due(1, 20 * MB, cap, 8 * MB));
+        assert!(warmup_due(2, 30 * MB, cap, 12 * MB));
+        assert!(!warmup_due(3, 90 * MB, cap, 0));
+        // The last cycle ended above the threshold: the program allocated while it ran.
+        assert!(!warmup_due(1, 34 * MB, cap, 34 * MB));
+        // Or just below it: the threshold moves to a tenth above what it left.
+        assert!(!warmup_due(2, 35 * MB, cap, 27 * MB));
+        assert!(warmup_due(2, 37 * MB, cap, 27 * MB));
+    }
+
+    /// A program that stopped allocating has no recent rate, though the last second's
+    /// average still holds its burst (the allocation-rate rule then starts no cycle); one
+    /// that allocates steadily has both.
+    #[test]
+    fn a_rate_from_before_the_program_stopped_allocating_is_not_recent() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut d = Director::new(true);
+        // 100 MB in the first 500 ms, then nothing for 300 ms.
+        for ms in (0..=800).step_by(10) {
+            d.samples.push_back((at(ms), ms.min(500) * 200_000));
+        }
+        let (long, recent) = d.alloc_rates();
+        assert!(long > 100e6, "the last second's average: {long}");
+        assert_eq!(recent, 0.0);
+        let mut steady = Director::new(true);
+        for ms in (0..=800).step_by(10) {
+            steady.samples.push_back((at(ms), ms * 200_000));
+        }
+        let (long, recent) = steady.alloc_rates();
+        assert!((long - 200e6).abs() < 1e3 && (recent - 200e6).abs() < 1e3);
     }
 
     /// Durations of cycles that ended with less in use count as longer when more is in use

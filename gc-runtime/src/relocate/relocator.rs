@@ -533,6 +533,10 @@ impl Relocate {
         off: Offset,
         thread: &ThreadStateCell,
     ) -> Offset {
+        // Most bad pointers after Relocate Start point outside the relocation set: no pin.
+        if cx.forwarding.is_vacant(off) {
+            return off;
+        }
         let guard = crossbeam_epoch::pin();
         match cx.forwarding.get(off, &guard) {
             Some(f) if f.page().contains(off) => self.relocate_object(cx, f, off, thread),
