@@ -67,17 +67,6 @@ impl Drop for AbandonOnUnwind<'_> {
 
 /// Objects in flight between the mark stack and tracing.
 const PREFETCH_DEPTH: usize = 16;
-/// Edge-enqueuing (A/B experiment): tracing pushes each slot's target unmarked, tagged
-/// [`EDGE_TAG`]; the worker marks it when it leaves the prefetch FIFO and traces it if this
-/// worker marked it. Untagged entries are objects already marked (roots, mutators' buffers).
-const EDGE_ENQUEUING: bool = true;
-/// A/B experiment: `ZRS_MARK_VARIANT` = `p8`, `p16` (default), `p32`, `e16`, `e32`.
-fn mark_variant() -> &'static str {
-    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    V.get_or_init(|| std::env::var("ZRS_MARK_VARIANT").unwrap_or_else(|_| "p16".into()))
-}
-/// The low bit of a mark-stack entry that holds an edge (an object not yet marked).
-const EDGE_TAG: u64 = 1;
 /// Targets in flight between being found in a slot and being marked (see [`MarkRing`]).
 const MARK_RING_DEPTH: usize = 8;
 /// Stale pointers in flight between being found in a slot and being remapped (see
@@ -176,13 +165,11 @@ struct MarkRing {
     /// Value slots healed so far, and of those the ones remapped to a moved object.
     value_heals: u64,
     value_moves: u64,
-    edge: bool,
 }
 
 impl MarkRing {
-    fn new(edge: bool) -> Self {
+    fn new() -> Self {
         MarkRing {
-            edge,
             slots: [Offset::ZERO; MARK_RING_DEPTH],
             head: 0,
             len: 0,
@@ -247,10 +234,6 @@ impl MarkRing {
     /// Take `off` in (prefetching its live-map word); when full, mark the oldest target.
     #[inline]
     fn push(&mut self, cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnMut(Offset)) {
-        if EDGE_ENQUEUING && self.edge {
-            push(Offset::from_raw(off.raw() | EDGE_TAG));
-            return;
-        }
         if let Some(page) = cx.page_table().get(off, guard) {
             prefetch_ptr(page.live_map().word_addr(page.index_of(off)));
         }
@@ -554,13 +537,7 @@ impl Mark {
             if m.index() > 0 && panics.take(InjectedPanic::MarkWorker) {
                 panic!("GC worker panic injected for a test");
             }
-            match mark_variant() {
-                "p8" => self.mark_worker::<8, false>(cx, w, stealers, m, abandoned),
-                "p32" => self.mark_worker::<32, false>(cx, w, stealers, m, abandoned),
-                "e16" => self.mark_worker::<16, true>(cx, w, stealers, m, abandoned),
-                "e32" => self.mark_worker::<32, true>(cx, w, stealers, m, abandoned),
-                _ => self.mark_worker::<16, false>(cx, w, stealers, m, abandoned),
-            }
+            self.mark_worker(cx, w, stealers, m, abandoned);
         })
     }
 
@@ -594,7 +571,7 @@ impl Mark {
     /// global queue, publishes its counts and parks, counted idle, so marking cannot end
     /// without the work it gave back. A worker out of work that the crew no longer wants parks
     /// the same way instead of polling.
-    fn mark_worker<const PREFETCH_DEPTH: usize, const EDGE: bool>(
+    fn mark_worker(
         &self,
         cx: &GcContext,
         local: Worker<Offset>,
@@ -623,7 +600,7 @@ impl Mark {
         let layout = cx.layout();
         let mut fifo = [Offset::ZERO; PREFETCH_DEPTH];
         let (mut head, mut len) = (0usize, 0usize);
-        let mut ring = MarkRing::new(EDGE);
+        let mut ring = MarkRing::new();
         let mut live = LiveCache::new();
         // The worker's counts, published when it parks and when marking ends. The pages' live
         // bytes are complete once every worker has flushed (a page left at 0 would be freed
@@ -649,42 +626,26 @@ impl Mark {
                     ring.drain(cx, &guard, push);
                     next = self.find_work(&local, stealers);
                 }
-                let oldest = if let Some(entry) = next {
-                    let off = Offset::from_raw(entry.raw() & !EDGE_TAG);
+                if let Some(off) = next {
                     prefetch(layout.address(off, View::Remapped));
-                    if EDGE && entry.raw() & EDGE_TAG != 0 {
-                        if let Some(page) = cx.page_table().get(off, &guard) {
-                            prefetch_ptr(page.live_map().word_addr(page.index_of(off)));
-                        }
-                    }
                     if len < PREFETCH_DEPTH {
-                        fifo[(head + len) % PREFETCH_DEPTH] = entry;
+                        fifo[(head + len) % PREFETCH_DEPTH] = off;
                         len += 1;
                         continue;
                     }
-                    let oldest = std::mem::replace(&mut fifo[head], entry);
+                    let oldest = std::mem::replace(&mut fifo[head], off);
                     head = (head + 1) % PREFETCH_DEPTH;
-                    oldest
+                    unpublished +=
+                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else if len > 0 {
                     let oldest = fifo[head];
                     head = (head + 1) % PREFETCH_DEPTH;
                     len -= 1;
-                    oldest
+                    unpublished +=
+                        self.trace_object(cx, oldest, &guard, &mut ring, &mut live, push);
                 } else {
                     break;
-                };
-                let off = if EDGE && oldest.raw() & EDGE_TAG != 0 {
-                    let off = Offset::from_raw(oldest.raw() & !EDGE_TAG);
-                    let mut marked = false;
-                    mark_object_in(cx, off, &guard, &mut |_| marked = true);
-                    if !marked {
-                        continue;
-                    }
-                    off
-                } else {
-                    oldest
-                };
-                unpublished += self.trace_object(cx, off, &guard, &mut ring, &mut live, push);
+                }
                 count.1 += 1;
                 if count.1.is_multiple_of(1024) {
                     cx.progress.add_marked(std::mem::take(&mut unpublished));

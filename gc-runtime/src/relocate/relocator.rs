@@ -295,18 +295,6 @@ impl Relocate {
         let kind = cx.pages.sizes().kind_for(size);
         match self.alloc_for_worker(cx, t, kind, size) {
             Some((to, source)) => {
-                let ahead = reloc_prefetch();
-                if ahead != 0 {
-                    let p = layout.address(to, View::Remapped).raw() + ahead;
-                    #[cfg(target_arch = "x86_64")]
-                    // SAFETY: a prefetch is a hint; it never faults.
-                    unsafe {
-                        std::arch::x86_64::_mm_prefetch(
-                            p as *const i8,
-                            std::arch::x86_64::_MM_HINT_T0,
-                        )
-                    };
-                }
                 // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
                 // cycle, not on the from-page; the object is not written meanwhile (above).
                 unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
@@ -632,15 +620,4 @@ impl Relocate {
         );
         (freed.load(Ordering::Relaxed), crew)
     }
-}
-
-/// A/B experiment: bytes ahead of each copy's target to prefetch (`ZRS_RELOC_PREFETCH`, 0 off).
-fn reloc_prefetch() -> u64 {
-    static V: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *V.get_or_init(|| {
-        std::env::var("ZRS_RELOC_PREFETCH")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    })
 }
