@@ -137,9 +137,8 @@ impl MarkColorRule {
         // Least recently used first (never used: before every used one); `Alternate` puts
         // Marked2 after the other two whenever they are eligible.
         let lru = |c: &GoodColor| self.last_used[index(*c)].map_or(0, |n| n + 1);
-        let last_resort = |c: &GoodColor| {
-            self.choice == ColorChoice::Alternate && *c == GoodColor::Marked2
-        };
+        let last_resort =
+            |c: &GoodColor| self.choice == ColorChoice::Alternate && *c == GoodColor::Marked2;
         // `min_by_key` keeps the first of equal keys: ties go by `MARK_COLORS` order.
         eligible(self.current, self.last_major)
             .min_by_key(|c| (last_resort(c), lru(c)))
