@@ -69,6 +69,12 @@ pub trait Primitives: Send + Sync + Sized + 'static {
     /// `SeqCst` fences between its store and its load: loom models `SeqCst` *fences*
     /// exactly but treats `SeqCst` loads and stores as acquire/release only.
     fn fence(order: Ordering);
+    /// How long ago `start` was, for a diagnostic's deadline (the safepoint timeout). A
+    /// model checker's clock stands still (zero): a real clock would make the path a model
+    /// takes depend on how fast the machine explores it, which the checker refuses ("is the
+    /// model fully deterministic?") when a loaded machine crosses the deadline in one of
+    /// its executions; and no protocol may depend on a timeout anyway.
+    fn waited(start: std::time::Instant) -> Duration;
 }
 
 /// The primitives the collector runs with.
@@ -195,6 +201,9 @@ impl Primitives for Std {
             std::thread::yield_now();
         }
     }
+    fn waited(start: std::time::Instant) -> Duration {
+        start.elapsed()
+    }
     #[inline(always)]
     fn fence(order: Ordering) {
         std::sync::atomic::fence(order)
@@ -280,6 +289,9 @@ pub mod loom {
         }
         fn fence(order: Ordering) {
             loom::sync::atomic::fence(order)
+        }
+        fn waited(_start: std::time::Instant) -> std::time::Duration {
+            std::time::Duration::ZERO
         }
     }
 }

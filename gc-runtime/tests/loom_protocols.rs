@@ -780,3 +780,16 @@ fn a_copier_that_panics_releases_the_page() {
         "no interleaving reached the copy"
     );
 }
+
+/// The safepoint timeout's deadline reads the clock through `Primitives::waited`. A model's
+/// clock must stand still: with a real one, an execution that a loaded machine explores more
+/// slowly than `SAFEPOINT_TIMEOUT` takes the timeout path where the others did not, and loom
+/// stops the model ("Reached unexpected exploration state"), as
+/// `two_threads_in_scopes_of_two_heaps_never_leave_both_pauses_waiting` once did beside CI.
+#[test]
+fn the_models_clock_stands_still_for_the_safepoint_timeout() {
+    use gc_runtime::sync::Primitives;
+    let start = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert_eq!(Loom::waited(start), std::time::Duration::ZERO);
+}

@@ -512,7 +512,7 @@ impl<P: Primitives> Safepoint<P> {
                     }
                     None if timed_out => g = self.lock.wait(STOPPED_CV, g),
                     None => {
-                        let waited = start.elapsed();
+                        let waited = P::waited(start);
                         if waited < timeout {
                             g = self.lock.wait_at_most(STOPPED_CV, g, timeout - waited);
                             continue;
