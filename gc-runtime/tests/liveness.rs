@@ -11,6 +11,7 @@
 //!   is parked at another heap's safepoint (it may still hold an `ObjRef` into it);
 //! - a panic in the GC driver or a GC worker, inside a pause with a mutator parked, aborts the
 //!   process with a message (checked in a child process: this test binary, re-run).
+mod support;
 use gc_runtime::{Heap, HeapConfig, Mode, Scope};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -432,37 +433,9 @@ fn panicking_collector(which: &str) {
     });
 }
 
-/// Run this test binary's test `test` in a child process with scenario `which`, and return
-/// its exit status and stderr; fail if it does not end within a minute.
+/// Run this test binary's test `test` in a child process with scenario `which`.
 fn run_child(test: &str, which: &str) -> (std::process::ExitStatus, String) {
-    use std::io::Read;
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, which)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = pipe.read_to_string(&mut s);
-        s
-    });
-    let deadline = std::time::Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            let stderr = reader.join().unwrap();
-            panic!("hung: the child ({which}) did not end within {LIMIT:?}; its stderr:\n{stderr}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (status, reader.join().unwrap())
+    support::run_child(test, CHILD_ENV, which, LIMIT)
 }
 
 /// The child died of `abort()` and said why on stderr.

@@ -17,6 +17,7 @@
 //! Two `concurrent` runs rotate the mark colors (`HeapConfig::mark_colors`) and fail unless
 //! cycles marked with Marked2 and the next cycles' markers remapped stale Marked2 slots.
 
+mod support;
 use gc_runtime::inspect::GoodColor;
 use gc_runtime::{ColorChoice, CycleRecord, Heap, HeapConfig, Mode, ObjRef, Scope, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,20 +30,7 @@ const GARBAGE_PER_REWRITE: usize = 16;
 /// The longest a run goes on waiting for in-place compactions.
 const MAX_SECS: u64 = 40;
 
-/// A tiny deterministic generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use support::Rng;
 
 /// The identity word of object `slot` of thread `thread` at `version`.
 fn ident(thread: u64, slot: u64, version: u64) -> u64 {

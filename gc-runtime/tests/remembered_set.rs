@@ -20,6 +20,7 @@
 //! child in the verifier; the bug hunt `6-relocation-forgets-young-slots.patch` shows the
 //! stress test fails when relocation does not remember a moved object's young slots.
 
+mod support;
 use gc_runtime::{Heap, HeapConfig, Local, Mode, ObjRef, RememberedSetStats, Scope, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -32,20 +33,7 @@ const SLOTS: usize = 4;
 /// The longest a run goes on waiting for every path to be reached.
 const MAX_SECS: u64 = 40;
 
-/// A tiny deterministic generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use support::Rng;
 
 /// How a holder holds its leaves: reference slots or value slots.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -154,7 +142,10 @@ fn mutate(
             s.scope(|s| {
                 // Young leaves into (mostly old) holders.
                 for _ in 0..64 {
-                    let (h, j) = (rng.below(HOLDERS), rng.below(SLOTS));
+                    let (h, j) = (
+                        (rng.below(HOLDERS as u64) as usize),
+                        (rng.below(SLOTS as u64) as usize),
+                    );
                     next_id += 1;
                     let Some(l) = leaf(s, next_id) else { break };
                     let holder = s.get(table).load(h).expect("holder");
@@ -162,7 +153,10 @@ fn mutate(
                     expected[h][j] = next_id;
                 }
                 // Now and then a slot cleared (a leaf dies).
-                let (h, j) = (rng.below(HOLDERS), rng.below(SLOTS));
+                let (h, j) = (
+                    (rng.below(HOLDERS as u64) as usize),
+                    (rng.below(SLOTS as u64) as usize),
+                );
                 link.store(s.get(table).load(h).expect("holder"), j, None);
                 expected[h][j] = 0;
             });
@@ -170,7 +164,7 @@ fn mutate(
                 // Replace a holder by a copy between garbage: a sparse page, relocated in a
                 // later cycle while the copy (old by then) holds young leaves.
                 s.scope(|s| {
-                    let h = rng.below(HOLDERS);
+                    let h = rng.below(HOLDERS as u64) as usize;
                     let _before = s.alloc(9, 0, 2048).ok();
                     let Some(new) = link.holder(s) else { return };
                     let _after = s.alloc(9, 0, 2048).ok();
@@ -186,14 +180,14 @@ fn mutate(
             // Ballast replaced: its pages turn sparse, and are chosen for relocation.
             for _ in 0..(ballast / 1000) {
                 s.scope(|s| {
-                    let b = rng.below(ballast);
+                    let b = rng.below(ballast as u64) as usize;
                     if let Ok(o) = s.alloc(4, 0, BALLAST_BYTES) {
                         s.store(ballast_table, b, Some(o));
                     }
                 });
             }
             // Check a run of holders against the model.
-            let first = rng.below(HOLDERS);
+            let first = rng.below(HOLDERS as u64) as usize;
             for k in 0..16 {
                 let h = (first + k) % HOLDERS;
                 let o = s.get(table).load(h).expect("holder");
@@ -291,40 +285,9 @@ fn run(mode: Mode, link: Link, pressure: bool, planted: bool) {
 const CHILD_ENV: &str = "ZRS_REMSET_CHILD";
 
 /// Run `scenario` in a child process (this test binary, test `test`): a verifier failure
-/// ends the process (a broken invariant in the collector aborts), so only a child can report
-/// it as this test's failure. Returns the child's exit status and stderr; fails if it does
-/// not end within two minutes.
+/// ends the process, so only a child can report it as this test's failure.
 fn in_child(test: &str, scenario: &str) -> (std::process::ExitStatus, String) {
-    use std::io::Read;
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, scenario)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = pipe.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the child ({scenario}) hung; its stderr:\n{}",
-                reader.join().unwrap()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (status, reader.join().unwrap())
+    support::run_child(test, CHILD_ENV, scenario, Duration::from_secs(120))
 }
 
 /// The stress scenario `mode`/`link` in a child process, which must succeed.

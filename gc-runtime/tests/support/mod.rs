@@ -1,5 +1,7 @@
 //! What several gc-runtime integration tests share: the live set they build before they
-//! churn garbage.
+//! churn garbage, a small deterministic random generator, and a scenario run in a child
+//! process (for a failure that aborts the process). Each test binary uses part of it.
+#![allow(dead_code)]
 
 use gc_runtime::{Local, Scope};
 
@@ -18,4 +20,64 @@ pub fn build_live_set(s: &mut Scope<'_>, table: Local<'_>, slots: usize, nodes: 
             s.store(table, slot, Some(node));
         });
     }
+}
+
+/// A tiny deterministic generator (splitmix64): the same seed, the same program.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Run this test binary's test `test` in a child process with the environment variable
+/// `env` set to `scenario` (the child runs the scenario it names): a broken invariant in the
+/// collector aborts the process, so only a child can report it as a test's failure. Returns
+/// the child's exit status and stderr; fails, with the child's stderr, if it does not end
+/// within `limit`.
+pub fn run_child(
+    test: &str,
+    env: &str,
+    scenario: &str,
+    limit: std::time::Duration,
+) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(env, scenario)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = reader.join().unwrap();
+            panic!(
+                "hung: the child ({scenario}) did not end within {limit:?}; its stderr:\n{stderr}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status, reader.join().unwrap())
 }
