@@ -246,6 +246,8 @@ fn run_with(mode: Mode, link: Link, secs: u64, colors: ColorChoice) {
         )
         .unwrap(),
     );
+    // Every event from the start (the heap itself keeps only the most recent records).
+    let events = heap.subscribe();
     let stop = Arc::new(AtomicBool::new(false));
     // About 13 MiB live per thread: over 80% of the heap with both threads.
     let slots = 24_000;
@@ -258,10 +260,10 @@ fn run_with(mode: Mode, link: Link, secs: u64, colors: ColorChoice) {
     // Run for `secs`, and longer (up to a limit) until enough pages were compacted in place:
     // how often relocation runs out of target memory depends on the machine's timing.
     let start = Instant::now();
-    let enough = |h: &Heap| total(&h.stats().cycles, |c| c.pages_compacted_in_place) >= 5;
+    let enough = || total(&events.records().cycles, |c| c.pages_compacted_in_place) >= 5;
     while !threads.iter().any(|t| t.is_finished())
         && (start.elapsed() < Duration::from_secs(secs)
-            || (start.elapsed() < Duration::from_secs(MAX_SECS) && !enough(&heap)))
+            || (start.elapsed() < Duration::from_secs(MAX_SECS) && !enough()))
     {
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -273,7 +275,10 @@ fn run_with(mode: Mode, link: Link, secs: u64, colors: ColorChoice) {
         checks += c;
         ooms += o;
     }
-    let st = heap.stats();
+    // Every cycle of the run: the heap's own records keep only the newest `RECENT_EVENTS`,
+    // and a loaded machine's run can make more cycles than that, its in-place compactions
+    // among the older ones.
+    let st = events.records();
     let in_place = total(&st.cycles, |c| c.pages_compacted_in_place);
     let objects = total(&st.cycles, |c| c.objects_compacted_in_place);
     let self_fw = total(&st.cycles, |c| c.objects_self_forwarded);
@@ -284,6 +289,13 @@ fn run_with(mode: Mode, link: Link, secs: u64, colors: ColorChoice) {
          allocations failed",
         st.cycles.len()
     );
+    // What started the cycles (a run whose cycles go back to back finds too little garbage
+    // per cycle to run out of target pages).
+    let mut causes = std::collections::BTreeMap::new();
+    for c in &st.cycles {
+        *causes.entry(c.cause.name()).or_insert(0u64) += 1;
+    }
+    eprintln!("{mode}: cycles by cause: {causes:?}");
     assert!(checks > 0, "{mode}: nothing was checked");
     assert!(
         in_place > 0 && objects > 0,
