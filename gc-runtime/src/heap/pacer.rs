@@ -43,10 +43,8 @@
 //!    faster than `bytes` every `interval = remaining × bytes / budget`.
 //! 4. The pacer keeps one *due time* for the heap: the next quantum is due `interval` after
 //!    the previous one was due, or now if that is later (unused time is not saved up). A
-//!    quantum completed before it is due waits until then. Waits under 200 µs are not slept:
-//!    they stay owed and add to the next wait. (Every sleep costs a wake-up: the OS wakes a
-//!    sleeper some tens of microseconds late on a quiet machine, hundreds on a busy one, and
-//!    the core switches threads twice; fewer, longer sleeps of the same total lose less.)
+//!    quantum completed before it is due waits until then. Waits under 20 µs are not slept:
+//!    they stay owed and add to the next wait.
 //!
 //! **The bounds.** No wait is longer than `max_delay` (default 1 ms; the debt beyond is
 //! forgiven), nor than the *floor* leaves this mutator (`pacing_floor`: by default no mutator
@@ -86,10 +84,8 @@ use std::time::{Duration, Instant};
 const FIRST_CYCLE_ESTIMATE: Duration = Duration::from_millis(100);
 /// `remaining` is at least this share of `expected`.
 const MIN_REMAINING_SHARE: f64 = 0.25;
-/// Waits shorter than this are not slept (they stay owed): each sleep costs a wake-up, late by
-/// 25 µs at the median on a quiet machine and by 150–550 µs on average at a load of 10–15, so
-/// the delays are gathered into sleeps of at least this much.
-const MIN_SLEEP: Duration = Duration::from_micros(200);
+/// Waits shorter than this are not slept (they stay owed).
+const MIN_SLEEP: Duration = Duration::from_micros(20);
 /// The share of the cycle's allowance mutators may take before the collector has done any
 /// work (the progress rule's head start; Shenandoah's `ShenandoahPacingIdleSlack` is 2%).
 const HEAD_START: f64 = 0.05;
@@ -386,35 +382,6 @@ mod tests {
         let (d, next) = schedule(t0, Some(t0 + Duration::from_secs(5)), cap, cap);
         assert_eq!(d, cap);
         assert_eq!(next, t0 + 2 * cap);
-    }
-
-    /// A mutator owed a little every quantum sleeps it in a few waits of at least
-    /// [`MIN_SLEEP`], not in one short sleep per quantum, and the time it is held in all is
-    /// what the schedule asks (less what is still owed at the end).
-    #[test]
-    fn short_waits_are_gathered_into_fewer_sleeps() {
-        let t0 = Instant::now();
-        // 30 µs of its own per quantum, quanta due every 80 µs: 50 µs owed each time.
-        let (run, interval, quanta) = (Duration::from_micros(30), Duration::from_micros(80), 100);
-        let (mut now, mut due, mut slept, mut sleeps) = (t0, None, Duration::ZERO, 0);
-        for _ in 0..quanta {
-            now += run;
-            let (d, next) = schedule(now, due, interval, MS);
-            due = Some(next);
-            if d >= MIN_SLEEP {
-                sleeps += 1;
-                slept += d;
-                now += d;
-            }
-        }
-        assert!(sleeps <= quanta / 4, "{sleeps} sleeps for {quanta} quanta");
-        let asked = interval * quanta - run * quanta;
-        // The first quantum owes nothing (it sets the first due time); what is left owed at
-        // the end is under MIN_SLEEP.
-        assert!(
-            slept <= asked && asked - slept < MIN_SLEEP + interval,
-            "slept {slept:?} of {asked:?}"
-        );
     }
 
     #[test]
