@@ -420,10 +420,21 @@ fn only_old_to_young_stores_are_remembered() {
         assert_eq!(heap.remembered_slots(), Some(0));
         let young = s.alloc(1, 0, 8).unwrap();
         assert_eq!(s.is_old(young), Some(false));
+        assert_eq!(
+            heap.memory_report().remembered_set_bytes,
+            0,
+            "no set before the first remembered slot"
+        );
         s.store(holder, 1, Some(young));
         s.store(holder, 1, Some(young));
         assert_eq!(heap.remembered_set_stats().unwrap().barrier_remembered, 1);
         assert_eq!(heap.remembered_slots(), Some(1));
+        // One granule's set: two bitmaps of one bit per 8-byte word of 2 MiB.
+        assert_eq!(
+            heap.memory_report().remembered_set_bytes,
+            2 * (2 * MIB / 8 / 8),
+            "the memory report counts the holder's granule's set"
+        );
         // The next full cycle's verifier finds the slot and its bit, then promotes the
         // young object: the set is empty again.
         s.collect("test");
@@ -439,5 +450,6 @@ fn only_old_to_young_stores_are_remembered() {
 fn off_by_default() {
     let heap = Heap::new(HeapConfig::new(16 * MIB)).unwrap();
     assert!(heap.remembered_set_stats().is_none());
+    assert_eq!(heap.memory_report().remembered_set_bytes, 0);
     assert!(!HeapConfig::new(16 * MIB).track_generations);
 }

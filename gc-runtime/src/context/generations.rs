@@ -233,6 +233,16 @@ impl Generations {
             .sum()
     }
 
+    /// Bytes the remembered sets' bitmaps take (for memory reports): the granules that have
+    /// one, since a set is allocated on its granule's first remembered slot and kept.
+    pub(crate) fn footprint(&self) -> u64 {
+        self.remsets
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(RememberedSet::footprint_bytes)
+            .sum()
+    }
+
     /// Plant the bug of a missing store barrier (for the test that the verifier catches it).
     pub(crate) fn skip_barrier_for_tests(&self) {
         self.skip_barrier.store(true, Ordering::Relaxed);

@@ -1,11 +1,11 @@
 //! A memory report that explains RSS, in the spirit of `jcmd VM.native_memory summary` plus
 //! what NMT leaves out: the heap (reserved, committed, used: the collector's own accounting),
-//! GC metadata (live maps, forwarding tables, handle stacks, mark stacks), direct buffers,
-//! pooled native memory (every registered [`crate::native::NativePool`], and pools passed
-//! in), glibc malloc's arenas
-//! (`mallinfo2`), thread stacks, mapped files; then the process's RSS and Pss with every
-//! `smaps_rollup` field, and `/proc/self/smaps` summed per category (heap views, malloc
-//! arenas, stacks, other anonymous, files), ending with the part of RSS none of that explains.
+//! GC metadata (live maps, forwarding tables, remembered sets, handle stacks, mark stacks),
+//! direct buffers, pooled native memory (every registered [`crate::native::NativePool`], and
+//! pools passed in), glibc malloc's arenas (`mallinfo2`), thread stacks, mapped files; then
+//! the process's RSS and Pss with every `smaps_rollup` field, and `/proc/self/smaps` summed
+//! per category (heap views, malloc arenas, stacks, other anonymous, files), ending with the
+//! part of RSS none of that explains.
 //!
 //! RSS counts a multi-mapped page once per view it was touched through (up to 3x); Pss counts
 //! it once. Committed bytes are the truth for the heap; Pss for the process.
@@ -41,6 +41,10 @@ pub struct MemoryReport {
     pub large_pages: u64,
     pub live_map_bytes: u64,
     pub forwarding_table_bytes: u64,
+    /// The remembered sets' bitmaps (`HeapConfig::track_generations`; 0 without it): two
+    /// bits per heap word of every 2 MiB granule that has ever had a remembered slot.
+    #[serde(default)]
+    pub remembered_set_bytes: u64,
     pub handle_stack_bytes: u64,
     /// The mark queue and the mutators' mark buffers (entries queued or buffered now; between
     /// cycles normally empty).
@@ -137,6 +141,7 @@ impl MemoryReport {
             large_pages: large,
             live_map_bytes: live_map,
             forwarding_table_bytes: fwd,
+            remembered_set_bytes: heap.cx.generations.as_ref().map_or(0, |g| g.footprint()),
             handle_stack_bytes: handles,
             mark_stack_bytes: heap.mark.footprint(&heap.roots),
             global_handles: heap.roots.globals().len() as u64,
@@ -231,10 +236,11 @@ impl std::fmt::Display for MemoryReport {
         )?;
         writeln!(
             f,
-            "GC metadata: live maps {}, forwarding tables {}, handle stacks {}, mark stacks {}; {} \
-             global / {} weak handles (malloc'd: inside malloc below)",
+            "GC metadata: live maps {}, forwarding tables {}, remembered sets {}, handle stacks {}, \
+             mark stacks {}; {} global / {} weak handles (malloc'd: inside malloc below)",
             m(self.live_map_bytes),
             m(self.forwarding_table_bytes),
+            m(self.remembered_set_bytes),
             m(self.handle_stack_bytes),
             m(self.mark_stack_bytes),
             self.global_handles,
