@@ -6,8 +6,10 @@
 //! The instruction set and encoding are clox's, plus `EQUAL_CONSTANT`, which the compiler emits
 //! for `==` and `!=` whose right operand is a literal (`c == " "`, `d == 0`): one dispatch where
 //! clox makes two, and a string literal's comparison settled by the strings' content hashes
-//! without loading the literal. Every instruction is one opcode byte followed by zero or more
-//! operand bytes:
+//! without loading the literal; and `POP_JUMP_IF_FALSE`, which `if`, `while` and `for` branch
+//! on: it pops the condition as it tests it, so that no `POP` follows on either path (clox
+//! emits `JUMP_IF_FALSE` and a `POP` on each path; `and` and `or`, which keep the value, still
+//! do). Every instruction is one opcode byte followed by zero or more operand bytes:
 //!
 //! | instruction | operands | effect (stack: before → after) |
 //! |---|---|---|
@@ -29,6 +31,7 @@
 //! | `PRINT` | | value → (prints it and a newline) |
 //! | `JUMP` | hi lo | ip += offset |
 //! | `JUMP_IF_FALSE` | hi lo | if top is falsey, ip += offset (does not pop) |
+//! | `POP_JUMP_IF_FALSE` | hi lo | value → ; if it was falsey, ip += offset |
 //! | `LOOP` | hi lo | ip -= offset |
 //! | `CALL` | argc | callee args… → result |
 //! | `INVOKE` | const (name), argc | receiver args… → result (method call without a bound method) |
@@ -85,11 +88,12 @@ pub enum OpCode {
     Inherit,
     Method,
     EqualConstant,
+    PopJumpIfFalse,
 }
 
 impl OpCode {
     /// Every opcode, in encoding order (`ALL[b as usize] as u8 == b`).
-    pub const ALL: [OpCode; 38] = [
+    pub const ALL: [OpCode; 39] = [
         OpCode::Constant,
         OpCode::Nil,
         OpCode::True,
@@ -128,6 +132,7 @@ impl OpCode {
         OpCode::Inherit,
         OpCode::Method,
         OpCode::EqualConstant,
+        OpCode::PopJumpIfFalse,
     ];
 
     /// Decodes an opcode byte; `None` for bytes that are not opcodes.
@@ -177,6 +182,7 @@ impl OpCode {
             OpCode::Inherit => "OP_INHERIT",
             OpCode::Method => "OP_METHOD",
             OpCode::EqualConstant => "OP_EQUAL_CONSTANT",
+            OpCode::PopJumpIfFalse => "OP_POP_JUMP_IF_FALSE",
         }
     }
 }

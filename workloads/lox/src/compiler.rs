@@ -993,17 +993,18 @@ impl<'src> Parser<'src> {
         self.expression();
         self.consume(TokenKind::RightParen, "Expect ')' after condition.");
 
-        let then_jump = self.emit_jump(OpCode::JumpIfFalse);
-        self.emit_op(OpCode::Pop);
+        // The condition is popped as it is tested: no `POP` on either path, and without an
+        // `else` no jump over one.
+        let then_jump = self.emit_jump(OpCode::PopJumpIfFalse);
         self.statement();
-        let else_jump = self.emit_jump(OpCode::Jump);
-
-        self.patch_jump(then_jump);
-        self.emit_op(OpCode::Pop);
         if self.matches(TokenKind::Else) {
+            let else_jump = self.emit_jump(OpCode::Jump);
+            self.patch_jump(then_jump);
             self.statement();
+            self.patch_jump(else_jump);
+        } else {
+            self.patch_jump(then_jump);
         }
-        self.patch_jump(else_jump);
     }
 
     fn while_statement(&mut self) {
@@ -1012,13 +1013,11 @@ impl<'src> Parser<'src> {
         self.expression();
         self.consume(TokenKind::RightParen, "Expect ')' after condition.");
 
-        let exit_jump = self.emit_jump(OpCode::JumpIfFalse);
-        self.emit_op(OpCode::Pop);
+        let exit_jump = self.emit_jump(OpCode::PopJumpIfFalse);
         self.statement();
         self.emit_loop(loop_start);
 
         self.patch_jump(exit_jump);
-        self.emit_op(OpCode::Pop);
     }
 
     fn for_statement(&mut self) {
@@ -1037,8 +1036,7 @@ impl<'src> Parser<'src> {
         if !self.matches(TokenKind::Semicolon) {
             self.expression();
             self.consume(TokenKind::Semicolon, "Expect ';' after loop condition.");
-            exit_jump = Some(self.emit_jump(OpCode::JumpIfFalse));
-            self.emit_op(OpCode::Pop);
+            exit_jump = Some(self.emit_jump(OpCode::PopJumpIfFalse));
         }
 
         if !self.matches(TokenKind::RightParen) {
@@ -1058,7 +1056,6 @@ impl<'src> Parser<'src> {
 
         if let Some(exit_jump) = exit_jump {
             self.patch_jump(exit_jump);
-            self.emit_op(OpCode::Pop);
         }
         self.end_scope();
     }
@@ -1376,8 +1373,7 @@ mod tests {
         let c = code("while (true) { var i = 1; fun f() { return i; } }");
         assert_eq!(
             c,
-            "True JumpIfFalse(12) Pop Constant(0) Closure(1,L1) Pop CloseUpvalue Loop(16) Pop \
-             Nil Return"
+            "True PopJumpIfFalse(11) Constant(0) Closure(1,L1) Pop CloseUpvalue Loop(15) Nil Return"
         );
         // Function parameters are locals of the function and can be captured too.
         let s = script("fun f(a) { fun g() { return a; } return g; }");
@@ -1394,11 +1390,11 @@ mod tests {
     fn jumps_are_patched() {
         assert_eq!(
             code("if (true) print 1;"),
-            "True JumpIfFalse(7) Pop Constant(0) Print Jump(1) Pop Nil Return"
+            "True PopJumpIfFalse(3) Constant(0) Print Nil Return"
         );
         assert_eq!(
             code("if (true) print 1; else print 2;"),
-            "True JumpIfFalse(7) Pop Constant(0) Print Jump(4) Pop Constant(1) Print Nil Return"
+            "True PopJumpIfFalse(6) Constant(0) Print Jump(3) Constant(1) Print Nil Return"
         );
         assert_eq!(
             code("print true and false;"),
@@ -1410,13 +1406,13 @@ mod tests {
         );
         assert_eq!(
             code("while (false) print 1;"),
-            "False JumpIfFalse(7) Pop Constant(0) Print Loop(11) Pop Nil Return"
+            "False PopJumpIfFalse(6) Constant(0) Print Loop(10) Nil Return"
         );
         assert_eq!(
             code("for (var i = 0; i < 2; i = i + 1) print i;"),
-            "Constant(0) GetLocal(1) Constant(1) Less JumpIfFalse(21) Pop Jump(11) \
-             GetLocal(1) Constant(2) Add SetLocal(1) Pop Loop(23) GetLocal(1) Print Loop(17) \
-             Pop Pop Nil Return"
+            "Constant(0) GetLocal(1) Constant(1) Less PopJumpIfFalse(20) Jump(11) \
+             GetLocal(1) Constant(2) Add SetLocal(1) Pop Loop(22) GetLocal(1) Print Loop(17) \
+             Pop Nil Return"
         );
         // No clauses at all: just the body and a loop back to it.
         assert_eq!(
@@ -1426,22 +1422,25 @@ mod tests {
         // An expression initializer is evaluated and popped.
         assert_eq!(
             code("for (i = 0; false;) {}"),
-            "Constant(1) SetGlobal(0) Pop False JumpIfFalse(4) Pop Loop(8) Pop Nil Return"
+            "Constant(1) SetGlobal(0) Pop False PopJumpIfFalse(3) Loop(7) Nil Return"
         );
     }
 
     #[test]
     fn jump_targets_are_absolute_instruction_boundaries() {
-        // Jump offsets count from the byte after the operand.
-        let s = script("if (false) { print 1; print 2; } print 3;");
+        // Jump offsets count from the byte after the operand. The condition's jump lands on
+        // the `else` branch's first instruction (no `POP` there: the jump popped it), the
+        // then branch's jump over the `else` on the statement after it.
+        let s = script("if (false) { print 1; print 2; } else print 3; print 4;");
         let c = &s.chunk;
-        assert_eq!(c.code[1], OpCode::JumpIfFalse as u8);
+        assert_eq!(c.code[1], OpCode::PopJumpIfFalse as u8);
         let target = 1 + 3 + c.read_u16(2) as usize;
-        assert_eq!(c.code[target], OpCode::Pop as u8);
+        assert_eq!(c.code[target], OpCode::Constant as u8);
         let jump_at = target - 3;
         assert_eq!(c.code[jump_at], OpCode::Jump as u8);
         let end = jump_at + 3 + c.read_u16(jump_at + 1) as usize;
-        assert_eq!(end, target + 1);
+        assert_eq!(end, target + 3, "past `CONSTANT` and `PRINT`");
+        assert_eq!(c.code[end], OpCode::Constant as u8);
     }
 
     #[test]

@@ -174,19 +174,19 @@ class A { m() { this.f(1, 2); } }
 
     #[test]
     fn jump_targets() {
-        // if (true) print 1;
-        let listing = disassemble_function(&compile("if (true) print 1;").unwrap());
+        let source = "if (true) print 1; else print 2;";
+        let listing = disassemble_function(&compile(source).unwrap());
         assert!(
-            listing.contains("0001    | OP_JUMP_IF_FALSE    1 -> 11\n"),
+            listing.contains("0001    | OP_POP_JUMP_IF_FALSE    1 -> 10\n"),
             "{listing}"
         );
         assert!(
-            listing.contains("0008    | OP_JUMP             8 -> 12\n"),
+            listing.contains("0007    | OP_JUMP             7 -> 13\n"),
             "{listing}"
         );
         let listing = disassemble_function(&compile("while (false) {}").unwrap());
         assert!(
-            listing.contains("0005    | OP_LOOP             5 -> 0\n"),
+            listing.contains("0004    | OP_LOOP             4 -> 0\n"),
             "{listing}"
         );
     }

@@ -121,7 +121,7 @@ impl FunctionProto {
             | OpCode::GetUpvalue
             | OpCode::SetUpvalue
             | OpCode::Call => (Operands::Byte(byte_at(1)?), 2),
-            OpCode::Jump | OpCode::JumpIfFalse | OpCode::Loop => (
+            OpCode::Jump | OpCode::JumpIfFalse | OpCode::PopJumpIfFalse | OpCode::Loop => (
                 Operands::Jump(u16::from_be_bytes([byte_at(1)?, byte_at(2)?])),
                 3,
             ),

@@ -54,7 +54,7 @@ mod op {
         PRINT = Print, JUMP = Jump, JUMP_IF_FALSE = JumpIfFalse, LOOP = Loop, CALL = Call,
         INVOKE = Invoke, SUPER_INVOKE = SuperInvoke, CLOSURE = Closure,
         CLOSE_UPVALUE = CloseUpvalue, RETURN = Return, CLASS = Class, INHERIT = Inherit,
-        METHOD = Method, EQUAL_CONSTANT = EqualConstant,
+        METHOD = Method, EQUAL_CONSTANT = EqualConstant, POP_JUMP_IF_FALSE = PopJumpIfFalse,
     }
 }
 
@@ -590,6 +590,14 @@ impl Vm {
                     op::JUMP_IF_FALSE => {
                         ip = at + 3;
                         if raw_is_falsey(st.peek_word(0)) {
+                            ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                        }
+                    }
+                    op::POP_JUMP_IF_FALSE => {
+                        let condition = st.peek_word(0);
+                        st.drop_top(condition);
+                        ip = at + 3;
+                        if raw_is_falsey(condition) {
                             ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
                         }
                     }
