@@ -9,7 +9,9 @@
 //! without loading the literal; and `POP_JUMP_IF_FALSE`, which `if`, `while` and `for` branch
 //! on: it pops the condition as it tests it, so that no `POP` follows on either path (clox
 //! emits `JUMP_IF_FALSE` and a `POP` on each path; `and` and `or`, which keep the value, still
-//! do). Every instruction is one opcode byte followed by zero or more operand bytes:
+//! do); and `GET_LOCAL_PROPERTY`, a local's property (`p.x`, `this.x`): `GET_LOCAL` and
+//! `GET_PROPERTY` in one. Every instruction is one opcode byte followed by zero or more
+//! operand bytes:
 //!
 //! | instruction | operands | effect (stack: before → after) |
 //! |---|---|---|
@@ -23,6 +25,7 @@
 //! | `GET_UPVALUE` / `SET_UPVALUE` | index | like locals, through the closure's upvalue |
 //! | `GET_PROPERTY` | const (name) | instance → field, else bound method |
 //! | `SET_PROPERTY` | const (name) | instance value → value |
+//! | `GET_LOCAL_PROPERTY` | const (name), slot | → property `name` of `frame[slot]` (`GET_LOCAL slot` then `GET_PROPERTY name`) |
 //! | `GET_SUPER` | const (name) | this superclass → bound method |
 //! | `EQUAL`, `GREATER`, `LESS` | | a b → bool |
 //! | `EQUAL_CONSTANT` | const | a → bool (`a == constants[const]`: `CONSTANT` and `EQUAL` in one) |
@@ -89,11 +92,12 @@ pub enum OpCode {
     Method,
     EqualConstant,
     PopJumpIfFalse,
+    GetLocalProperty,
 }
 
 impl OpCode {
     /// Every opcode, in encoding order (`ALL[b as usize] as u8 == b`).
-    pub const ALL: [OpCode; 39] = [
+    pub const ALL: [OpCode; 40] = [
         OpCode::Constant,
         OpCode::Nil,
         OpCode::True,
@@ -133,6 +137,7 @@ impl OpCode {
         OpCode::Method,
         OpCode::EqualConstant,
         OpCode::PopJumpIfFalse,
+        OpCode::GetLocalProperty,
     ];
 
     /// Decodes an opcode byte; `None` for bytes that are not opcodes.
@@ -183,6 +188,7 @@ impl OpCode {
             OpCode::Method => "OP_METHOD",
             OpCode::EqualConstant => "OP_EQUAL_CONSTANT",
             OpCode::PopJumpIfFalse => "OP_POP_JUMP_IF_FALSE",
+            OpCode::GetLocalProperty => "OP_GET_LOCAL_PROPERTY",
         }
     }
 }

@@ -133,6 +133,12 @@ struct FunctionState<'src> {
     locals: Vec<Local<'src>>,
     upvalues: Vec<UpvalueCapture>,
     scope_depth: u32,
+    /// The offset of the last `GET_LOCAL` a variable read emitted, for `dot` to fuse with the
+    /// `GET_PROPERTY` after it.
+    last_get_local: Option<usize>,
+    /// The offset the last patched forward jump lands on: no instruction may be fused across
+    /// it.
+    last_jump_target: Option<usize>,
 }
 
 /// Compilation state of one class body (clox's `ClassCompiler`).
@@ -317,6 +323,8 @@ impl<'src> Parser<'src> {
         if jump > u16::MAX as usize {
             self.error("Too much code to jump over.");
         }
+        let target = self.chunk().len();
+        self.function().last_jump_target = Some(target);
         let code = &mut self.chunk().code;
         code[offset] = ((jump >> 8) & 0xff) as u8;
         code[offset + 1] = (jump & 0xff) as u8;
@@ -375,6 +383,8 @@ impl<'src> Parser<'src> {
             locals: vec![slot_zero],
             upvalues: Vec::new(),
             scope_depth: 0,
+            last_get_local: None,
+            last_jump_target: None,
         });
     }
 
@@ -547,7 +557,11 @@ impl<'src> Parser<'src> {
             self.expression();
             self.emit_op_byte(set_op, arg);
         } else {
+            let at = self.chunk().len();
             self.emit_op_byte(get_op, arg);
+            if get_op == OpCode::GetLocal {
+                self.function().last_get_local = Some(at);
+            }
         }
     }
 
@@ -751,6 +765,28 @@ impl<'src> Parser<'src> {
             let count = self.argument_list();
             self.emit_op_byte(OpCode::Invoke, name);
             self.emit_byte(count);
+        } else {
+            self.emit_get_property(name);
+        }
+    }
+
+    /// Emits `GET_PROPERTY name`, or, where the object is a local read just before (the code
+    /// ends with the variable's `GET_LOCAL` and no jump lands after it, as one would at the
+    /// end of `(a and b)`), turns that `GET_LOCAL slot` into `GET_LOCAL_PROPERTY name slot`.
+    fn emit_get_property(&mut self, name: u8) {
+        let len = self.chunk().len();
+        let function = self.function();
+        let fuse = len >= 2
+            && function.last_get_local == Some(len - 2)
+            && function.last_jump_target != Some(len);
+        if fuse {
+            function.last_get_local = None;
+            let code = &mut self.chunk().code;
+            debug_assert_eq!(code[len - 2], OpCode::GetLocal as u8);
+            let slot = code[len - 1];
+            code[len - 2] = OpCode::GetLocalProperty as u8;
+            code[len - 1] = name;
+            self.emit_byte(slot);
         } else {
             self.emit_op_byte(OpCode::GetProperty, name);
         }
@@ -1096,6 +1132,7 @@ mod tests {
                 Operands::Constant(b) | Operands::Byte(b) => format!("{op:?}({b})"),
                 Operands::Jump(d) => format!("{op:?}({d})"),
                 Operands::Invoke { name, args } => format!("{op:?}({name},{args})"),
+                Operands::LocalProperty { name, slot } => format!("{op:?}({name},{slot})"),
                 Operands::Closure(index) => {
                     let mut w = format!("Closure({index}");
                     for (_, is_local, slot) in ins.captures(chunk) {
@@ -1453,7 +1490,7 @@ mod tests {
         );
         let m = nested(&s, 0);
         assert_eq!(m.name.as_deref(), Some("m"));
-        assert_eq!(listing(m), "GetLocal(0) GetProperty(0) Return Nil Return");
+        assert_eq!(listing(m), "GetLocalProperty(0,0) Return Nil Return");
         assert_eq!(
             code("a.b(1, 2);"),
             "GetGlobal(0) Constant(2) Constant(3) Invoke(1,2) Pop Nil Return"
@@ -1470,6 +1507,36 @@ mod tests {
         assert_eq!(
             code("{ class B {} print B; }"),
             "Class(0) GetLocal(1) Pop GetLocal(1) Print Pop Nil Return"
+        );
+    }
+
+    #[test]
+    fn a_local_property_read_is_one_instruction_where_no_jump_lands_inside() {
+        assert_eq!(
+            code("{ var a; print a.x; }"),
+            "Nil GetLocalProperty(0,1) Print Pop Nil Return"
+        );
+        // A property of a property: the second read is a `GET_PROPERTY`.
+        assert_eq!(
+            code("{ var a; print a.x.y; }"),
+            "Nil GetLocalProperty(0,1) GetProperty(1) Print Pop Nil Return"
+        );
+        // Sets and invocations are not reads.
+        assert_eq!(
+            code("{ var a; a.x = 1; a.m(); }"),
+            "Nil GetLocal(1) Constant(1) SetProperty(0) Pop GetLocal(1) Invoke(2,0) Pop Pop \
+             Nil Return"
+        );
+        // The `or`'s jump lands between the read of `b` and the property read: not fused.
+        assert_eq!(
+            code("{ var a; var b; print (a or b).x; }"),
+            "Nil Nil GetLocal(1) JumpIfFalse(3) Jump(3) Pop GetLocal(2) GetProperty(0) Print \
+             Pop Pop Nil Return"
+        );
+        // Globals and upvalues are not fused.
+        assert_eq!(
+            code("print a.x;"),
+            "GetGlobal(0) GetProperty(1) Print Nil Return"
         );
     }
 

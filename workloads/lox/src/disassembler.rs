@@ -97,6 +97,9 @@ pub fn disassemble_instruction(function: &FunctionProto, offset: usize, out: &mu
             let target = ins.jump_target().unwrap_or(0);
             let _ = writeln!(out, "{name:<16} {offset:>4} -> {target}");
         }
+        Operands::LocalProperty { name: i, slot } => {
+            let _ = writeln!(out, "{name:<16} (slot {slot}) {i:>4} '{}'", constant(i));
+        }
         Operands::Invoke { name: i, args } => {
             let _ = writeln!(out, "{name:<16} ({args} args) {i:>4} '{}'", constant(i));
         }

@@ -21,6 +21,8 @@ pub enum Operands {
     Jump(u16),
     /// `INVOKE`/`SUPER_INVOKE`: the method name's constant and the argument count.
     Invoke { name: u8, args: u8 },
+    /// `GET_LOCAL_PROPERTY`: the property name's constant and the local's slot.
+    LocalProperty { name: u8, slot: u8 },
     /// `CLOSURE`: the function's constant; its capture pairs follow (see
     /// [`Instruction::captures`]).
     Closure(u8),
@@ -129,6 +131,13 @@ impl FunctionProto {
                 Operands::Invoke {
                     name: byte_at(1)?,
                     args: byte_at(2)?,
+                },
+                3,
+            ),
+            OpCode::GetLocalProperty => (
+                Operands::LocalProperty {
+                    name: byte_at(1)?,
+                    slot: byte_at(2)?,
                 },
                 3,
             ),

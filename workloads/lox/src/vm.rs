@@ -690,6 +690,17 @@ impl Vm {
                 self.push(s, Value::Obj, Some(r))?;
                 self.frames[fi].ip = at + 1;
             }
+            OpCode::GetLocalProperty => {
+                // `run_fast` found no field: the local, then a method bound to it.
+                let base = self.frames[fi].base;
+                let (v, r) = self.slot(s, base + ins[2] as usize);
+                self.push(s, v, r)?;
+                let name = self.constant(s, fi, arg);
+                let instance = self.peek(s, 0).1.expect("an instance");
+                let class = s.root(instance.load(INSTANCE_CLASS).expect("a class"));
+                self.bind_method(s, class, name)?;
+                self.frames[fi].ip = at + 3;
+            }
             OpCode::GetProperty => {
                 let name = self.constant(s, fi, arg);
                 let instance = self.peek(s, 0).1.expect("an instance");

@@ -82,7 +82,9 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
                     ));
                 }
             }
-            Operands::Constant(i) | Operands::Invoke { name: i, .. } => {
+            Operands::Constant(i)
+            | Operands::Invoke { name: i, .. }
+            | Operands::LocalProperty { name: i, .. } => {
                 if !name_constant(i) {
                     report(format!("{} at {offset} needs a name constant", op.name()));
                 }

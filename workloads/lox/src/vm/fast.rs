@@ -17,7 +17,7 @@
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
 
 use super::code_window::CodeWindow;
-use super::{closure_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX};
+use super::{closure_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX, STACK_MAX};
 use super::{FRAME_ROOTS, OPEN_UPVALUES, PRINT_CHUNK, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
@@ -55,6 +55,7 @@ mod op {
         INVOKE = Invoke, SUPER_INVOKE = SuperInvoke, CLOSURE = Closure,
         CLOSE_UPVALUE = CloseUpvalue, RETURN = Return, CLASS = Class, INHERIT = Inherit,
         METHOD = Method, EQUAL_CONSTANT = EqualConstant, POP_JUMP_IF_FALSE = PopJumpIfFalse,
+        GET_LOCAL_PROPERTY = GetLocalProperty,
     }
 }
 
@@ -753,6 +754,28 @@ impl Vm {
                     bound.init(BOUND_METHOD_SLOT, Some(method));
                     st.replace_obj(st.sp - 1, RAW_OBJ, Some(bound.get()));
                     ip += 2;
+                }
+                op::GET_LOCAL_PROPERTY => {
+                    // `GET_LOCAL` and `GET_PROPERTY` in one: a field is pushed here; a method
+                    // (bound to the local on the allocation's slow path) in `slow_op`.
+                    if st.sp >= STACK_MAX {
+                        fail!(at, "Stack overflow.");
+                    }
+                    let Some(instance) = st
+                        .obj(base + ins[2] as usize)
+                        .filter(|o| o.shape() == INSTANCE)
+                    else {
+                        fail!(at, "Only instances have properties.");
+                    };
+                    let name = constants!().load(arg).expect("a name");
+                    if let Some(fields) = instance.load(INSTANCE_FIELDS) {
+                        if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
+                            push!(at, raw, r);
+                            ip += 3;
+                            continue;
+                        }
+                    }
+                    slow!(at);
                 }
                 op::SET_PROPERTY => {
                     let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
