@@ -10,8 +10,9 @@
 //! on: it pops the condition as it tests it, so that no `POP` follows on either path (clox
 //! emits `JUMP_IF_FALSE` and a `POP` on each path; `and` and `or`, which keep the value, still
 //! do); and `GET_LOCAL_PROPERTY`, a local's property (`p.x`, `this.x`): `GET_LOCAL` and
-//! `GET_PROPERTY` in one. Every instruction is one opcode byte followed by zero or more
-//! operand bytes:
+//! `GET_PROPERTY` in one; and `SET_LOCAL_POP`, `SET_PROPERTY_POP`, an assignment as a statement
+//! (`i = i + 1;`, `this.x = x;`): the assignment and the statement's `POP` in one. Every
+//! instruction is one opcode byte followed by zero or more operand bytes:
 //!
 //! | instruction | operands | effect (stack: before → after) |
 //! |---|---|---|
@@ -25,6 +26,7 @@
 //! | `GET_UPVALUE` / `SET_UPVALUE` | index | like locals, through the closure's upvalue |
 //! | `GET_PROPERTY` | const (name) | instance → field, else bound method |
 //! | `SET_PROPERTY` | const (name) | instance value → value |
+//! | `SET_LOCAL_POP` / `SET_PROPERTY_POP` | slot / const (name) | as `SET_LOCAL` / `SET_PROPERTY`, then `POP` |
 //! | `GET_LOCAL_PROPERTY` | const (name), slot | → property `name` of `frame[slot]` (`GET_LOCAL slot` then `GET_PROPERTY name`) |
 //! | `GET_SUPER` | const (name) | this superclass → bound method |
 //! | `EQUAL`, `GREATER`, `LESS` | | a b → bool |
@@ -93,11 +95,13 @@ pub enum OpCode {
     EqualConstant,
     PopJumpIfFalse,
     GetLocalProperty,
+    SetLocalPop,
+    SetPropertyPop,
 }
 
 impl OpCode {
     /// Every opcode, in encoding order (`ALL[b as usize] as u8 == b`).
-    pub const ALL: [OpCode; 40] = [
+    pub const ALL: [OpCode; 42] = [
         OpCode::Constant,
         OpCode::Nil,
         OpCode::True,
@@ -138,6 +142,8 @@ impl OpCode {
         OpCode::EqualConstant,
         OpCode::PopJumpIfFalse,
         OpCode::GetLocalProperty,
+        OpCode::SetLocalPop,
+        OpCode::SetPropertyPop,
     ];
 
     /// Decodes an opcode byte; `None` for bytes that are not opcodes.
@@ -189,6 +195,8 @@ impl OpCode {
             OpCode::EqualConstant => "OP_EQUAL_CONSTANT",
             OpCode::PopJumpIfFalse => "OP_POP_JUMP_IF_FALSE",
             OpCode::GetLocalProperty => "OP_GET_LOCAL_PROPERTY",
+            OpCode::SetLocalPop => "OP_SET_LOCAL_POP",
+            OpCode::SetPropertyPop => "OP_SET_PROPERTY_POP",
         }
     }
 }

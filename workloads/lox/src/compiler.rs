@@ -139,6 +139,9 @@ struct FunctionState<'src> {
     /// The offset the last patched forward jump lands on: no instruction may be fused across
     /// it.
     last_jump_target: Option<usize>,
+    /// The offset of the last `SET_LOCAL` or `SET_PROPERTY` an assignment emitted, for a
+    /// statement's `POP` to fuse with.
+    last_set: Option<usize>,
 }
 
 /// Compilation state of one class body (clox's `ClassCompiler`).
@@ -385,6 +388,7 @@ impl<'src> Parser<'src> {
             scope_depth: 0,
             last_get_local: None,
             last_jump_target: None,
+            last_set: None,
         });
     }
 
@@ -555,7 +559,11 @@ impl<'src> Parser<'src> {
         };
         if can_assign && self.matches(TokenKind::Equal) {
             self.expression();
+            let at = self.chunk().len();
             self.emit_op_byte(set_op, arg);
+            if set_op == OpCode::SetLocal {
+                self.function().last_set = Some(at);
+            }
         } else {
             let at = self.chunk().len();
             self.emit_op_byte(get_op, arg);
@@ -760,7 +768,9 @@ impl<'src> Parser<'src> {
         let name = self.identifier_constant(self.previous.lexeme);
         if can_assign && self.matches(TokenKind::Equal) {
             self.expression();
+            let at = self.chunk().len();
             self.emit_op_byte(OpCode::SetProperty, name);
+            self.function().last_set = Some(at);
         } else if self.matches(TokenKind::LeftParen) {
             let count = self.argument_list();
             self.emit_op_byte(OpCode::Invoke, name);
@@ -1021,7 +1031,30 @@ impl<'src> Parser<'src> {
     fn expression_statement(&mut self) {
         self.expression();
         self.consume(TokenKind::Semicolon, "Expect ';' after expression.");
-        self.emit_op(OpCode::Pop);
+        self.emit_statement_pop();
+    }
+
+    /// Emits the `POP` of an expression statement's value, or, where the expression ended
+    /// with an assignment to a local or a property (the code ends with its `SET_LOCAL` or
+    /// `SET_PROPERTY` and no jump lands after it), turns that instruction into its `_POP`
+    /// form.
+    fn emit_statement_pop(&mut self) {
+        let len = self.chunk().len();
+        let function = self.function();
+        let fuse = len >= 2
+            && function.last_set == Some(len - 2)
+            && function.last_jump_target != Some(len);
+        if fuse {
+            function.last_set = None;
+            let code = &mut self.chunk().code;
+            code[len - 2] = match OpCode::from_byte(code[len - 2]) {
+                Some(OpCode::SetLocal) => OpCode::SetLocalPop as u8,
+                Some(OpCode::SetProperty) => OpCode::SetPropertyPop as u8,
+                other => unreachable!("an assignment ends with {other:?}"),
+            };
+        } else {
+            self.emit_op(OpCode::Pop);
+        }
     }
 
     fn if_statement(&mut self) {
@@ -1080,7 +1113,7 @@ impl<'src> Parser<'src> {
             let body_jump = self.emit_jump(OpCode::Jump);
             let increment_start = self.chunk().len();
             self.expression();
-            self.emit_op(OpCode::Pop);
+            self.emit_statement_pop();
             self.consume(TokenKind::RightParen, "Expect ')' after for clauses.");
             self.emit_loop(loop_start);
             loop_start = increment_start;
@@ -1300,8 +1333,8 @@ mod tests {
     fn locals_and_scopes() {
         assert_eq!(
             code("{ var a = 1; var b = a; b = 3; print b; }"),
-            "Constant(0) GetLocal(1) Constant(1) SetLocal(2) Pop GetLocal(2) Print Pop Pop \
-             Nil Return"
+            "Constant(0) GetLocal(1) Constant(1) SetLocalPop(2) GetLocal(2) Print Pop Pop Nil \
+             Return"
         );
         // Shadowing in an inner block resolves to the innermost variable; the inner block pops
         // only its own locals.
@@ -1447,8 +1480,8 @@ mod tests {
         );
         assert_eq!(
             code("for (var i = 0; i < 2; i = i + 1) print i;"),
-            "Constant(0) GetLocal(1) Constant(1) Less PopJumpIfFalse(20) Jump(11) \
-             GetLocal(1) Constant(2) Add SetLocal(1) Pop Loop(22) GetLocal(1) Print Loop(17) \
+            "Constant(0) GetLocal(1) Constant(1) Less PopJumpIfFalse(19) Jump(10) \
+             GetLocal(1) Constant(2) Add SetLocalPop(1) Loop(21) GetLocal(1) Print Loop(16) \
              Pop Nil Return"
         );
         // No clauses at all: just the body and a loop back to it.
@@ -1486,7 +1519,7 @@ mod tests {
         assert_eq!(
             listing(&s),
             "Class(0) DefineGlobal(0) GetGlobal(1) Closure(3) Method(2) Pop \
-             GetGlobal(4) Call(0) GetGlobal(6) Call(0) Invoke(7,0) SetProperty(5) Pop Nil Return"
+             GetGlobal(4) Call(0) GetGlobal(6) Call(0) Invoke(7,0) SetPropertyPop(5) Nil Return"
         );
         let m = nested(&s, 0);
         assert_eq!(m.name.as_deref(), Some("m"));
@@ -1501,7 +1534,7 @@ mod tests {
         );
         assert_eq!(
             code("a.b.c = 1;"),
-            "GetGlobal(0) GetProperty(1) Constant(3) SetProperty(2) Pop Nil Return"
+            "GetGlobal(0) GetProperty(1) Constant(3) SetPropertyPop(2) Nil Return"
         );
         // A local class.
         assert_eq!(
@@ -1524,8 +1557,8 @@ mod tests {
         // Sets and invocations are not reads.
         assert_eq!(
             code("{ var a; a.x = 1; a.m(); }"),
-            "Nil GetLocal(1) Constant(1) SetProperty(0) Pop GetLocal(1) Invoke(2,0) Pop Pop \
-             Nil Return"
+            "Nil GetLocal(1) Constant(1) SetPropertyPop(0) GetLocal(1) Invoke(2,0) Pop Pop Nil \
+             Return"
         );
         // The `or`'s jump lands between the read of `b` and the property read: not fused.
         assert_eq!(
@@ -1541,6 +1574,36 @@ mod tests {
     }
 
     #[test]
+    fn an_assignment_statement_pops_its_value_in_its_set_where_no_jump_lands_after_it() {
+        // The outer assignment of a chain takes the `POP`; the inner one keeps its value.
+        assert_eq!(
+            code("{ var a; var b; a = b = 1; }"),
+            "Nil Nil Constant(0) SetLocal(2) SetLocalPop(1) Pop Pop Nil Return"
+        );
+        assert_eq!(
+            code("{ var a; a.x = 1; }"),
+            "Nil GetLocal(1) Constant(1) SetPropertyPop(0) Pop Nil Return"
+        );
+        // Globals and upvalues keep their `POP`.
+        assert_eq!(code("a = 1;"), "Constant(1) SetGlobal(0) Pop Nil Return");
+        assert_eq!(
+            code("{ var a; fun f() { a = 1; } }"),
+            "Nil Closure(0,L1) Pop CloseUpvalue Nil Return"
+        );
+        // The `and`'s jump lands after the assignment: the `POP` stays for both paths.
+        assert_eq!(
+            code("{ var a; var b; a and (b = 1); }"),
+            "Nil Nil GetLocal(1) JumpIfFalse(5) Pop Constant(0) SetLocal(2) Pop Pop Pop Nil \
+             Return"
+        );
+        assert_eq!(
+            code("{ var a; a and (a.x = 1); }"),
+            "Nil GetLocal(1) JumpIfFalse(7) Pop GetLocal(1) Constant(1) SetProperty(0) Pop \
+             Pop Nil Return"
+        );
+    }
+
+    #[test]
     fn initializers_return_this() {
         let s = script("class A { init(a) { this.a = a; return; } }");
         let init = nested(&s, 0);
@@ -1548,7 +1611,7 @@ mod tests {
         assert_eq!(init.arity, 1);
         assert_eq!(
             listing(init),
-            "GetLocal(0) GetLocal(1) SetProperty(0) Pop GetLocal(0) Return GetLocal(0) Return"
+            "GetLocal(0) GetLocal(1) SetPropertyPop(0) GetLocal(0) Return GetLocal(0) Return"
         );
         // Only a method named init is an initializer.
         let s = script("fun init() { return 1; }");

@@ -80,14 +80,16 @@ impl Instruction {
 }
 
 impl FunctionProto {
-    /// True if the function's code sets a property anywhere (`SET_PROPERTY`): an initializer
+    /// True if the function's code sets a property anywhere (`SET_PROPERTY`, `SET_PROPERTY_POP`): an initializer
     /// that does gets its instance's field table with the instance; one that does not (an
     /// empty `init`) leaves it to the first field set, as an instance without `init` does.
     pub fn sets_properties(&self) -> bool {
         let mut at = 0;
         while at < self.chunk.code.len() {
             match self.decode(at) {
-                Ok(i) if i.op == OpCode::SetProperty => return true,
+                Ok(i) if matches!(i.op, OpCode::SetProperty | OpCode::SetPropertyPop) => {
+                    return true
+                }
                 Ok(i) => at += i.len,
                 // Code the VM refuses to run anyway: assume the worst.
                 Err(_) => return true,
@@ -114,12 +116,14 @@ impl FunctionProto {
             | OpCode::SetGlobal
             | OpCode::GetProperty
             | OpCode::SetProperty
+            | OpCode::SetPropertyPop
             | OpCode::GetSuper
             | OpCode::Class
             | OpCode::Method
             | OpCode::EqualConstant => (Operands::Constant(byte_at(1)?), 2),
             OpCode::GetLocal
             | OpCode::SetLocal
+            | OpCode::SetLocalPop
             | OpCode::GetUpvalue
             | OpCode::SetUpvalue
             | OpCode::Call => (Operands::Byte(byte_at(1)?), 2),

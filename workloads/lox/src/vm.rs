@@ -708,7 +708,7 @@ impl Vm {
                 self.bind_method(s, class, name)?;
                 self.frames[fi].ip = at + 2;
             }
-            OpCode::SetProperty => {
+            OpCode::SetProperty | OpCode::SetPropertyPop => {
                 // The name's mark for `INVOKE` (`run_fast` set it already before leaving for
                 // here; kept so that this path stands on its own).
                 let code = &self.codes[self.frames[fi].code as usize];
@@ -722,7 +722,7 @@ impl Vm {
                 s.store(instance, INSTANCE_FIELDS, Some(fields));
                 let r = r.map(|r| s.get(r));
                 self.set_slot(s, self.sp - 2, v, r);
-                self.drop_n(s, 1);
+                self.drop_n(s, if op == OpCode::SetPropertyPop { 2 } else { 1 });
                 self.frames[fi].ip = at + 2;
             }
             OpCode::GetSuper => {

@@ -55,7 +55,8 @@ mod op {
         INVOKE = Invoke, SUPER_INVOKE = SuperInvoke, CLOSURE = Closure,
         CLOSE_UPVALUE = CloseUpvalue, RETURN = Return, CLASS = Class, INHERIT = Inherit,
         METHOD = Method, EQUAL_CONSTANT = EqualConstant, POP_JUMP_IF_FALSE = PopJumpIfFalse,
-        GET_LOCAL_PROPERTY = GetLocalProperty,
+        GET_LOCAL_PROPERTY = GetLocalProperty, SET_LOCAL_POP = SetLocalPop,
+        SET_PROPERTY_POP = SetPropertyPop,
     }
 }
 
@@ -418,6 +419,42 @@ impl Vm {
                     }
                 }};
             }
+            // SET_PROPERTY (`$pop` false) or SET_PROPERTY_POP (true) of name constant `arg`.
+            macro_rules! set_property {
+                ($at:expr, $arg:expr, $pop:expr) => {{
+                    let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
+                        fail!($at, "Only instances have fields.");
+                    };
+                    let name = constants!().load($arg).expect("a name");
+                    // Before any field of this name exists (`INVOKE` reads the mark).
+                    field_names[cur.globals[$arg] as usize] = true;
+                    let (raw, r) = st.get(st.sp - 1);
+                    let fields = match instance.load(INSTANCE_FIELDS) {
+                        Some(fields) => fields,
+                        // The first field: its table on the allocation fast path.
+                        None => {
+                            let Some(t) = table::alloc_fresh(s) else {
+                                slow!($at);
+                            };
+                            let t = t.get();
+                            instance.store(INSTANCE_FIELDS, Some(t));
+                            t
+                        }
+                    };
+                    if !table::set_in_place_hashed(fields, name, cur.hashes[$arg], raw, r) {
+                        // A full table: a bigger one, in `slow_op`.
+                        slow!($at);
+                    }
+                    if $pop {
+                        st.drop_top(raw);
+                        st.drop_top(RAW_OBJ);
+                    } else {
+                        st.replace_obj(st.sp - 2, raw, r);
+                        st.drop_top(raw);
+                    }
+                    ip += 2;
+                }};
+            }
             // Calls method `$name` of `$class` on the receiver `$argc` below the top.
             macro_rules! invoke_from_class {
                 ($at:expr, $class:expr, $name:expr, $arg:expr, $argc:expr) => {{
@@ -506,6 +543,12 @@ impl Vm {
                     op::SET_LOCAL => {
                         let (raw, r) = st.get(st.sp - 1);
                         st.set(base + arg, raw, r);
+                        ip += 2;
+                    }
+                    op::SET_LOCAL_POP => {
+                        let (raw, r) = st.get(st.sp - 1);
+                        st.set(base + arg, raw, r);
+                        st.drop_top(raw);
                         ip += 2;
                     }
                     op::GET_GLOBAL => {
@@ -777,34 +820,8 @@ impl Vm {
                     }
                     slow!(at);
                 }
-                op::SET_PROPERTY => {
-                    let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
-                        fail!(at, "Only instances have fields.");
-                    };
-                    let name = constants!().load(arg).expect("a name");
-                    // Before any field of this name exists (`INVOKE` reads the mark).
-                    field_names[cur.globals[arg] as usize] = true;
-                    let (raw, r) = st.get(st.sp - 1);
-                    let fields = match instance.load(INSTANCE_FIELDS) {
-                        Some(fields) => fields,
-                        // The first field: its table on the allocation fast path.
-                        None => {
-                            let Some(t) = table::alloc_fresh(s) else {
-                                slow!(at);
-                            };
-                            let t = t.get();
-                            instance.store(INSTANCE_FIELDS, Some(t));
-                            t
-                        }
-                    };
-                    if !table::set_in_place_hashed(fields, name, cur.hashes[arg], raw, r) {
-                        // A full table: a bigger one, in `slow_op`.
-                        slow!(at);
-                    }
-                    st.replace_obj(st.sp - 2, raw, r);
-                    st.drop_top(raw);
-                    ip += 2;
-                }
+                op::SET_PROPERTY => set_property!(at, arg, false),
+                op::SET_PROPERTY_POP => set_property!(at, arg, true),
                 op::GET_SUPER => {
                     // The receiver's method of the superclass on top, bound to the receiver
                     // below it, on the allocation fast path.
