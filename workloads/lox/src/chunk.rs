@@ -11,8 +11,10 @@
 //! emits `JUMP_IF_FALSE` and a `POP` on each path; `and` and `or`, which keep the value, still
 //! do); and `GET_LOCAL_PROPERTY`, a local's property (`p.x`, `this.x`): `GET_LOCAL` and
 //! `GET_PROPERTY` in one; and `SET_LOCAL_POP`, `SET_PROPERTY_POP`, an assignment as a statement
-//! (`i = i + 1;`, `this.x = x;`): the assignment and the statement's `POP` in one. Every
-//! instruction is one opcode byte followed by zero or more operand bytes:
+//! (`i = i + 1;`, `this.x = x;`): the assignment and the statement's `POP` in one; and
+//! `SUPER_INVOKE_UPVALUE`, a `super` call taking the superclass from the method's upvalue
+//! (`GET_UPVALUE` and `SUPER_INVOKE` in one). Every instruction is one opcode byte followed by
+//! zero or more operand bytes:
 //!
 //! | instruction | operands | effect (stack: before → after) |
 //! |---|---|---|
@@ -41,6 +43,7 @@
 //! | `CALL` | argc | callee args… → result |
 //! | `INVOKE` | const (name), argc | receiver args… → result (method call without a bound method) |
 //! | `SUPER_INVOKE` | const (name), argc | this args… superclass → result |
+//! | `SUPER_INVOKE_UPVALUE` | const (name), argc, upvalue | this args… → result (the superclass is upvalue `upvalue`'s value) |
 //! | `CLOSURE` | const (function), then per upvalue: is_local (0/1), index | → closure |
 //! | `CLOSE_UPVALUE` | | value → (closes the upvalue pointing at the top slot) |
 //! | `RETURN` | | result → (pops the frame) |
@@ -97,11 +100,12 @@ pub enum OpCode {
     GetLocalProperty,
     SetLocalPop,
     SetPropertyPop,
+    SuperInvokeUpvalue,
 }
 
 impl OpCode {
     /// Every opcode, in encoding order (`ALL[b as usize] as u8 == b`).
-    pub const ALL: [OpCode; 42] = [
+    pub const ALL: [OpCode; 43] = [
         OpCode::Constant,
         OpCode::Nil,
         OpCode::True,
@@ -144,6 +148,7 @@ impl OpCode {
         OpCode::GetLocalProperty,
         OpCode::SetLocalPop,
         OpCode::SetPropertyPop,
+        OpCode::SuperInvokeUpvalue,
     ];
 
     /// Decodes an opcode byte; `None` for bytes that are not opcodes.
@@ -197,6 +202,7 @@ impl OpCode {
             OpCode::GetLocalProperty => "OP_GET_LOCAL_PROPERTY",
             OpCode::SetLocalPop => "OP_SET_LOCAL_POP",
             OpCode::SetPropertyPop => "OP_SET_PROPERTY_POP",
+            OpCode::SuperInvokeUpvalue => "OP_SUPER_INVOKE_UPVALUE",
         }
     }
 }

@@ -822,9 +822,25 @@ impl<'src> Parser<'src> {
         self.named_variable("this", false);
         if self.matches(TokenKind::LeftParen) {
             let count = self.argument_list();
-            self.named_variable("super", false);
-            self.emit_op_byte(OpCode::SuperInvoke, name);
-            self.emit_byte(count);
+            // In a method (where the compiler allows `super`), `super` is an upvalue: the
+            // call reads it itself.
+            let depth = self.functions.len() - 1;
+            let upvalue = match self.resolve_local(depth, "super") {
+                Some(_) => None,
+                None => self.resolve_upvalue(depth, "super"),
+            };
+            match upvalue {
+                Some(index) => {
+                    self.emit_op_byte(OpCode::SuperInvokeUpvalue, name);
+                    self.emit_byte(count);
+                    self.emit_byte(index);
+                }
+                None => {
+                    self.named_variable("super", false);
+                    self.emit_op_byte(OpCode::SuperInvoke, name);
+                    self.emit_byte(count);
+                }
+            }
         } else {
             self.named_variable("super", false);
             self.emit_op_byte(OpCode::GetSuper, name);
@@ -1166,6 +1182,11 @@ mod tests {
                 Operands::Jump(d) => format!("{op:?}({d})"),
                 Operands::Invoke { name, args } => format!("{op:?}({name},{args})"),
                 Operands::LocalProperty { name, slot } => format!("{op:?}({name},{slot})"),
+                Operands::SuperInvokeUpvalue {
+                    name,
+                    args,
+                    upvalue,
+                } => format!("{op:?}({name},{args},U{upvalue})"),
                 Operands::Closure(index) => {
                     let mut w = format!("Closure({index}");
                     for (_, is_local, slot) in ins.captures(chunk) {
@@ -1636,8 +1657,16 @@ mod tests {
         );
         assert_eq!(
             listing(m),
-            "GetLocal(0) Constant(1) GetUpvalue(0) SuperInvoke(0,1) Pop \
+            "GetLocal(0) Constant(1) SuperInvokeUpvalue(0,1,U0) Pop \
              GetLocal(0) GetUpvalue(0) GetSuper(2) Return Nil Return"
+        );
+        // In a closure inside a method, `super` is that closure's own upvalue (here its
+        // third, after `x` and `this`).
+        let s = script("class A < B { m() { var x; fun f() { x; super.m(); } } }");
+        let f = nested(nested(&s, 0), 0);
+        assert_eq!(
+            listing(f),
+            "GetUpvalue(0) Pop GetUpvalue(1) SuperInvokeUpvalue(0,0,U2) Pop Nil Return"
         );
         // `this` inside a closure in a method is an upvalue of slot 0.
         let s = script("class A { m() { fun f() { return this; } } }");

@@ -97,6 +97,17 @@ pub fn disassemble_instruction(function: &FunctionProto, offset: usize, out: &mu
             let target = ins.jump_target().unwrap_or(0);
             let _ = writeln!(out, "{name:<16} {offset:>4} -> {target}");
         }
+        Operands::SuperInvokeUpvalue {
+            name: i,
+            args,
+            upvalue,
+        } => {
+            let _ = writeln!(
+                out,
+                "{name:<16} ({args} args, upvalue {upvalue}) {i:>4} '{}'",
+                constant(i)
+            );
+        }
         Operands::LocalProperty { name: i, slot } => {
             let _ = writeln!(out, "{name:<16} (slot {slot}) {i:>4} '{}'", constant(i));
         }

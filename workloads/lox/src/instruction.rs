@@ -21,6 +21,9 @@ pub enum Operands {
     Jump(u16),
     /// `INVOKE`/`SUPER_INVOKE`: the method name's constant and the argument count.
     Invoke { name: u8, args: u8 },
+    /// `SUPER_INVOKE_UPVALUE`: the method name's constant, the argument count and the index of
+    /// the upvalue holding the superclass.
+    SuperInvokeUpvalue { name: u8, args: u8, upvalue: u8 },
     /// `GET_LOCAL_PROPERTY`: the property name's constant and the local's slot.
     LocalProperty { name: u8, slot: u8 },
     /// `CLOSURE`: the function's constant; its capture pairs follow (see
@@ -137,6 +140,14 @@ impl FunctionProto {
                     args: byte_at(2)?,
                 },
                 3,
+            ),
+            OpCode::SuperInvokeUpvalue => (
+                Operands::SuperInvokeUpvalue {
+                    name: byte_at(1)?,
+                    args: byte_at(2)?,
+                    upvalue: byte_at(3)?,
+                },
+                4,
             ),
             OpCode::GetLocalProperty => (
                 Operands::LocalProperty {

@@ -89,6 +89,16 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
                     report(format!("{} at {offset} needs a name constant", op.name()));
                 }
             }
+            Operands::SuperInvokeUpvalue {
+                name: i, upvalue, ..
+            } => {
+                if upvalue as usize >= function.upvalue_count() {
+                    report(format!("{} at {offset}: no such upvalue", op.name()));
+                }
+                if !name_constant(i) {
+                    report(format!("{} at {offset} needs a name constant", op.name()));
+                }
+            }
             Operands::Byte(i) if matches!(op, OpCode::GetUpvalue | OpCode::SetUpvalue) => {
                 if i as usize >= function.upvalue_count() {
                     report(format!("{} at {offset}: no such upvalue", op.name()));

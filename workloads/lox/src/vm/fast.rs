@@ -56,7 +56,7 @@ mod op {
         CLOSE_UPVALUE = CloseUpvalue, RETURN = Return, CLASS = Class, INHERIT = Inherit,
         METHOD = Method, EQUAL_CONSTANT = EqualConstant, POP_JUMP_IF_FALSE = PopJumpIfFalse,
         GET_LOCAL_PROPERTY = GetLocalProperty, SET_LOCAL_POP = SetLocalPop,
-        SET_PROPERTY_POP = SetPropertyPop,
+        SET_PROPERTY_POP = SetPropertyPop, SUPER_INVOKE_UPVALUE = SuperInvokeUpvalue,
     }
 }
 
@@ -888,6 +888,17 @@ impl Vm {
                     let name = frame_constants!().load(arg).expect("a name");
                     let superclass = st.obj(st.sp - 1).expect("a superclass");
                     st.drop_n(1);
+                    invoke_from_class!(at, superclass, name, arg, ins[2] as usize);
+                }
+                op::SUPER_INVOKE_UPVALUE => {
+                    // `GET_UPVALUE` of the superclass and `SUPER_INVOKE` in one.
+                    frames[fi].ip = at + 4;
+                    let name = frame_constants!().load(arg).expect("a name");
+                    let closure = closures.get(closure_slot(fi)).expect("a closure");
+                    let up = closure
+                        .load(CLOSURE_UPVALUES + ins[3] as usize)
+                        .expect("an upvalue");
+                    let superclass = upvalue_get(&st, up).1.expect("a superclass");
                     invoke_from_class!(at, superclass, name, arg, ins[2] as usize);
                 }
                 op::CLOSURE => {
