@@ -6,8 +6,15 @@
 //! The instruction set and encoding are clox's, plus `EQUAL_CONSTANT`, which the compiler emits
 //! for `==` and `!=` whose right operand is a literal (`c == " "`, `d == 0`): one dispatch where
 //! clox makes two, and a string literal's comparison settled by the strings' content hashes
-//! without loading the literal. Every instruction is one opcode byte followed by zero or more
-//! operand bytes:
+//! without loading the literal; and `POP_JUMP_IF_FALSE`, which `if`, `while` and `for` branch
+//! on: it pops the condition as it tests it, so that no `POP` follows on either path (clox
+//! emits `JUMP_IF_FALSE` and a `POP` on each path; `and` and `or`, which keep the value, still
+//! do); and `GET_LOCAL_PROPERTY`, a local's property (`p.x`, `this.x`): `GET_LOCAL` and
+//! `GET_PROPERTY` in one; and `SET_LOCAL_POP`, `SET_PROPERTY_POP`, an assignment as a statement
+//! (`i = i + 1;`, `this.x = x;`): the assignment and the statement's `POP` in one; and
+//! `SUPER_INVOKE_UPVALUE`, a `super` call taking the superclass from the method's upvalue
+//! (`GET_UPVALUE` and `SUPER_INVOKE` in one). Every instruction is one opcode byte followed by
+//! zero or more operand bytes:
 //!
 //! | instruction | operands | effect (stack: before → after) |
 //! |---|---|---|
@@ -21,6 +28,8 @@
 //! | `GET_UPVALUE` / `SET_UPVALUE` | index | like locals, through the closure's upvalue |
 //! | `GET_PROPERTY` | const (name) | instance → field, else bound method |
 //! | `SET_PROPERTY` | const (name) | instance value → value |
+//! | `SET_LOCAL_POP` / `SET_PROPERTY_POP` | slot / const (name) | as `SET_LOCAL` / `SET_PROPERTY`, then `POP` |
+//! | `GET_LOCAL_PROPERTY` | const (name), slot | → property `name` of `frame[slot]` (`GET_LOCAL slot` then `GET_PROPERTY name`) |
 //! | `GET_SUPER` | const (name) | this superclass → bound method |
 //! | `EQUAL`, `GREATER`, `LESS` | | a b → bool |
 //! | `EQUAL_CONSTANT` | const | a → bool (`a == constants[const]`: `CONSTANT` and `EQUAL` in one) |
@@ -29,10 +38,12 @@
 //! | `PRINT` | | value → (prints it and a newline) |
 //! | `JUMP` | hi lo | ip += offset |
 //! | `JUMP_IF_FALSE` | hi lo | if top is falsey, ip += offset (does not pop) |
+//! | `POP_JUMP_IF_FALSE` | hi lo | value → ; if it was falsey, ip += offset |
 //! | `LOOP` | hi lo | ip -= offset |
 //! | `CALL` | argc | callee args… → result |
 //! | `INVOKE` | const (name), argc | receiver args… → result (method call without a bound method) |
 //! | `SUPER_INVOKE` | const (name), argc | this args… superclass → result |
+//! | `SUPER_INVOKE_UPVALUE` | const (name), argc, upvalue | this args… → result (the superclass is upvalue `upvalue`'s value) |
 //! | `CLOSURE` | const (function), then per upvalue: is_local (0/1), index | → closure |
 //! | `CLOSE_UPVALUE` | | value → (closes the upvalue pointing at the top slot) |
 //! | `RETURN` | | result → (pops the frame) |
@@ -85,11 +96,16 @@ pub enum OpCode {
     Inherit,
     Method,
     EqualConstant,
+    PopJumpIfFalse,
+    GetLocalProperty,
+    SetLocalPop,
+    SetPropertyPop,
+    SuperInvokeUpvalue,
 }
 
 impl OpCode {
     /// Every opcode, in encoding order (`ALL[b as usize] as u8 == b`).
-    pub const ALL: [OpCode; 38] = [
+    pub const ALL: [OpCode; 43] = [
         OpCode::Constant,
         OpCode::Nil,
         OpCode::True,
@@ -128,6 +144,11 @@ impl OpCode {
         OpCode::Inherit,
         OpCode::Method,
         OpCode::EqualConstant,
+        OpCode::PopJumpIfFalse,
+        OpCode::GetLocalProperty,
+        OpCode::SetLocalPop,
+        OpCode::SetPropertyPop,
+        OpCode::SuperInvokeUpvalue,
     ];
 
     /// Decodes an opcode byte; `None` for bytes that are not opcodes.
@@ -177,6 +198,11 @@ impl OpCode {
             OpCode::Inherit => "OP_INHERIT",
             OpCode::Method => "OP_METHOD",
             OpCode::EqualConstant => "OP_EQUAL_CONSTANT",
+            OpCode::PopJumpIfFalse => "OP_POP_JUMP_IF_FALSE",
+            OpCode::GetLocalProperty => "OP_GET_LOCAL_PROPERTY",
+            OpCode::SetLocalPop => "OP_SET_LOCAL_POP",
+            OpCode::SetPropertyPop => "OP_SET_PROPERTY_POP",
+            OpCode::SuperInvokeUpvalue => "OP_SUPER_INVOKE_UPVALUE",
         }
     }
 }

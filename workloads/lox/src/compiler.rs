@@ -133,6 +133,15 @@ struct FunctionState<'src> {
     locals: Vec<Local<'src>>,
     upvalues: Vec<UpvalueCapture>,
     scope_depth: u32,
+    /// The offset of the last `GET_LOCAL` a variable read emitted, for `dot` to fuse with the
+    /// `GET_PROPERTY` after it.
+    last_get_local: Option<usize>,
+    /// The offset the last patched forward jump lands on: no instruction may be fused across
+    /// it.
+    last_jump_target: Option<usize>,
+    /// The offset of the last `SET_LOCAL` or `SET_PROPERTY` an assignment emitted, for a
+    /// statement's `POP` to fuse with.
+    last_set: Option<usize>,
 }
 
 /// Compilation state of one class body (clox's `ClassCompiler`).
@@ -317,6 +326,8 @@ impl<'src> Parser<'src> {
         if jump > u16::MAX as usize {
             self.error("Too much code to jump over.");
         }
+        let target = self.chunk().len();
+        self.function().last_jump_target = Some(target);
         let code = &mut self.chunk().code;
         code[offset] = ((jump >> 8) & 0xff) as u8;
         code[offset + 1] = (jump & 0xff) as u8;
@@ -375,6 +386,9 @@ impl<'src> Parser<'src> {
             locals: vec![slot_zero],
             upvalues: Vec::new(),
             scope_depth: 0,
+            last_get_local: None,
+            last_jump_target: None,
+            last_set: None,
         });
     }
 
@@ -545,9 +559,17 @@ impl<'src> Parser<'src> {
         };
         if can_assign && self.matches(TokenKind::Equal) {
             self.expression();
+            let at = self.chunk().len();
             self.emit_op_byte(set_op, arg);
+            if set_op == OpCode::SetLocal {
+                self.function().last_set = Some(at);
+            }
         } else {
+            let at = self.chunk().len();
             self.emit_op_byte(get_op, arg);
+            if get_op == OpCode::GetLocal {
+                self.function().last_get_local = Some(at);
+            }
         }
     }
 
@@ -746,11 +768,35 @@ impl<'src> Parser<'src> {
         let name = self.identifier_constant(self.previous.lexeme);
         if can_assign && self.matches(TokenKind::Equal) {
             self.expression();
+            let at = self.chunk().len();
             self.emit_op_byte(OpCode::SetProperty, name);
+            self.function().last_set = Some(at);
         } else if self.matches(TokenKind::LeftParen) {
             let count = self.argument_list();
             self.emit_op_byte(OpCode::Invoke, name);
             self.emit_byte(count);
+        } else {
+            self.emit_get_property(name);
+        }
+    }
+
+    /// Emits `GET_PROPERTY name`, or, where the object is a local read just before (the code
+    /// ends with the variable's `GET_LOCAL` and no jump lands after it, as one would at the
+    /// end of `(a and b)`), turns that `GET_LOCAL slot` into `GET_LOCAL_PROPERTY name slot`.
+    fn emit_get_property(&mut self, name: u8) {
+        let len = self.chunk().len();
+        let function = self.function();
+        let fuse = len >= 2
+            && function.last_get_local == Some(len - 2)
+            && function.last_jump_target != Some(len);
+        if fuse {
+            function.last_get_local = None;
+            let code = &mut self.chunk().code;
+            debug_assert_eq!(code[len - 2], OpCode::GetLocal as u8);
+            let slot = code[len - 1];
+            code[len - 2] = OpCode::GetLocalProperty as u8;
+            code[len - 1] = name;
+            self.emit_byte(slot);
         } else {
             self.emit_op_byte(OpCode::GetProperty, name);
         }
@@ -776,9 +822,25 @@ impl<'src> Parser<'src> {
         self.named_variable("this", false);
         if self.matches(TokenKind::LeftParen) {
             let count = self.argument_list();
-            self.named_variable("super", false);
-            self.emit_op_byte(OpCode::SuperInvoke, name);
-            self.emit_byte(count);
+            // In a method (where the compiler allows `super`), `super` is an upvalue: the
+            // call reads it itself.
+            let depth = self.functions.len() - 1;
+            let upvalue = match self.resolve_local(depth, "super") {
+                Some(_) => None,
+                None => self.resolve_upvalue(depth, "super"),
+            };
+            match upvalue {
+                Some(index) => {
+                    self.emit_op_byte(OpCode::SuperInvokeUpvalue, name);
+                    self.emit_byte(count);
+                    self.emit_byte(index);
+                }
+                None => {
+                    self.named_variable("super", false);
+                    self.emit_op_byte(OpCode::SuperInvoke, name);
+                    self.emit_byte(count);
+                }
+            }
         } else {
             self.named_variable("super", false);
             self.emit_op_byte(OpCode::GetSuper, name);
@@ -985,7 +1047,30 @@ impl<'src> Parser<'src> {
     fn expression_statement(&mut self) {
         self.expression();
         self.consume(TokenKind::Semicolon, "Expect ';' after expression.");
-        self.emit_op(OpCode::Pop);
+        self.emit_statement_pop();
+    }
+
+    /// Emits the `POP` of an expression statement's value, or, where the expression ended
+    /// with an assignment to a local or a property (the code ends with its `SET_LOCAL` or
+    /// `SET_PROPERTY` and no jump lands after it), turns that instruction into its `_POP`
+    /// form.
+    fn emit_statement_pop(&mut self) {
+        let len = self.chunk().len();
+        let function = self.function();
+        let fuse = len >= 2
+            && function.last_set == Some(len - 2)
+            && function.last_jump_target != Some(len);
+        if fuse {
+            function.last_set = None;
+            let code = &mut self.chunk().code;
+            code[len - 2] = match OpCode::from_byte(code[len - 2]) {
+                Some(OpCode::SetLocal) => OpCode::SetLocalPop as u8,
+                Some(OpCode::SetProperty) => OpCode::SetPropertyPop as u8,
+                other => unreachable!("an assignment ends with {other:?}"),
+            };
+        } else {
+            self.emit_op(OpCode::Pop);
+        }
     }
 
     fn if_statement(&mut self) {
@@ -993,17 +1078,18 @@ impl<'src> Parser<'src> {
         self.expression();
         self.consume(TokenKind::RightParen, "Expect ')' after condition.");
 
-        let then_jump = self.emit_jump(OpCode::JumpIfFalse);
-        self.emit_op(OpCode::Pop);
+        // The condition is popped as it is tested: no `POP` on either path, and without an
+        // `else` no jump over one.
+        let then_jump = self.emit_jump(OpCode::PopJumpIfFalse);
         self.statement();
-        let else_jump = self.emit_jump(OpCode::Jump);
-
-        self.patch_jump(then_jump);
-        self.emit_op(OpCode::Pop);
         if self.matches(TokenKind::Else) {
+            let else_jump = self.emit_jump(OpCode::Jump);
+            self.patch_jump(then_jump);
             self.statement();
+            self.patch_jump(else_jump);
+        } else {
+            self.patch_jump(then_jump);
         }
-        self.patch_jump(else_jump);
     }
 
     fn while_statement(&mut self) {
@@ -1012,13 +1098,11 @@ impl<'src> Parser<'src> {
         self.expression();
         self.consume(TokenKind::RightParen, "Expect ')' after condition.");
 
-        let exit_jump = self.emit_jump(OpCode::JumpIfFalse);
-        self.emit_op(OpCode::Pop);
+        let exit_jump = self.emit_jump(OpCode::PopJumpIfFalse);
         self.statement();
         self.emit_loop(loop_start);
 
         self.patch_jump(exit_jump);
-        self.emit_op(OpCode::Pop);
     }
 
     fn for_statement(&mut self) {
@@ -1037,8 +1121,7 @@ impl<'src> Parser<'src> {
         if !self.matches(TokenKind::Semicolon) {
             self.expression();
             self.consume(TokenKind::Semicolon, "Expect ';' after loop condition.");
-            exit_jump = Some(self.emit_jump(OpCode::JumpIfFalse));
-            self.emit_op(OpCode::Pop);
+            exit_jump = Some(self.emit_jump(OpCode::PopJumpIfFalse));
         }
 
         if !self.matches(TokenKind::RightParen) {
@@ -1046,7 +1129,7 @@ impl<'src> Parser<'src> {
             let body_jump = self.emit_jump(OpCode::Jump);
             let increment_start = self.chunk().len();
             self.expression();
-            self.emit_op(OpCode::Pop);
+            self.emit_statement_pop();
             self.consume(TokenKind::RightParen, "Expect ')' after for clauses.");
             self.emit_loop(loop_start);
             loop_start = increment_start;
@@ -1058,7 +1141,6 @@ impl<'src> Parser<'src> {
 
         if let Some(exit_jump) = exit_jump {
             self.patch_jump(exit_jump);
-            self.emit_op(OpCode::Pop);
         }
         self.end_scope();
     }
@@ -1099,6 +1181,12 @@ mod tests {
                 Operands::Constant(b) | Operands::Byte(b) => format!("{op:?}({b})"),
                 Operands::Jump(d) => format!("{op:?}({d})"),
                 Operands::Invoke { name, args } => format!("{op:?}({name},{args})"),
+                Operands::LocalProperty { name, slot } => format!("{op:?}({name},{slot})"),
+                Operands::SuperInvokeUpvalue {
+                    name,
+                    args,
+                    upvalue,
+                } => format!("{op:?}({name},{args},U{upvalue})"),
                 Operands::Closure(index) => {
                     let mut w = format!("Closure({index}");
                     for (_, is_local, slot) in ins.captures(chunk) {
@@ -1266,8 +1354,8 @@ mod tests {
     fn locals_and_scopes() {
         assert_eq!(
             code("{ var a = 1; var b = a; b = 3; print b; }"),
-            "Constant(0) GetLocal(1) Constant(1) SetLocal(2) Pop GetLocal(2) Print Pop Pop \
-             Nil Return"
+            "Constant(0) GetLocal(1) Constant(1) SetLocalPop(2) GetLocal(2) Print Pop Pop Nil \
+             Return"
         );
         // Shadowing in an inner block resolves to the innermost variable; the inner block pops
         // only its own locals.
@@ -1376,8 +1464,7 @@ mod tests {
         let c = code("while (true) { var i = 1; fun f() { return i; } }");
         assert_eq!(
             c,
-            "True JumpIfFalse(12) Pop Constant(0) Closure(1,L1) Pop CloseUpvalue Loop(16) Pop \
-             Nil Return"
+            "True PopJumpIfFalse(11) Constant(0) Closure(1,L1) Pop CloseUpvalue Loop(15) Nil Return"
         );
         // Function parameters are locals of the function and can be captured too.
         let s = script("fun f(a) { fun g() { return a; } return g; }");
@@ -1394,11 +1481,11 @@ mod tests {
     fn jumps_are_patched() {
         assert_eq!(
             code("if (true) print 1;"),
-            "True JumpIfFalse(7) Pop Constant(0) Print Jump(1) Pop Nil Return"
+            "True PopJumpIfFalse(3) Constant(0) Print Nil Return"
         );
         assert_eq!(
             code("if (true) print 1; else print 2;"),
-            "True JumpIfFalse(7) Pop Constant(0) Print Jump(4) Pop Constant(1) Print Nil Return"
+            "True PopJumpIfFalse(6) Constant(0) Print Jump(3) Constant(1) Print Nil Return"
         );
         assert_eq!(
             code("print true and false;"),
@@ -1410,13 +1497,13 @@ mod tests {
         );
         assert_eq!(
             code("while (false) print 1;"),
-            "False JumpIfFalse(7) Pop Constant(0) Print Loop(11) Pop Nil Return"
+            "False PopJumpIfFalse(6) Constant(0) Print Loop(10) Nil Return"
         );
         assert_eq!(
             code("for (var i = 0; i < 2; i = i + 1) print i;"),
-            "Constant(0) GetLocal(1) Constant(1) Less JumpIfFalse(21) Pop Jump(11) \
-             GetLocal(1) Constant(2) Add SetLocal(1) Pop Loop(23) GetLocal(1) Print Loop(17) \
-             Pop Pop Nil Return"
+            "Constant(0) GetLocal(1) Constant(1) Less PopJumpIfFalse(19) Jump(10) \
+             GetLocal(1) Constant(2) Add SetLocalPop(1) Loop(21) GetLocal(1) Print Loop(16) \
+             Pop Nil Return"
         );
         // No clauses at all: just the body and a loop back to it.
         assert_eq!(
@@ -1426,22 +1513,25 @@ mod tests {
         // An expression initializer is evaluated and popped.
         assert_eq!(
             code("for (i = 0; false;) {}"),
-            "Constant(1) SetGlobal(0) Pop False JumpIfFalse(4) Pop Loop(8) Pop Nil Return"
+            "Constant(1) SetGlobal(0) Pop False PopJumpIfFalse(3) Loop(7) Nil Return"
         );
     }
 
     #[test]
     fn jump_targets_are_absolute_instruction_boundaries() {
-        // Jump offsets count from the byte after the operand.
-        let s = script("if (false) { print 1; print 2; } print 3;");
+        // Jump offsets count from the byte after the operand. The condition's jump lands on
+        // the `else` branch's first instruction (no `POP` there: the jump popped it), the
+        // then branch's jump over the `else` on the statement after it.
+        let s = script("if (false) { print 1; print 2; } else print 3; print 4;");
         let c = &s.chunk;
-        assert_eq!(c.code[1], OpCode::JumpIfFalse as u8);
+        assert_eq!(c.code[1], OpCode::PopJumpIfFalse as u8);
         let target = 1 + 3 + c.read_u16(2) as usize;
-        assert_eq!(c.code[target], OpCode::Pop as u8);
+        assert_eq!(c.code[target], OpCode::Constant as u8);
         let jump_at = target - 3;
         assert_eq!(c.code[jump_at], OpCode::Jump as u8);
         let end = jump_at + 3 + c.read_u16(jump_at + 1) as usize;
-        assert_eq!(end, target + 1);
+        assert_eq!(end, target + 3, "past `CONSTANT` and `PRINT`");
+        assert_eq!(c.code[end], OpCode::Constant as u8);
     }
 
     #[test]
@@ -1450,11 +1540,11 @@ mod tests {
         assert_eq!(
             listing(&s),
             "Class(0) DefineGlobal(0) GetGlobal(1) Closure(3) Method(2) Pop \
-             GetGlobal(4) Call(0) GetGlobal(6) Call(0) Invoke(7,0) SetProperty(5) Pop Nil Return"
+             GetGlobal(4) Call(0) GetGlobal(6) Call(0) Invoke(7,0) SetPropertyPop(5) Nil Return"
         );
         let m = nested(&s, 0);
         assert_eq!(m.name.as_deref(), Some("m"));
-        assert_eq!(listing(m), "GetLocal(0) GetProperty(0) Return Nil Return");
+        assert_eq!(listing(m), "GetLocalProperty(0,0) Return Nil Return");
         assert_eq!(
             code("a.b(1, 2);"),
             "GetGlobal(0) Constant(2) Constant(3) Invoke(1,2) Pop Nil Return"
@@ -1465,12 +1555,72 @@ mod tests {
         );
         assert_eq!(
             code("a.b.c = 1;"),
-            "GetGlobal(0) GetProperty(1) Constant(3) SetProperty(2) Pop Nil Return"
+            "GetGlobal(0) GetProperty(1) Constant(3) SetPropertyPop(2) Nil Return"
         );
         // A local class.
         assert_eq!(
             code("{ class B {} print B; }"),
             "Class(0) GetLocal(1) Pop GetLocal(1) Print Pop Nil Return"
+        );
+    }
+
+    #[test]
+    fn a_local_property_read_is_one_instruction_where_no_jump_lands_inside() {
+        assert_eq!(
+            code("{ var a; print a.x; }"),
+            "Nil GetLocalProperty(0,1) Print Pop Nil Return"
+        );
+        // A property of a property: the second read is a `GET_PROPERTY`.
+        assert_eq!(
+            code("{ var a; print a.x.y; }"),
+            "Nil GetLocalProperty(0,1) GetProperty(1) Print Pop Nil Return"
+        );
+        // Sets and invocations are not reads.
+        assert_eq!(
+            code("{ var a; a.x = 1; a.m(); }"),
+            "Nil GetLocal(1) Constant(1) SetPropertyPop(0) GetLocal(1) Invoke(2,0) Pop Pop Nil \
+             Return"
+        );
+        // The `or`'s jump lands between the read of `b` and the property read: not fused.
+        assert_eq!(
+            code("{ var a; var b; print (a or b).x; }"),
+            "Nil Nil GetLocal(1) JumpIfFalse(3) Jump(3) Pop GetLocal(2) GetProperty(0) Print \
+             Pop Pop Nil Return"
+        );
+        // Globals and upvalues are not fused.
+        assert_eq!(
+            code("print a.x;"),
+            "GetGlobal(0) GetProperty(1) Print Nil Return"
+        );
+    }
+
+    #[test]
+    fn an_assignment_statement_pops_its_value_in_its_set_where_no_jump_lands_after_it() {
+        // The outer assignment of a chain takes the `POP`; the inner one keeps its value.
+        assert_eq!(
+            code("{ var a; var b; a = b = 1; }"),
+            "Nil Nil Constant(0) SetLocal(2) SetLocalPop(1) Pop Pop Nil Return"
+        );
+        assert_eq!(
+            code("{ var a; a.x = 1; }"),
+            "Nil GetLocal(1) Constant(1) SetPropertyPop(0) Pop Nil Return"
+        );
+        // Globals and upvalues keep their `POP`.
+        assert_eq!(code("a = 1;"), "Constant(1) SetGlobal(0) Pop Nil Return");
+        assert_eq!(
+            code("{ var a; fun f() { a = 1; } }"),
+            "Nil Closure(0,L1) Pop CloseUpvalue Nil Return"
+        );
+        // The `and`'s jump lands after the assignment: the `POP` stays for both paths.
+        assert_eq!(
+            code("{ var a; var b; a and (b = 1); }"),
+            "Nil Nil GetLocal(1) JumpIfFalse(5) Pop Constant(0) SetLocal(2) Pop Pop Pop Nil \
+             Return"
+        );
+        assert_eq!(
+            code("{ var a; a and (a.x = 1); }"),
+            "Nil GetLocal(1) JumpIfFalse(7) Pop GetLocal(1) Constant(1) SetProperty(0) Pop \
+             Pop Nil Return"
         );
     }
 
@@ -1482,7 +1632,7 @@ mod tests {
         assert_eq!(init.arity, 1);
         assert_eq!(
             listing(init),
-            "GetLocal(0) GetLocal(1) SetProperty(0) Pop GetLocal(0) Return GetLocal(0) Return"
+            "GetLocal(0) GetLocal(1) SetPropertyPop(0) GetLocal(0) Return GetLocal(0) Return"
         );
         // Only a method named init is an initializer.
         let s = script("fun init() { return 1; }");
@@ -1507,8 +1657,16 @@ mod tests {
         );
         assert_eq!(
             listing(m),
-            "GetLocal(0) Constant(1) GetUpvalue(0) SuperInvoke(0,1) Pop \
+            "GetLocal(0) Constant(1) SuperInvokeUpvalue(0,1,U0) Pop \
              GetLocal(0) GetUpvalue(0) GetSuper(2) Return Nil Return"
+        );
+        // In a closure inside a method, `super` is that closure's own upvalue (here its
+        // third, after `x` and `this`).
+        let s = script("class A < B { m() { var x; fun f() { x; super.m(); } } }");
+        let f = nested(nested(&s, 0), 0);
+        assert_eq!(
+            listing(f),
+            "GetUpvalue(0) Pop GetUpvalue(1) SuperInvokeUpvalue(0,0,U2) Pop Nil Return"
         );
         // `this` inside a closure in a method is an upvalue of slot 0.
         let s = script("class A { m() { fun f() { return this; } } }");

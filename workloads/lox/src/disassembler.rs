@@ -97,6 +97,20 @@ pub fn disassemble_instruction(function: &FunctionProto, offset: usize, out: &mu
             let target = ins.jump_target().unwrap_or(0);
             let _ = writeln!(out, "{name:<16} {offset:>4} -> {target}");
         }
+        Operands::SuperInvokeUpvalue {
+            name: i,
+            args,
+            upvalue,
+        } => {
+            let _ = writeln!(
+                out,
+                "{name:<16} ({args} args, upvalue {upvalue}) {i:>4} '{}'",
+                constant(i)
+            );
+        }
+        Operands::LocalProperty { name: i, slot } => {
+            let _ = writeln!(out, "{name:<16} (slot {slot}) {i:>4} '{}'", constant(i));
+        }
         Operands::Invoke { name: i, args } => {
             let _ = writeln!(out, "{name:<16} ({args} args) {i:>4} '{}'", constant(i));
         }
@@ -174,19 +188,19 @@ class A { m() { this.f(1, 2); } }
 
     #[test]
     fn jump_targets() {
-        // if (true) print 1;
-        let listing = disassemble_function(&compile("if (true) print 1;").unwrap());
+        let source = "if (true) print 1; else print 2;";
+        let listing = disassemble_function(&compile(source).unwrap());
         assert!(
-            listing.contains("0001    | OP_JUMP_IF_FALSE    1 -> 11\n"),
+            listing.contains("0001    | OP_POP_JUMP_IF_FALSE    1 -> 10\n"),
             "{listing}"
         );
         assert!(
-            listing.contains("0008    | OP_JUMP             8 -> 12\n"),
+            listing.contains("0007    | OP_JUMP             7 -> 13\n"),
             "{listing}"
         );
         let listing = disassemble_function(&compile("while (false) {}").unwrap());
         assert!(
-            listing.contains("0005    | OP_LOOP             5 -> 0\n"),
+            listing.contains("0004    | OP_LOOP             4 -> 0\n"),
             "{listing}"
         );
     }

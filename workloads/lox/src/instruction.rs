@@ -21,6 +21,11 @@ pub enum Operands {
     Jump(u16),
     /// `INVOKE`/`SUPER_INVOKE`: the method name's constant and the argument count.
     Invoke { name: u8, args: u8 },
+    /// `SUPER_INVOKE_UPVALUE`: the method name's constant, the argument count and the index of
+    /// the upvalue holding the superclass.
+    SuperInvokeUpvalue { name: u8, args: u8, upvalue: u8 },
+    /// `GET_LOCAL_PROPERTY`: the property name's constant and the local's slot.
+    LocalProperty { name: u8, slot: u8 },
     /// `CLOSURE`: the function's constant; its capture pairs follow (see
     /// [`Instruction::captures`]).
     Closure(u8),
@@ -78,14 +83,16 @@ impl Instruction {
 }
 
 impl FunctionProto {
-    /// True if the function's code sets a property anywhere (`SET_PROPERTY`): an initializer
+    /// True if the function's code sets a property anywhere (`SET_PROPERTY`, `SET_PROPERTY_POP`): an initializer
     /// that does gets its instance's field table with the instance; one that does not (an
     /// empty `init`) leaves it to the first field set, as an instance without `init` does.
     pub fn sets_properties(&self) -> bool {
         let mut at = 0;
         while at < self.chunk.code.len() {
             match self.decode(at) {
-                Ok(i) if i.op == OpCode::SetProperty => return true,
+                Ok(i) if matches!(i.op, OpCode::SetProperty | OpCode::SetPropertyPop) => {
+                    return true
+                }
                 Ok(i) => at += i.len,
                 // Code the VM refuses to run anyway: assume the worst.
                 Err(_) => return true,
@@ -112,16 +119,18 @@ impl FunctionProto {
             | OpCode::SetGlobal
             | OpCode::GetProperty
             | OpCode::SetProperty
+            | OpCode::SetPropertyPop
             | OpCode::GetSuper
             | OpCode::Class
             | OpCode::Method
             | OpCode::EqualConstant => (Operands::Constant(byte_at(1)?), 2),
             OpCode::GetLocal
             | OpCode::SetLocal
+            | OpCode::SetLocalPop
             | OpCode::GetUpvalue
             | OpCode::SetUpvalue
             | OpCode::Call => (Operands::Byte(byte_at(1)?), 2),
-            OpCode::Jump | OpCode::JumpIfFalse | OpCode::Loop => (
+            OpCode::Jump | OpCode::JumpIfFalse | OpCode::PopJumpIfFalse | OpCode::Loop => (
                 Operands::Jump(u16::from_be_bytes([byte_at(1)?, byte_at(2)?])),
                 3,
             ),
@@ -129,6 +138,21 @@ impl FunctionProto {
                 Operands::Invoke {
                     name: byte_at(1)?,
                     args: byte_at(2)?,
+                },
+                3,
+            ),
+            OpCode::SuperInvokeUpvalue => (
+                Operands::SuperInvokeUpvalue {
+                    name: byte_at(1)?,
+                    args: byte_at(2)?,
+                    upvalue: byte_at(3)?,
+                },
+                4,
+            ),
+            OpCode::GetLocalProperty => (
+                Operands::LocalProperty {
+                    name: byte_at(1)?,
+                    slot: byte_at(2)?,
                 },
                 3,
             ),

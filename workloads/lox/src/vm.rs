@@ -690,6 +690,17 @@ impl Vm {
                 self.push(s, Value::Obj, Some(r))?;
                 self.frames[fi].ip = at + 1;
             }
+            OpCode::GetLocalProperty => {
+                // `run_fast` found no field: the local, then a method bound to it.
+                let base = self.frames[fi].base;
+                let (v, r) = self.slot(s, base + ins[2] as usize);
+                self.push(s, v, r)?;
+                let name = self.constant(s, fi, arg);
+                let instance = self.peek(s, 0).1.expect("an instance");
+                let class = s.root(instance.load(INSTANCE_CLASS).expect("a class"));
+                self.bind_method(s, class, name)?;
+                self.frames[fi].ip = at + 3;
+            }
             OpCode::GetProperty => {
                 let name = self.constant(s, fi, arg);
                 let instance = self.peek(s, 0).1.expect("an instance");
@@ -697,7 +708,7 @@ impl Vm {
                 self.bind_method(s, class, name)?;
                 self.frames[fi].ip = at + 2;
             }
-            OpCode::SetProperty => {
+            OpCode::SetProperty | OpCode::SetPropertyPop => {
                 // The name's mark for `INVOKE` (`run_fast` set it already before leaving for
                 // here; kept so that this path stands on its own).
                 let code = &self.codes[self.frames[fi].code as usize];
@@ -711,7 +722,7 @@ impl Vm {
                 s.store(instance, INSTANCE_FIELDS, Some(fields));
                 let r = r.map(|r| s.get(r));
                 self.set_slot(s, self.sp - 2, v, r);
-                self.drop_n(s, 1);
+                self.drop_n(s, if op == OpCode::SetPropertyPop { 2 } else { 1 });
                 self.frames[fi].ip = at + 2;
             }
             OpCode::GetSuper => {

@@ -229,7 +229,9 @@ fn lox_bench_baseline_reports_when_outputs_agree() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("tiny") && stdout.contains("geometric mean"),
+        stdout.contains("tiny")
+            && stdout.contains("geometric mean")
+            && stdout.contains("(best of 1 interleaved rounds; ratios of the best times)"),
         "{stdout}"
     );
 }

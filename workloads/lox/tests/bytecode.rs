@@ -82,7 +82,19 @@ fn check_function(function: &FunctionProto, max_line: u32, problems: &mut Vec<St
                     ));
                 }
             }
-            Operands::Constant(i) | Operands::Invoke { name: i, .. } => {
+            Operands::Constant(i)
+            | Operands::Invoke { name: i, .. }
+            | Operands::LocalProperty { name: i, .. } => {
+                if !name_constant(i) {
+                    report(format!("{} at {offset} needs a name constant", op.name()));
+                }
+            }
+            Operands::SuperInvokeUpvalue {
+                name: i, upvalue, ..
+            } => {
+                if upvalue as usize >= function.upvalue_count() {
+                    report(format!("{} at {offset}: no such upvalue", op.name()));
+                }
                 if !name_constant(i) {
                     report(format!("{} at {offset} needs a name constant", op.name()));
                 }

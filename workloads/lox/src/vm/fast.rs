@@ -17,7 +17,7 @@
 //! or on a runtime error. On every exit the frame's `ip` and the stack top are written back.
 
 use super::code_window::CodeWindow;
-use super::{closure_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX};
+use super::{closure_slot, Code, Exit, Frame, RuntimeError, Vm, FRAMES_MAX, STACK_MAX};
 use super::{FRAME_ROOTS, OPEN_UPVALUES, PRINT_CHUNK, RAW_UNDEFINED};
 use crate::chunk::OpCode;
 use crate::number::format_number;
@@ -54,7 +54,9 @@ mod op {
         PRINT = Print, JUMP = Jump, JUMP_IF_FALSE = JumpIfFalse, LOOP = Loop, CALL = Call,
         INVOKE = Invoke, SUPER_INVOKE = SuperInvoke, CLOSURE = Closure,
         CLOSE_UPVALUE = CloseUpvalue, RETURN = Return, CLASS = Class, INHERIT = Inherit,
-        METHOD = Method, EQUAL_CONSTANT = EqualConstant,
+        METHOD = Method, EQUAL_CONSTANT = EqualConstant, POP_JUMP_IF_FALSE = PopJumpIfFalse,
+        GET_LOCAL_PROPERTY = GetLocalProperty, SET_LOCAL_POP = SetLocalPop,
+        SET_PROPERTY_POP = SetPropertyPop, SUPER_INVOKE_UPVALUE = SuperInvokeUpvalue,
     }
 }
 
@@ -417,6 +419,42 @@ impl Vm {
                     }
                 }};
             }
+            // SET_PROPERTY (`$pop` false) or SET_PROPERTY_POP (true) of name constant `arg`.
+            macro_rules! set_property {
+                ($at:expr, $arg:expr, $pop:expr) => {{
+                    let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
+                        fail!($at, "Only instances have fields.");
+                    };
+                    let name = constants!().load($arg).expect("a name");
+                    // Before any field of this name exists (`INVOKE` reads the mark).
+                    field_names[cur.globals[$arg] as usize] = true;
+                    let (raw, r) = st.get(st.sp - 1);
+                    let fields = match instance.load(INSTANCE_FIELDS) {
+                        Some(fields) => fields,
+                        // The first field: its table on the allocation fast path.
+                        None => {
+                            let Some(t) = table::alloc_fresh(s) else {
+                                slow!($at);
+                            };
+                            let t = t.get();
+                            instance.store(INSTANCE_FIELDS, Some(t));
+                            t
+                        }
+                    };
+                    if !table::set_in_place_hashed(fields, name, cur.hashes[$arg], raw, r) {
+                        // A full table: a bigger one, in `slow_op`.
+                        slow!($at);
+                    }
+                    if $pop {
+                        st.drop_top(raw);
+                        st.drop_top(RAW_OBJ);
+                    } else {
+                        st.replace_obj(st.sp - 2, raw, r);
+                        st.drop_top(raw);
+                    }
+                    ip += 2;
+                }};
+            }
             // Calls method `$name` of `$class` on the receiver `$argc` below the top.
             macro_rules! invoke_from_class {
                 ($at:expr, $class:expr, $name:expr, $arg:expr, $argc:expr) => {{
@@ -507,6 +545,12 @@ impl Vm {
                         st.set(base + arg, raw, r);
                         ip += 2;
                     }
+                    op::SET_LOCAL_POP => {
+                        let (raw, r) = st.get(st.sp - 1);
+                        st.set(base + arg, raw, r);
+                        st.drop_top(raw);
+                        ip += 2;
+                    }
                     op::GET_GLOBAL => {
                         let slot = cur.globals[arg] as usize;
                         let raw = global_values[slot];
@@ -590,6 +634,14 @@ impl Vm {
                     op::JUMP_IF_FALSE => {
                         ip = at + 3;
                         if raw_is_falsey(st.peek_word(0)) {
+                            ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
+                        }
+                    }
+                    op::POP_JUMP_IF_FALSE => {
+                        let condition = st.peek_word(0);
+                        st.drop_top(condition);
+                        ip = at + 3;
+                        if raw_is_falsey(condition) {
                             ip += u16::from_be_bytes([ins[1], ins[2]]) as usize;
                         }
                     }
@@ -746,34 +798,30 @@ impl Vm {
                     st.replace_obj(st.sp - 1, RAW_OBJ, Some(bound.get()));
                     ip += 2;
                 }
-                op::SET_PROPERTY => {
-                    let Some(instance) = st.obj(st.sp - 2).filter(|o| o.shape() == INSTANCE) else {
-                        fail!(at, "Only instances have fields.");
+                op::GET_LOCAL_PROPERTY => {
+                    // `GET_LOCAL` and `GET_PROPERTY` in one: a field is pushed here; a method
+                    // (bound to the local on the allocation's slow path) in `slow_op`.
+                    if st.sp >= STACK_MAX {
+                        fail!(at, "Stack overflow.");
+                    }
+                    let Some(instance) = st
+                        .obj(base + ins[2] as usize)
+                        .filter(|o| o.shape() == INSTANCE)
+                    else {
+                        fail!(at, "Only instances have properties.");
                     };
                     let name = constants!().load(arg).expect("a name");
-                    // Before any field of this name exists (`INVOKE` reads the mark).
-                    field_names[cur.globals[arg] as usize] = true;
-                    let (raw, r) = st.get(st.sp - 1);
-                    let fields = match instance.load(INSTANCE_FIELDS) {
-                        Some(fields) => fields,
-                        // The first field: its table on the allocation fast path.
-                        None => {
-                            let Some(t) = table::alloc_fresh(s) else {
-                                slow!(at);
-                            };
-                            let t = t.get();
-                            instance.store(INSTANCE_FIELDS, Some(t));
-                            t
+                    if let Some(fields) = instance.load(INSTANCE_FIELDS) {
+                        if let Some((raw, r)) = table::get_hashed(fields, name, cur.hashes[arg]) {
+                            push!(at, raw, r);
+                            ip += 3;
+                            continue;
                         }
-                    };
-                    if !table::set_in_place_hashed(fields, name, cur.hashes[arg], raw, r) {
-                        // A full table: a bigger one, in `slow_op`.
-                        slow!(at);
                     }
-                    st.replace_obj(st.sp - 2, raw, r);
-                    st.drop_top(raw);
-                    ip += 2;
+                    slow!(at);
                 }
+                op::SET_PROPERTY => set_property!(at, arg, false),
+                op::SET_PROPERTY_POP => set_property!(at, arg, true),
                 op::GET_SUPER => {
                     // The receiver's method of the superclass on top, bound to the receiver
                     // below it, on the allocation fast path.
@@ -840,6 +888,17 @@ impl Vm {
                     let name = frame_constants!().load(arg).expect("a name");
                     let superclass = st.obj(st.sp - 1).expect("a superclass");
                     st.drop_n(1);
+                    invoke_from_class!(at, superclass, name, arg, ins[2] as usize);
+                }
+                op::SUPER_INVOKE_UPVALUE => {
+                    // `GET_UPVALUE` of the superclass and `SUPER_INVOKE` in one.
+                    frames[fi].ip = at + 4;
+                    let name = frame_constants!().load(arg).expect("a name");
+                    let closure = closures.get(closure_slot(fi)).expect("a closure");
+                    let up = closure
+                        .load(CLOSURE_UPVALUES + ins[3] as usize)
+                        .expect("an upvalue");
+                    let superclass = upvalue_get(&st, up).1.expect("a superclass");
                     invoke_from_class!(at, superclass, name, arg, ins[2] as usize);
                 }
                 op::CLOSURE => {
