@@ -29,7 +29,6 @@ pub(crate) struct Selection {
 pub(crate) fn select(cx: &GcContext) -> (Selection, Vec<Arc<Forwarding>>) {
     let seq = cx.state.seqnum();
     let mut sel = Selection::default();
-    let mut pages = Vec::new();
     let mut candidates = Vec::new();
     for p in cx.pages.snapshot() {
         if p.seqnum() == seq {
@@ -46,19 +45,12 @@ pub(crate) fn select(cx: &GcContext) -> (Selection, Vec<Arc<Forwarding>>) {
         if p.kind() == PageKind::Large {
             continue;
         }
-        candidates.push(Candidate {
-            kind: p.kind(),
-            size: p.size(),
-            live,
-        });
-        pages.push(p);
+        let garbage = p.size() - live;
+        if garbage * 100 > p.size() * FRAGMENTATION_LIMIT_PERCENT {
+            candidates.push((p, live));
+        }
     }
-    let rule = SelectionRule::from_env(cx.pages.capacity());
-    let chosen = rule.choose(&candidates);
-    let candidates: Vec<_> = chosen
-        .into_iter()
-        .map(|i| (pages[i].clone(), candidates[i].live))
-        .collect();
+    candidates.sort_by_key(|(p, live)| (p.kind() != PageKind::Medium, *live));
     let forwardings: Vec<Arc<Forwarding>> = candidates
         .into_iter()
         .map(|(p, live)| {
@@ -81,62 +73,4 @@ pub(crate) fn select(cx: &GcContext) -> (Selection, Vec<Arc<Forwarding>>) {
         f.prefault_table();
     }
     (sel, forwardings)
-}
-
-/// A page selection may evacuate: its kind, size and live bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Candidate {
-    pub(crate) kind: PageKind,
-    pub(crate) size: u64,
-    pub(crate) live: u64,
-}
-
-/// Which pages to evacuate: those whose garbage exceeds `fragmentation_limit_percent` of the
-/// page, and, with a `live_budget`, only the emptiest of them (by live share) whose live bytes
-/// add up to at most the budget.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SelectionRule {
-    pub(crate) fragmentation_limit_percent: u64,
-    pub(crate) live_budget: Option<u64>,
-}
-
-impl SelectionRule {
-    /// EXPERIMENT: the rule from `ZRS_FRAGMENTATION_LIMIT` (percent) and
-    /// `ZRS_RELOCATION_BUDGET_PERCENT` (percent of the heap's capacity).
-    fn from_env(capacity: u64) -> Self {
-        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-        SelectionRule {
-            fragmentation_limit_percent: num("ZRS_FRAGMENTATION_LIMIT")
-                .unwrap_or(FRAGMENTATION_LIMIT_PERCENT),
-            live_budget: num("ZRS_RELOCATION_BUDGET_PERCENT").map(|p| capacity / 100 * p),
-        }
-    }
-
-    /// Indices of the selected `pages`, in evacuation order: medium before small, emptiest
-    /// first.
-    pub(crate) fn choose(&self, pages: &[Candidate]) -> Vec<usize> {
-        let mut chosen: Vec<usize> = (0..pages.len())
-            .filter(|&i| {
-                let c = &pages[i];
-                (c.size - c.live) * 100 > c.size * self.fragmentation_limit_percent
-            })
-            .collect();
-        if let Some(budget) = self.live_budget {
-            // Emptiest by live share first: they free the most memory per byte copied.
-            chosen.sort_by(|&a, &b| {
-                let (a, b) = (&pages[a], &pages[b]);
-                (a.live as u128 * b.size as u128).cmp(&(b.live as u128 * a.size as u128))
-            });
-            let mut spent = 0u64;
-            chosen.retain(|&i| {
-                let fits = spent + pages[i].live <= budget;
-                if fits {
-                    spent += pages[i].live;
-                }
-                fits
-            });
-        }
-        chosen.sort_by_key(|&i| (pages[i].kind != PageKind::Medium, pages[i].live));
-        chosen
-    }
 }
