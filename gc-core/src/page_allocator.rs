@@ -161,27 +161,10 @@ impl PageAllocator {
         // it; pushed from the top, so the cache (last in, first out) hands out the lowest
         // addresses first.
         let mut pieces = Vec::with_capacity(pages as usize);
-        let mut phys = ranges.iter().copied();
-        let mut cur = phys.next();
+        let mut rest = ranges;
         for i in 0..pages {
-            let mut need = small;
-            let mut page_ranges = Vec::with_capacity(1);
-            while need > 0 {
-                let r = cur
-                    .as_mut()
-                    .expect("the file ranges cover the virtual range");
-                let take = r.len.min(need);
-                page_ranges.push(PhysRange {
-                    offset: r.offset,
-                    len: take,
-                });
-                r.offset += take;
-                r.len -= take;
-                need -= take;
-                if r.len == 0 {
-                    cur = phys.next();
-                }
-            }
+            let page_ranges = PhysRange::take_front(&mut rest, small)
+                .expect("the file ranges cover the virtual range");
             pieces.push(PageMemory {
                 start: start + i * small,
                 size: small,
