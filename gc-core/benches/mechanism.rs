@@ -3,6 +3,8 @@
 //! - the load barrier's fast path against a plain load, chasing a linked list of real heap
 //!   objects whose slots hold good-colored pointers (in cache, and shuffled out of cache);
 //! - bump allocation of small objects (`Page::alloc_private` / `alloc_shared` + `Object::init`);
+//! - a small page taken from the page cache, freed and dropped (`PageAllocator::alloc_page`,
+//!   `free_page`): what a mutator pays per page besides mapping memory;
 //! - forwarding table insert and lookup;
 //! - object copy (`Object::copy_to`) against `std::ptr::copy_nonoverlapping` of the same bytes;
 //! - raw-byte access (`Object::read_u64`/`write_u64`/`read_bytes`/`write_bytes`, relaxed
@@ -293,6 +295,30 @@ fn bench_alloc(c: &mut Criterion, h: &PageAllocator) {
     g.finish();
 }
 
+/// A small page from the page cache, freed again and its last reference dropped, per
+/// iteration: the page object, its live map, the page-table entry.
+fn bench_page_alloc(c: &mut Criterion, h: &PageAllocator) {
+    let mut g = c.benchmark_group("page allocation");
+    g.sample_size(SAMPLES)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let label = "small page: alloc_page + free_page + drop";
+    let name = format!("page/{label}");
+    g.bench_function(label, |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                let page = h.alloc_page(PageKind::Small, 2 * MIB, 1).unwrap();
+                black_box(&page);
+                // SAFETY: no object of the page is read or written after it is freed.
+                unsafe { h.free_page(&page) };
+            }
+            record(&name, iters, t.elapsed())
+        })
+    });
+    g.finish();
+}
+
 // ---------------------------------------------------------------------------------------------
 // (c) forwarding table
 
@@ -516,6 +542,10 @@ fn print_summary() {
             println!("bump allocation, {label}: {v:.2} ns/object");
         }
     }
+    let page = "small page: alloc_page + free_page + drop";
+    if let Some(v) = m(&format!("page/{page}"), SAMPLES) {
+        println!("page allocation, {page}: {v:.0} ns/page");
+    }
     for op in ["insert", "find"] {
         for order in ["sequential", "random"] {
             if let Some(v) = m(&format!("forwarding/{op} {order}"), SAMPLES) {
@@ -558,6 +588,7 @@ fn main() {
     let h = heap(256 * MIB);
     bench_barrier(&mut c, &h);
     bench_alloc(&mut c, &h);
+    bench_page_alloc(&mut c, &h);
     bench_forwarding(&mut c);
     bench_copy(&mut c, &h);
     bench_raw(&mut c, &h);

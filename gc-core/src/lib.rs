@@ -13,7 +13,8 @@
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
 //! - [`view_populate`]: a view's page-table entries made ahead of use by read fault-around;
 //! - [`object`]: the pointer-first object layout;
-//! - [`live_map`]: per-page mark bitmaps with live counts;
+//! - [`live_map`], [`live_map_pool`]: per-page mark bitmaps with live counts, and the small
+//!   pages' maps recycled from dropped pages;
 //! - [`forwarding_entries`]: per-page forwarding entries with single-winner insert;
 //! - [`barrier`]: the load barrier's fast path and self-healing;
 //! - [`mark_color_rule`]: which mark color each cycle takes (neither the previous cycle's nor
@@ -37,6 +38,7 @@ pub mod generation_map;
 pub mod granule_map;
 pub mod huge_pages;
 pub mod live_map;
+pub mod live_map_pool;
 pub mod mark_color_rule;
 pub mod object;
 pub mod page;
@@ -65,6 +67,7 @@ pub use forwarding_entries::ForwardingEntries;
 pub use generation_map::{GenerationMap, PageAge};
 pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
+pub use live_map_pool::LiveMapPool;
 pub use mark_color_rule::{ColorChoice, CycleKind, MarkColorRule, StaleSource};
 pub use object::{
     object_size, object_size_with_values, Object, ObjectHeader, HEADER_SIZE, MAX_VALUES,

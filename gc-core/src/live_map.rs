@@ -5,12 +5,17 @@
 //! first marked ([`LiveMap::mark`]), or by a tracer that marks with [`LiveMap::mark_strong`]
 //! and adds its per-page sums later ([`LiveMap::add_live`]). The map is reset lazily: it carries the sequence number of the cycle it was
 //! last cleared in, and the first marker of a new cycle clears it, so Pause Mark Start does no
-//! per-page work.
+//! per-page work. A dropped page's map is reused for a new page
+//! ([`crate::live_map_pool`]): it keeps its old bits but is made to belong to no cycle
+//! ([`LiveMap::forget_cycle`]), and the first marker of a cycle clears it like any other.
 
 use crate::sync::AtomicWord;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const RESETTING: u64 = 1 << 63;
+/// The sequence number of a recycled map: no cycle's (cycles count up from 1 and never get
+/// near it), so no query sees its old marks and every cycle's first marker clears it.
+const RECYCLED: u64 = RESETTING - 1;
 
 /// The result of marking one object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +52,29 @@ impl<W: AtomicWord> LiveMap<W> {
         self.bits.len() * 32
     }
 
+    /// Number of object positions a map made for `slots` positions covers (whole words).
+    pub fn slots_for(slots: usize) -> usize {
+        (slots * 2).div_ceil(64).max(1) * 32
+    }
+
+    /// A map that covers no position (holds no memory), to leave behind when a map is moved
+    /// out of its page.
+    pub fn empty() -> Self {
+        LiveMap {
+            bits: Box::default(),
+            seqnum: W::new_word(RECYCLED),
+            live_objects: W::new_word(0),
+            live_bytes: W::new_word(0),
+        }
+    }
+
+    /// Make the map, reused for a new page, belong to no cycle: it keeps its old bits and
+    /// counts, which no query of any cycle sees, and the first marker of a cycle clears them.
+    /// (`&mut`: no other thread holds the map.)
+    pub fn forget_cycle(&mut self) {
+        self.seqnum.store(RECYCLED, Ordering::Relaxed);
+    }
+
     /// True if the map holds marks of cycle `seqnum`.
     #[inline]
     pub fn is_current(&self, seqnum: u64) -> bool {
@@ -56,7 +84,7 @@ impl<W: AtomicWord> LiveMap<W> {
     /// Make the map belong to cycle `seqnum`, clearing it if it belonged to an older one.
     #[inline]
     fn ensure_current(&self, seqnum: u64) {
-        debug_assert!(seqnum != 0 && seqnum & RESETTING == 0);
+        debug_assert!(seqnum != 0 && seqnum != RECYCLED && seqnum & RESETTING == 0);
         loop {
             let cur = self.seqnum.load(Ordering::Acquire);
             if cur == seqnum {

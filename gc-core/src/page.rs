@@ -14,6 +14,7 @@
 
 use crate::address::{AddressLayout, View};
 use crate::live_map::LiveMap;
+use crate::live_map_pool::LiveMapPool;
 use crate::object::Object;
 use crate::physical::PhysRange;
 use crate::word::Offset;
@@ -21,6 +22,7 @@ use crate::GRANULE_SIZE;
 use parking_lot::Mutex;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Size class of a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -149,6 +151,8 @@ pub struct Page {
     /// The bump pointer: an [`Offset`]'s raw value.
     top: AtomicU64,
     live_map: LiveMap,
+    /// Where the live map goes when the page is dropped: the pool it came from.
+    live_map_pool: Option<Arc<LiveMapPool>>,
     memory: Mutex<Option<PageMemory>>,
 }
 
@@ -165,9 +169,26 @@ impl std::fmt::Debug for Page {
 }
 
 impl Page {
-    /// A page over `memory`, born in cycle `seqnum`.
+    /// A page over `memory`, born in cycle `seqnum`, with a new live map.
     pub fn new(kind: PageKind, memory: PageMemory, seqnum: u64, alignment_shift: u32) -> Self {
+        Self::with_live_map_pool(kind, memory, seqnum, alignment_shift, None)
+    }
+
+    /// A page over `memory`, born in cycle `seqnum`; if `pool` keeps live maps of the page's
+    /// size, its live map comes from there and goes back when the page is dropped.
+    pub fn with_live_map_pool(
+        kind: PageKind,
+        memory: PageMemory,
+        seqnum: u64,
+        alignment_shift: u32,
+        pool: Option<&Arc<LiveMapPool>>,
+    ) -> Self {
         let slots = (memory.size >> alignment_shift) as usize;
+        let pool = pool.filter(|p| p.slots() == slots);
+        let live_map = match pool {
+            Some(p) => p.take(),
+            None => LiveMap::new(slots),
+        };
         Page {
             kind,
             start: memory.start,
@@ -175,7 +196,8 @@ impl Page {
             seqnum: AtomicU64::new(seqnum),
             alignment_shift,
             top: AtomicU64::new(memory.start.raw()),
-            live_map: LiveMap::new(slots),
+            live_map,
+            live_map_pool: pool.cloned(),
             memory: Mutex::new(Some(memory)),
         }
     }
@@ -358,6 +380,16 @@ impl Page {
     /// if the memory was taken.
     pub(crate) fn with_memory<R>(&self, f: impl FnOnce(&mut PageMemory) -> R) -> Option<R> {
         self.memory.lock().as_mut().map(f)
+    }
+}
+
+impl Drop for Page {
+    /// The live map goes back to its pool: the page's last reference is gone, so no thread
+    /// reads the map any more.
+    fn drop(&mut self) {
+        if let Some(pool) = self.live_map_pool.take() {
+            pool.give_back(std::mem::replace(&mut self.live_map, LiveMap::empty()));
+        }
     }
 }
 

@@ -29,6 +29,38 @@ pub struct PhysRange {
     pub len: u64,
 }
 
+impl PhysRange {
+    /// Take the first `len` bytes of `ranges`, in order: the ranges used up are removed and
+    /// the last one touched keeps what is left of it. `None` (and `ranges` unchanged) if they
+    /// hold fewer than `len` bytes.
+    pub(crate) fn take_front(ranges: &mut Vec<PhysRange>, len: u64) -> Option<Vec<PhysRange>> {
+        if ranges.iter().map(|r| r.len).sum::<u64>() < len {
+            return None;
+        }
+        let mut out = Vec::with_capacity(1);
+        let mut need = len;
+        let mut used_up = 0;
+        for r in ranges.iter_mut() {
+            if need == 0 {
+                break;
+            }
+            let take = r.len.min(need);
+            out.push(PhysRange {
+                offset: r.offset,
+                len: take,
+            });
+            r.offset += take;
+            r.len -= take;
+            need -= take;
+            if r.len == 0 {
+                used_up += 1;
+            }
+        }
+        ranges.drain(..used_up);
+        Some(out)
+    }
+}
+
 struct Granules {
     /// Free file ranges, sorted by offset, coalesced.
     free: Vec<PhysRange>,
@@ -119,9 +151,6 @@ impl PhysicalMemory {
     pub fn alloc(&self, len: u64) -> Option<Vec<PhysRange>> {
         debug_assert!(len.is_multiple_of(GRANULE_SIZE) && len > 0);
         let mut g = self.granules.lock();
-        if g.free.iter().map(|r| r.len).sum::<u64>() < len {
-            return None;
-        }
         if let Some(i) = g.free.iter().position(|r| r.len >= len) {
             let r = &mut g.free[i];
             let out = PhysRange {
@@ -135,23 +164,9 @@ impl PhysicalMemory {
             }
             return Some(vec![out]);
         }
-        let mut out = Vec::new();
-        let mut need = len;
-        while need > 0 {
-            let r = &mut g.free[0];
-            let take = r.len.min(need);
-            out.push(PhysRange {
-                offset: r.offset,
-                len: take,
-            });
-            r.offset += take;
-            r.len -= take;
-            need -= take;
-            if r.len == 0 {
-                g.free.remove(0);
-            }
-        }
-        Some(out)
+        // No free range is large enough: the lowest ones, in order (`None` if all of them
+        // together are too small).
+        PhysRange::take_front(&mut g.free, len)
     }
 
     /// Return ranges to the free list (they stay committed until [`Self::uncommit_free`]).
@@ -459,4 +474,48 @@ fn populate_huge(fd: i32, off: u64, len: u64) -> Result<(), std::io::Error> {
     // one else.
     unsafe { libc::munmap(base, span) };
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(offset: u64, len: u64) -> PhysRange {
+        PhysRange { offset, len }
+    }
+
+    /// The front bytes, in order: ranges used up are removed, the last one touched is split,
+    /// and a request larger than all of them takes nothing.
+    #[test]
+    fn take_front_splits_the_last_range_touched() {
+        let mut ranges = vec![r(0, 2), r(10, 3), r(20, 4)];
+        assert_eq!(PhysRange::take_front(&mut ranges, 10), None);
+        assert_eq!(ranges, vec![r(0, 2), r(10, 3), r(20, 4)]);
+        assert_eq!(
+            PhysRange::take_front(&mut ranges, 4),
+            Some(vec![r(0, 2), r(10, 2)])
+        );
+        assert_eq!(ranges, vec![r(12, 1), r(20, 4)]);
+        assert_eq!(PhysRange::take_front(&mut ranges, 1), Some(vec![r(12, 1)]));
+        assert_eq!(PhysRange::take_front(&mut ranges, 4), Some(vec![r(20, 4)]));
+        assert!(ranges.is_empty());
+    }
+
+    /// A heap's file fragmented into free ranges none of which is large enough: `alloc`
+    /// takes the lowest ones in order, and refuses more than is free.
+    #[test]
+    fn alloc_takes_the_lowest_free_ranges_when_none_is_large_enough() {
+        let g = GRANULE_SIZE;
+        let phys = PhysicalMemory::new(8 * g, &Backing::Memfd, HugePages::Off).unwrap();
+        let all = phys.alloc(8 * g).unwrap();
+        assert_eq!(all, vec![r(0, 8 * g)]);
+        phys.free(&[r(g, g), r(3 * g, 2 * g), r(6 * g, 2 * g)]);
+        assert_eq!(phys.alloc(6 * g), None, "5 granules free");
+        assert_eq!(
+            phys.alloc(4 * g),
+            Some(vec![r(g, g), r(3 * g, 2 * g), r(6 * g, g)])
+        );
+        assert_eq!(phys.free_bytes(), g);
+        assert_eq!(phys.alloc(g), Some(vec![r(7 * g, g)]));
+    }
 }

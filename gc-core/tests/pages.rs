@@ -1,6 +1,7 @@
 //! Pages and objects: allocation of every page size class (small, medium when the heap is large
 //! enough, large rounded up to 2 MiB), the page table, page-cache reuse (same memory back, no
-//! new commit), max-heap exhaustion as `AllocError::OutOfMemory` (and room again after a free,
+//! new commit; a small page's live map reused for the next small page once the page is
+//! dropped, showing none of its old marks), max-heap exhaustion as `AllocError::OutOfMemory` (and room again after a free,
 //! also under concurrent allocators), bump allocation of objects with `Object::init`, walking a
 //! page with `Page::for_each_object`, object copies, and the object size limits.
 
@@ -175,6 +176,55 @@ fn page_cache_reuses_memory() {
     assert_eq!(big.size(), 16 * MIB);
     assert_eq!(h.usage().cached, 0);
     assert_eq!(h.physical().committed_bytes(), 16 * MIB);
+}
+
+/// A dropped small page's live map goes to the next small page, which sees none of the old
+/// page's marks or counts in any cycle — the cycle they were made in included (the new page
+/// is born in it) — until it is marked, and then only its own marks.
+#[test]
+fn a_reused_live_map_shows_no_stale_marks() {
+    let h = heap(64 * MIB);
+    let seq = 5;
+    let old = h.alloc_page(PageKind::Small, 2 * MIB, seq).unwrap();
+    let last = old.live_map().slots() - 1;
+    for i in [0, 1, 40, last] {
+        old.live_map().mark(seq, i, i != 1, 16);
+    }
+    old.live_map().add_live(seq, 1, 64);
+    assert!(old.live_map().is_marked(seq, last));
+    let created = h.live_map_pool().created();
+    // SAFETY: nothing reads or writes the page's objects after it is freed.
+    unsafe { h.free_page(&old) };
+    drop(old);
+    // The page table's reference goes once no epoch guard can still see it.
+    let mut tries = 0;
+    while h.live_map_pool().pooled_bytes() == 0 {
+        tries += 1;
+        assert!(tries < 100_000, "the freed page was never dropped");
+        crossbeam_epoch::pin().flush();
+    }
+    let new = h.alloc_page(PageKind::Small, 2 * MIB, seq).unwrap();
+    assert_eq!(h.live_map_pool().reused(), 1, "the new page reuses the map");
+    assert_eq!(h.live_map_pool().created(), created, "no map allocated");
+    let map = new.live_map();
+    for s in [seq - 1, seq, seq + 1] {
+        for i in [0, 1, 40, last] {
+            assert!(!map.is_marked(s, i), "stale mark {i} seen in cycle {s}");
+            assert!(!map.is_strongly_marked(s, i));
+        }
+        assert_eq!((map.live_objects(s), map.live_bytes(s)), (0, 0));
+        map.for_each_marked(s, |i| panic!("stale mark {i} listed in cycle {s}"));
+    }
+    for s in [seq, seq + 1] {
+        assert!(
+            map.mark_strong(s, 7),
+            "first mark of position 7 in cycle {s}"
+        );
+        let mut seen = vec![];
+        map.for_each_marked(s, |i| seen.push(i));
+        assert_eq!(seen, vec![7], "only the new page's mark in cycle {s}");
+        assert_eq!(map.live_objects(s), 0);
+    }
 }
 
 fn assert_oom(r: Result<Arc<Page>, AllocError>, requested: u64, capacity: u64) {

@@ -19,7 +19,7 @@
 
 mod support;
 use gc_runtime::inspect::GoodColor;
-use gc_runtime::{ColorChoice, CycleRecord, Heap, HeapConfig, Mode, ObjRef, Scope, Value};
+use gc_runtime::{ColorChoice, CycleRecord, Heap, HeapConfig, Mode, ObjRef, Scope};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ const GARBAGE_PER_REWRITE: usize = 16;
 /// The longest a run goes on waiting for in-place compactions.
 const MAX_SECS: u64 = 40;
 
-use support::Rng;
+use support::{Link, Rng};
 
 /// The identity word of object `slot` of thread `thread` at `version`.
 fn ident(thread: u64, slot: u64, version: u64) -> u64 {
@@ -49,54 +49,6 @@ fn size_of_slot(slot: u64, version: u64) -> usize {
         0..=59 => 4 + (h as usize % 8),
         60..=94 => 32 + (h as usize % 64),
         _ => 256 + (h as usize % 512),
-    }
-}
-
-/// How the table holds its objects and an object its child: reference slots, or value slots.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Link {
-    Ref,
-    Value,
-}
-
-impl Link {
-    /// An object with `n` links and `bytes` raw bytes.
-    fn alloc<'s>(
-        self,
-        s: &mut Scope<'s>,
-        shape: u32,
-        n: u32,
-        bytes: usize,
-    ) -> Option<gc_runtime::Local<'s>> {
-        match self {
-            Link::Ref => s.alloc(shape, n, bytes).ok(),
-            Link::Value => s.alloc_with_values(shape, 0, n, bytes).ok(),
-        }
-    }
-
-    fn store(self, o: ObjRef<'_>, i: usize, t: ObjRef<'_>) {
-        match self {
-            Link::Ref => o.store(i, Some(t)),
-            Link::Value => o.store_value(i, Value::Ref(t)),
-        }
-    }
-
-    fn load(self, o: ObjRef<'_>, i: usize) -> Option<ObjRef<'_>> {
-        match self {
-            Link::Ref => o.load(i),
-            Link::Value => match o.load_value(i) {
-                Value::Ref(t) => Some(t),
-                _ => None,
-            },
-        }
-    }
-
-    /// (reference slots, value slots) of an object with one link.
-    fn slots(self) -> (usize, usize) {
-        match self {
-            Link::Ref => (1, 0),
-            Link::Value => (0, 1),
-        }
     }
 }
 
@@ -120,7 +72,7 @@ fn make<'s>(
         for i in 0..n / 8 {
             obj.write_u64(8 * i, pattern(id, i));
         }
-        link.store(obj, 0, c);
+        link.store(obj, 0, Some(c));
     }
     Some(o)
 }
@@ -172,7 +124,7 @@ fn mutate(
         for slot in 0..slots {
             s.scope(|s| {
                 let o = make(s, link, thread, slot, 0).expect("filling the live set");
-                link.store(s.get(table), slot as usize, s.get(o));
+                link.store(s.get(table), slot as usize, Some(s.get(o)));
             });
         }
         while !stop.load(Ordering::Relaxed) {
@@ -189,7 +141,7 @@ fn mutate(
             let v = versions[slot as usize] + 1;
             s.scope(|s| match make(s, link, thread, slot, v) {
                 Some(o) => {
-                    link.store(s.get(table), slot as usize, s.get(o));
+                    link.store(s.get(table), slot as usize, Some(s.get(o)));
                     versions[slot as usize] = v;
                 }
                 None => ooms += 1,

@@ -21,7 +21,7 @@
 //! stress test fails when relocation does not remember a moved object's young slots.
 
 mod support;
-use gc_runtime::{Heap, HeapConfig, Local, Mode, ObjRef, RememberedSetStats, Scope, Value};
+use gc_runtime::{Heap, HeapConfig, Local, Mode, ObjRef, RememberedSetStats, Scope};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,42 +33,7 @@ const SLOTS: usize = 4;
 /// The longest a run goes on waiting for every path to be reached.
 const MAX_SECS: u64 = 40;
 
-use support::Rng;
-
-/// How a holder holds its leaves: reference slots or value slots.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Link {
-    Ref,
-    Value,
-}
-
-impl Link {
-    /// A new holder, or `None` if the heap is full (a pressure run's heap can be).
-    fn holder<'s>(self, s: &mut Scope<'s>) -> Option<Local<'s>> {
-        match self {
-            Link::Ref => s.alloc(2, SLOTS as u32, 8).ok(),
-            Link::Value => s.alloc_with_values(2, 0, SLOTS as u32, 8).ok(),
-        }
-    }
-
-    fn store(self, o: ObjRef<'_>, i: usize, t: Option<ObjRef<'_>>) {
-        match (self, t) {
-            (Link::Ref, t) => o.store(i, t),
-            (Link::Value, Some(t)) => o.store_value(i, Value::Ref(t)),
-            (Link::Value, None) => o.store_value(i, Value::Number(0.0)),
-        }
-    }
-
-    fn load(self, o: ObjRef<'_>, i: usize) -> Option<ObjRef<'_>> {
-        match self {
-            Link::Ref => o.load(i),
-            Link::Value => match o.load_value(i) {
-                Value::Ref(t) => Some(t),
-                _ => None,
-            },
-        }
-    }
-}
+use support::{Link, Rng};
 
 /// A new leaf with identity `id` (young until the next Pause Mark Start), or `None` if the
 /// heap is full.
@@ -131,7 +96,7 @@ fn mutate(
         }
         for h in 0..HOLDERS {
             s.scope(|s| {
-                let o = link.holder(s).unwrap();
+                let o = link.alloc(s, 2, SLOTS as u32, 8).unwrap();
                 s.get(o).write_u64(0, h as u64);
                 s.store(table, h, Some(o));
             });
@@ -166,7 +131,9 @@ fn mutate(
                 s.scope(|s| {
                     let h = rng.below(HOLDERS as u64) as usize;
                     let _before = s.alloc(9, 0, 2048).ok();
-                    let Some(new) = link.holder(s) else { return };
+                    let Some(new) = link.alloc(s, 2, SLOTS as u32, 8) else {
+                        return;
+                    };
                     let _after = s.alloc(9, 0, 2048).ok();
                     let old = s.load(table, h).expect("holder");
                     let (o, n) = (s.get(old), s.get(new));

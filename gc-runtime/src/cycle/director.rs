@@ -12,8 +12,9 @@
 //!    target no heap reaches), and the rule fires only if mutators allocated since the last
 //!    cycle ended: a target at or below what that cycle left means "collect as soon as the
 //!    program allocates again", never "collect an idle heap back to back";
-//! 5. **Allocation Rate** — mutators allocated since the last cycle ended or in the last
-//!    100 ms, and at the recent allocation rate (+20%: the larger of the last-second and
+//! 5. **Allocation Rate** — (only once a cycle has completed, `allocation_rate_due`) mutators
+//!    allocated since the last cycle ended or in the last 100 ms, and at the recent allocation
+//!    rate (+20%: the larger of the last-second and
 //!    last-100-ms averages) the memory mutators may still take would run out before a cycle
 //!    could finish: its expected duration is the larger of twice the recent mean and the mean
 //!    plus 3.3 standard deviations (ZGC's
@@ -85,6 +86,37 @@ fn warmup_due(completed: u64, used: u64, capacity: u64, used_after_last: u64) ->
     let step = capacity as f64 * 0.1;
     let threshold = (step * (completed + 1) as f64).max(used_after_last as f64 + step);
     used as f64 >= threshold
+}
+
+/// The allocation-rate rule: after `completed` cycles, with `free` bytes left to mutators,
+/// allocation rates `(long, recent)` in bytes per second (last second, last 100 ms), and
+/// whether mutators allocated since the last cycle ended: true if at the larger rate +20%
+/// the free memory runs out within `needed` seconds (the next cycle's duration with margin,
+/// plus one check interval).
+///
+/// Not before the first cycle has completed: until then the duration is a guess (0.2 s) and
+/// the rate is a program's start-up burst — `json_tokenizer` (workloads/lox/bench) got an
+/// allocation-rate cycle about 20 ms in, before any cycle had completed, on a heap far below
+/// the warmup rule's first threshold. ZGC's rule waits the same way (`ZStatCycle::is_time_trustable`:
+/// one warmup cycle completed). The warmup rule starts the first cycle at 10% usage, and a
+/// program that fills the heap faster than that cycle runs is paced or stalls, as after it.
+///
+/// Not for a program that stopped allocating (nothing since the last cycle ended, nothing
+/// in the last 100 ms): the long rate covers the last second, and such a program (it built
+/// its live set) would otherwise get a cycle for a rate it no longer has, up to a second
+/// later. A program that allocates in bursts keeps the rule between its bursts.
+fn allocation_rate_due(
+    completed: u64,
+    free: f64,
+    (long, recent): (f64, f64),
+    allocated_since: bool,
+    needed: f64,
+) -> bool {
+    if completed == 0 || !(recent > 0.0 || allocated_since) {
+        return false;
+    }
+    let rate = long.max(recent) * 1.2;
+    free / rate <= needed
 }
 
 impl Director {
@@ -226,19 +258,9 @@ impl Director {
                 return Some(GcCause::HeapTarget);
             }
         }
-        // Allocation rate: rate +20%, duration with margin, one interval. Not for a program
-        // that stopped allocating (nothing since the last cycle ended, nothing in the last
-        // 100 ms): the rate covers the last second, and such a program (it built its live
-        // set) would otherwise get a cycle for a rate it no longer has, up to a second later.
-        // A program that allocates in bursts keeps the rule between its bursts.
-        let (long, recent) = self.alloc_rates();
-        let rate = long.max(recent) * 1.2;
-        if recent > 0.0 || allocated_since {
-            let time_to_full = free / rate;
-            let needed = self.max_duration(used as u64) + cfg.interval.as_secs_f64();
-            if time_to_full <= needed {
-                return Some(GcCause::AllocationRate);
-            }
+        let needed = self.max_duration(used as u64) + cfg.interval.as_secs_f64();
+        if allocation_rate_due(completed, free, self.alloc_rates(), allocated_since, needed) {
+            return Some(GcCause::AllocationRate);
         }
         let limit = direct.limit() as f64;
         let turnover = direct
@@ -302,6 +324,33 @@ mod tests {
         // Or just below it: the threshold moves to a tenth above what it left.
         assert!(!warmup_due(2, 35 * MB, cap, 27 * MB));
         assert!(warmup_due(2, 37 * MB, cap, 27 * MB));
+    }
+
+    /// The allocation-rate rule fires when the free memory runs out within the time needed
+    /// at the larger rate +20%, only for a program still allocating, and never before the
+    /// first cycle has completed, whatever the rate.
+    #[test]
+    fn allocation_rate_waits_for_the_first_completed_cycle() {
+        let free = 100.0 * MB as f64;
+        // 1 GB/s +20%: 100 MB last 0.083 s.
+        let fast = (1e9, 1e9);
+        assert!(!allocation_rate_due(0, free, fast, true, 0.2));
+        assert!(!allocation_rate_due(0, free, (1e12, 1e12), true, 1e9));
+        assert!(allocation_rate_due(1, free, fast, true, 0.2));
+        assert!(
+            allocation_rate_due(7, free, fast, false, 0.2),
+            "recent rate alone"
+        );
+        assert!(
+            !allocation_rate_due(1, free, fast, true, 0.05),
+            "time enough"
+        );
+        // Stopped allocating: the last second's burst alone starts nothing.
+        assert!(!allocation_rate_due(1, free, (1e9, 0.0), false, 0.2));
+        assert!(allocation_rate_due(1, free, (1e9, 0.0), true, 0.2));
+        // No rate at all: nothing (free / 0 is infinite, or NaN on a full heap).
+        assert!(!allocation_rate_due(1, free, (0.0, 0.0), true, 0.2));
+        assert!(!allocation_rate_due(1, 0.0, (0.0, 0.0), true, 0.2));
     }
 
     /// A program that stopped allocating has no recent rate, though the last second's

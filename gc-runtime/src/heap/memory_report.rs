@@ -39,6 +39,7 @@ pub struct MemoryReport {
     pub small_pages: u64,
     pub medium_pages: u64,
     pub large_pages: u64,
+    /// Live maps: those of the pages in use and those kept for the next small pages.
     pub live_map_bytes: u64,
     pub forwarding_table_bytes: u64,
     /// The remembered sets' bitmaps (`HeapConfig::track_generations`; 0 without it): two
@@ -86,6 +87,7 @@ impl MemoryReport {
             }
             live_map += p.live_map().slots() as u64 / 4;
         }
+        live_map += heap.cx.pages.memory().live_map_pool().pooled_bytes();
         let fwd = heap.relocation_set.footprint();
         let handles = heap
             .roots

@@ -1,9 +1,10 @@
 //! What several gc-runtime integration tests share: the live set they build before they
-//! churn garbage, a small deterministic random generator, and a scenario run in a child
-//! process (for a failure that aborts the process). Each test binary uses part of it.
+//! churn garbage, a small deterministic random generator, objects linked through reference
+//! or value slots (`Link`), and a scenario run in a child process (for a failure that aborts
+//! the process). Each test binary uses part of it.
 #![allow(dead_code)]
 
-use gc_runtime::{Local, Scope};
+use gc_runtime::{Local, ObjRef, Scope, Value};
 
 /// Build a live set of `nodes` small objects (shape 2, one reference slot, 8 raw bytes) hung
 /// from the slots of `table` in lists: node `i` holds payload `i` and is at the head of list
@@ -19,6 +20,60 @@ pub fn build_live_set(s: &mut Scope<'_>, table: Local<'_>, slots: usize, nodes: 
             s.get(node).write_u64(0, i as u64);
             s.store(table, slot, Some(node));
         });
+    }
+}
+
+/// How a test's objects hold each other: through reference slots, or through value slots
+/// (a NaN-boxed word that holds a reference as `Value::Ref`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Link {
+    Ref,
+    Value,
+}
+
+impl Link {
+    /// An object of `shape` with `n` links and `bytes` raw bytes, or `None` if the heap is
+    /// full (a pressure run's heap can be).
+    pub fn alloc<'s>(
+        self,
+        s: &mut Scope<'s>,
+        shape: u32,
+        n: u32,
+        bytes: usize,
+    ) -> Option<Local<'s>> {
+        match self {
+            Link::Ref => s.alloc(shape, n, bytes).ok(),
+            Link::Value => s.alloc_with_values(shape, 0, n, bytes).ok(),
+        }
+    }
+
+    /// Make link `i` of `o` hold `t`; `None` clears it (a null reference, or the number 0 in
+    /// a value slot).
+    pub fn store(self, o: ObjRef<'_>, i: usize, t: Option<ObjRef<'_>>) {
+        match (self, t) {
+            (Link::Ref, t) => o.store(i, t),
+            (Link::Value, Some(t)) => o.store_value(i, Value::Ref(t)),
+            (Link::Value, None) => o.store_value(i, Value::Number(0.0)),
+        }
+    }
+
+    /// The object link `i` of `o` holds, if any.
+    pub fn load(self, o: ObjRef<'_>, i: usize) -> Option<ObjRef<'_>> {
+        match self {
+            Link::Ref => o.load(i),
+            Link::Value => match o.load_value(i) {
+                Value::Ref(t) => Some(t),
+                _ => None,
+            },
+        }
+    }
+
+    /// (reference slots, value slots) of an object with one link.
+    pub fn slots(self) -> (usize, usize) {
+        match self {
+            Link::Ref => (1, 0),
+            Link::Value => (0, 1),
+        }
     }
 }
 
