@@ -806,6 +806,7 @@ fn concurrent_minors() {
     };
     let r = run_until(&c, reached);
     assert!(reached(&r), "a minor-cycle path missed: {r}");
+    assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
 }
 
 /// As [`concurrent_generations`], in a nearly full `stw` heap, where relocation compacts

@@ -212,6 +212,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     // own noise beside the run's longest pause and time to safepoint.
     let control_stop = AtomicBool::new(false);
     let requests_stop = AtomicBool::new(false);
+    let majors_done = std::sync::atomic::AtomicU64::new(0);
     let (results, control): (Vec<(ThreadStats, Result<(), String>)>, _) =
         std::thread::scope(|sc| {
             let control = std::thread::Builder::new()
@@ -222,8 +223,8 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                 .expect("spawning the control meter");
             let handles: Vec<_> = (0..cfg.threads)
                 .map(|t| {
-                    let (heap, region, pool, stop, native) =
-                        (&heap, &region, &pool, &stop, &native);
+                    let (heap, region, pool, stop, native, majors_done) =
+                        (&heap, &region, &pool, &stop, &native, &majors_done);
                     std::thread::Builder::new()
                         .name(format!("torture-{t}"))
                         .spawn_scoped(sc, move || {
@@ -256,6 +257,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                                 shared: (shared_cap > 0).then_some(pool),
                                 next_shared_id: (((t as u64) + 1) << 48) | (1 << 47),
                                 stop,
+                                majors_done,
                                 native,
                                 native_bytes: 0,
                                 native_cap,
@@ -283,7 +285,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
             // Minor and major cycles requested in turn while the programs run.
             let requests_stop = &requests_stop;
             let requester = cfg.minor_cycles.map(|(minors, majors)| {
-                let heap = &heap;
+                let (heap, majors_done) = (&heap, &majors_done);
                 std::thread::Builder::new()
                     .name("cycle-requests".into())
                     .spawn_scoped(sc, move || {
@@ -294,6 +296,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                             }
                             for _ in 0..majors {
                                 heap.collect("torture: major").expect("a major cycle");
+                                majors_done.fetch_add(1, Ordering::Relaxed);
                             }
                         }
                     })

@@ -105,7 +105,9 @@ pub struct Report {
     pub stale_marked2_remapped: u64,
     pub weak_marked2_remapped: u64,
     /// Consecutive cycle records that break the mark-color rule: a cycle whose stale color is
-    /// not the previous cycle's mark color, or whose mark color is its stale color.
+    /// not the mark color of the last major before it (the cycle whose relocation set the
+    /// forwarding index holds: the previous cycle with majors only), or whose mark color is
+    /// its stale color or the previous cycle's.
     pub color_rule_breaks: u64,
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
     pub roots_marked_concurrently: u64,
@@ -413,12 +415,24 @@ impl Report {
         let stale_m2 = stats.cycles.iter().filter(|c| c.stale_color == m2);
         self.stale_marked2_remapped = stale_m2.clone().map(|c| c.stale_slots_remapped).sum();
         self.weak_marked2_remapped = stale_m2.map(|c| c.weak_handles_remapped).sum();
-        self.color_rule_breaks = stats
-            .cycles
-            .windows(2)
-            .filter(|w| w[1].cycle == w[0].cycle + 1)
-            .filter(|w| w[1].stale_color != w[0].mark_color || w[1].mark_color == w[1].stale_color)
-            .count() as u64;
+        self.color_rule_breaks = 0;
+        let mut last_major = None;
+        for w in stats.cycles.windows(2) {
+            if !w[0].minor {
+                last_major = Some(w[0].mark_color);
+            }
+            if w[1].cycle != w[0].cycle + 1 {
+                last_major = None;
+                continue;
+            }
+            let Some(major) = last_major else { continue };
+            if w[1].stale_color != major
+                || w[1].mark_color == w[1].stale_color
+                || w[1].mark_color == w[0].mark_color
+            {
+                self.color_rule_breaks += 1;
+            }
+        }
         self.roots_marked_concurrently = sum(|c| c.roots_marked_concurrently);
         self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
         self.mark_end_retries = sum(|c| c.mark_end_retries);
