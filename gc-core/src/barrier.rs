@@ -44,20 +44,23 @@ fn load_barrier_slow<S: SlowPath + ?Sized>(
     slow: &S,
 ) -> ColoredPtr {
     let good = slow.make_good(ptr);
-    debug_assert!(
-        !good.is_null() && good.raw() & bad_mask == 0,
-        "slow path returned a bad pointer"
-    );
-    self_heal(slot, ptr, good, bad_mask);
+    debug_assert!(!good.is_null(), "slow path returned null");
+    // The same pointer back: a minor's Remapped pointer to an old object, nothing to heal.
+    if good != ptr {
+        self_heal(slot, ptr, good, bad_mask);
+    }
     good
 }
 
 /// Heal `slot`, from which `bad` was loaded, to `good`.
 ///
 /// Returns true if this call wrote the slot. Stops without writing when the slot no longer
-/// holds a bad pointer (another barrier healed it, or a mutator stored a good pointer or null).
-/// If another barrier healed it to a *weaker* bad pointer of the same object, retries so the
-/// slot is not left weaker than what this barrier computed.
+/// holds a bad pointer (another barrier healed it, or a mutator stored a good pointer or null)
+/// or holds a bad pointer to another object (a mutator's store: while a minor cycle marks, a
+/// pointer to an old object is handed out, healed and stored Remapped, which is bad then; see
+/// the runtime's `mark::marker`). If another barrier healed it to a *weaker* bad pointer of
+/// the same object, retries so the slot is not left weaker than what this barrier computed.
+/// `good` is good under `bad_mask`, or Remapped (a minor's pointer to an old object).
 pub fn self_heal<W: AtomicWord>(
     slot: &ColoredSlot<W>,
     bad: ColoredPtr,
@@ -65,23 +68,31 @@ pub fn self_heal<W: AtomicWord>(
     bad_mask: u64,
 ) -> bool {
     debug_assert!(!good.is_null(), "self-healing must never write null");
-    debug_assert!(
-        good.raw() & bad_mask == 0,
-        "self-healing must write a good pointer"
-    );
     let mut expected = bad;
     loop {
         match slot.compare_exchange(expected, good, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return true,
             Err(current) => {
-                if current.raw() & bad_mask == 0 {
-                    // Good or null: someone else healed it or stored a new value. Leave it.
+                if current.raw() & bad_mask == 0
+                    || !same_object(current.raw(), good.raw(), bad_mask)
+                {
+                    // Good or null, or another object: someone else healed it or stored a
+                    // new value. Leave it.
                     return false;
                 }
-                // Still bad: mutators never store bad pointers, so this is a
-                // concurrent heal of the same object with weaker color bits. Upgrade it.
+                // Still bad, the same object: a concurrent heal of it with weaker color
+                // bits. Upgrade it.
                 expected = current;
             }
         }
     }
+}
+
+/// True if the colored pointers `a` and `b` (raw bits) lead to the same offset: they differ
+/// in color bits only. The color bits are `bad_mask`'s and `b`'s own color bit (its highest
+/// set bit: colors lie above every offset bit).
+#[inline]
+pub(crate) fn same_object(a: u64, b: u64, bad_mask: u64) -> bool {
+    let color_bit = 1u64 << (63 - b.leading_zeros());
+    (a ^ b) & !(bad_mask | color_bit) == 0
 }

@@ -24,9 +24,13 @@
 //! meets the same "double remap"); with majors only the two tables are one.
 //!
 //! This is sufficient only while the premise holds: at every Pause Mark Start a live slot
-//! carries Remapped, the previous cycle's color or the last major's (the verifier checks it
-//! before each Mark Start). A minor that promotes an object must keep it (heal the promoted
-//! object's fields, or remember them so the next minor visits them).
+//! carries Remapped, the previous cycle's color or the last major's. A minor must keep it for
+//! the old-to-old slots it never revisits, which mutators' loads and stores touch during its
+//! marking too: the runtime hands out and heals every pointer to an old object Remapped while
+//! a minor marks, so a minor's color is only ever carried by pointers to young objects (which
+//! the next minor visits), and its verifier checks that no live slot carries the next cycle's
+//! color before each Mark Start. A minor that promotes an object must keep it as well (heal the
+//! promoted object's fields, or remember them so the next minor visits them).
 //!
 //! With majors only, two colors are eligible at each cycle; [`ColorChoice`] picks one:
 //! [`ColorChoice::Alternate`] keeps Marked0 and Marked1 alternating as before (the Marked2

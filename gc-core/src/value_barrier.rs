@@ -79,11 +79,10 @@ fn load_value_barrier_slow<W: AtomicWord, S: SlowPath + ?Sized>(
     slow: &S,
 ) -> ValueWord {
     let good = ValueWord::pointer(slow.make_good(w.pointer_bits()));
-    debug_assert!(
-        !good.is_bad_pointer(bad_mask),
-        "slow path returned a bad pointer"
-    );
-    self_heal_value(slot, w, good, bad_mask);
+    // The same pointer back: a minor's Remapped pointer to an old object, nothing to heal.
+    if good != w {
+        self_heal_value(slot, w, good, bad_mask);
+    }
     good
 }
 
@@ -92,30 +91,34 @@ fn load_value_barrier_slow<W: AtomicWord, S: SlowPath + ?Sized>(
 ///
 /// Returns true if this call wrote the slot. Stops without writing when the slot no longer
 /// holds a bad pointer (another barrier healed it, or a mutator stored a number, an immediate
-/// or a good pointer). If another barrier healed it to a *weaker* bad pointer of the same
-/// object, retries so the slot is not left weaker than what this barrier computed.
+/// or a good pointer, or a bad pointer to another object: see [`crate::self_heal`]). If
+/// another barrier healed it to a *weaker* bad pointer of the same object, retries so the slot
+/// is not left weaker than what this barrier computed.
 pub fn self_heal_value<W: AtomicWord>(
     slot: &ValueSlot<W>,
     bad: ValueWord,
     good: ValueWord,
     bad_mask: u64,
 ) -> bool {
-    debug_assert!(
-        good.is_pointer() && !good.is_bad_pointer(bad_mask),
-        "self-healing must write a good pointer"
-    );
+    debug_assert!(good.is_pointer(), "self-healing must write a pointer");
     let mut expected = bad;
     loop {
         match slot.compare_exchange(expected, good, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return true,
             Err(current) => {
-                if !current.is_bad_pointer(bad_mask) {
-                    // Not a pointer, or a good one: someone else healed it or stored a new
-                    // value. Leave it.
+                if !current.is_bad_pointer(bad_mask)
+                    || !crate::barrier::same_object(
+                        current.pointer_bits().raw(),
+                        good.pointer_bits().raw(),
+                        bad_mask,
+                    )
+                {
+                    // Not a pointer, a good one, or another object's: someone else healed it
+                    // or stored a new value. Leave it.
                     return false;
                 }
-                // Still a bad pointer: mutators never store one, so this is a concurrent heal
-                // of the same object with weaker color bits. Upgrade it.
+                // Still a bad pointer to the same object: a concurrent heal of it with
+                // weaker color bits. Upgrade it.
                 expected = current;
             }
         }

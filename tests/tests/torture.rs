@@ -787,6 +787,28 @@ fn concurrent_generations() {
     );
 }
 
+/// Minor cycles among the majors: a thread requests twelve minors, then two majors, in turn,
+/// while the random programs run (weak handles, direct buffers, value slots, fresh objects),
+/// the verifier on in every pause. The test fails unless minors reused a color between
+/// majors at least three times, two majors ran back to back, a major that relocated pages was
+/// followed by ten minors or more, and minors scanned remembered slots.
+#[test]
+fn concurrent_minors() {
+    let mut c = direct_limited("concurrent_minors", Mode::Concurrent, 8, base_seed());
+    c.track_generations = true;
+    c.continuous = false;
+    c.minor_cycles = Some((12, 2));
+    let reached = |r: &Report| {
+        r.minor_color_reuses >= 3
+            && r.back_to_back_majors >= 1
+            && r.relocating_majors_then_10_minors >= 1
+            && r.remembered_scanned > 0
+    };
+    let r = run_until(&c, reached);
+    assert!(reached(&r), "a minor-cycle path missed: {r}");
+    assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+}
+
 /// As [`concurrent_generations`], in a nearly full `stw` heap, where relocation compacts
 /// pages in place inside the pause.
 #[test]

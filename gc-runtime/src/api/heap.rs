@@ -108,6 +108,34 @@ impl Heap {
         )
     }
 
+    /// Run a minor (young-only) cycle now and wait for it to complete: it marks the young
+    /// generation from the strong roots and the remembered set and frees the young pages
+    /// found empty, moving nothing (see `cycle/driver.rs`). An error, and no cycle, unless
+    /// the heap is in `concurrent` mode with `HeapConfig::track_generations` on; the other
+    /// errors of [`Heap::collect`]. A full cycle requested at the same time runs instead
+    /// (it collects the young generation too).
+    pub fn collect_minor(&self) -> Result<(), String> {
+        super::mutator::minor_allowed(self.inner.config())?;
+        if super::mutator::thread_has_mutator(self.inner.id()) {
+            return Err(
+                "Heap::collect_minor called on a thread with an attached mutator: use \
+                 Scope::collect_minor"
+                    .into(),
+            );
+        }
+        let control = self.inner.control();
+        let wait = CycleWait::begin(&self.inner);
+        let n = control.request(GcCause::MinorRequested);
+        if control.wait_for_cycle(n, || wait.must_give_up()) || control.is_shut_down() {
+            return Ok(());
+        }
+        Err(
+            "Heap::collect_minor gave up waiting: the calling thread is inside a scope of \
+             another heap whose collector needs it while it waits"
+                .into(),
+        )
+    }
+
     /// The recent records (the newest [`crate::stats::RECENT_EVENTS`] pauses, cycles, stalls,
     /// pacing delays and slow page allocations), the counts of each since creation and the
     /// totals: bounded, however long the heap runs. For every event, [`Heap::subscribe`].

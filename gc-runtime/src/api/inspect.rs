@@ -93,6 +93,27 @@ impl Heap {
         }
     }
 
+    /// Plant a bug: from now on a minor cycle's remembered-set scan drops every slot it takes
+    /// (a skipped remembered bit), so the verifier or the test's model must catch it. Does
+    /// nothing unless `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn skip_remembered_scan_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.skip_scan_for_tests();
+        }
+    }
+
+    /// Plant a bug: from now on a minor cycle heals and hands out pointers to old objects in
+    /// its own mark color (not Remapped), so a later cycle can meet that color on a live slot
+    /// at its Pause Mark Start; the verifier must catch it. Does nothing unless
+    /// `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn color_old_in_minor_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.plant_old_color_for_tests();
+        }
+    }
+
     /// Slots in the remembered set's current bitmap now, or `None` unless
     /// `HeapConfig::track_generations` is on.
     pub fn remembered_slots(&self) -> Option<u64> {

@@ -215,16 +215,29 @@ impl Mutator {
     }
 
     /// The store barrier, after this mutator stored `p` into the heap word at `slot` (a
-    /// reference or value slot of an object, not a root): with the generational bookkeeping
+    /// reference or value slot (`is_value`) of an object, not a root): with the generational bookkeeping
     /// on, an old holder receiving a young value remembers the slot (see
     /// `context::generations`); off, one load and a branch. No safepoint lies between the
     /// store and this call, so the slot's bit is set before any pause can look for it.
     #[inline(always)]
-    pub(super) fn store_barrier(&self, slot: *const u64, p: ColoredPtr) {
+    pub(super) fn store_barrier(&self, slot: *const u64, p: ColoredPtr, is_value: bool) {
         if let Some(g) = &self.generations {
             let mask = self.offset_mask;
-            g.store_barrier(Offset::from_raw(slot as u64 & mask), p, mask);
+            g.store_barrier(Offset::from_raw(slot as u64 & mask), p, mask, is_value);
         }
+    }
+
+    /// True if `p` may be stored by this mutator: good, or null, or (while a minor cycle
+    /// marks) a Remapped pointer to an old object, the form a minor hands old objects out in
+    /// (see `mark::marker`). For debug assertions.
+    pub(super) fn storable(&self, p: ColoredPtr) -> bool {
+        let layout = self.heap.layout();
+        p.raw() & self.bad_mask.get() == 0
+            || (layout.color(p) == gc_core::Color::REMAPPED
+                && self
+                    .generations
+                    .as_ref()
+                    .is_some_and(|g| g.is_old(layout.offset(p))))
     }
 
     /// True if the heap keeps page ages and a remembered set (the store barrier's first test).
@@ -426,4 +439,24 @@ impl Drop for Mutator {
                 .retain(|a| !Arc::ptr_eq(&a.shared, &self.shared))
         });
     }
+}
+
+/// Minor cycles need the generational bookkeeping and the concurrent cycle's phases: an
+/// error saying what to change otherwise.
+pub(super) fn minor_allowed(config: &crate::HeapConfig) -> Result<(), String> {
+    if !config.track_generations {
+        return Err(
+            "a minor cycle needs page ages and a remembered set: create the heap \
+                    with HeapConfig::track_generations(true)"
+                .into(),
+        );
+    }
+    if config.mode != Mode::Concurrent {
+        return Err(format!(
+            "a minor cycle runs only in concurrent mode, not {}: create the heap with \
+             Mode::Concurrent",
+            config.mode
+        ));
+    }
+    Ok(())
 }

@@ -132,15 +132,12 @@ impl<'a> ObjRef<'a> {
     #[inline]
     pub fn store(&self, i: usize, v: Option<ObjRef<'_>>) {
         let p = v.map_or(ColoredPtr::NULL, |o| o.ptr_of(self.m, "ObjRef::store"));
-        debug_assert!(
-            p.raw() & self.m.bad_mask.get() == 0,
-            "a mutator never stores a bad pointer"
-        );
+        debug_assert!(self.m.storable(p), "a mutator never stores a bad pointer");
         let obj = self.obj();
         let slot = obj.ref_slot(i);
         slot.store(p, Ordering::Release);
         self.m
-            .store_barrier(slot as *const ColoredSlot as *const u64, p);
+            .store_barrier(slot as *const ColoredSlot as *const u64, p, false);
     }
 
     /// Copy raw bytes starting at `offset` into `out`.
@@ -377,6 +374,14 @@ impl<'s> Scope<'s> {
     /// Run a full GC cycle and wait for it (as a blocked thread).
     pub fn collect(&mut self, cause: &str) {
         self.m.collect(cause)
+    }
+
+    /// Run a minor (young-only) cycle and wait for it (as a blocked thread); the error of
+    /// `Heap::collect_minor` if the heap cannot run one.
+    pub fn collect_minor(&mut self) -> Result<(), String> {
+        super::mutator::minor_allowed(self.m.heap.config())?;
+        self.m.collect_for(crate::observe::GcCause::MinorRequested);
+        Ok(())
     }
 
     /// A nested scope: its handles are dropped when `f` returns.

@@ -140,10 +140,7 @@ pub(super) fn encode_bits(v: ValueBits<ObjRef<'_>>, m: &Mutator) -> ValueWord {
         }),
         ValueBits::Ref(o) => {
             let p = o.ptr_of(m, "ObjRef::store_value_bits");
-            debug_assert!(
-                p.raw() & m.bad_mask.get() == 0,
-                "a mutator never stores a bad pointer"
-            );
+            debug_assert!(m.storable(p), "a mutator never stores a bad pointer");
             ValueWord::pointer(p)
         }
     }
@@ -155,7 +152,7 @@ pub(super) fn encode_bits(v: ValueBits<ObjRef<'_>>, m: &Mutator) -> ValueWord {
 fn store_barrier(m: &Mutator, slot: &ValueSlot, w: ValueWord) {
     if m.tracks_generations() {
         if let Some(p) = w.as_pointer() {
-            m.store_barrier(slot as *const ValueSlot as *const u64, p);
+            m.store_barrier(slot as *const ValueSlot as *const u64, p, true);
         }
     }
 }
@@ -201,10 +198,7 @@ fn encode(v: Value<ObjRef<'_>>, m: &Mutator) -> ValueWord {
         Value::Immediate(i) => ValueWord::from_raw(VALUE_IMMEDIATE_TAG | i.0),
         Value::Ref(o) => {
             let p = o.ptr_of(m, "ObjRef::store_value");
-            debug_assert!(
-                p.raw() & m.bad_mask.get() == 0,
-                "a mutator never stores a bad pointer"
-            );
+            debug_assert!(m.storable(p), "a mutator never stores a bad pointer");
             ValueWord::pointer(p)
         }
     }

@@ -76,7 +76,9 @@ impl CycleControl {
     /// request (the next one to start), for [`Self::wait_for_cycle`].
     pub(crate) fn request(&self, cause: GcCause) -> u64 {
         let mut c = self.control.lock();
-        if c.requested.is_none() {
+        // A pending minor request gives way to any other (a full cycle also collects the
+        // young generation); any other pending request absorbs a minor one.
+        if c.requested.is_none() || c.requested == Some(GcCause::MinorRequested) {
             c.requested = Some(cause);
         }
         self.cv.notify_all();

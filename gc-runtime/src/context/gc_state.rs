@@ -7,7 +7,7 @@
 
 use gc_core::{AddressLayout, ColorChoice, CycleKind, GoodColor, MarkColorRule};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 /// The phase a mutator's barrier works in (ZGC's `ZGlobalPhase`): not a phase of the GC log
 /// or of the records (those are `GcPhase` and `PauseKind`), but which slow path a bad pointer
@@ -37,6 +37,15 @@ pub(crate) struct GcState {
     /// The rule that chooses each cycle's mark color; locked only at Pause Mark Start and by
     /// readers outside the barriers.
     rule: Mutex<MarkColorRule>,
+    /// The mark color of the cycle whose relocation set the forwarding index holds
+    /// (Remapped before the first relocation set): a pointer of this color may lead into it
+    /// and is remapped through the index, a pointer of any other color is not. With full
+    /// cycles only it is the previous cycle's color while a cycle marks; a minor cycle
+    /// relocates nothing and keeps the last major's set, so then it is the last major's.
+    forwarded: AtomicU8,
+    /// True while the latest cycle is a minor (young-only) one: set at its Pause Mark Start,
+    /// cleared at the next major's.
+    minor: AtomicBool,
     phase: AtomicU8,
     seqnum: AtomicU64,
 }
@@ -67,6 +76,8 @@ impl GcState {
             mark: AtomicU8::new(enc_good(GoodColor::Remapped)),
             stale: AtomicU8::new(enc_good(GoodColor::Remapped)),
             rule: Mutex::new(MarkColorRule::new(colors)),
+            forwarded: AtomicU8::new(enc_good(GoodColor::Remapped)),
+            minor: AtomicBool::new(false),
             phase: AtomicU8::new(BarrierPhase::Relocate as u8),
             // Live maps treat 0 as "no cycle"; the first Pause Mark Start makes it 2.
             seqnum: AtomicU64::new(1),
@@ -88,11 +99,34 @@ impl GcState {
         dec_good(self.mark.load(Ordering::Acquire))
     }
 
-    /// The color of stale pointers during the latest cycle's marking: the previous cycle's
-    /// mark color (Remapped, which is never stale, before the second cycle).
+    /// The color of stale pointers during the latest cycle's marking: the mark color of the
+    /// cycle whose relocation set the forwarding index held at its Pause Mark Start (the
+    /// previous cycle's with full cycles only, the last major's after a minor; Remapped,
+    /// which is never stale, before any).
     #[inline]
     pub(crate) fn stale(&self) -> GoodColor {
         dec_good(self.stale.load(Ordering::Acquire))
+    }
+
+    /// The mark color of the cycle whose relocation set the forwarding index holds now (see
+    /// the field).
+    #[inline]
+    pub(crate) fn forwarded(&self) -> GoodColor {
+        dec_good(self.forwarded.load(Ordering::Acquire))
+    }
+
+    /// A full cycle installed its relocation set: pointers of its mark color are the ones
+    /// the forwarding index remaps from now on.
+    pub(crate) fn relocation_set_installed(&self) {
+        self.forwarded
+            .store(self.mark.load(Ordering::Acquire), Ordering::Release);
+    }
+
+    /// True while the latest cycle is a minor one (from its Pause Mark Start to the next
+    /// Pause Mark Start).
+    #[inline]
+    pub(crate) fn is_minor(&self) -> bool {
+        self.minor.load(Ordering::Acquire)
     }
 
     /// A copy of the mark-color rule's state.
@@ -121,14 +155,17 @@ impl GcState {
         self.seqnum.load(Ordering::Acquire)
     }
 
-    /// Pause Mark Start of a full cycle: new sequence number, good color = the cycle's mark
-    /// color, which the rule chooses: neither the previous cycle's (now the stale color) nor
-    /// the last major's (the same with majors only).
-    pub(crate) fn flip_to_mark(&self) -> GoodColor {
+    /// Pause Mark Start of a cycle of `kind`: new sequence number, good color = the cycle's
+    /// mark color, which the rule chooses: neither the previous cycle's nor the last major's
+    /// (the same with majors only). The stale color is the one the forwarding index remaps
+    /// ([`Self::forwarded`]).
+    pub(crate) fn flip_to_mark(&self, kind: CycleKind) -> GoodColor {
         let mut rule = self.rule.lock();
-        let mark = rule.start(CycleKind::Major);
-        let stale = rule.previous().unwrap_or(GoodColor::Remapped);
+        let mark = rule.start(kind);
         drop(rule);
+        let stale = self.forwarded();
+        self.minor
+            .store(kind == CycleKind::Minor, Ordering::Release);
         self.seqnum.fetch_add(1, Ordering::AcqRel);
         self.stale.store(enc_good(stale), Ordering::Release);
         self.mark.store(enc_good(mark), Ordering::Release);

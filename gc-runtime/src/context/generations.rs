@@ -1,8 +1,8 @@
-//! The generational mode's bookkeeping while only full cycles run (`HeapConfig::
-//! track_generations`): every page's age in a dense generation map, a remembered set of the
-//! old slots that may point young, the index of its current bitmap, and the store barrier that
-//! keeps it complete (ZGC's page ages and `ZGeneration`s, `ZRememberedSet` per page and
-//! `ZBarrier::store_barrier_on_heap_oop_field`'s remembering).
+//! The generational mode's bookkeeping (`HeapConfig::track_generations`): every page's age in
+//! a dense generation map, a remembered set of the old slots that may point young, the index
+//! of its current bitmap, the store barrier that keeps it complete, and the minor cycle's scan
+//! of it (ZGC's page ages and `ZGeneration`s, `ZRememberedSet` per page,
+//! `ZBarrier::store_barrier_on_heap_oop_field`'s remembering and `ZRemembered`'s scan).
 //!
 //! **Ages.** A page handed to a mutator is eden; a relocation target is old; at a full cycle's
 //! Pause Mark Start every page becomes old (the full cycle promotes every survivor), so at that
@@ -21,6 +21,12 @@
 //! (what the bitmap held is stale: nothing is young) and clears the previous one
 //! concurrently in Concurrent Reset Relocation Set, so the next flip finds it empty.
 //!
+//! **Minor cycles** (`Heap::collect_minor`) flip the index at their Pause Mark Start and
+//! change no age ([`Generations::minor_mark_start`]); their Concurrent Mark Roots scans the
+//! previous bitmap ([`Generations::scan_previous`]), emptying it, and remembers again the
+//! slots that still point young. A remembered word is read as the slot it is: a value slot's
+//! word has a second bit (`value_words`), since a value slot may hold a number by then.
+//!
 //! **Invariant** (checked by the verifier in every pause when `verify` is on): every slot of a
 //! reachable object on an old page that holds a pointer into a young page has its bit in the
 //! current bitmap. Three writers keep it: the store barrier (an old holder receiving a young
@@ -32,7 +38,7 @@ use gc_core::{
     AddressLayout, ColoredPtr, GenerationMap, Object, Offset, Page, PageAge, RememberedSet,
     RemsetIndex, GRANULE_SIZE, HEADER_SIZE,
 };
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 pub(crate) struct Generations {
@@ -40,6 +46,13 @@ pub(crate) struct Generations {
     ages: GenerationMap,
     /// One remembered set per granule, allocated on its first remembered slot.
     remsets: Box<[OnceLock<RememberedSet>]>,
+    /// Per granule, one bit per word: the word is a value slot (a reference slot where the
+    /// bit is clear). Set when a value slot is remembered, before its remembered bit, and
+    /// cleared with the page's remembered bits: a word's kind cannot change while its page
+    /// is allocated and not compacted, so the minor cycle's scan reads a remembered word as
+    /// the slot it is (a value slot may hold a number since, whose bits could look like a
+    /// colored pointer).
+    value_words: Box<[OnceLock<Box<[AtomicU64]>>]>,
     /// Which bitmap is current: `RemsetIndex::FIRST` when false. Flipped only inside Pause
     /// Mark Start, so a barrier (which runs between safepoints) sees one value throughout.
     flipped: AtomicBool,
@@ -47,6 +60,12 @@ pub(crate) struct Generations {
     /// A test's planted bug: the store barrier's slow path forgets to remember
     /// (`Heap::skip_store_barrier_for_tests`), so a test can show the verifier catches it.
     skip_barrier: AtomicBool,
+    /// A test's planted bug: a minor's scan drops every remembered slot it takes
+    /// (`Heap::skip_remembered_scan_for_tests`), so a test can show it is caught.
+    skip_scan: AtomicBool,
+    /// A test's planted bug: a minor hands out and heals pointers to old objects in its own
+    /// mark color, as the first design did (`Heap::color_old_in_minor_for_tests`).
+    old_color: AtomicBool,
 }
 
 impl Generations {
@@ -57,9 +76,12 @@ impl Generations {
             start,
             ages: GenerationMap::new(start, size),
             remsets: (0..granules).map(|_| OnceLock::new()).collect(),
+            value_words: (0..granules).map(|_| OnceLock::new()).collect(),
             flipped: AtomicBool::new(false),
             counts: RememberedSetCounts::default(),
             skip_barrier: AtomicBool::new(false),
+            skip_scan: AtomicBool::new(false),
+            old_color: AtomicBool::new(false),
         }
     }
 
@@ -106,6 +128,22 @@ impl Generations {
         {
             set.clear();
         }
+        for kinds in self.value_words[first..first + n]
+            .iter()
+            .filter_map(OnceLock::get)
+        {
+            for w in kinds.iter() {
+                w.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// True if the word at `slot` was remembered as a value slot.
+    fn is_value_word(&self, slot: Offset) -> bool {
+        let (g, word) = self.word_of(slot);
+        self.value_words[g]
+            .get()
+            .is_some_and(|k| k[word / 64].load(Ordering::Relaxed) & (1 << (word % 64)) != 0)
     }
 
     /// True if the page covering `off` is old.
@@ -120,38 +158,55 @@ impl Generations {
     }
 
     /// The store barrier, after a store of `value` (`offset_mask` takes its offset) into the
-    /// slot at offset `slot` of a heap object: if the holder's page is old and the value is
+    /// slot at offset `slot` of a heap object (a value slot if `is_value`): if the holder's page is old and the value is
     /// an object on a page that is not, remember the slot. One byte load on the way out when
     /// the holder is young, two when the value is old. (A value whose page the map does not
     /// know counts as young: remembered, never missed.) The holder is tested first, and null
     /// after it, so the most common exit needs nothing else.
     #[inline(always)]
-    pub(crate) fn store_barrier(&self, slot: Offset, value: ColoredPtr, offset_mask: u64) {
+    pub(crate) fn store_barrier(
+        &self,
+        slot: Offset,
+        value: ColoredPtr,
+        offset_mask: u64,
+        is_value: bool,
+    ) {
         if self.ages.is_old(slot)
             && !value.is_null()
             && !self
                 .ages
                 .is_old(Offset::from_raw(value.raw() & offset_mask))
         {
-            self.remember_slow(slot);
+            self.remember_slow(slot, is_value);
         }
     }
 
     /// The store barrier's slow path: an old-to-young store.
     #[cold]
     #[inline(never)]
-    fn remember_slow(&self, slot: Offset) {
+    fn remember_slow(&self, slot: Offset, is_value: bool) {
         if self.skip_barrier.load(Ordering::Relaxed) {
             return;
         }
-        if self.remember(slot) {
+        if self.remember(slot, is_value) {
             self.counts.barrier_remembered();
         }
     }
 
-    /// Remember the slot at `slot` in the current bitmap; true if this call set its bit.
-    fn remember(&self, slot: Offset) -> bool {
+    /// Remember the slot at `slot` (a value slot if `is_value`) in the current bitmap; true
+    /// if this call set its bit.
+    fn remember(&self, slot: Offset, is_value: bool) -> bool {
         let (g, word) = self.word_of(slot);
+        if is_value {
+            let kinds = self.value_words[g].get_or_init(|| {
+                let words = (GRANULE_SIZE / gc_core::REMSET_WORD_BYTES) as usize;
+                (0..words.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
+            });
+            let (w, mask) = (&kinds[word / 64], 1u64 << (word % 64));
+            if w.load(Ordering::Relaxed) & mask == 0 {
+                w.fetch_or(mask, Ordering::Relaxed);
+            }
+        }
         self.remsets[g]
             .get_or_init(|| RememberedSet::new(GRANULE_SIZE))
             .remember(self.current(), word)
@@ -184,14 +239,14 @@ impl Generations {
         let mut slots = 0;
         for (i, s) in o.ref_slots().iter().enumerate() {
             if young(s.load(Ordering::Relaxed)) {
-                self.remember(slot_at(i));
+                self.remember(slot_at(i), false);
                 slots += 1;
             }
         }
         let n_refs = o.n_refs();
         for (i, s) in o.value_slots().iter().enumerate() {
             if s.load(Ordering::Relaxed).as_pointer().is_some_and(young) {
-                self.remember(slot_at(n_refs + i));
+                self.remember(slot_at(n_refs + i), true);
                 slots += 1;
             }
         }
@@ -211,6 +266,42 @@ impl Generations {
         let promoted = self.ages.promote_all();
         self.counts.promoted(promoted);
         self.flipped.fetch_xor(true, Ordering::Relaxed);
+    }
+
+    /// A minor cycle's Pause Mark Start: the other bitmap becomes current, and the one that
+    /// was current (the old-to-young slots of the interval since the last Pause Mark Start)
+    /// becomes the previous one, which the minor scans ([`Self::scan_previous`]). No page
+    /// changes age. O(1).
+    pub(crate) fn minor_mark_start(&self) {
+        self.flipped.fetch_xor(true, Ordering::Relaxed);
+    }
+
+    /// A minor cycle's scan of the remembered set, in Concurrent Mark Roots: call `visit`
+    /// with every slot remembered in the previous bitmap (and whether it is a value slot),
+    /// emptying the bitmap as it goes; a slot for which `visit` returns true (it still points
+    /// young) is remembered again in the current bitmap. Slots of pages no longer old are
+    /// skipped (none is expected: a freed page's bits are cleared). Returns (slots visited,
+    /// slots remembered again).
+    pub(crate) fn scan_previous(&self, mut visit: impl FnMut(Offset, bool) -> bool) -> (u64, u64) {
+        let cur = self.current();
+        let (mut visited, mut kept) = (0, 0);
+        for (g, set) in self.remsets.iter().enumerate() {
+            let Some(set) = set.get() else { continue };
+            let base = self.start + g as u64 * GRANULE_SIZE;
+            visited += set.drain_previous(cur, |word| {
+                let slot = base + word as u64 * gc_core::REMSET_WORD_BYTES;
+                if !self.ages.is_old(slot) || self.skip_scan.load(Ordering::Relaxed) {
+                    return;
+                }
+                let is_value = self.is_value_word(slot);
+                if visit(slot, is_value) {
+                    self.remember(slot, is_value);
+                    kept += 1;
+                }
+            });
+        }
+        self.counts.scanned(visited, kept);
+        (visited, kept)
     }
 
     /// Concurrently, after a full cycle's Pause Mark Start: clear the previous bitmap of
@@ -248,6 +339,23 @@ impl Generations {
         self.skip_barrier.store(true, Ordering::Relaxed);
     }
 
+    /// Plant the bug of a remembered-set scan that skips its slots (for the test that it is
+    /// caught).
+    pub(crate) fn skip_scan_for_tests(&self) {
+        self.skip_scan.store(true, Ordering::Relaxed);
+    }
+
+    /// Plant the bug of a minor coloring pointers to old objects with its mark color.
+    pub(crate) fn plant_old_color_for_tests(&self) {
+        self.old_color.store(true, Ordering::Relaxed);
+    }
+
+    /// True if [`Self::plant_old_color_for_tests`] was called.
+    #[inline]
+    pub(crate) fn planted_old_color(&self) -> bool {
+        self.old_color.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn counts(&self) -> &RememberedSetCounts {
         &self.counts
     }
@@ -272,12 +380,12 @@ mod tests {
         g.ages.set(young, GRANULE_SIZE, PageAge::Eden);
         let ptr = |o: Offset| ColoredPtr::from_raw(o.raw());
         let all = u64::MAX;
-        g.store_barrier(young + 24, ptr(old + 8), all); // young holder
-        g.store_barrier(old + 16, ptr(old + 8), all); // old value
-        g.store_barrier(old + 16, ColoredPtr::NULL, all); // null
+        g.store_barrier(young + 24, ptr(old + 8), all, false); // young holder
+        g.store_barrier(old + 16, ptr(old + 8), all, false); // old value
+        g.store_barrier(old + 16, ColoredPtr::NULL, all, false); // null
         assert_eq!(g.remembered_now(), 0);
-        g.store_barrier(old + 24, ptr(young + 8), all);
-        g.store_barrier(old + 24, ptr(young + 16), all);
+        g.store_barrier(old + 24, ptr(young + 8), all, false);
+        g.store_barrier(old + 24, ptr(young + 16), all, false);
         assert!(g.is_remembered(old + 24) && !g.is_remembered(old + 16));
         assert_eq!(g.stats().barrier_remembered, 1);
         // Mark Start: the young page is old now, and the remembered bits are stale: the

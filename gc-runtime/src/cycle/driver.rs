@@ -33,6 +33,13 @@
 //! and Pause Relocate Start are a color flip, Pause Mark End reads two words (each pause's work
 //! is recorded as `PauseRecord::work_items`: 0 for all three).
 //!
+//! A minor (young-only) cycle, requested with `Heap::collect_minor` in `concurrent` mode with
+//! the generational bookkeeping on, runs the same pauses and phases (`Cycle::run_minor`):
+//! Pause Mark Start flips the color and the remembered set's index, Concurrent Mark Roots
+//! also scans the remembered set, marking follows young objects only, selection frees empty
+//! young pages and evacuates nothing, and no Concurrent Reset Relocation Set runs: the last
+//! major's forwarding tables stay for the old-to-old slots of its color no minor visits.
+//!
 //! Before each concurrent phase the driver passes the phase gate (`context/phase_gate.rs`),
 //! open unless an embedder steps through the cycle with a `Stepper`; then it waits there
 //! until the stepper lets the phase run, and the director starts no cycle of its own.
@@ -57,6 +64,7 @@ use crate::observe::{CycleRecord, PauseKind, PauseRecord, SafepointTimeoutRecord
 use crate::roots::MutatorShared;
 use crate::threads;
 use crate::threads::{CrewTotals, WorkerTarget};
+use gc_core::CycleKind;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -127,6 +135,7 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
         let t = Instant::now();
         let mut cycle = Cycle::new(heap, n, &cause);
         match heap.config().mode {
+            Mode::Concurrent if cause == GcCause::MinorRequested => cycle.run_minor(),
             Mode::Concurrent => cycle.run_concurrent(),
             Mode::Stw => cycle.run_stw(),
             Mode::Epsilon => unreachable!("epsilon heaps have no driver"),
@@ -345,7 +354,7 @@ impl<'h> Cycle<'h> {
         let h = self.heap;
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            let (mark, stale) = h.mark_start();
+            let (mark, stale) = h.mark_start(CycleKind::Major);
             c.rec.mark_color = Some(mark);
             c.rec.stale_color = Some(stale);
         });
@@ -355,6 +364,81 @@ impl<'h> Cycle<'h> {
         });
         self.rec.roots_marked_concurrently = roots;
         self.rec.weak_handles_remapped = weaks;
+        self.mark_until_end();
+        self.after_mark_end();
+        // Only the flip: roots are relocated by the mutators' barriers as they load them, or
+        // remapped by the next cycle's Concurrent Mark Roots (see `relocate`).
+        self.pause(PauseKind::RelocateStart, |c, muts| {
+            h.relocate_start();
+            c.verify(muts, VerifyPoint::RelocateStart);
+        });
+        self.phase(GcPhase::ConcurrentRelocate, |c| c.relocate());
+    }
+
+    /// A minor (young-only) cycle, `concurrent` mode with the generational bookkeeping on:
+    /// the phases and pauses of [`Self::run_concurrent`], each pause O(1) as there. Pause
+    /// Mark Start flips the mark color (`CycleKind::Minor`) and the remembered set's index,
+    /// and promotes nothing; Concurrent Mark Roots marks the strong roots and scans the
+    /// remembered set's previous bitmap; marking follows young objects only (an old target
+    /// is healed, not marked); selection frees the empty young pages and evacuates nothing,
+    /// so the relocation set of the last major stays installed for the pointers of its color
+    /// the minor never visits, and Concurrent Relocate has nothing to do.
+    fn run_minor(&mut self) {
+        let h = self.heap;
+        self.rec.minor = true;
+        self.pause(PauseKind::MarkStart, |c, muts| {
+            c.verify(muts, VerifyPoint::BeforeMarkStart);
+            let (mark, stale) = h.mark_start(CycleKind::Minor);
+            c.rec.mark_color = Some(mark);
+            c.rec.stale_color = Some(stale);
+        });
+        let (roots, weaks, scanned) = self.phase(GcPhase::ConcurrentMarkRoots, |_| {
+            let roots = h.mark_roots(&h.mutators());
+            let weaks = h.remap_stale_weaks();
+            (roots, weaks, h.scan_remembered())
+        });
+        self.rec.roots_marked_concurrently = roots;
+        self.rec.weak_handles_remapped = weaks;
+        self.rec.remembered_slots_scanned = scanned.0;
+        self.mark_until_end();
+        self.phase(GcPhase::ConcurrentProcessNonStrongReferences, |c| {
+            let r = h.process_non_strong_references();
+            h.events().info(
+                c.n(),
+                &format!(
+                    "Weak handles: {} cleared, {} kept; {} dead direct-buffer owners",
+                    r.cleared,
+                    r.kept,
+                    r.dead_phantoms.len()
+                ),
+            );
+            c.run_cleaners();
+        });
+        let sel = self.phase(GcPhase::ConcurrentSelectRelocationSet, |_| h.select_minor());
+        self.rec.live_bytes = sel.live_bytes;
+        self.rec.pages_freed_empty = sel.empty_pages_freed;
+        self.heap.events().info(
+            self.n(),
+            &format!(
+                "Minor: {} remembered slots scanned ({} kept), {} empty young pages freed \
+                 ({}M), {}K young live",
+                scanned.0,
+                scanned.1,
+                sel.empty_pages_freed,
+                sel.empty_bytes_freed >> 20,
+                sel.live_bytes >> 10
+            ),
+        );
+        self.pause(PauseKind::RelocateStart, |c, muts| {
+            h.relocate_start();
+            c.verify(muts, VerifyPoint::RelocateStart);
+        });
+    }
+
+    /// Concurrent Mark and Pause Mark End, repeated (Concurrent Mark Continue) until the
+    /// pause finds no work left.
+    fn mark_until_end(&mut self) {
+        let h = self.heap;
         let mut phase = GcPhase::ConcurrentMark;
         loop {
             self.phase(phase, |c| c.mark());
@@ -375,14 +459,6 @@ impl<'h> Cycle<'h> {
             self.rec.mark_end_retries += 1;
             phase = GcPhase::ConcurrentMarkContinue;
         }
-        self.after_mark_end();
-        // Only the flip: roots are relocated by the mutators' barriers as they load them, or
-        // remapped by the next cycle's Concurrent Mark Roots (see `relocate`).
-        self.pause(PauseKind::RelocateStart, |c, muts| {
-            h.relocate_start();
-            c.verify(muts, VerifyPoint::RelocateStart);
-        });
-        self.phase(GcPhase::ConcurrentRelocate, |c| c.relocate());
     }
 
     /// Phases 4-6 (concurrent in `concurrent` mode, inside the pause in `stw` mode).
@@ -462,7 +538,7 @@ impl<'h> Cycle<'h> {
         let h = self.heap;
         self.pause(PauseKind::Full, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            let (mark, stale) = h.mark_start();
+            let (mark, stale) = h.mark_start(CycleKind::Major);
             c.rec.mark_color = Some(mark);
             c.rec.stale_color = Some(stale);
             c.pause_work += c.phase(GcPhase::MarkRoots, |_| h.mark_roots(muts));

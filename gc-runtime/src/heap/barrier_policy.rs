@@ -11,6 +11,8 @@
 //! - **Relocate**: the pointer has this cycle's mark color; if its page is in the relocation
 //!   set, relocate the object (or take the winner's copy), else keep the offset; color it
 //!   Remapped: `Relocate::relocate_or_remap`.
+//!   After a minor cycle (which relocates nothing) only a pointer of the last major's color
+//!   is remapped, through the relocation set the index keeps; any other is only recolored.
 //! - **Weak loads** (a `WeakRef`): as a strong load, except between Pause Mark End and Pause
 //!   Relocate Start, when an unmarked referent reads as null ([`load_weak`]).
 
@@ -42,7 +44,17 @@ impl SlowPath for MutatorSlowPath<'_> {
                     mark::is_live(cx, off),
                     "a barrier after Pause Mark End met an unmarked object at {off:#x}"
                 );
-                layout.good(off, mark)
+                mark::good_for(cx, off, mark)
+            }
+            // After a minor cycle, which relocates nothing: only a pointer of the color the
+            // forwarding index remaps (the last major's, never visited by the minor) may
+            // lead into the relocation set kept there; any other color's offset is current
+            // (the minor healed it), and may lie on a page that reuses a from-page's memory.
+            BarrierPhase::Relocate if cx.state.is_minor() => {
+                let off = cx
+                    .forwarding
+                    .remap_if_stale(layout, ptr, cx.state.forwarded());
+                layout.good(off, GoodColor::Remapped)
             }
             BarrierPhase::Relocate => layout.good(
                 self.heap
@@ -101,7 +113,7 @@ pub(crate) fn load_weak(
         if !mark::is_live(cx, off) {
             return ColoredPtr::NULL;
         }
-        let g = cx.layout().good(off, good);
+        let g = mark::good_for(cx, off, good);
         match slot.compare_exchange(p, g, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return g,
             // Healed to the same pointer by the collector or another upgrade.

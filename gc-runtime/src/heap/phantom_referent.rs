@@ -7,7 +7,10 @@
 //! a mark color that is not good (the previous cycle's during marking, the last cycle's mark
 //! color during relocation and until the next Pause Mark Start) may point into a relocation
 //! set, and is followed through its page's forwarding if the object was moved. An object not
-//! moved yet is still where the pointer says.
+//! moved yet is still where the pointer says. Only the color of the cycle whose relocation set
+//! the forwarding index holds (`GcState::forwarded`) is looked up: after a minor cycle, which
+//! relocates nothing, a pointer with the minor's color is current and may lie on a page that
+//! reuses the memory of one of the last major's from-pages.
 
 use super::heap_inner::HeapInner;
 use gc_core::{Color, ColoredPtr, Offset};
@@ -33,7 +36,9 @@ impl HeapInner {
         let off = layout.offset(p);
         let color = layout.color(p);
         let good = cx.state.good().color();
-        if color.contains(Color::REMAPPED) || color.intersects(good) {
+        let forwarded = cx.state.forwarded().color();
+        if color.contains(Color::REMAPPED) || color.intersects(good) || !color.intersects(forwarded)
+        {
             return off;
         }
         let guard = crossbeam_epoch::pin();

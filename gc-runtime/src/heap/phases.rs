@@ -12,7 +12,7 @@ use crate::observe::{proc_info, Straggler};
 use crate::relocate::{self, RelocationTotals, Selection};
 use crate::roots::MutatorShared;
 use crate::threads::{CrewTotals, WorkerTarget, SAFEPOINT_TIMEOUT};
-use gc_core::{GoodColor, PageKind};
+use gc_core::{CycleKind, GoodColor, PageKind};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -60,10 +60,15 @@ impl HeapInner {
     /// the generational bookkeeping on, every page becomes old and the remembered set's other
     /// bitmap current (a full cycle promotes every survivor: see `context::generations`).
     /// Returns the mark color and the stale color (the previous cycle's mark color).
-    pub(crate) fn mark_start(&self) -> (GoodColor, GoodColor) {
-        let mark = self.cx.state.flip_to_mark();
+    ///
+    /// A minor cycle's (`kind`) flips the remembered set's index and promotes nothing: O(1).
+    pub(crate) fn mark_start(&self, kind: CycleKind) -> (GoodColor, GoodColor) {
+        let mark = self.cx.state.flip_to_mark(kind);
         if let Some(g) = &self.cx.generations {
-            g.major_mark_start();
+            match kind {
+                CycleKind::Major => g.major_mark_start(),
+                CycleKind::Minor => g.minor_mark_start(),
+            }
         }
         self.cx.progress.begin(self.cx.pages.mutator_free());
         (mark, self.cx.state.stale())
@@ -77,6 +82,12 @@ impl HeapInner {
         let roots = self.mark.mark_roots(&self.cx, &self.roots, muts);
         self.populate_good_view(false);
         roots
+    }
+
+    /// A minor cycle's scan of the remembered set (Concurrent Mark Roots, after the strong
+    /// roots; see `Mark::scan_remembered`). Returns (slots visited, slots kept).
+    pub(crate) fn scan_remembered(&self) -> (u64, u64) {
+        self.mark.scan_remembered(&self.cx)
     }
 
     /// In `concurrent` mode, after a flip: populate the good view's page-table entries over
@@ -99,11 +110,18 @@ impl HeapInner {
         }
         let view = self.cx.state.good().view();
         let mem = self.cx.pages.memory();
+        // While a minor marks, only pointers to young objects carry its color (see
+        // `mark::good_for`): old pages are not reached through its view.
+        let young_only = (self.cx.state.is_minor()
+            && self.cx.state.phase() == crate::context::BarrierPhase::Mark)
+            .then_some(self.cx.generations.as_deref())
+            .flatten();
         self.cx
             .pages
             .snapshot()
             .iter()
             .filter(|p| large || p.kind() != PageKind::Large)
+            .filter(|p| young_only.is_none_or(|g| g.is_young(p.start())))
             .map(|p| mem.populate_view(p, view))
             .sum()
     }
@@ -176,7 +194,14 @@ impl HeapInner {
             .relocation_selected(sel.live_bytes_selected);
         self.relocate.prepare_targets(&self.cx, &forwardings);
         self.relocation_set.install(&self.cx, forwardings);
+        self.cx.state.relocation_set_installed();
         sel
+    }
+
+    /// A minor cycle's Concurrent Select Relocation Set: free the empty young pages; the
+    /// relocation set (the last major's, still needed by its stale pointers) stays.
+    pub(crate) fn select_minor(&self) -> Selection {
+        relocate::select_minor(&self.cx)
     }
 
     /// Pause Relocate Start: from now on a root with the mark color is bad (only a flip).

@@ -49,9 +49,6 @@ struct Walk<'h> {
     starts: HashMap<Offset, Vec<Offset>>,
     visited: HashSet<Offset>,
     stack: Vec<Offset>,
-    /// The mark colors a live slot may carry before Pause Mark Start: the latest cycle's and
-    /// the last major's (one color with full cycles only), from the mark-color rule.
-    live_marks: Vec<Color>,
 }
 
 /// Verify the heap at `point`; panics with a report at the first violation. Mutators must be
@@ -63,13 +60,6 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
         starts: HashMap::new(),
         visited: HashSet::new(),
         stack: Vec::new(),
-        live_marks: heap
-            .cx
-            .state
-            .mark_colors()
-            .live_colors()
-            .map(GoodColor::color)
-            .collect(),
     };
     w.check_pages();
     let mut roots = Vec::new();
@@ -204,25 +194,56 @@ impl Walk<'_> {
         );
     }
 
-    fn legal(&self, root: bool) -> Vec<Color> {
+    /// The colors legal at this point for a reference (a root if `root`) leading to the
+    /// object at `to`.
+    ///
+    /// The invariant behind them (see `mark::marker::good_for`): a pointer to an old object
+    /// carries Remapped or the last major's mark color, never a minor's, and a pointer to a
+    /// young object carries Remapped or the latest cycle's color (every later minor visits
+    /// it while it stays young, and only a major's Pause Mark Start makes it old). With full
+    /// cycles only (or the bookkeeping off, when every object counts as old here) both say
+    /// "Remapped or the latest cycle's".
+    fn legal(&self, root: bool, to: Offset) -> Vec<Color> {
         let st = &self.heap.cx.state;
         let mark = st.good();
+        let young = self
+            .heap
+            .cx
+            .generations
+            .as_deref()
+            .is_some_and(|g| !g.is_old(to));
         // Only the `stw` pause relocates the roots; in the `concurrent` mode a root keeps its
         // mark color until a mutator loads it or the next Concurrent Mark Roots, like a slot.
         let strict_root = root && self.heap.config.mode == Mode::Stw;
+        let rule = st.mark_colors();
+        // Before a minor's relocation, a pointer to an old object: Remapped, or the last
+        // major's color (a slot no cycle visited since; never a root, which Concurrent Mark
+        // Roots healed).
+        let old_in_minor = || {
+            let mut v = vec![Color::REMAPPED];
+            if !root {
+                v.extend(rule.last_major().map(GoodColor::color));
+            }
+            v
+        };
         match self.point {
-            // Between cycles the good color is Remapped; slots may still carry the latest
-            // cycle's mark color (stale in the next cycle) and no other: whichever of the
-            // three the mark-color rule chose, the color of two cycles ago is illegal.
             VerifyPoint::BeforeMarkStart if strict_root => vec![Color::REMAPPED],
+            // Between cycles the good color is Remapped; see the invariant above.
             VerifyPoint::BeforeMarkStart => {
+                let latest = if young {
+                    rule.current()
+                } else {
+                    rule.last_major()
+                };
                 let mut legal = vec![Color::REMAPPED];
-                legal.extend_from_slice(&self.live_marks);
+                legal.extend(latest.map(GoodColor::color));
                 legal
             }
+            VerifyPoint::MarkEnd if st.is_minor() && !young => old_in_minor(),
             VerifyPoint::MarkEnd => vec![mark.color()],
             VerifyPoint::RelocateStart if strict_root => vec![Color::REMAPPED],
             VerifyPoint::AfterRelocation => vec![Color::REMAPPED],
+            VerifyPoint::RelocateStart if st.is_minor() && !young => old_in_minor(),
             VerifyPoint::RelocateStart => vec![st.mark().color(), Color::REMAPPED],
         }
     }
@@ -235,18 +256,18 @@ impl Walk<'_> {
             self.fail("not a pointer with exactly one view color", holder, p);
         }
         let color = layout.color(p);
-        if !self.legal(root).contains(&color) {
-            self.fail(&format!("color {color:?} is illegal here"), holder, p);
-        }
         let mut off = layout.offset(p);
-        // A pointer that is not Remapped may lead into a relocation set whose objects moved:
-        // before Mark Start into the previous cycle's (every object there has its entry), at
-        // Relocate Start into this cycle's, where a page the pause compacted in place has an
-        // entry for every object (other pages still hold their objects where they were).
-        let forwarded = match self.point {
-            VerifyPoint::BeforeMarkStart | VerifyPoint::RelocateStart => color != Color::REMAPPED,
-            VerifyPoint::MarkEnd | VerifyPoint::AfterRelocation => false,
-        };
+        // A pointer of the color the forwarding index remaps may lead into the relocation set
+        // it holds, whose objects moved: before Mark Start into the last relocating cycle's
+        // (every object there has its entry), at Relocate Start into this cycle's, where a
+        // page the pause compacted in place has an entry for every object (other pages still
+        // hold their objects where they were), and in a minor cycle into the last major's
+        // (the old-to-old slots it never visits). A pointer of any other color is not looked
+        // up: after a minor its page may reuse a from-page's memory.
+        let forwarded_color = self.heap.cx.state.forwarded();
+        let forwarded = forwarded_color != GoodColor::Remapped
+            && color == forwarded_color.color()
+            && self.point != VerifyPoint::AfterRelocation;
         if forwarded {
             let guard = crossbeam_epoch::pin();
             if let Some(f) = self.heap.cx.forwarding.get(off, &guard) {
@@ -264,6 +285,20 @@ impl Walk<'_> {
                     }
                 }
             }
+        }
+        // The mark-color rule's whole purpose: no live slot carries the color the next cycle
+        // marks with (it would look marked while its object is not).
+        if self.point == VerifyPoint::BeforeMarkStart
+            && color == self.heap.cx.state.mark_colors().next().color()
+        {
+            self.fail(
+                "carries the color the next cycle will mark with (it would look marked)",
+                holder,
+                p,
+            );
+        }
+        if !self.legal(root, off).contains(&color) {
+            self.fail(&format!("color {color:?} is illegal here"), holder, p);
         }
         let Some(page) = self.heap.cx.page_table().get_arc(off) else {
             self.fail("points outside every page (freed memory)", holder, p);

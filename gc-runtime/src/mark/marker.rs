@@ -11,6 +11,11 @@
 //! idle: it marks the marking abandoned instead, so the others stop waiting for it and its
 //! panic reaches the driver (which aborts the process) when the workers' scope ends.
 //!
+//! In a minor (young-only) cycle marking follows young objects only: an object on an old page
+//! is taken as live and neither marked nor traced, and a pointer to it is healed Remapped,
+//! never in the minor's mark color ([`good_for`]); Concurrent Mark Roots also scans the
+//! remembered set ([`Mark::scan_remembered`]).
+//!
 //! The subsystem owns the global mark queue. The live-map operations every phase needs —
 //! [`mark_object`], [`is_live`] and the marking barrier [`mark_barrier`] (what the load
 //! barrier's slow path does while marking) — are functions of the [`GcContext`], since they
@@ -97,6 +102,8 @@ struct TraceColors {
     mark: GoodColor,
     /// The previous cycle's mark color (`GcState::stale`).
     stale: GoodColor,
+    /// A minor cycle marks (old targets are healed to Remapped: [`good_for`]).
+    minor: bool,
 }
 
 /// Which slot of a traced object: a reference slot, or a value slot holding a pointer.
@@ -111,6 +118,10 @@ enum SlotIndex {
 /// Returns true for a value slot (healed by this call or a racing one), for the counts.
 #[inline(always)]
 fn heal(obj: Object, slot: SlotIndex, bad: ColoredPtr, good: ColoredPtr, bad_mask: u64) -> bool {
+    if bad == good {
+        // A minor's Remapped pointer to an old object: nothing to write.
+        return false;
+    }
     match slot {
         SlotIndex::Ref(i) => {
             gc_core::self_heal(obj.ref_slot(i), bad, good, bad_mask);
@@ -223,7 +234,7 @@ impl MarkRing {
             stale.obj,
             stale.slot,
             stale.ptr,
-            layout.good(target, mark),
+            good_for(cx, target, mark),
             cx.state.bad_mask(),
         ) {
             self.value_heals += 1;
@@ -282,7 +293,33 @@ pub(crate) fn mark_barrier(
         .forwarding
         .remap_if_stale_in(cx.layout(), ptr, cx.state.stale(), &guard);
     mark_object_in(cx, off, &guard, push);
-    cx.layout().good(off, mark)
+    good_for(cx, off, mark)
+}
+
+/// The pointer marking hands out and heals into slots for the object at `off`: its mark
+/// color (`mark`), except in a minor cycle for an old object, which gets Remapped.
+///
+/// Why: a minor visits no old-to-old slot, so a later cycle may mark with the color of a
+/// minor before the previous one (the mark-color rule excludes only the previous cycle's and
+/// the last major's). A slot pointing old that kept such a minor's color would then look
+/// good to that later cycle, and a mutator could load the (unmarked) object through it
+/// without marking it and hide it: a lost object. So a minor's mark color is carried only by
+/// pointers to young objects, which every later minor visits while they stay young, and a
+/// major promotes only at its Pause Mark Start, when that color is the previous cycle's. A
+/// Remapped pointer is bad while a minor marks, so each load of such a slot takes the slow
+/// path; it is never remapped (no forwarding table is consulted for Remapped).
+#[inline(always)]
+pub(crate) fn good_for(cx: &GcContext, off: Offset, mark: GoodColor) -> ColoredPtr {
+    if minor_and_old(cx, off)
+        && !cx
+            .generations
+            .as_ref()
+            .is_some_and(|g| g.planted_old_color())
+    {
+        cx.layout().good(off, GoodColor::Remapped)
+    } else {
+        cx.layout().good(off, mark)
+    }
 }
 
 /// Mark the object at `off` strongly; pass it to `push` if this call marked it.
@@ -300,7 +337,7 @@ fn mark_object_in(cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnM
         .page_table()
         .get(off, guard)
         .unwrap_or_else(|| panic!("marking met a pointer to {off:#x} outside every page"));
-    if page.seqnum() == seq {
+    if page.seqnum() == seq || minor_and_old(cx, off) {
         return;
     }
     // The object and its size are counted when it is traced (the tracer reads the header
@@ -311,13 +348,24 @@ fn mark_object_in(cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnM
     }
 }
 
+/// True if the latest cycle is a minor one and `off` lies on an old page: a minor marks
+/// young objects only and takes every old one as live (it computes no old live map).
+#[inline(always)]
+fn minor_and_old(cx: &GcContext, off: Offset) -> bool {
+    cx.state.is_minor() && cx.generations.as_ref().is_some_and(|g| g.is_old(off))
+}
+
 /// True if the object at `off` is live in the current cycle (marked, or allocated since
-/// Pause Mark Start).
+/// Pause Mark Start, or old while a minor cycle runs).
 pub(crate) fn is_live(cx: &GcContext, off: Offset) -> bool {
     let seq = cx.state.seqnum();
     let guard = crossbeam_epoch::pin();
     match cx.page_table().get(off, &guard) {
-        Some(p) => p.seqnum() == seq || p.live_map().is_marked(seq, p.index_of(off)),
+        Some(p) => {
+            p.seqnum() == seq
+                || minor_and_old(cx, off)
+                || p.live_map().is_marked(seq, p.index_of(off))
+        }
         None => false,
     }
 }
@@ -408,6 +456,79 @@ impl Mark {
         n
     }
 
+    /// A minor cycle's scan of the remembered set (Concurrent Mark Roots, after the strong
+    /// roots): every old slot remembered in the previous bitmap is loaded and healed (made
+    /// the mark color, remapped first if it carries the stale color), its target marked and
+    /// queued if young (an old target is live in a minor and not followed), and remembered
+    /// again in the current bitmap only if it still points young. Returns (slots visited,
+    /// slots remembered again).
+    ///
+    /// Concurrently with mutators: a slot a mutator stores meanwhile is remembered by its
+    /// store barrier if the new value is young (in the current bitmap), and the heal CAS from
+    /// the value read fails, leaving the mutator's value; a value a mutator stores in the
+    /// mark phase is good (loaded through the barrier, which marks, or allocated in this
+    /// cycle, live without marking).
+    pub(crate) fn scan_remembered(&self, cx: &GcContext) -> (u64, u64) {
+        let Some(g) = cx.generations.as_deref() else {
+            return (0, 0);
+        };
+        let layout = cx.layout();
+        let bad = cx.state.bad_mask();
+        let q = &self.queue;
+        let push = &mut |o| q.push(o);
+        g.scan_previous(|slot, is_value| {
+            let addr = layout.address(slot, View::Remapped).raw();
+            let (p, good) = if is_value {
+                // SAFETY: `slot` is a word of an object on an old page (the remembered set
+                // holds only such words, and a freed page's bits are cleared); no minor frees
+                // or moves an old page, so it stays mapped, and the word is a value slot (its
+                // kind bit, set before its remembered bit, never changes while the page is
+                // allocated), an aligned atomic word.
+                let vs = unsafe { &*(addr as *const gc_core::ValueSlot) };
+                let Some(p) = vs.load(Ordering::Acquire).as_pointer() else {
+                    return false;
+                };
+                if p.raw() & bad == 0 {
+                    (p, p)
+                } else {
+                    let good = mark_barrier(cx, p, push);
+                    if good != p {
+                        gc_core::self_heal_value(
+                            vs,
+                            ValueWord::pointer(p),
+                            ValueWord::pointer(good),
+                            bad,
+                        );
+                    }
+                    (p, good)
+                }
+            } else {
+                // SAFETY: as above; the word is a reference slot, an aligned atomic word.
+                let rs = unsafe { &*(addr as *const gc_core::ColoredSlot) };
+                let p = rs.load(Ordering::Acquire);
+                if p.is_null() {
+                    return false;
+                }
+                if p.raw() & bad == 0 {
+                    (p, p)
+                } else {
+                    let good = mark_barrier(cx, p, push);
+                    if good != p {
+                        gc_core::self_heal(rs, p, good, bad);
+                    }
+                    (p, good)
+                }
+            };
+            let off = layout.offset(good);
+            if p == good {
+                // Good already: stored by a mutator in this cycle (marked by its barrier or
+                // allocated since Mark Start); marking it again costs a live-map test.
+                mark_object(cx, off, push);
+            }
+            !g.is_old(off)
+        })
+    }
+
     /// Trace one object: the marking barrier on each of its slots, with the marking itself
     /// deferred through `ring` (see [`MarkRing`]); the targets this worker marks go to `push`.
     /// Returns the object's size.
@@ -426,6 +547,7 @@ impl Mark {
             bad: cx.state.bad_mask(),
             mark: cx.state.good(),
             stale: cx.state.stale(),
+            minor: cx.state.is_minor(),
         };
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
         let obj = unsafe { Object::at(layout, off) };
@@ -465,6 +587,7 @@ impl Mark {
             bad,
             mark,
             stale,
+            minor,
         } = colors;
         let target = if p.raw() & bad != 0 {
             let t = layout.offset(p);
@@ -479,7 +602,12 @@ impl Mark {
                 }
             }
             // Heal now (the good pointer does not depend on the marking), mark later.
-            if heal(obj, slot, p, layout.good(t, mark), bad) {
+            let good = if minor {
+                good_for(cx, t, mark)
+            } else {
+                layout.good(t, mark)
+            };
+            if heal(obj, slot, p, good, bad) {
                 ring.value_heals += 1;
             }
             t

@@ -7,5 +7,5 @@ mod live_cache;
 mod marker;
 mod weak_processor;
 
-pub(crate) use marker::{is_live, mark_barrier, Mark};
+pub(crate) use marker::{good_for, is_live, mark_barrier, Mark};
 pub(crate) use weak_processor::{WeakProcessor, WeakResult};

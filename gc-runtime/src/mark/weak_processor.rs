@@ -127,7 +127,7 @@ fn process_slot(cx: &GcContext, slot: &ColoredSlot) -> Option<bool> {
     let off = cx.forwarding.remap_if_stale(layout, p, cx.state.stale());
     let live = mark::is_live(cx, off);
     let new = if live {
-        layout.good(off, good)
+        mark::good_for(cx, off, good)
     } else {
         ColoredPtr::NULL
     };

@@ -29,13 +29,15 @@ pub enum GcCause {
     /// A direct buffer would pass `HeapConfig::max_direct_memory`: the cycle finds dead
     /// owners, whose cleaners give their native memory back (JDK's `Bits.reserveMemory`).
     DirectMemory,
+    /// `Heap::collect_minor` or `Scope::collect_minor`: a minor (young-only) cycle.
+    MinorRequested,
     /// `Heap::collect` or `Scope::collect`, with the caller's label (e.g. "System.gc").
     Explicit(String),
 }
 
 impl GcCause {
     /// Every cause but an explicit request.
-    pub const RULES: [GcCause; 9] = [
+    pub const RULES: [GcCause; 10] = [
         GcCause::AllocationStall,
         GcCause::Continuous,
         GcCause::Warmup,
@@ -45,6 +47,7 @@ impl GcCause {
         GcCause::HighUsage,
         GcCause::Proactive,
         GcCause::DirectMemory,
+        GcCause::MinorRequested,
     ];
 
     /// The name in logs and records.
@@ -59,6 +62,7 @@ impl GcCause {
             GcCause::HighUsage => "High Usage",
             GcCause::Proactive => "Proactive",
             GcCause::DirectMemory => "Direct Memory",
+            GcCause::MinorRequested => "Minor Requested",
             GcCause::Explicit(label) => label,
         }
     }

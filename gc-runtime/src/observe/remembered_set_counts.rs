@@ -19,6 +19,8 @@ pub(crate) struct RememberedSetCounts {
     verified_old_slots: AtomicU64,
     verified_young_slots: AtomicU64,
     verifications: AtomicU64,
+    scanned: AtomicU64,
+    scanned_kept: AtomicU64,
 }
 
 /// A snapshot of `RememberedSetCounts` (`Heap::remembered_set_stats`).
@@ -47,6 +49,10 @@ pub struct RememberedSetStats {
     pub verified_young_slots: u64,
     /// Pauses in which the verifier checked the remembered set.
     pub verifications: u64,
+    /// Remembered slots minor cycles' scans visited (each taken from the previous bitmap).
+    pub scanned: u64,
+    /// Of those, the ones that still pointed young and were remembered again.
+    pub scanned_kept: u64,
 }
 
 impl RememberedSetCounts {
@@ -85,6 +91,12 @@ impl RememberedSetCounts {
         self.verifications.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A minor cycle's scan visited `visited` remembered slots and kept `kept`.
+    pub(crate) fn scanned(&self, visited: u64, kept: u64) {
+        self.scanned.fetch_add(visited, Ordering::Relaxed);
+        self.scanned_kept.fetch_add(kept, Ordering::Relaxed);
+    }
+
     /// The totals now.
     pub(crate) fn snapshot(&self) -> RememberedSetStats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -97,6 +109,8 @@ impl RememberedSetCounts {
             verified_old_slots: get(&self.verified_old_slots),
             verified_young_slots: get(&self.verified_young_slots),
             verifications: get(&self.verifications),
+            scanned: get(&self.scanned),
+            scanned_kept: get(&self.scanned_kept),
         }
     }
 }

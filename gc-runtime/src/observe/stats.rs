@@ -77,8 +77,9 @@ pub struct CycleRecord {
     /// records written before it was recorded).
     #[serde(default)]
     pub mark_color: Option<GoodColor>,
-    /// The color of stale pointers during its marking: the previous cycle's mark color
-    /// (Remapped, never stale, in the first cycle).
+    /// The color of stale pointers during its marking: the mark color of the cycle whose
+    /// relocation set was installed at its Pause Mark Start, the previous cycle's with full
+    /// cycles only, the last major's after minors (Remapped, never stale, in the first cycle).
     #[serde(default)]
     pub stale_color: Option<GoodColor>,
     /// Slots holding a stale pointer (the previous cycle's mark color, into its relocation
@@ -86,6 +87,12 @@ pub struct CycleRecord {
     /// forwarding entry (the mark ring's stale stage).
     #[serde(default)]
     pub stale_slots_remapped: u64,
+    /// True for a minor (young-only) cycle (`Heap::collect_minor`).
+    #[serde(default)]
+    pub minor: bool,
+    /// Remembered slots a minor cycle's Concurrent Mark Roots scanned (0 in a full cycle).
+    #[serde(default)]
+    pub remembered_slots_scanned: u64,
     /// Non-null strong roots marked by Concurrent Mark Roots (0 in `stw` mode, which marks
     /// them inside its pause).
     #[serde(default)]

@@ -10,5 +10,5 @@ mod relocator;
 
 pub(crate) use full_remap::remap_all;
 pub(crate) use relocation_set::RelocationSet;
-pub(crate) use relocation_set_selector::{select, Selection};
+pub(crate) use relocation_set_selector::{select, select_minor, Selection};
 pub(crate) use relocator::{Relocate, RelocationTotals};

@@ -24,6 +24,31 @@ pub(crate) struct Selection {
     pub(crate) live_bytes: u64,
 }
 
+/// A minor cycle's selection: free the young pages (not allocated in this cycle) that
+/// marking found empty; old pages, whose live maps a minor does not compute, are not looked
+/// at, and no page is evacuated. A freed page's age and remembered bits are cleared by the
+/// page registry.
+pub(crate) fn select_minor(cx: &GcContext) -> Selection {
+    let seq = cx.state.seqnum();
+    let mut sel = Selection::default();
+    let Some(g) = cx.generations.as_deref() else {
+        return sel;
+    };
+    for p in cx.pages.snapshot() {
+        if p.seqnum() == seq || !g.is_young(p.start()) {
+            continue;
+        }
+        let live = p.live_map().live_bytes(seq);
+        sel.live_bytes += live;
+        if live == 0 {
+            sel.empty_pages_freed += 1;
+            sel.empty_bytes_freed += p.size();
+            cx.free_page(&p);
+        }
+    }
+    sel
+}
+
 /// Concurrent Select Relocation Set: free the empty pages, and return the forwardings of the
 /// pages to evacuate, with what was found.
 pub(crate) fn select(cx: &GcContext) -> (Selection, Vec<Arc<Forwarding>>) {

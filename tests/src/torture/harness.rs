@@ -211,6 +211,8 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     // The control meter: a plain 1 ms sleep on a thread outside the heap, for the machine's
     // own noise beside the run's longest pause and time to safepoint.
     let control_stop = AtomicBool::new(false);
+    let requests_stop = AtomicBool::new(false);
+    let majors_done = std::sync::atomic::AtomicU64::new(0);
     let (results, control): (Vec<(ThreadStats, Result<(), String>)>, _) =
         std::thread::scope(|sc| {
             let control = std::thread::Builder::new()
@@ -221,8 +223,8 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                 .expect("spawning the control meter");
             let handles: Vec<_> = (0..cfg.threads)
                 .map(|t| {
-                    let (heap, region, pool, stop, native) =
-                        (&heap, &region, &pool, &stop, &native);
+                    let (heap, region, pool, stop, native, majors_done) =
+                        (&heap, &region, &pool, &stop, &native, &majors_done);
                     std::thread::Builder::new()
                         .name(format!("torture-{t}"))
                         .spawn_scoped(sc, move || {
@@ -255,6 +257,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                                 shared: (shared_cap > 0).then_some(pool),
                                 next_shared_id: (((t as u64) + 1) << 48) | (1 << 47),
                                 stop,
+                                majors_done,
                                 native,
                                 native_bytes: 0,
                                 native_cap,
@@ -279,6 +282,26 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                         .expect("spawning a torture thread")
                 })
                 .collect();
+            // Minor and major cycles requested in turn while the programs run.
+            let requests_stop = &requests_stop;
+            let requester = cfg.minor_cycles.map(|(minors, majors)| {
+                let (heap, majors_done) = (&heap, &majors_done);
+                std::thread::Builder::new()
+                    .name("cycle-requests".into())
+                    .spawn_scoped(sc, move || {
+                        while !requests_stop.load(Ordering::Relaxed) {
+                            for _ in 0..minors {
+                                heap.collect_minor()
+                                    .expect("minor cycles need a generational concurrent heap");
+                            }
+                            for _ in 0..majors {
+                                heap.collect("torture: major").expect("a major cycle");
+                                majors_done.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    })
+                    .expect("spawning the cycle requester")
+            });
             let results = handles
                 .into_iter()
                 .map(|h| {
@@ -286,6 +309,10 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                         .unwrap_or_else(|e| (ThreadStats::default(), Err(panic_message(&*e))))
                 })
                 .collect();
+            requests_stop.store(true, Ordering::Relaxed);
+            if let Some(r) = requester {
+                r.join().expect("the cycle requester does not panic");
+            }
             control_stop.store(true, Ordering::Relaxed);
             let control = control.join().expect("the control meter does not panic");
             (results, control)
@@ -332,6 +359,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     }
     report.duration = started.elapsed();
     report.add_gc(&all_stats(&heap, &events), cfg.max_heap, &pacing);
+    report.add_minors(&all_stats(&heap, &events).cycles);
     if let Some(r) = heap.remembered_set_stats() {
         report.remembered_by_barrier = r.barrier_remembered;
         report.remembered_by_relocation = r.relocation_remembered;

@@ -165,6 +165,10 @@ pub struct Config {
     /// `HeapConfig::track_generations`: page ages, the store barrier and the remembered set,
     /// whose completeness the verifier then checks in every pause.
     pub track_generations: bool,
+    /// Minor cycles (`Heap::collect_minor`, with `track_generations` in `concurrent` mode):
+    /// `(minors, majors)` requested in turn, back to back, by a thread of the run while the
+    /// programs run; `None`: no minor runs.
+    pub minor_cycles: Option<(u32, u32)>,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -197,6 +201,7 @@ impl Config {
             mark_colors: ColorChoice::Alternate,
             shed_probe: false,
             track_generations: false,
+            minor_cycles: None,
             test_name: name.to_string(),
             replay: None,
         }

@@ -12,7 +12,7 @@ use gc_core::PageSizes;
 use gc_runtime::native::NativePool;
 use gc_runtime::{Global, Heap, Local, RootRegion, Scope};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -98,6 +98,10 @@ pub(super) struct Program<'h> {
     pub(super) next_shared_id: u64,
     /// Set when some thread failed: the others stop.
     pub(super) stop: &'h AtomicBool,
+    /// Majors the cycle requester completed (`Config::minor_cycles`): with minors running,
+    /// an unreachable old object is reclaimed only by majors, so the weak-handle deadlines
+    /// count these instead of every cycle.
+    pub(super) majors_done: &'h AtomicU64,
     /// The native pool every thread's pooled direct buffers come from.
     pub(super) native: &'h NativePool,
     /// Native bytes of the unreleased buffers in `objs`, and the share of them a thread keeps
@@ -126,6 +130,9 @@ impl<'h> Program<'h> {
     }
 
     pub(super) fn cycles(&self) -> u64 {
+        if self.cfg.minor_cycles.is_some() {
+            return self.majors_done.load(Ordering::Relaxed);
+        }
         self.heap.usage().cycles
     }
 

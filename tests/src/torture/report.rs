@@ -86,6 +86,15 @@ pub struct Report {
     pub remembered_by_barrier: u64,
     pub remembered_by_relocation: u64,
     pub young_slots_verified: u64,
+    /// Minor cycles (`Config::minor_cycles`): how many ran, the minors that marked with a
+    /// color an earlier minor used since the last major (reused colors), majors right after a
+    /// major, majors that relocated pages followed by at least ten minors in a row, and the
+    /// remembered slots minors scanned.
+    pub minors: u64,
+    pub minor_color_reuses: u64,
+    pub back_to_back_majors: u64,
+    pub relocating_majors_then_10_minors: u64,
+    pub remembered_scanned: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
     /// Cycles that marked with Marked2 (`CycleRecord::mark_color`; `Config::mark_colors`
@@ -96,7 +105,9 @@ pub struct Report {
     pub stale_marked2_remapped: u64,
     pub weak_marked2_remapped: u64,
     /// Consecutive cycle records that break the mark-color rule: a cycle whose stale color is
-    /// not the previous cycle's mark color, or whose mark color is its stale color.
+    /// not the mark color of the last major before it (the cycle whose relocation set the
+    /// forwarding index holds: the previous cycle with majors only), or whose mark color is
+    /// its stale color or the previous cycle's.
     pub color_rule_breaks: u64,
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
     pub roots_marked_concurrently: u64,
@@ -192,6 +203,36 @@ pub struct Report {
 }
 
 impl Report {
+    /// Count what the minor cycles among `cycles` (in order) reached (see [`Report::minors`]).
+    pub fn add_minors(&mut self, cycles: &[gc_runtime::CycleRecord]) {
+        let mut since_major = Vec::new();
+        let mut last_major: Option<(u64, bool)> = None; // (index, relocated pages)
+        let mut run_of_minors = 0;
+        let mut previous_minor = None;
+        for (i, c) in cycles.iter().enumerate() {
+            if c.minor {
+                self.minors += 1;
+                self.remembered_scanned += c.remembered_slots_scanned;
+                if since_major.contains(&c.mark_color) {
+                    self.minor_color_reuses += 1;
+                }
+                since_major.push(c.mark_color);
+                run_of_minors += 1;
+                if run_of_minors == 10 && last_major.is_some_and(|(_, relocated)| relocated) {
+                    self.relocating_majors_then_10_minors += 1;
+                }
+            } else {
+                if previous_minor == Some(false) {
+                    self.back_to_back_majors += 1;
+                }
+                since_major.clear();
+                run_of_minors = 0;
+                last_major = Some((i as u64, c.pages_relocated > 0));
+            }
+            previous_minor = Some(c.minor);
+        }
+    }
+
     pub fn add(&mut self, o: &Report) {
         self.runs += o.runs;
         self.duration += o.duration;
@@ -216,6 +257,11 @@ impl Report {
         self.remembered_by_barrier += o.remembered_by_barrier;
         self.remembered_by_relocation += o.remembered_by_relocation;
         self.young_slots_verified += o.young_slots_verified;
+        self.minors += o.minors;
+        self.minor_color_reuses += o.minor_color_reuses;
+        self.back_to_back_majors += o.back_to_back_majors;
+        self.relocating_majors_then_10_minors += o.relocating_majors_then_10_minors;
+        self.remembered_scanned += o.remembered_scanned;
         self.stale_slots_remapped += o.stale_slots_remapped;
         self.cycles_marked2 += o.cycles_marked2;
         self.stale_marked2_remapped += o.stale_marked2_remapped;
@@ -369,12 +415,24 @@ impl Report {
         let stale_m2 = stats.cycles.iter().filter(|c| c.stale_color == m2);
         self.stale_marked2_remapped = stale_m2.clone().map(|c| c.stale_slots_remapped).sum();
         self.weak_marked2_remapped = stale_m2.map(|c| c.weak_handles_remapped).sum();
-        self.color_rule_breaks = stats
-            .cycles
-            .windows(2)
-            .filter(|w| w[1].cycle == w[0].cycle + 1)
-            .filter(|w| w[1].stale_color != w[0].mark_color || w[1].mark_color == w[1].stale_color)
-            .count() as u64;
+        self.color_rule_breaks = 0;
+        let mut last_major = None;
+        for w in stats.cycles.windows(2) {
+            if !w[0].minor {
+                last_major = Some(w[0].mark_color);
+            }
+            if w[1].cycle != w[0].cycle + 1 {
+                last_major = None;
+                continue;
+            }
+            let Some(major) = last_major else { continue };
+            if w[1].stale_color != major
+                || w[1].mark_color == w[1].stale_color
+                || w[1].mark_color == w[0].mark_color
+            {
+                self.color_rule_breaks += 1;
+            }
+        }
         self.roots_marked_concurrently = sum(|c| c.roots_marked_concurrently);
         self.weak_handles_remapped = sum(|c| c.weak_handles_remapped);
         self.mark_end_retries = sum(|c| c.mark_end_retries);
@@ -538,6 +596,18 @@ impl std::fmt::Display for Report {
                 self.remembered_by_barrier,
                 self.remembered_by_relocation,
                 self.young_slots_verified,
+            )?;
+        }
+        if self.minors > 0 {
+            writeln!(
+                f,
+                "minor cycles: {} ({} remembered slots scanned); {} minor colors reused between \
+                 majors, {} back-to-back majors, {} relocating majors followed by 10+ minors",
+                self.minors,
+                self.remembered_scanned,
+                self.minor_color_reuses,
+                self.back_to_back_majors,
+                self.relocating_majors_then_10_minors,
             )?;
         }
         writeln!(
