@@ -7,6 +7,8 @@
 //!   offset, and the winner's copy is visible to the loser and to a reader (no data race);
 //! - self-healing against a mutator's concurrent store: the slot never ends bad or null
 //!   (unless the mutator stored null), and a heal never overwrites the mutator's store;
+//! - self-healing while a minor cycle marks, against a mutator storing a pointer to an old
+//!   object colored Remapped (bad then): the heal leaves the other object's pointer alone;
 //! - two barriers healing the same bad pointer: one write, the good pointer wins;
 //! - two markers marking the same object: counted once; a marker starting a new cycle (lazy
 //!   reset) against a reader: the reader never sees the old cycle's marks as new ones.
@@ -241,6 +243,55 @@ fn self_heal_never_overwrites_a_mutator_store() {
 #[test]
 fn self_heal_never_overwrites_a_mutator_null_store() {
     heal_against_store(ColoredPtr::NULL);
+}
+
+/// While a minor cycle marks (good = Marked0), pointers to old objects are handed out and
+/// stored Remapped, which is bad then: a mutator may store a *bad* pointer to another object
+/// while a barrier heals the slot's stale pointer. The heal must leave that store alone (a
+/// heal that took any bad pointer for a weaker copy of its own would overwrite it with the
+/// pointer it computed, and the mutator's object would vanish from the slot).
+#[test]
+fn self_heal_leaves_a_minors_remapped_store_to_another_object() {
+    loom::model(|| {
+        let l = AddressLayout::new(42);
+        let bad_mask = l.bad_mask(GoodColor::Marked0);
+        // A's stale pointer (the last major's color), A's good one, and old B's Remapped one.
+        let stale = l.with_color(Offset::from_raw(0x1000), Color::MARKED1);
+        let good = l.good(Offset::from_raw(0x1000), GoodColor::Marked0);
+        let old_b = l.good(Offset::from_raw(0x2000), GoodColor::Remapped);
+        assert_ne!(
+            old_b.raw() & bad_mask,
+            0,
+            "Remapped is bad while a minor marks"
+        );
+        let slot = Arc::new(LoomSlot::new(stale));
+        let healer = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                let v = slot.load(Ordering::Acquire);
+                if v == stale {
+                    self_heal(&*slot, v, good, bad_mask);
+                }
+            })
+        };
+        // A swap, as in `heal_against_store` (loom's plain store and CAS, tokio-rs/loom#254).
+        let replaced = slot.swap(old_b, Ordering::Release);
+        assert!(
+            replaced == stale || replaced == good,
+            "replaced {replaced:?}"
+        );
+        assert_eq!(
+            slot.load(Ordering::Acquire),
+            old_b,
+            "a heal overwrote the store"
+        );
+        healer.join().unwrap();
+        assert_eq!(
+            slot.load(Ordering::Acquire),
+            old_b,
+            "the mutator's store must survive the heal"
+        );
+    });
 }
 
 #[test]

@@ -8,7 +8,9 @@
 //! - two barriers healing the same stale value slot: one CAS writes, both return the good
 //!   pointer, the slot ends good with its tag;
 //! - a barrier against a GC thread healing the slot to a weaker (still bad) color of the same
-//!   object: the slot ends good.
+//!   object: the slot ends good;
+//! - a heal while a minor cycle marks, against a mutator storing a pointer to an old object
+//!   colored Remapped (bad then): the mutator's store survives.
 
 use gc_core::sync::loom::LoomWord;
 use gc_core::value::ValueSlot;
@@ -165,6 +167,47 @@ fn a_weaker_concurrent_heal_is_upgraded() {
             slot.load(Ordering::Acquire),
             w.good,
             "the slot ended weaker"
+        );
+    });
+}
+
+/// While a minor cycle marks (good = Marked0), a pointer to an old object is handed out and
+/// stored Remapped, which is bad then: a heal of the slot's stale pointer must not take that
+/// store for a weaker copy of its own pointer and overwrite it.
+#[test]
+fn value_heal_leaves_a_minors_remapped_store_to_another_object() {
+    loom::model(|| {
+        let l = AddressLayout::new(42);
+        let bad_mask = l.bad_mask(GoodColor::Marked0);
+        let a = Offset::from_raw(0x1000);
+        let stale = ValueWord::pointer(l.with_color(a, Color::MARKED1));
+        let good = ValueWord::pointer(l.good(a, GoodColor::Marked0));
+        let old_b = ValueWord::pointer(l.good(Offset::from_raw(0x2000), GoodColor::Remapped));
+        assert!(
+            old_b.is_bad_pointer(bad_mask),
+            "Remapped is bad while a minor marks"
+        );
+        let slot = Arc::new(LoomValueSlot::new(stale));
+        let healer = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                let v = slot.load(Ordering::Acquire);
+                if v == stale {
+                    self_heal_value(&*slot, v, good, bad_mask);
+                }
+            })
+        };
+        // A swap, as in `heal_against_store` (loom's plain store and CAS, tokio-rs/loom#254).
+        let replaced = slot.swap(old_b, Ordering::Release);
+        assert!(
+            replaced == stale || replaced == good,
+            "replaced {replaced:?}"
+        );
+        healer.join().unwrap();
+        assert_eq!(
+            slot.load(Ordering::Acquire),
+            old_b,
+            "the mutator's store must survive the heal"
         );
     });
 }
