@@ -791,7 +791,9 @@ fn concurrent_generations() {
 /// while the random programs run (weak handles, direct buffers, value slots, fresh objects),
 /// the verifier on in every pause. The test fails unless minors reused a color between
 /// majors at least three times, two majors ran back to back, a major that relocated pages was
-/// followed by ten minors or more, and minors scanned remembered slots.
+/// followed by ten minors or more, minors scanned remembered slots, and minors aged pages,
+/// promoted pages in place and remembered promoted objects' slots (the default tenuring
+/// threshold, 1).
 #[test]
 fn concurrent_minors() {
     let mut c = direct_limited("concurrent_minors", Mode::Concurrent, 8, base_seed());
@@ -803,6 +805,9 @@ fn concurrent_minors() {
             && r.back_to_back_majors >= 1
             && r.relocating_majors_then_10_minors >= 1
             && r.remembered_scanned > 0
+            && r.pages_aged_by_minors > 0
+            && r.pages_promoted_by_minors > 0
+            && r.promoted_slots_remembered > 0
     };
     let r = run_until(&c, reached);
     assert!(reached(&r), "a minor-cycle path missed: {r}");
