@@ -17,6 +17,13 @@
 //! scanned for young pointers after the change (a page promoted concurrently). Relaxed loads
 //! and stores suffice for the bytes themselves; the ordering comes from the pause or the page
 //! allocation that publishes the page.
+//!
+//! A page promoted in place passes through one more state, *promoting*
+//! ([`GenerationMap::begin_promotion`], [`GenerationMap::finish_promotion`]): old for
+//! [`GenerationMap::is_old`], the store barrier's test of the holder, and not for
+//! [`GenerationMap::is_settled_old`], its test of the value, so while it lasts both a store
+//! into the page's objects and a store of a pointer to them into an old object are
+//! remembered. Its [`PageAge`] is old.
 
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
