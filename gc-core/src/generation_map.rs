@@ -17,6 +17,13 @@
 //! scanned for young pointers after the change (a page promoted concurrently). Relaxed loads
 //! and stores suffice for the bytes themselves; the ordering comes from the pause or the page
 //! allocation that publishes the page.
+//!
+//! A page promoted in place passes through one more state, *promoting*
+//! ([`GenerationMap::begin_promotion`], [`GenerationMap::finish_promotion`]): old for
+//! [`GenerationMap::is_old`], the store barrier's test of the holder, and not for
+//! [`GenerationMap::is_settled_old`], its test of the value, so while it lasts both a store
+//! into the page's objects and a store of a pointer to them into an old object are
+//! remembered. Its [`PageAge`] is old.
 
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
@@ -42,6 +49,10 @@ const NO_PAGE: u8 = 0;
 /// Bytes of the ages: eden is 1, survivor `n` is `1 + n`, old is the largest.
 const EDEN: u8 = 1;
 const OLD: u8 = EDEN + MAX_SURVIVOR_AGE + 1;
+/// A page being promoted in place: old as a *holder* (a store into it is remembered), young
+/// as a *target* (a store of a pointer to it into an old holder is remembered too), until
+/// [`GenerationMap::finish_promotion`]. Its [`PageAge`] is `Old`.
+const PROMOTING: u8 = OLD + 1;
 
 impl PageAge {
     /// True for eden and survivor pages.
@@ -77,7 +88,7 @@ impl PageAge {
         match b {
             NO_PAGE => None,
             EDEN => Some(PageAge::Eden),
-            OLD => Some(PageAge::Old),
+            OLD | PROMOTING => Some(PageAge::Old),
             n => Some(PageAge::Survivor(n - EDEN)),
         }
     }
@@ -174,7 +185,40 @@ impl GenerationMap {
     #[inline(always)]
     pub fn is_old(&self, offset: Offset) -> bool {
         self.index(offset)
+            .is_some_and(|i| self.ages[i].load(Ordering::Relaxed) >= OLD)
+    }
+
+    /// True if the page covering `offset` is old and not being promoted: the store barrier's
+    /// test of the *value* (a pointer to a page being promoted is remembered like a young
+    /// one, see [`Self::begin_promotion`]). One byte load, like [`Self::is_old`].
+    #[inline(always)]
+    pub fn is_settled_old(&self, offset: Offset) -> bool {
+        self.index(offset)
             .is_some_and(|i| self.ages[i].load(Ordering::Relaxed) == OLD)
+    }
+
+    /// True if the page covering `offset` is being promoted in place.
+    #[inline]
+    pub fn is_promoting(&self, offset: Offset) -> bool {
+        self.index(offset)
+            .is_some_and(|i| self.ages[i].load(Ordering::Relaxed) == PROMOTING)
+    }
+
+    /// Begin the in-place promotion of the page `[start, start + size)`: from now on it is
+    /// old for [`Self::is_old`] (stores into its objects are remembered by a holder test)
+    /// and not for [`Self::is_settled_old`] (a pointer to it stored into an old holder is
+    /// remembered by the value test), until [`Self::finish_promotion`].
+    pub fn begin_promotion(&self, start: Offset, size: u64) {
+        for i in self.range(start, size) {
+            self.ages[i].store(PROMOTING, Ordering::Relaxed);
+        }
+    }
+
+    /// End the in-place promotion of the page `[start, start + size)`: old.
+    pub fn finish_promotion(&self, start: Offset, size: u64) {
+        for i in self.range(start, size) {
+            self.ages[i].store(OLD, Ordering::Relaxed);
+        }
     }
 
     /// The young collection's question: is the page covering `offset` young (eden or a
@@ -213,6 +257,26 @@ mod tests {
             a = a.next();
         }
         assert_eq!(PageAge::from_byte(NO_PAGE), None);
+    }
+
+    #[test]
+    fn a_promoting_page_is_old_as_a_holder_and_young_as_a_target() {
+        let base = Offset::from_raw(64 * GRANULE_SIZE);
+        let map = GenerationMap::new(base, 8 * GRANULE_SIZE);
+        let page = Offset::from_raw(base.raw() + 2 * GRANULE_SIZE);
+        map.set(page, 2 * GRANULE_SIZE, PageAge::Survivor(1));
+        assert!(!map.is_old(page) && !map.is_settled_old(page) && map.is_young(page));
+        map.begin_promotion(page, 2 * GRANULE_SIZE);
+        let inside = Offset::from_raw(page.raw() + GRANULE_SIZE + 8);
+        assert!(map.is_old(inside) && !map.is_settled_old(inside) && map.is_promoting(inside));
+        assert!(!map.is_young(inside));
+        assert_eq!(map.age(inside), Some(PageAge::Old));
+        map.finish_promotion(page, 2 * GRANULE_SIZE);
+        assert!(map.is_old(inside) && map.is_settled_old(inside) && !map.is_promoting(inside));
+        // A full cycle's Mark Start settles a page still promoting.
+        map.begin_promotion(page, 2 * GRANULE_SIZE);
+        assert_eq!(map.promote_all(), 2);
+        assert!(map.is_settled_old(page));
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub use barrier::{load_barrier, self_heal, SlowPath};
 pub use config::{format_size, parse_size, Backing, MemoryConfig};
 pub use error::{AllocError, HeapError};
 pub use forwarding_entries::ForwardingEntries;
-pub use generation_map::{GenerationMap, PageAge};
+pub use generation_map::{GenerationMap, PageAge, MAX_SURVIVOR_AGE};
 pub use huge_pages::{HugePageSystem, HugePageUse, HugePages, PageSizeReading};
 pub use live_map::{LiveMap, MarkResult};
 pub use live_map_pool::LiveMapPool;

@@ -397,6 +397,17 @@ pub struct HeapConfig {
     /// yet to use it, so no mode turns it on: it is the groundwork of the generational mode,
     /// tested and measured on its own.
     pub track_generations: bool,
+    /// The age at which a minor cycle promotes a young page with survivors in place (makes
+    /// it old without moving an object) instead of aging it: eden counts 0, survivor `n`
+    /// counts `n`, so 0 promotes every survivor at its first minor and 1 (the default) at its
+    /// second (ZGC's `ZTenuringThreshold`, here per page). At most 14, the oldest survivor
+    /// age. Only minor cycles (`Heap::collect_minor`) read it. Why 1: a minor's survivors
+    /// include the objects allocated just before its Pause Mark Start, on the pages every
+    /// mutator had just retired, the ones most likely to die soon; one more minor lets such
+    /// a page empty and be freed young, where promoting it would leave its garbage to the
+    /// next major (a minor moves nothing, so a page is reclaimed young only when empty). The
+    /// price is marking its survivors once more.
+    pub tenuring_threshold: u8,
     /// Which mark color a cycle takes when the mark-color rule leaves two (gc-core's
     /// `MarkColorRule`: never the previous cycle's nor the last major's, so with full cycles
     /// only, two are eligible). [`ColorChoice::Alternate`] (the default) alternates Marked0 and
@@ -446,6 +457,7 @@ impl HeapConfig {
             relocation_reserve: None,
             membarrier: false,
             track_generations: false,
+            tenuring_threshold: 1,
             mark_colors: ColorChoice::Alternate,
         }
     }
@@ -621,6 +633,13 @@ impl HeapConfig {
         self
     }
 
+    /// The age at which minors promote a page in place (see
+    /// [`HeapConfig::tenuring_threshold`]; checked by [`Self::validate`]).
+    pub fn tenuring_threshold(mut self, age: u8) -> Self {
+        self.tenuring_threshold = age;
+        self
+    }
+
     /// Turn mutator pacing on or off (see [`PacingConfig`]).
     pub fn pacing(mut self, on: bool) -> Self {
         self.pacing.enabled = on;
@@ -779,6 +798,17 @@ impl HeapConfig {
                 problem: format!(
                     "is {d:?}: give at most a year (e.g. 5 minutes, the default), or none to \
                      keep memory committed"
+                ),
+            });
+        }
+        if self.tenuring_threshold > gc_core::MAX_SURVIVOR_AGE {
+            return Err(HeapError::InvalidSetting {
+                setting: "tenuring_threshold",
+                problem: format!(
+                    "is {}: give an age between 0 (promote every survivor at its first minor \
+                     cycle) and {} (the oldest survivor age), e.g. 1, the default",
+                    self.tenuring_threshold,
+                    gc_core::MAX_SURVIVOR_AGE
                 ),
             });
         }

@@ -30,7 +30,10 @@
 //!   page being freed; worker and mutators agree on one copy; in-place compaction against a
 //!   mutator that copies the object out first, or that has no target memory and waits, never
 //!   lets the mutator touch memory the compaction moves, and keeps every object once; a copier
-//!   that panics releases the page.
+//!   that panics releases the page;
+//! - a minor's in-place promotion against a store into the promoted object: the slot ends
+//!   remembered, by the store barrier or by the scan after Pause Relocate Start (and a scan
+//!   without that handshake loses it).
 //!
 //! They run in a plain `cargo test` (no `--cfg loom`) in a few seconds, with the preemption
 //! bound at 3 (2 for the three-thread models, 1 for the two four-thread models of two heaps,
@@ -792,4 +795,82 @@ fn the_models_clock_stands_still_for_the_safepoint_timeout() {
     let start = std::time::Instant::now();
     std::thread::sleep(std::time::Duration::from_millis(5));
     assert_eq!(Loom::waited(start), std::time::Duration::ZERO);
+}
+
+// --- in-place promotion against a store ----------------------------------------------------
+
+/// Age bytes as `gc_core::GenerationMap` keeps them: a young page, an old one, and one being
+/// promoted in place (old as a holder, young as a target).
+const YOUNG_AGE: u8 = 1;
+const OLD_AGE: u8 = 15;
+const PROMOTING_AGE: u8 = 16;
+/// The value the mutator stores: a pointer to a young object.
+const YOUNG_VALUE: u64 = 0x7;
+
+/// A minor's in-place promotion of the page holding one object against a mutator storing a
+/// young pointer into that object (`Generations::age_or_promote` and `finish_promotions`).
+/// The safepoint is the collector's own (`Safepoint<Loom>`); the age byte, the store
+/// barrier's holder test (`Generations::store_barrier`: remember if the holder is old or
+/// promoting) and the scan after Pause Relocate Start are the runtime's few lines written
+/// again over loom's atomics (`GenerationMap` is not generic over its atomics). Whatever the
+/// interleaving, the young slot ends remembered: by the barrier, which read the new age, or
+/// by the scan, which read the stored value. With `scan_before_the_pause` (the scan run
+/// concurrently, without the handshake) a store whose barrier read the young age and that
+/// lands after the scan is lost, and loom finds it.
+fn promotion_against_a_store(scan_before_the_pause: bool) {
+    model(move || {
+        let w = World::new();
+        let age = Arc::new(loom::sync::atomic::AtomicU8::new(YOUNG_AGE));
+        let slot = Arc::new(AtomicU64::new(0));
+        let remembered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let t = w.attach();
+        let m = {
+            let (w, t) = (w.clone(), t.clone());
+            let (age, slot, remembered) = (age.clone(), slot.clone(), remembered.clone());
+            thread::spawn(move || {
+                // A poll (stopped here if the pause comes first), then `ObjRef::store`: the
+                // store, then the barrier (holder old or promoting, the value young:
+                // remember); then detach (the next safepoint-safe point).
+                w.sp.poll(&t, &NoOtherHeaps);
+                slot.store(YOUNG_VALUE, Ordering::Release);
+                if age.load(Ordering::Relaxed) >= OLD_AGE {
+                    remembered.fetch_or(true, Ordering::Relaxed);
+                }
+                w.detach(&t, || {});
+            })
+        };
+        let scan = || {
+            if slot.load(Ordering::Acquire) == YOUNG_VALUE {
+                remembered.fetch_or(true, Ordering::Relaxed);
+            }
+        };
+        // Concurrent Select Relocation Set: the page begins its promotion.
+        age.store(PROMOTING_AGE, Ordering::Relaxed);
+        if scan_before_the_pause {
+            scan();
+        }
+        // Pause Relocate Start.
+        w.pause(|| {});
+        // Concurrent Relocate: the scan of the promoted objects, then the page is old.
+        if !scan_before_the_pause {
+            scan();
+        }
+        age.store(OLD_AGE, Ordering::Relaxed);
+        m.join().unwrap();
+        assert!(
+            remembered.load(Ordering::Relaxed),
+            "a young pointer stored into a promoted object is in no remembered set"
+        );
+    });
+}
+
+#[test]
+fn a_store_racing_with_an_in_place_promotion_is_remembered() {
+    promotion_against_a_store(false);
+}
+
+#[test]
+#[should_panic(expected = "a young pointer stored into a promoted object is in no remembered set")]
+fn a_promotion_scan_without_the_handshake_loses_a_store() {
+    promotion_against_a_store(true);
 }

@@ -1,6 +1,7 @@
 //! The minor (young-only) cycle (`Heap::collect_minor`, `Scope::collect_minor`): it marks
 //! the young generation from the strong roots and the remembered set, takes every old object
-//! as live, frees the young pages marking found empty and moves nothing.
+//! as live, frees the young pages marking found empty, ages or promotes in place the others
+//! (`in_place_promotion.rs` follows known objects through that) and moves nothing.
 //!
 //! A step-by-step test follows known objects through minors and majors (old holders whose
 //! only link to a young leaf is a remembered slot, young garbage, weak handles to young and
@@ -8,7 +9,7 @@
 //! next major reclaims), with the verifier on in every pause. A stress test runs mutators
 //! storing young leaves into old holders while another thread requests minors and, now and
 //! then, a major, checking a shadow model; it fails unless minors ran, scanned remembered
-//! slots and freed young pages. Planted bugs must make it fail: a minor that marks old
+//! slots, freed young pages, aged and promoted pages and remembered promoted objects' slots. Planted bugs must make it fail: a minor that marks old
 //! objects too (its scan can then be skipped unnoticed, so that plant is the scan dropping
 //! its slots, which the verifier must catch at Pause Mark End).
 
@@ -161,7 +162,11 @@ fn minors_keep_what_old_objects_hold_and_free_young_garbage() {
             let l = s.root(holder(s, table, 7).load(0).unwrap());
             s.is_old(l)
         });
-        assert_eq!(young, Some(false), "a minor promotes nothing");
+        assert_eq!(
+            young,
+            Some(false),
+            "the first minor ages the leaves' page (tenuring threshold 1, the default)"
+        );
         // Every remembered slot still points young: remembered again by the scan.
         assert_eq!(heap.remembered_slots(), Some(HOLDERS as u64));
         // More minors: the colors rotate (the rule leaves one color after a minor whose
@@ -301,13 +306,17 @@ fn mutate(heap: &Heap, thread: u64, stop: &AtomicBool) -> u64 {
 
 /// The stress scenario: two mutators, minors requested back to back with a major every
 /// eighth request. With a planted bug (`skip-scan`: the minors' scan drops every remembered
-/// slot; `old-color`: minors color pointers to old objects with their mark color) it must
-/// not return: the verifier ends the process.
+/// slot; `old-color`: minors color pointers to old objects with their mark color;
+/// `skip-promoted`: in-place promotion remembers no promoted object's slot;
+/// `skip-promoted-color`: it remembers only the slots pointing young) it must not return:
+/// the verifier ends the process.
 fn run(planted: Option<&str>) {
     let heap = Arc::new(Heap::new(generational(48).gc_threads(1)).unwrap());
     match planted {
         Some("skip-scan") => heap.skip_remembered_scan_for_tests(),
         Some("old-color") => heap.color_old_in_minor_for_tests(),
+        Some("skip-promoted") => heap.skip_promoted_remembering_for_tests(),
+        Some("skip-promoted-color") => heap.skip_promoted_color_for_tests(),
         _ => {}
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -328,10 +337,16 @@ fn run(planted: Option<&str>) {
             .map(|c| c.pages_freed_empty)
             .sum::<u64>()
     };
+    // Promotion in place reached: pages aged and promoted (the default threshold, 1), and
+    // promoted objects' slots remembered (their leaves' children, in the minor's color).
     let enough = |h: &Heap| {
+        let r = h.remembered_set_stats().unwrap();
         minors(h) >= 30
             && freed(h) > 0
-            && h.remembered_set_stats().unwrap().scanned_kept > 0
+            && r.scanned_kept > 0
+            && r.pages_aged > 0
+            && r.pages_promoted_in_place > 0
+            && r.promoted_slots_remembered > 0
             && h.stats().cycles.iter().filter(|c| !c.minor).count() >= 3
     };
     while !threads.iter().any(|t| t.is_finished())
@@ -358,7 +373,9 @@ fn run(planted: Option<&str>) {
         minors(&heap),
         freed(&heap)
     );
-    assert!(planted.is_none(), "the planted {planted:?} went unnoticed");
+    if let Some(p) = planted {
+        panic!("the planted {p} went unnoticed: {r:?}");
+    }
     assert!(checks > 0);
     assert!(enough(&heap), "a path was not reached: {r:?}");
 }
@@ -430,6 +447,46 @@ fn a_minor_coloring_old_pointers_is_caught() {
         stderr.contains("GC verification failed"),
         "the child failed, but not in the verifier: {status}\n{stderr}"
     );
+}
+
+/// Planted: in-place promotion remembers none of the promoted objects' slots. A leaf
+/// promoted while its child (or a slot it holds) is on a younger page, or whose slot
+/// carries the minor's color, is left out: the verifier must end the process (at the next
+/// Mark Start's remembered-set check, or the next minor's Mark End color check).
+#[test]
+fn unremembered_promoted_slots_are_caught() {
+    planted_run("unremembered_promoted_slots_are_caught", "skip-promoted");
+}
+
+/// Planted: in-place promotion remembers only the promoted objects' slots that point young.
+/// A promoted leaf's slot to its child promoted with it keeps the minor's color, which no
+/// later minor heals: the verifier must end the process at a minor's Mark End.
+#[test]
+fn promoted_slots_of_the_minor_color_left_unhealed_are_caught() {
+    planted_run(
+        "promoted_slots_of_the_minor_color_left_unhealed_are_caught",
+        "skip-promoted-color",
+    );
+}
+
+fn planted_run(test: &str, plant: &str) {
+    if std::env::var(CHILD_ENV).is_ok() {
+        return run(Some(plant));
+    }
+    let (status, stderr) = support::run_child(test, CHILD_ENV, "planted", Duration::from_secs(150));
+    assert!(
+        !status.success(),
+        "the planted {plant} went unnoticed\n{stderr}"
+    );
+    assert!(
+        stderr.contains("GC verification failed"),
+        "the child failed, but not in the verifier: {status}\n{stderr}"
+    );
+    let at = stderr
+        .lines()
+        .find(|l| l.contains("GC verification failed"))
+        .unwrap_or_default();
+    eprintln!("{plant}: {at}");
 }
 
 /// What a minor costs beside a major on one heap: a large old live set (100k objects,

@@ -791,7 +791,9 @@ fn concurrent_generations() {
 /// while the random programs run (weak handles, direct buffers, value slots, fresh objects),
 /// the verifier on in every pause. The test fails unless minors reused a color between
 /// majors at least three times, two majors ran back to back, a major that relocated pages was
-/// followed by ten minors or more, and minors scanned remembered slots.
+/// followed by ten minors or more, minors scanned remembered slots, and minors aged pages,
+/// promoted pages in place and remembered promoted objects' slots (the default tenuring
+/// threshold, 1).
 #[test]
 fn concurrent_minors() {
     let mut c = direct_limited("concurrent_minors", Mode::Concurrent, 8, base_seed());
@@ -803,9 +805,41 @@ fn concurrent_minors() {
             && r.back_to_back_majors >= 1
             && r.relocating_majors_then_10_minors >= 1
             && r.remembered_scanned > 0
+            && r.pages_aged_by_minors > 0
+            && r.pages_promoted_by_minors > 0
+            && r.promoted_slots_remembered > 0
     };
     let r = run_until(&c, reached);
     assert!(reached(&r), "a minor-cycle path missed: {r}");
+    assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+}
+
+/// As [`concurrent_minors`], with every survivor promoted in place at its first minor
+/// (tenuring threshold 0) and the mark colors rotating through all three: the most pointers
+/// in a minor's color to promoted objects, which the next cycle must heal. Fails unless
+/// minors promoted pages and remembered promoted slots and reused a color between majors.
+#[test]
+fn concurrent_minors_promoting_every_survivor() {
+    let mut c = direct_limited(
+        "concurrent_minors_promoting_every_survivor",
+        Mode::Concurrent,
+        8,
+        base_seed(),
+    );
+    c.track_generations = true;
+    c.continuous = false;
+    c.minor_cycles = Some((12, 2));
+    c.tenuring_threshold = Some(0);
+    c.mark_colors = ColorChoice::Rotate;
+    let reached = |r: &Report| {
+        r.minor_color_reuses >= 3
+            && r.pages_promoted_by_minors > 0
+            && r.promoted_slots_remembered > 0
+            && r.cycles_marked2 > 0
+    };
+    let r = run_until(&c, reached);
+    assert!(reached(&r), "a minor-cycle path missed: {r}");
+    assert_eq!(r.pages_aged_by_minors, 0, "threshold 0 ages nothing: {r}");
     assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
 }
 

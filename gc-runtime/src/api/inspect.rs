@@ -103,6 +103,28 @@ impl Heap {
         }
     }
 
+    /// Plant a bug: from now on a minor cycle's in-place promotion remembers none of the
+    /// promoted objects' slots (neither those pointing young nor those of its color), so the
+    /// verifier or the test's model must catch it. Does nothing unless
+    /// `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn skip_promoted_remembering_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.skip_promoted_for_tests();
+        }
+    }
+
+    /// Plant a bug: from now on a minor cycle's in-place promotion remembers only the
+    /// promoted objects' slots that point young, leaving the ones that carry its mark color
+    /// and point old to no later minor's visit; the verifier must catch it. Does nothing
+    /// unless `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn skip_promoted_color_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.skip_promoted_color_for_tests();
+        }
+    }
+
     /// Plant a bug: from now on a minor cycle heals and hands out pointers to old objects in
     /// its own mark color (not Remapped), so a later cycle can meet that color on a live slot
     /// at its Pause Mark Start; the verifier must catch it. Does nothing unless

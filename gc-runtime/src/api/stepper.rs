@@ -77,6 +77,22 @@ impl Stepper<'_> {
         Self::answer(control.gate().step(false))
     }
 
+    /// Request a minor cycle (see `Heap::collect_minor`, whose conditions it shares) and
+    /// wait until it stops before its first concurrent phase.
+    pub fn start_minor(&self) -> Result<Step, String> {
+        self.check_thread("Stepper::start_minor")?;
+        super::mutator::minor_allowed(self.heap.inner.config())?;
+        if let Some(p) = self.held() {
+            return Err(format!(
+                "Stepper::start_minor: a cycle is held before {}; step it to its end first",
+                p.name()
+            ));
+        }
+        let control = self.heap.inner.control();
+        control.request(GcCause::MinorRequested);
+        Self::answer(control.gate().step(false))
+    }
+
     /// Let the phase the driver waits before run, and wait until it stops before the next
     /// one (or the cycle ends).
     pub fn step(&self) -> Result<Step, String> {

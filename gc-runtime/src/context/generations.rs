@@ -4,9 +4,10 @@
 //! of it (ZGC's page ages and `ZGeneration`s, `ZRememberedSet` per page,
 //! `ZBarrier::store_barrier_on_heap_oop_field`'s remembering and `ZRemembered`'s scan).
 //!
-//! **Ages.** A page handed to a mutator is eden; a relocation target is old; at a full cycle's
-//! Pause Mark Start every page becomes old (the full cycle promotes every survivor), so at that
-//! instant no young page exists and an empty remembered set is complete. Mutators allocate
+//! **Ages.** A page handed to a mutator is eden; a relocation target is old; a minor ages or
+//! promotes the young pages it found survivors on (below); at a full cycle's Pause Mark
+//! Start every page becomes old (the full cycle promotes every survivor), so at that instant
+//! no young page exists and an empty remembered set is complete. Mutators allocate
 //! only on pages born after the last Pause Mark Start (the allocator retires older ones), so
 //! every object allocated since is on an eden page, and relocation, which evacuates only
 //! pages from before Mark Start, never moves a young object. A freed page leaves the map and
@@ -22,24 +23,49 @@
 //! concurrently in Concurrent Reset Relocation Set, so the next flip finds it empty.
 //!
 //! **Minor cycles** (`Heap::collect_minor`) flip the index at their Pause Mark Start and
-//! change no age ([`Generations::minor_mark_start`]); their Concurrent Mark Roots scans the
-//! previous bitmap ([`Generations::scan_previous`]), emptying it, and remembers again the
+//! change no age there ([`Generations::minor_mark_start`]); their Concurrent Mark Roots scans
+//! the previous bitmap ([`Generations::scan_previous`]), emptying it, and remembers again the
 //! slots that still point young. A remembered word is read as the slot it is: a value slot's
 //! word has a second bit (`value_words`), since a value slot may hold a number by then.
 //!
+//! **Aging and in-place promotion.** A minor's selection ages each young page with survivors
+//! that was not allocated in its cycle, or, once the page's age reaches
+//! `HeapConfig::tenuring_threshold`, begins its promotion in place
+//! ([`Generations::age_or_promote`]): the page turns *promoting*, old as a holder and young
+//! as a target for the store barrier. After Pause Relocate Start (a handshake with every
+//! mutator), the minor's Concurrent Relocate remembers the slots of the promoted objects
+//! that point young or carry its mark color, and makes the pages old
+//! ([`Generations::finish_promotions`], which says why no slot is lost). Such a page's
+//! objects were allocated before the minor's Mark Start, on pages the allocator had retired,
+//! so no mutator bumps a page while it is promoted. The pages and the minor's color are kept
+//! until the next Pause Mark Start for the verifier ([`Generations::promoted_color`]).
+//!
 //! **Invariant** (checked by the verifier in every pause when `verify` is on): every slot of a
 //! reachable object on an old page that holds a pointer into a young page has its bit in the
-//! current bitmap. Three writers keep it: the store barrier (an old holder receiving a young
+//! current bitmap. Four writers keep it: the store barrier (an old holder receiving a young
 //! value), relocation (a copy onto an old page, or in-place compaction, remembers the moved
-//! object's young slots at its new address), and the Mark Start that makes everything old.
+//! object's young slots at its new address), a minor's in-place promotion (the promoted
+//! objects' young slots, after its Pause Relocate Start), and the Mark Start that makes
+//! everything old. (A page being promoted is not checked as a holder until its promotion
+//! finishes, and counts as young as a target.)
 
 use crate::observe::{RememberedSetCounts, RememberedSetStats};
 use gc_core::{
-    AddressLayout, ColoredPtr, GenerationMap, Object, Offset, Page, PageAge, RememberedSet,
-    RemsetIndex, GRANULE_SIZE, HEADER_SIZE,
+    AddressLayout, Color, ColoredPtr, GenerationMap, GoodColor, Object, Offset, Page, PageAge,
+    RememberedSet, RemsetIndex, GRANULE_SIZE, HEADER_SIZE,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The pages the latest minor cycle promoted in place, and its mark color: what its
+/// Concurrent Relocate scans ([`Generations::finish_promotions`]) and what the verifier
+/// allows until the next Pause Mark Start (a pointer to an object on one of these pages may
+/// still carry that color). Emptied at every Pause Mark Start.
+#[derive(Default)]
+struct LatestPromotion {
+    color: Option<GoodColor>,
+    pages: Vec<Arc<Page>>,
+}
 
 pub(crate) struct Generations {
     start: Offset,
@@ -66,6 +92,14 @@ pub(crate) struct Generations {
     /// A test's planted bug: a minor hands out and heals pointers to old objects in its own
     /// mark color, as the first design did (`Heap::color_old_in_minor_for_tests`).
     old_color: AtomicBool,
+    latest_promotion: Mutex<LatestPromotion>,
+    /// A test's planted bug: the scan of promoted objects remembers none of their fields
+    /// (`Heap::skip_promoted_remembering_for_tests`).
+    skip_promoted: AtomicBool,
+    /// A test's planted bug: the scan of promoted objects remembers only the fields that
+    /// point young, not the ones carrying the minor's color
+    /// (`Heap::skip_promoted_color_for_tests`).
+    skip_promoted_color: AtomicBool,
 }
 
 impl Generations {
@@ -82,6 +116,9 @@ impl Generations {
             skip_barrier: AtomicBool::new(false),
             skip_scan: AtomicBool::new(false),
             old_color: AtomicBool::new(false),
+            latest_promotion: Mutex::new(LatestPromotion::default()),
+            skip_promoted: AtomicBool::new(false),
+            skip_promoted_color: AtomicBool::new(false),
         }
     }
 
@@ -158,8 +195,10 @@ impl Generations {
     }
 
     /// The store barrier, after a store of `value` (`offset_mask` takes its offset) into the
-    /// slot at offset `slot` of a heap object (a value slot if `is_value`): if the holder's page is old and the value is
-    /// an object on a page that is not, remember the slot. One byte load on the way out when
+    /// slot at offset `slot` of a heap object (a value slot if `is_value`): if the holder's
+    /// page is old (or being promoted) and the value is an object on a page that is not
+    /// settled old (young, or being promoted: see [`Self::begin_promotion`]), remember the
+    /// slot. One byte load on the way out when
     /// the holder is young, two when the value is old. (A value whose page the map does not
     /// know counts as young: remembered, never missed.) The holder is tested first, and null
     /// after it, so the most common exit needs nothing else.
@@ -175,7 +214,7 @@ impl Generations {
             && !value.is_null()
             && !self
                 .ages
-                .is_old(Offset::from_raw(value.raw() & offset_mask))
+                .is_settled_old(Offset::from_raw(value.raw() & offset_mask))
         {
             self.remember_slow(slot, is_value);
         }
@@ -258,6 +297,153 @@ impl Generations {
     /// stores into an object of the page meanwhile (a barrier meeting it waits for the page).
     pub(crate) fn compacting(&self, page: &Page) {
         self.forget(page);
+    }
+
+    /// A minor cycle's Concurrent Select Relocation Set, for a young `page` with survivors
+    /// (not allocated in this cycle): age it, or, if its age has reached `threshold` (eden
+    /// counting 0, survivor `n` counting `n`: ZGC's `compute_to_age`), begin its in-place
+    /// promotion (see [`GenerationMap::begin_promotion`]). Returns true if it is promoted.
+    ///
+    /// Aging changes a young age to another young one: a barrier reading either answers
+    /// "young", so it needs no care. Promotion is concurrent with the mutators' store
+    /// barriers; why no young slot is lost is said at [`Self::finish_promotions`].
+    pub(crate) fn age_or_promote(&self, page: &Page, threshold: u8) -> bool {
+        let (age, years) = match self.ages.age(page.start()) {
+            Some(a @ PageAge::Eden) => (a, 0),
+            Some(a @ PageAge::Survivor(n)) => (a, n),
+            Some(PageAge::Old) | None => return false,
+        };
+        if years >= threshold {
+            self.ages.begin_promotion(page.start(), page.size());
+            self.counts.promoted_in_place();
+            true
+        } else {
+            // Below the threshold, so at most survivor 13: the next age is young.
+            self.ages.set(page.start(), page.size(), age.next());
+            self.counts.aged();
+            false
+        }
+    }
+
+    /// The pages a minor with mark color `color` began to promote (recorded for
+    /// [`Self::finish_promotions`] and for the verifier's [`Self::promoted_color`]).
+    pub(crate) fn promotions_begun(&self, color: GoodColor, pages: Vec<Arc<Page>>) {
+        let mut pages = pages;
+        pages.sort_by_key(|p| p.start());
+        let mut l = self.latest_promotion.lock().unwrap();
+        l.color = Some(color);
+        l.pages = pages;
+    }
+
+    /// A minor cycle's Concurrent Relocate, after Pause Relocate Start: finish the in-place
+    /// promotions its selection began. For every object on a promoted page that this minor
+    /// marked (live map of sequence number `seq`), remember each slot that points young or
+    /// carries the minor's mark color, then make the page old. Returns (pages, slots
+    /// remembered).
+    ///
+    /// **Why no young slot is lost.** A page being promoted is old for the store barrier's
+    /// holder test from its [`GenerationMap::begin_promotion`] on, so a store into one of its
+    /// objects whose barrier reads the age after that remembers itself. A barrier that read
+    /// the young age just before: its store and its barrier complete between two safepoint
+    /// polls, so before Pause Relocate Start ended, and this scan, which runs after it, reads
+    /// the stored value. The value test takes a promoting page as young until the page is
+    /// old, so a pointer to one of its objects stored into an old holder while the minor's
+    /// mark color is still good is remembered too (see below); after Pause Relocate Start a
+    /// mutator stores only Remapped pointers, and the promoting-or-old answer no longer
+    /// matters.
+    ///
+    /// **Why the minor's color must not stay on them.** A pointer to an object on a
+    /// promoted page carries the minor's mark color wherever marking healed it. The next
+    /// minor visits roots, young objects and remembered slots, and heals such a pointer to
+    /// Remapped (its target is old now); but it never visits an old object's unremembered
+    /// slot, and a cycle after it may mark with that color again and take the slot as good
+    /// (`mark::good_for`'s rule). So every such field of a promoted object is remembered:
+    /// the next minor's scan heals it and forgets it once it points old; a major heals
+    /// everything it traces and drops the remembered set.
+    pub(crate) fn finish_promotions(&self, layout: AddressLayout, seq: u64) -> (u64, u64) {
+        let (color, pages) = {
+            let l = self.latest_promotion.lock().unwrap();
+            match l.color {
+                Some(c) => (c.color(), l.pages.clone()),
+                None => return (0, 0),
+            }
+        };
+        let mut slots = 0;
+        for page in &pages {
+            page.live_map().for_each_marked(seq, |idx| {
+                slots += self.remember_promoted(layout, page.offset_of(idx), color);
+            });
+            self.ages.finish_promotion(page.start(), page.size());
+        }
+        self.counts.promoted_remembered(slots);
+        (pages.len() as u64, slots)
+    }
+
+    /// Remember the slots of the promoted object at `obj` that point young or carry the
+    /// minor's mark color `color`. Returns how many.
+    fn remember_promoted(&self, layout: AddressLayout, obj: Offset, color: Color) -> u64 {
+        if self.skip_promoted.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let skip_color = self.skip_promoted_color.load(Ordering::Relaxed);
+        // SAFETY: the minor marked the object at `obj`, so it is a live object on a
+        // registered page (promoted in place: it does not move, and no minor frees an old
+        // page), its header written before the marking that found it.
+        let o = unsafe { Object::at(layout, obj) };
+        let slot_at = |i: usize| obj + HEADER_SIZE + 8 * i as u64;
+        let wanted = |p: ColoredPtr| {
+            !p.is_null()
+                && (!self.ages.is_old(layout.offset(p))
+                    || (!skip_color && layout.color(p) == color))
+        };
+        let mut slots = 0;
+        for (i, s) in o.ref_slots().iter().enumerate() {
+            if wanted(s.load(Ordering::Acquire)) {
+                self.remember(slot_at(i), false);
+                slots += 1;
+            }
+        }
+        let n_refs = o.n_refs();
+        for (i, s) in o.value_slots().iter().enumerate() {
+            if s.load(Ordering::Acquire).as_pointer().is_some_and(wanted) {
+                self.remember(slot_at(n_refs + i), true);
+                slots += 1;
+            }
+        }
+        slots
+    }
+
+    /// The verifier's exception: if `off` lies on a page the latest minor promoted in place
+    /// and no Pause Mark Start came since, that minor's mark color.
+    pub(crate) fn promoted_color(&self, off: Offset) -> Option<Color> {
+        let l = self.latest_promotion.lock().unwrap();
+        let color = l.color?;
+        // Sorted by start (`promotions_begun`): the last page starting at or below `off`.
+        let i = l.pages.partition_point(|p| p.start() <= off);
+        (i > 0 && l.pages[i - 1].contains(off)).then_some(color.color())
+    }
+
+    /// Pause Mark Start (either kind): the latest minor's promotions are done; from now on
+    /// the strict color rule holds for their pages again.
+    pub(crate) fn forget_latest_promotion(&self) {
+        let mut l = self.latest_promotion.lock().unwrap();
+        l.color = None;
+        l.pages = Vec::new();
+    }
+
+    /// True if the page covering `off` is old and not being promoted.
+    pub(crate) fn is_settled_old(&self, off: Offset) -> bool {
+        self.ages.is_settled_old(off)
+    }
+
+    /// Plant the bug of promoted objects' fields left unremembered.
+    pub(crate) fn skip_promoted_for_tests(&self) {
+        self.skip_promoted.store(true, Ordering::Relaxed);
+    }
+
+    /// Plant the bug of promoted objects' fields of the minor's color left unremembered.
+    pub(crate) fn skip_promoted_color_for_tests(&self) {
+        self.skip_promoted_color.store(true, Ordering::Relaxed);
     }
 
     /// A full cycle's Pause Mark Start: every page becomes old, and the other bitmap becomes

@@ -37,8 +37,11 @@
 //! the generational bookkeeping on, runs the same pauses and phases (`Cycle::run_minor`):
 //! Pause Mark Start flips the color and the remembered set's index, Concurrent Mark Roots
 //! also scans the remembered set, marking follows young objects only, selection frees empty
-//! young pages and evacuates nothing, and no Concurrent Reset Relocation Set runs: the last
-//! major's forwarding tables stay for the old-to-old slots of its color no minor visits.
+//! young pages, ages the others or begins their in-place promotion (by
+//! `HeapConfig::tenuring_threshold`) and evacuates nothing, Concurrent Relocate remembers the
+//! promoted objects' young and minor-colored slots and makes their pages old, and no
+//! Concurrent Reset Relocation Set runs: the last major's forwarding tables stay for the
+//! old-to-old slots of its color no minor visits.
 //!
 //! Before each concurrent phase the driver passes the phase gate (`context/phase_gate.rs`),
 //! open unless an embedder steps through the cycle with a `Stepper`; then it waits there
@@ -380,9 +383,11 @@ impl<'h> Cycle<'h> {
     /// Mark Start flips the mark color (`CycleKind::Minor`) and the remembered set's index,
     /// and promotes nothing; Concurrent Mark Roots marks the strong roots and scans the
     /// remembered set's previous bitmap; marking follows young objects only (an old target
-    /// is healed, not marked); selection frees the empty young pages and evacuates nothing,
-    /// so the relocation set of the last major stays installed for the pointers of its color
-    /// the minor never visits, and Concurrent Relocate has nothing to do.
+    /// is healed, not marked); selection frees the empty young pages, ages the others or
+    /// begins their in-place promotion, and evacuates nothing, so the relocation set of the
+    /// last major stays installed for the pointers of its color the minor never visits;
+    /// Concurrent Relocate, after Pause Relocate Start, remembers the promoted objects' young
+    /// and minor-colored slots and makes their pages old.
     fn run_minor(&mut self) {
         let h = self.heap;
         self.rec.minor = true;
@@ -417,15 +422,19 @@ impl<'h> Cycle<'h> {
         let sel = self.phase(GcPhase::ConcurrentSelectRelocationSet, |_| h.select_minor());
         self.rec.live_bytes = sel.live_bytes;
         self.rec.pages_freed_empty = sel.empty_pages_freed;
+        self.rec.pages_aged = sel.pages_aged;
+        self.rec.pages_promoted = sel.pages_promoted;
         self.heap.events().info(
             self.n(),
             &format!(
                 "Minor: {} remembered slots scanned ({} kept), {} empty young pages freed \
-                 ({}M), {}K young live",
+                 ({}M), {} aged, {} promoted in place, {}K young live",
                 scanned.0,
                 scanned.1,
                 sel.empty_pages_freed,
                 sel.empty_bytes_freed >> 20,
+                sel.pages_aged,
+                sel.pages_promoted,
                 sel.live_bytes >> 10
             ),
         );
@@ -433,6 +442,11 @@ impl<'h> Cycle<'h> {
             h.relocate_start();
             c.verify(muts, VerifyPoint::RelocateStart);
         });
+        // After the pause, a handshake with every mutator: a store whose barrier read a
+        // promoted page's young age has landed, and the scan sees it (see
+        // `Generations::finish_promotions`).
+        let (_, slots) = self.phase(GcPhase::ConcurrentRelocate, |_| h.finish_promotions());
+        self.rec.promoted_slots_remembered = slots;
     }
 
     /// Concurrent Mark and Pause Mark End, repeated (Concurrent Mark Continue) until the

@@ -65,6 +65,7 @@ impl HeapInner {
     pub(crate) fn mark_start(&self, kind: CycleKind) -> (GoodColor, GoodColor) {
         let mark = self.cx.state.flip_to_mark(kind);
         if let Some(g) = &self.cx.generations {
+            g.forget_latest_promotion();
             match kind {
                 CycleKind::Major => g.major_mark_start(),
                 CycleKind::Minor => g.minor_mark_start(),
@@ -198,10 +199,25 @@ impl HeapInner {
         sel
     }
 
-    /// A minor cycle's Concurrent Select Relocation Set: free the empty young pages; the
+    /// A minor cycle's Concurrent Select Relocation Set: free the empty young pages, age the
+    /// others or begin their in-place promotion (`HeapConfig::tenuring_threshold`); the
     /// relocation set (the last major's, still needed by its stale pointers) stays.
     pub(crate) fn select_minor(&self) -> Selection {
-        relocate::select_minor(&self.cx)
+        let (sel, promoted) = relocate::select_minor(&self.cx, self.config().tenuring_threshold);
+        if let Some(g) = &self.cx.generations {
+            g.promotions_begun(self.cx.state.good(), promoted);
+        }
+        sel
+    }
+
+    /// A minor cycle's Concurrent Relocate, after Pause Relocate Start: remember the young
+    /// and minor-colored slots of the objects on the pages its selection promoted, and make
+    /// those pages old (`Generations::finish_promotions`). Returns (pages, slots remembered).
+    pub(crate) fn finish_promotions(&self) -> (u64, u64) {
+        match &self.cx.generations {
+            Some(g) => g.finish_promotions(self.cx.layout(), self.cx.state.seqnum()),
+            None => (0, 0),
+        }
     }
 
     /// Pause Relocate Start: from now on a root with the mark color is bad (only a flip).

@@ -74,8 +74,12 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
     while let Some(off) = w.stack.pop() {
         // SAFETY: `off` passed the object-start check on a registered, mapped page.
         let obj = unsafe { Object::at(heap.cx.layout(), off) };
-        // Remembered-set completeness applies to the slots of objects on old pages.
-        let mut remset = remset.as_mut().filter(|r| r.generations.is_old(off));
+        // Remembered-set completeness applies to the slots of objects on old pages; not yet
+        // to a page a minor is promoting in place (at its Pause Relocate Start), whose slots
+        // its Concurrent Relocate remembers after the pause.
+        let mut remset = remset
+            .as_mut()
+            .filter(|r| r.generations.is_settled_old(off));
         let n_refs = obj.n_refs();
         for (i, slot) in obj.ref_slots().iter().enumerate() {
             let p = slot.load(Ordering::Acquire);
@@ -136,7 +140,10 @@ impl<'g> RemsetCheck<'g> {
         holder: &dyn Fn() -> String,
     ) {
         self.old_slots += 1;
-        if !self.generations.is_young(to) {
+        // A page being promoted in place counts as young here, as in the store barrier's
+        // value test: an old slot pointing into it was stored while it was young or while it
+        // was promoting, and remembered either way.
+        if self.generations.is_settled_old(to) {
             return;
         }
         self.young_slots += 1;
@@ -218,7 +225,37 @@ impl Walk<'_> {
         let rule = st.mark_colors();
         // Before a minor's relocation, a pointer to an old object: Remapped, or the last
         // major's color (a slot no cycle visited since; never a root, which Concurrent Mark
-        // Roots healed).
+        // Roots healed): see `legal_by_point`.
+        let mut legal = self.legal_by_point(root, young, strict_root, rule, mark);
+        // A minor's in-place promotion turns young objects old while pointers to them still
+        // carry its color (roots, young objects, remembered slots, the promoted objects'
+        // own fields, which its Concurrent Relocate remembered): legal for the pages it
+        // promoted until the next Pause Mark Start, after which that cycle's visits heal
+        // them, and its Mark End checks the strict rule again.
+        if !young {
+            if let Some(c) = self
+                .heap
+                .cx
+                .generations
+                .as_deref()
+                .and_then(|g| g.promoted_color(to))
+            {
+                legal.push(c);
+            }
+        }
+        legal
+    }
+
+    /// [`Self::legal`] without the in-place promotion's exception.
+    fn legal_by_point(
+        &self,
+        root: bool,
+        young: bool,
+        strict_root: bool,
+        rule: gc_core::MarkColorRule,
+        mark: GoodColor,
+    ) -> Vec<Color> {
+        let st = &self.heap.cx.state;
         let old_in_minor = || {
             let mut v = vec![Color::REMAPPED];
             if !root {

@@ -1,6 +1,7 @@
 //! What the generational bookkeeping did (`HeapConfig::track_generations`): old-to-young
 //! stores the store barrier remembered, young slots remembered at a moved object's new
-//! address, pages promoted at Pause Mark Start, and what the verifier checked. ZGC keeps no
+//! address, pages promoted at Pause Mark Start, pages minor cycles aged or promoted in place
+//! and the promoted objects' slots they remembered, and what the verifier checked. ZGC keeps no
 //! such totals; they are this collector's way to show a test that the paths of the store
 //! barrier, the remembered set and its verification ran (as `ValueSlotStats` does for value
 //! slots).
@@ -21,6 +22,9 @@ pub(crate) struct RememberedSetCounts {
     verifications: AtomicU64,
     scanned: AtomicU64,
     scanned_kept: AtomicU64,
+    pages_aged: AtomicU64,
+    pages_promoted_in_place: AtomicU64,
+    promoted_slots_remembered: AtomicU64,
 }
 
 /// A snapshot of `RememberedSetCounts` (`Heap::remembered_set_stats`).
@@ -53,6 +57,14 @@ pub struct RememberedSetStats {
     pub scanned: u64,
     /// Of those, the ones that still pointed young and were remembered again.
     pub scanned_kept: u64,
+    /// Young pages with survivors that minor cycles aged (kept young, one minor older).
+    pub pages_aged: u64,
+    /// Young pages with survivors that minor cycles promoted in place (made old without
+    /// moving an object) once their age reached `HeapConfig::tenuring_threshold`.
+    pub pages_promoted_in_place: u64,
+    /// Slots of objects on pages promoted in place that pointed young or carried the minor's
+    /// mark color, remembered by the minor's Concurrent Relocate.
+    pub promoted_slots_remembered: u64,
 }
 
 impl RememberedSetCounts {
@@ -97,6 +109,22 @@ impl RememberedSetCounts {
         self.scanned_kept.fetch_add(kept, Ordering::Relaxed);
     }
 
+    /// A minor aged a young page.
+    pub(crate) fn aged(&self) {
+        self.pages_aged.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A minor began to promote a young page in place.
+    pub(crate) fn promoted_in_place(&self) {
+        self.pages_promoted_in_place.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A minor's scan of its promoted pages remembered `slots` slots.
+    pub(crate) fn promoted_remembered(&self, slots: u64) {
+        self.promoted_slots_remembered
+            .fetch_add(slots, Ordering::Relaxed);
+    }
+
     /// The totals now.
     pub(crate) fn snapshot(&self) -> RememberedSetStats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -111,6 +139,9 @@ impl RememberedSetCounts {
             verifications: get(&self.verifications),
             scanned: get(&self.scanned),
             scanned_kept: get(&self.scanned_kept),
+            pages_aged: get(&self.pages_aged),
+            pages_promoted_in_place: get(&self.pages_promoted_in_place),
+            promoted_slots_remembered: get(&self.promoted_slots_remembered),
         }
     }
 }

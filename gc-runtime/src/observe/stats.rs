@@ -124,6 +124,18 @@ pub struct CycleRecord {
     pub worker_copies_lost: u64,
     /// Empty pages freed without relocation.
     pub pages_freed_empty: u64,
+    /// Young pages with survivors a minor cycle aged (kept young, one minor older; 0 in a
+    /// full cycle).
+    #[serde(default)]
+    pub pages_aged: u64,
+    /// Young pages with survivors a minor cycle promoted in place (0 in a full cycle, which
+    /// promotes every page at its Pause Mark Start).
+    #[serde(default)]
+    pub pages_promoted: u64,
+    /// Slots of the objects on those pages that the minor's Concurrent Relocate remembered
+    /// (pointing young, or carrying the minor's mark color).
+    #[serde(default)]
+    pub promoted_slots_remembered: u64,
     /// CPU time used by GC threads during the cycle.
     pub gc_cpu_ns: u64,
     /// How many times Pause Mark End had to go back to Concurrent Mark.

@@ -5,7 +5,7 @@
 
 use crate::context::Forwarding;
 use crate::context::GcContext;
-use gc_core::PageKind;
+use gc_core::{Page, PageKind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,17 +22,26 @@ pub(crate) struct Selection {
     pub(crate) pages_selected: u64,
     pub(crate) live_bytes_selected: u64,
     pub(crate) live_bytes: u64,
+    /// A minor's young pages with survivors kept young, one minor older.
+    pub(crate) pages_aged: u64,
+    /// A minor's young pages with survivors whose in-place promotion began.
+    pub(crate) pages_promoted: u64,
 }
 
 /// A minor cycle's selection: free the young pages (not allocated in this cycle) that
-/// marking found empty; old pages, whose live maps a minor does not compute, are not looked
-/// at, and no page is evacuated. A freed page's age and remembered bits are cleared by the
-/// page registry.
-pub(crate) fn select_minor(cx: &GcContext) -> Selection {
+/// marking found empty, and age the others or, once their age reaches `threshold`
+/// (`HeapConfig::tenuring_threshold`), begin their in-place promotion
+/// (`Generations::age_or_promote`: ZGC's in-place promotion of a page, without the
+/// evacuation of the sparse ones, a later step). Old pages, whose live maps a minor does not
+/// compute, are not looked at, and no page is evacuated. A freed page's age and remembered
+/// bits are cleared by the page registry. Returns what it found and the pages whose
+/// promotion began (finished after Pause Relocate Start, `Generations::finish_promotions`).
+pub(crate) fn select_minor(cx: &GcContext, threshold: u8) -> (Selection, Vec<Arc<Page>>) {
     let seq = cx.state.seqnum();
     let mut sel = Selection::default();
+    let mut promoted = Vec::new();
     let Some(g) = cx.generations.as_deref() else {
-        return sel;
+        return (sel, promoted);
     };
     for p in cx.pages.snapshot() {
         if p.seqnum() == seq || !g.is_young(p.start()) {
@@ -44,9 +53,14 @@ pub(crate) fn select_minor(cx: &GcContext) -> Selection {
             sel.empty_pages_freed += 1;
             sel.empty_bytes_freed += p.size();
             cx.free_page(&p);
+        } else if g.age_or_promote(&p, threshold) {
+            sel.pages_promoted += 1;
+            promoted.push(p);
+        } else {
+            sel.pages_aged += 1;
         }
     }
-    sel
+    (sel, promoted)
 }
 
 /// Concurrent Select Relocation Set: free the empty pages, and return the forwardings of the

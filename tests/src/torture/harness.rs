@@ -171,6 +171,9 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
     hc = hc
         .pacing(cfg.pacing)
         .track_generations(cfg.track_generations);
+    if let Some(t) = cfg.tenuring_threshold {
+        hc = hc.tenuring_threshold(t);
+    }
     if let Some(share) = cfg.pacing_floor {
         hc.pacing.min_mutator_share = share;
     }

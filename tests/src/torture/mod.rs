@@ -169,6 +169,9 @@ pub struct Config {
     /// `(minors, majors)` requested in turn, back to back, by a thread of the run while the
     /// programs run; `None`: no minor runs.
     pub minor_cycles: Option<(u32, u32)>,
+    /// `HeapConfig::tenuring_threshold` for the minors' in-place promotion; `None`: the
+    /// default.
+    pub tenuring_threshold: Option<u8>,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,
     /// A replay command other than `--exact <test_name>` (the soak's runs).
@@ -202,6 +205,7 @@ impl Config {
             shed_probe: false,
             track_generations: false,
             minor_cycles: None,
+            tenuring_threshold: None,
             test_name: name.to_string(),
             replay: None,
         }

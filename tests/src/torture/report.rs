@@ -89,12 +89,16 @@ pub struct Report {
     /// Minor cycles (`Config::minor_cycles`): how many ran, the minors that marked with a
     /// color an earlier minor used since the last major (reused colors), majors right after a
     /// major, majors that relocated pages followed by at least ten minors in a row, and the
-    /// remembered slots minors scanned.
+    /// remembered slots minors scanned; the young pages minors aged and promoted in place,
+    /// and the promoted objects' slots they remembered.
     pub minors: u64,
     pub minor_color_reuses: u64,
     pub back_to_back_majors: u64,
     pub relocating_majors_then_10_minors: u64,
     pub remembered_scanned: u64,
+    pub pages_aged_by_minors: u64,
+    pub pages_promoted_by_minors: u64,
+    pub promoted_slots_remembered: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
     /// Cycles that marked with Marked2 (`CycleRecord::mark_color`; `Config::mark_colors`
@@ -213,6 +217,9 @@ impl Report {
             if c.minor {
                 self.minors += 1;
                 self.remembered_scanned += c.remembered_slots_scanned;
+                self.pages_aged_by_minors += c.pages_aged;
+                self.pages_promoted_by_minors += c.pages_promoted;
+                self.promoted_slots_remembered += c.promoted_slots_remembered;
                 if since_major.contains(&c.mark_color) {
                     self.minor_color_reuses += 1;
                 }
@@ -262,6 +269,9 @@ impl Report {
         self.back_to_back_majors += o.back_to_back_majors;
         self.relocating_majors_then_10_minors += o.relocating_majors_then_10_minors;
         self.remembered_scanned += o.remembered_scanned;
+        self.pages_aged_by_minors += o.pages_aged_by_minors;
+        self.pages_promoted_by_minors += o.pages_promoted_by_minors;
+        self.promoted_slots_remembered += o.promoted_slots_remembered;
         self.stale_slots_remapped += o.stale_slots_remapped;
         self.cycles_marked2 += o.cycles_marked2;
         self.stale_marked2_remapped += o.stale_marked2_remapped;
@@ -602,12 +612,17 @@ impl std::fmt::Display for Report {
             writeln!(
                 f,
                 "minor cycles: {} ({} remembered slots scanned); {} minor colors reused between \
-                 majors, {} back-to-back majors, {} relocating majors followed by 10+ minors",
+                 majors, {} back-to-back majors, {} relocating majors followed by 10+ minors; \
+                 {} young pages aged, {} promoted in place ({} promoted objects' slots \
+                 remembered)",
                 self.minors,
                 self.remembered_scanned,
                 self.minor_color_reuses,
                 self.back_to_back_majors,
                 self.relocating_majors_then_10_minors,
+                self.pages_aged_by_minors,
+                self.pages_promoted_by_minors,
+                self.promoted_slots_remembered,
             )?;
         }
         writeln!(
