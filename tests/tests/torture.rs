@@ -486,8 +486,37 @@ fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
             mark_colors: ColorChoice::Rotate,
             ..direct_limited("soak-stw-rotate", Mode::Stw, secs, seed)
         },
+        minors(direct_limited(
+            MINOR_CONFIGS[0],
+            Mode::Concurrent,
+            secs,
+            seed,
+        )),
+        Config {
+            tenuring_threshold: Some(0),
+            mark_colors: ColorChoice::Rotate,
+            ..minors(nearly_full(MINOR_CONFIGS[1], Mode::Concurrent, secs, seed))
+        },
     ]
 }
+
+/// `c` with the generational bookkeeping on and a thread requesting twelve minor cycles,
+/// then two majors, in turn (as [`concurrent_minors`]).
+fn minors(c: Config) -> Config {
+    Config {
+        track_generations: true,
+        continuous: false,
+        minor_cycles: Some((12, 2)),
+        ..c
+    }
+}
+
+/// The soak configurations with minor cycles (the second nearly full, every survivor
+/// promoted at its first minor, the colors rotating): each must age or promote pages in
+/// place, remember promoted objects' slots, scan remembered slots and reuse a color between
+/// majors three times; the first must also follow a relocating major with ten minors, the
+/// second compact pages in place (checked over the whole soak, for those that ran).
+const MINOR_CONFIGS: [&str; 2] = ["soak-concurrent-minors", "soak-concurrent-minors-full"];
 
 /// The soak configurations that must compact pages in place and forward objects to
 /// themselves (checked over the whole soak, for those that ran).
@@ -714,6 +743,40 @@ fn soak() {
             unmet.push(format!(
                 "{name}: no stale Marked2 slot remapped in {} runs",
                 r.runs
+            ));
+        }
+    }
+    for (i, name) in MINOR_CONFIGS.iter().enumerate() {
+        let Some((_, r)) = by_config.iter().find(|(k, _)| k == name) else {
+            notes.push_str(&format!(
+                "\n{name} did not run: minor cycles not covered by this soak\n"
+            ));
+            continue;
+        };
+        let mut missed = Vec::new();
+        if r.minor_color_reuses < 3 {
+            missed.push("three colors reused between majors");
+        }
+        if r.remembered_scanned == 0 {
+            missed.push("a remembered slot scanned");
+        }
+        if r.pages_promoted_by_minors == 0 || r.promoted_slots_remembered == 0 {
+            missed.push("a page promoted in place with its slots remembered");
+        }
+        if i == 0 && r.pages_aged_by_minors == 0 {
+            missed.push("a page aged");
+        }
+        if i == 0 && r.relocating_majors_then_10_minors == 0 {
+            missed.push("a relocating major followed by ten minors");
+        }
+        if i == 1 && r.pages_compacted_in_place == 0 {
+            missed.push("a page compacted in place");
+        }
+        if !missed.is_empty() {
+            unmet.push(format!(
+                "{name}: not reached in {} runs: {}",
+                r.runs,
+                missed.join(", ")
             ));
         }
     }
