@@ -1,11 +1,13 @@
-//! Per-page remembered set: the slots of an old page that may point into the young generation
+//! A remembered set: the slots of a stretch of old memory that may point into the young generation
 //! (ZGC's `ZRememberedSet`), the piece of a generational collector that lets a young
 //! collection find the old-to-young pointers without tracing the old generation.
 //!
 //! One bit per 8-byte word of the page says "this word is a slot that held a young pointer
 //! when a store put it there". There are two bitmaps, *current* and *previous*, and which one
 //! is current is a process-wide [`RemsetIndex`] the collector flips at a young collection's
-//! Pause Mark Start:
+//! Pause Mark Start (the runtime keeps one set per 2 MiB granule, so a page's set is its
+//! granules' sets, and flips at a full cycle's Pause Mark Start too, when nothing is young
+//! and the bitmap's contents are stale):
 //!
 //! - the **store barrier** sets bits in the current bitmap ([`RememberedSet::remember`]): a
 //!   load first, so a slot stored to over and over costs one read after its first store, and a

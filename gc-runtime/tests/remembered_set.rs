@@ -21,7 +21,7 @@
 //! stress test fails when relocation does not remember a moved object's young slots.
 
 mod support;
-use gc_runtime::{Heap, HeapConfig, Local, Mode, ObjRef, RememberedSetStats, Scope};
+use gc_runtime::{Heap, HeapConfig, Local, Mode, ObjRef, RememberedSetStats, Scope, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -409,6 +409,34 @@ fn only_old_to_young_stores_are_remembered() {
         assert!(r.verified_young_slots >= 1, "{r:?}");
         assert_eq!(s.is_old(young), Some(true));
         assert_eq!(heap.remembered_slots(), Some(0));
+    });
+}
+
+/// A remembered value slot costs its granule a third bitmap (which words are value slots),
+/// and the memory report counts it.
+#[test]
+fn the_memory_report_counts_the_value_slot_bits() {
+    let heap = Heap::new(
+        HeapConfig::new(16 * MIB)
+            .mode(Mode::Stw)
+            .track_generations(true)
+            .continuous(false),
+    )
+    .unwrap();
+    let mut m = heap.attach("t").unwrap();
+    m.scope(|s| {
+        let holder = s.alloc_with_values(1, 0, 1, 0).unwrap();
+        s.collect("test");
+        assert_eq!(s.is_old(holder), Some(true));
+        let young = s.alloc(1, 0, 8).unwrap();
+        s.store_value(holder, 0, Value::Ref(young));
+        assert_eq!(heap.remembered_slots(), Some(1));
+        // Two bitmaps of one bit per 8-byte word of 2 MiB, and the value-slot bits.
+        assert_eq!(
+            heap.memory_report().remembered_set_bytes,
+            3 * (2 * MIB / 8 / 8),
+            "the memory report counts the value-slot bits"
+        );
     });
 }
 

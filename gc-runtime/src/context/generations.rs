@@ -17,7 +17,8 @@
 //! page is a whole number of granules, so a page's set is its granules' sets, and the barrier
 //! finds the set of a slot by the same index as its age, with no page-table walk and no epoch
 //! pin. A granule's set is allocated on its first remembered slot (one bit per word, two
-//! bitmaps: 8 KiB) and kept for the heap's life; only granules of old pages that received
+//! bitmaps: 64 KiB, and 32 KiB more for the value-slot bits once a value slot is remembered)
+//! and kept for the heap's life; only granules of old pages that received
 //! young pointers ever have one. The full cycle flips the current bitmap at Pause Mark Start
 //! (what the bitmap held is stale: nothing is young) and clears the previous one
 //! concurrently in Concurrent Reset Relocation Set, so the next flip finds it empty.
@@ -511,13 +512,22 @@ impl Generations {
     }
 
     /// Bytes the remembered sets' bitmaps take (for memory reports): the granules that have
-    /// one, since a set is allocated on its granule's first remembered slot and kept.
+    /// one, since a set is allocated on its granule's first remembered slot and kept, and the
+    /// value-slot bits of the granules where a value slot was remembered.
     pub(crate) fn footprint(&self) -> u64 {
-        self.remsets
+        let sets: u64 = self
+            .remsets
             .iter()
             .filter_map(OnceLock::get)
             .map(RememberedSet::footprint_bytes)
-            .sum()
+            .sum();
+        let kinds: u64 = self
+            .value_words
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(|k| std::mem::size_of_val::<[AtomicU64]>(k) as u64)
+            .sum();
+        sets + kinds
     }
 
     /// Plant the bug of a missing store barrier (for the test that the verifier catches it).

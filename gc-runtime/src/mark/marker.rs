@@ -304,8 +304,10 @@ pub(crate) fn mark_barrier(
 /// the last major's). A slot pointing old that kept such a minor's color would then look
 /// good to that later cycle, and a mutator could load the (unmarked) object through it
 /// without marking it and hide it: a lost object. So a minor's mark color is carried only by
-/// pointers to young objects, which every later minor visits while they stay young, and a
-/// major promotes only at its Pause Mark Start, when that color is the previous cycle's. A
+/// pointers to young objects, which every later minor visits while they stay young. A major
+/// promotes only at its Pause Mark Start, when that color is the previous cycle's; a minor
+/// that promotes pages in place remembers the promoted objects' slots of its color, so the
+/// next minor visits and heals them (`Generations::finish_promotions`). A
 /// Remapped pointer is bad while a minor marks, so each load of such a slot takes the slow
 /// path; it is never remapped (no forwarding table is consulted for Remapped).
 #[inline(always)]
