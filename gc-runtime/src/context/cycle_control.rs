@@ -78,7 +78,7 @@ impl CycleControl {
         let mut c = self.control.lock();
         // A pending minor request gives way to any other (a full cycle also collects the
         // young generation); any other pending request absorbs a minor one.
-        if c.requested.is_none() || c.requested == Some(GcCause::MinorRequested) {
+        if c.requested.as_ref().is_none_or(GcCause::is_minor) {
             c.requested = Some(cause);
         }
         self.cv.notify_all();

@@ -5,7 +5,7 @@
 //!   --heap <SIZE>      maximum heap size: bytes, or with a K/M/G/T suffix (64m, 16MB, 1GiB);
 //!                      at least 6m unless --gc epsilon; default a quarter of the
 //!                      machine's memory, committed only as needed
-//!   --gc <MODE>        concurrent | stw | epsilon (default concurrent)
+//!   --gc <MODE>        concurrent | stw | epsilon | generational (default concurrent)
 //!   --gc-log           print the runtime's collector log
 //!   --gc-stats         print a pause summary and the heap's footprint on exit
 //!   --verify           run the collector's heap verifier in every pause (slow; for tests)
@@ -60,7 +60,10 @@ pub struct Options {
     #[arg(long, value_name = "SIZE", value_parser = parse_heap_size)]
     pub heap: Option<u64>,
     /// Collector mode: concurrent (mark and relocation run beside the program, with short
-    /// pauses), stw (every phase in one pause) or epsilon (never collect).
+    /// pauses), stw (every phase in one pause), epsilon (never collect) or generational
+    /// (concurrent, plus a store barrier and minor cycles of the young objects only, each
+    /// started when the program has allocated a quarter of the heap, at most 64m, since the
+    /// last cycle).
     #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
     pub gc: Mode,
     /// Print the runtime's collector log.
@@ -79,7 +82,8 @@ pub struct Options {
     pub gc_stress: bool,
     /// Mutator pacing in concurrent mode: on (while a cycle runs, short delays at page
     /// allocations keep the program from filling the heap before the cycle ends) or off (it
-    /// runs into a full heap and stalls until memory is freed). No effect with stw or epsilon.
+    /// runs into a full heap and stalls until memory is freed). Generational mode paces too;
+    /// no effect with stw or epsilon.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
