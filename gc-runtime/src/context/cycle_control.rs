@@ -33,6 +33,8 @@ struct Control {
     /// Cycles started / completed.
     started: u64,
     completed: u64,
+    /// Whether the last completed cycle was a minor (young-only) cycle.
+    last_minor: bool,
     /// Mutators waiting in an allocation stall.
     stalled: u64,
     shutdown: bool,
@@ -132,10 +134,11 @@ impl CycleControl {
         c.started - 1
     }
 
-    /// The driver completed a cycle: wake everyone waiting for one.
-    pub(crate) fn end_cycle(&self) {
+    /// The driver completed a cycle (a minor one if `minor`): wake everyone waiting for one.
+    pub(crate) fn end_cycle(&self, minor: bool) {
         let mut c = self.control.lock();
         c.completed += 1;
+        c.last_minor = minor;
         if let Some(t) = c.began_at.take() {
             if c.durations.len() == TIMED_CYCLES {
                 c.durations.pop_front();
@@ -199,10 +202,11 @@ impl CycleControl {
         self.control.lock().stalled -= 1;
     }
 
-    /// (cycle `target` completed, heap shut down), for a stalled allocation's retry loop.
-    pub(crate) fn stall_progress(&self, target: u64) -> (bool, bool) {
+    /// (cycle `target` completed, heap shut down, the last completed cycle was a minor), for
+    /// a stalled allocation's retry loop.
+    pub(crate) fn stall_progress(&self, target: u64) -> (bool, bool, bool) {
         let c = self.control.lock();
-        (c.completed >= target, c.shutdown)
+        (c.completed >= target, c.shutdown, c.last_minor)
     }
 
     /// A stalled mutator sleeps until cycle `target` completes, a page is freed, or a few

@@ -45,33 +45,39 @@
 //! completed" counts majors. A minor requested by the embedder (`Heap::collect_minor`)
 //! changes none of it.
 //!
-//! **The `generational` mode** replaces the allocation-rate rule (5) with two lines and adds a
-//! young-occupancy rule, all checked after the other rules (so a major wins whenever the heap
-//! as a whole needs one by them; `generational_choice`):
+//! **The `generational` mode** replaces the allocation-rate rule (5) with lines of its own and
+//! adds a young-occupancy rule, all checked after the other rules (so a major wins whenever
+//! the heap as a whole needs one by them; `generational_choice`). Three lines of free memory
+//! at the allocation rate: the *major line* (rule 5's test: free memory would not last
+//! through a major), the *minor line* (not through a minor and then a major) and the *lowest
+//! line* (not through a minor alone). Which lines apply depends on whether **minors pay**:
+//! the last minor freed at least half of the young generation it collected (`minor_paid`).
 //!
-//! - **Allocation Rate** (major) — free memory would run out within a major's predicted
-//!   duration (rule 5's test: the *major line*), or would run out within a minor's and then
-//!   a major's (the *minor line*, higher) right after a minor ended: that minor did not lift
-//!   free memory above the line at which the next one would start, so minors no longer keep
-//!   up and the old generation's headroom is spent;
-//! - **Minor Allocation Rate** — free memory is below the minor line (and no minor has just
-//!   ended): a minor now still leaves a major time to finish if the minor frees nothing;
+//! - **Allocation Rate** (major) — minors do not pay and free memory is below the major
+//!   line; or free memory is below the line a minor would start at (the minor line, or the
+//!   lowest line while minors pay) right after a minor ended: that minor did not lift free
+//!   memory above it, so minors no longer keep up and the old generation's headroom is spent;
+//! - **Minor Allocation Rate** — free memory is below that line and no minor has just
+//!   ended;
 //! - **Minor Young Occupancy** — mutators allocated the young generation's size
 //!   (`HeapConfig::young_size_bytes`, a quarter of the heap and at most 64 MiB by default)
 //!   since the last cycle, minor or major, started: every byte allocated since then is on
 //!   young pages no cycle has marked (`young_due`);
 //! - **Continuous** runs three minors (`MinorContinuous`) for every major.
 //!
-//! A minor's duration is predicted from the recent minors with the majors' margin
-//! (`with_margin`), unscaled (its work is the young live set, not the heap), and as a major
-//! before any minor ran. Mutators allocate at their full rate through a major (no minor runs
-//! beside it), so the major line is rule 5's; minors keep free memory above the minor line as
-//! long as young garbage dies in whole pages, and when it does not (survivors scattered over
-//! young pages, old garbage) free memory sinks and majors start. The rate is the gross
-//! allocation rate: minors promote nothing yet, so the old generation grows only at majors,
-//! and "promotion rate" has nothing to measure until they do. An allocation stall always asks
-//! for a major (rule 1, and the stalled mutator's own request, which waits for the next cycle
-//! to start: a minor running when it stalled does not count).
+//! While minors do not pay (survivors scattered over every young page: a minor frees only
+//! empty young pages), the lines are the concurrent mode's: a major starts when free memory
+//! would not last through it at the gross allocation rate (no minor runs beside a major, so
+//! mutators allocate at their full rate through it), and a minor only where it still leaves
+//! a major that time. While they pay, free memory may sink below the major line: minors run
+//! down to the lowest line, and a major starts only when a minor leaves free memory below
+//! it, or by the other rules (high usage among them); that major then starts late, and the
+//! pacer keeps mutators within the memory left while it runs. A minor's duration is
+//! predicted from the recent minors with the majors' margin (`with_margin`), unscaled (its
+//! work is the young live set, not the heap), and as a major's before any minor ran. Minors
+//! promote nothing yet, so the old generation grows only at majors: a promotion rate has
+//! nothing to measure until they do. An allocation stall always asks for a major (rule 1,
+//! and the stalled mutator's own request, which replaces a pending minor one).
 
 use crate::config::HeapTarget;
 use crate::heap::HeapInner;
@@ -96,6 +102,11 @@ pub(super) struct Director {
     minor_durations: VecDeque<f64>,
     /// A minor completed and `decide` has not run since.
     minor_just_ended: bool,
+    /// Bytes allocated between the start of the cycle before the running one and its start:
+    /// the young generation the running cycle collects.
+    young_at_start: u64,
+    /// The last minor freed at least half of its young generation (`minor_paid`).
+    minors_pay: bool,
     last_cycle_end: Instant,
     used_after_last: u64,
     /// Recent cycles: duration in seconds, and the bytes in use when each ended.
@@ -169,23 +180,30 @@ fn young_due(young_allocated: u64, young_size: u64) -> bool {
     young_allocated >= young_size
 }
 
-/// The allocation-rate rule's two lines in the `generational` mode (see the module
+/// The allocation-rate rule's three lines in the `generational` mode (see the module
 /// documentation): free memory would run out within a major's predicted duration (`major`),
-/// or within a minor's and then a major's (`minor`, the higher line).
+/// within a minor's and then a major's (`minor`, higher), or within a minor's alone
+/// (`minor_only`, the lowest).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct RateDue {
     major: bool,
     minor: bool,
+    minor_only: bool,
 }
 
-/// What the `generational` director starts (see the module documentation): the major the
-/// whole heap's other rules ask for (`major`); a major by the allocation rate below the
-/// major line, or below the minor line right after a minor (`minor_just_ended`: minors no
-/// longer lift free memory above it); a minor below the minor line; a minor once the young
-/// generation is full (`young_allocated` bytes of `young_size`); else nothing.
+/// What the `generational` director starts (see the module documentation), after the
+/// whole heap's other rules (`major`, which wins):
+///
+/// - while minors pay (`minors_pay`: the last one freed at least half of its young
+///   generation), the minor line is `minor_only`: below it a minor, or a major if a minor
+///   has just ended (`minor_just_ended`: minors no longer keep up);
+/// - otherwise below the major line a major, below the minor line a minor, or a major right
+///   after a minor;
+/// - then a minor once the young generation is full (`young_allocated` of `young_size`).
 fn generational_choice(
     major: Option<GcCause>,
     rate: RateDue,
+    minors_pay: bool,
     minor_just_ended: bool,
     young_allocated: u64,
     young_size: u64,
@@ -193,13 +211,28 @@ fn generational_choice(
     if major.is_some() {
         return major;
     }
-    if rate.major || (rate.minor && minor_just_ended) {
-        return Some(GcCause::AllocationRate);
-    }
-    if rate.minor {
-        return Some(GcCause::MinorAllocationRate);
+    let below_minor_line = if minors_pay {
+        rate.minor_only
+    } else {
+        if rate.major {
+            return Some(GcCause::AllocationRate);
+        }
+        rate.minor
+    };
+    if below_minor_line {
+        return Some(if minor_just_ended {
+            GcCause::AllocationRate
+        } else {
+            GcCause::MinorAllocationRate
+        });
     }
     young_due(young_allocated, young_size).then_some(GcCause::MinorYoungOccupancy)
+}
+
+/// Whether a minor paid: it freed at least half of the young generation it collected
+/// (`young` bytes allocated between the previous cycle's start and its own).
+fn minor_paid(young: u64, freed: u64) -> bool {
+    young > 0 && freed >= young / 2
 }
 
 /// The predicted duration with margin of a cycle that took `durations` seconds recently: the
@@ -239,6 +272,8 @@ impl Director {
             majors: 0,
             minor_durations: VecDeque::new(),
             minor_just_ended: false,
+            young_at_start: 0,
+            minors_pay: false,
             scale_durations: concurrent,
             samples: VecDeque::new(),
             last_cycle_end: Instant::now(),
@@ -255,13 +290,16 @@ impl Director {
     /// far.
     pub(super) fn cycle_started(&mut self, direct_allocated: u64, allocated: u64) {
         self.direct_at_last_start = direct_allocated;
+        self.young_at_start = allocated.saturating_sub(self.allocated_at_last_start);
         self.allocated_at_last_start = allocated;
     }
 
-    /// A cycle completed. A minor's changes nothing of the majors' history (see the module
-    /// documentation).
-    pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64, minor: bool) {
-        if minor {
+    /// A cycle completed: a major, or a minor that freed `Some(bytes)` (what was in use at its
+    /// start plus what mutators allocated while it ran, less what is in use at its end). A
+    /// minor changes nothing of the majors' history (see the module documentation).
+    pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64, minor: Option<u64>) {
+        if let Some(freed) = minor {
+            self.minors_pay = minor_paid(self.young_at_start, freed);
             self.minor_just_ended = true;
             self.minor_durations.push_back(duration.as_secs_f64());
             if self.minor_durations.len() > 10 {
@@ -368,7 +406,14 @@ impl Director {
             return major;
         };
         let young_allocated = allocated.saturating_sub(self.allocated_at_last_start);
-        generational_choice(major, rate, minor_just_ended, young_allocated, young_size)
+        generational_choice(
+            major,
+            rate,
+            self.minors_pay,
+            minor_just_ended,
+            young_allocated,
+            young_size,
+        )
     }
 
     /// Rules 2-8 (see the module documentation): whether the whole heap needs a major now,
@@ -413,8 +458,10 @@ impl Director {
                 return (Some(GcCause::AllocationRate), rate);
             }
         } else {
+            let minor = self.max_minor_duration(major);
             rate.major = due(major + interval);
-            rate.minor = rate.major || due(major + self.max_minor_duration(major) + interval);
+            rate.minor = rate.major || due(major + minor + interval);
+            rate.minor_only = due(minor + interval);
         }
         let limit = direct.limit() as f64;
         let turnover = direct
@@ -536,7 +583,7 @@ mod tests {
     fn predicted_duration_scales_with_the_heap_in_use() {
         let mut d = Director::new(true, None);
         for _ in 0..3 {
-            d.cycle_done(Duration::from_millis(400), 400 * MB, false);
+            d.cycle_done(Duration::from_millis(400), 400 * MB, None);
         }
         // As much in use as the cycles left: twice the mean (no spread).
         assert!((d.max_duration(400 * MB) - 0.8).abs() < 1e-9);
@@ -548,8 +595,8 @@ mod tests {
         assert!((d.max_duration(40_000 * MB) - 0.8 * MAX_SCALE).abs() < 1e-9);
         // Mixed history: each cycle is scaled by its own end state, then the margin applies.
         let mut m = Director::new(true, None);
-        m.cycle_done(Duration::from_millis(100), 100 * MB, false);
-        m.cycle_done(Duration::from_millis(400), 400 * MB, false);
+        m.cycle_done(Duration::from_millis(100), 100 * MB, None);
+        m.cycle_done(Duration::from_millis(400), 400 * MB, None);
         let same = m.max_duration(400 * MB);
         assert!((same - 0.8).abs() < 1e-9, "both scale to 0.4 s: {same}");
         let unscaled = Director::new(true, None).max_duration(400 * MB);
@@ -557,59 +604,101 @@ mod tests {
         // Stop-the-world cycles are not scaled.
         let mut stw = Director::new(false, None);
         for _ in 0..3 {
-            stw.cycle_done(Duration::from_millis(400), 400 * MB, false);
+            stw.cycle_done(Duration::from_millis(400), 400 * MB, None);
         }
         assert!((stw.max_duration(2000 * MB) - 0.8).abs() < 1e-9);
     }
 
-    /// The generational choice: a major the whole heap's other rules ask for wins; below the
-    /// major line the rate rule starts a major, below the minor line a minor (a major right
-    /// after a minor); else a minor once the young generation is full.
+    /// The generational choice: a major the whole heap's other rules ask for wins. While
+    /// minors do not pay, below the major line a major, below the minor line a minor (a major
+    /// right after a minor); while they pay, the lowest line only, the same way; else a minor
+    /// once the young generation is full.
     #[test]
     fn minors_by_young_occupancy_or_rate_majors_when_minors_do_not_keep_up() {
         let young = 64 * MB;
-        let none = RateDue::default();
-        let minor_line = RateDue {
-            major: false,
-            minor: true,
+        let line = |major, minor, minor_only| RateDue {
+            major,
+            minor,
+            minor_only,
         };
-        let major_line = RateDue {
-            major: true,
-            minor: true,
+        let none = line(false, false, false);
+        let minor_line = line(false, true, false);
+        let major_line = line(true, true, false);
+        let lowest = line(true, true, true);
+        let choice = |major, rate, pay, just_ended, allocated| {
+            generational_choice(major, rate, pay, just_ended, allocated, young)
         };
-        let choice = |major, rate, just_ended, allocated| {
-            generational_choice(major, rate, just_ended, allocated, young)
-        };
-        assert_eq!(choice(None, none, false, 63 * MB), None);
-        assert_eq!(choice(None, none, true, 63 * MB), None);
-        assert_eq!(
-            choice(None, none, false, 64 * MB),
-            Some(GcCause::MinorYoungOccupancy)
-        );
-        assert_eq!(
-            choice(None, minor_line, false, 0),
-            Some(GcCause::MinorAllocationRate)
-        );
-        // A minor just ended and free memory is still below the minor line: a major.
-        for allocated in [0, 64 * MB] {
+        for pay in [false, true] {
+            assert_eq!(choice(None, none, pay, false, 63 * MB), None);
+            assert_eq!(choice(None, none, pay, true, 63 * MB), None);
             assert_eq!(
-                choice(None, minor_line, true, allocated),
+                choice(None, none, pay, false, 64 * MB),
+                Some(GcCause::MinorYoungOccupancy)
+            );
+            assert_eq!(
+                choice(None, lowest, pay, false, 0),
+                Some(if pay {
+                    GcCause::MinorAllocationRate
+                } else {
+                    GcCause::AllocationRate
+                })
+            );
+            // Below the line a minor would start at, right after a minor: a major.
+            assert_eq!(
+                choice(None, lowest, pay, true, 0),
                 Some(GcCause::AllocationRate)
             );
-        }
-        assert_eq!(
-            choice(None, major_line, false, 64 * MB),
-            Some(GcCause::AllocationRate)
-        );
-        for major in [GcCause::HighUsage, GcCause::Warmup, GcCause::Timer] {
-            for (rate, allocated) in [(none, 0), (minor_line, 200 * MB)] {
-                assert_eq!(
-                    choice(Some(major.clone()), rate, false, allocated),
-                    Some(major.clone())
-                );
+            for major in [GcCause::HighUsage, GcCause::Warmup, GcCause::Timer] {
+                for (rate, allocated) in [(none, 0), (lowest, 200 * MB)] {
+                    assert_eq!(
+                        choice(Some(major.clone()), rate, pay, false, allocated),
+                        Some(major.clone())
+                    );
+                }
             }
         }
+        // Minors that do not pay: the major and minor lines.
+        assert_eq!(
+            choice(None, minor_line, false, false, 0),
+            Some(GcCause::MinorAllocationRate)
+        );
+        assert_eq!(
+            choice(None, minor_line, false, true, 0),
+            Some(GcCause::AllocationRate)
+        );
+        assert_eq!(
+            choice(None, major_line, false, false, 64 * MB),
+            Some(GcCause::AllocationRate)
+        );
+        // Minors that pay: above the lowest line the young generation decides.
+        assert_eq!(choice(None, major_line, true, true, 0), None);
+        assert_eq!(
+            choice(None, major_line, true, false, 64 * MB),
+            Some(GcCause::MinorYoungOccupancy)
+        );
         assert!(young_due(64 * MB, 64 * MB) && !young_due(0, 1));
+        assert!(minor_paid(64 * MB, 32 * MB) && !minor_paid(64 * MB, 31 * MB));
+        assert!(!minor_paid(0, 0), "a minor of nothing did not pay");
+    }
+
+    /// A minor's outcome sets whether minors pay: the young generation is what was allocated
+    /// between the previous cycle's start and its own.
+    #[test]
+    fn whether_minors_pay_follows_the_last_minor() {
+        let mut d = Director::new(true, Some(16 * MB));
+        d.cycle_started(0, 10 * MB);
+        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        d.cycle_started(0, 74 * MB);
+        assert_eq!(d.young_at_start, 64 * MB);
+        d.cycle_done(Duration::from_millis(5), 40 * MB, Some(40 * MB));
+        assert!(d.minors_pay);
+        d.cycle_started(0, 138 * MB);
+        d.cycle_done(Duration::from_millis(5), 90 * MB, Some(MB));
+        assert!(!d.minors_pay);
+        // A major leaves the verdict as it was.
+        d.cycle_started(0, 140 * MB);
+        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        assert!(!d.minors_pay);
     }
 
     /// The margin over recent durations: twice the mean, or the mean plus 3.3 standard
@@ -622,7 +711,7 @@ mod tests {
         assert!((spread - (0.5 + 3.3 * 0.5f64.sqrt())).abs() < 1e-9);
         let mut d = Director::new(true, Some(16 * MB));
         assert_eq!(d.max_minor_duration(0.7), 0.7);
-        d.cycle_done(Duration::from_millis(10), 10 * MB, true);
+        d.cycle_done(Duration::from_millis(10), 10 * MB, Some(0));
         assert!((d.max_minor_duration(0.7) - 0.02).abs() < 1e-9);
         assert!(d.minor_just_ended);
     }
@@ -641,11 +730,11 @@ mod tests {
     #[test]
     fn minors_do_not_change_the_majors_history() {
         let mut d = Director::new(true, Some(16 * MB));
-        d.cycle_done(Duration::from_millis(400), 400 * MB, false);
+        d.cycle_done(Duration::from_millis(400), 400 * MB, None);
         let before = (d.majors, d.durations.clone(), d.used_after_last);
         for _ in 0..5 {
             d.cycle_started(0, 123 * MB);
-            d.cycle_done(Duration::from_millis(5), 10 * MB, true);
+            d.cycle_done(Duration::from_millis(5), 10 * MB, Some(0));
         }
         assert_eq!((d.majors, d.durations.clone(), d.used_after_last), before);
         assert!((d.max_duration(400 * MB) - 0.8).abs() < 1e-9);

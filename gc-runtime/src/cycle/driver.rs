@@ -134,10 +134,8 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
         let NextCycle::Run(cause) = next else {
             return;
         };
-        director.cycle_started(
-            heap.direct().allocated_bytes(),
-            heap.allocator().allocated(),
-        );
+        let allocated_at_start = heap.allocator().allocated();
+        director.cycle_started(heap.direct().allocated_bytes(), allocated_at_start);
         let n = control.begin_cycle();
         let t = Instant::now();
         let mut cycle = Cycle::new(heap, n, &cause);
@@ -148,8 +146,12 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
             Mode::Epsilon => unreachable!("epsilon heaps have no driver"),
         }
         let rec = cycle.finish();
-        director.cycle_done(t.elapsed(), rec.heap_after, rec.minor);
-        control.end_cycle();
+        let freed = || {
+            let during = heap.allocator().allocated() - allocated_at_start;
+            (rec.heap_before + during).saturating_sub(rec.heap_after)
+        };
+        director.cycle_done(t.elapsed(), rec.heap_after, rec.minor.then(freed));
+        control.end_cycle(rec.minor);
         control.gate().cycle_ended();
     }
 }
