@@ -1,6 +1,6 @@
 //! Torture tests with a shadow model (see `integration_tests::torture`): two mutator threads
 //! run a seeded random program against the public API while cycles run back to back with the
-//! verifier on, in all three modes, with heaps small enough to stall often, and with nearly
+//! verifier on, in all four modes, with heaps small enough to stall often, and with nearly
 //! full heaps where relocation runs out of target memory and compacts pages in place while
 //! both threads work on a shared pool of objects. The programs use direct buffers too; every
 //! test checks that buffers were released and, where cycles run, freed by their owners'
@@ -476,6 +476,7 @@ fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
         direct_limited("soak-stw", Mode::Stw, secs, seed),
         nearly_full("soak-stw-full", Mode::Stw, secs, seed),
         small("soak-concurrent-small", Mode::Concurrent, secs, seed),
+        direct_limited("soak-generational", Mode::Generational, secs, seed),
         small("soak-stw-small", Mode::Stw, secs, seed),
         cfg("soak-epsilon", Mode::Epsilon, 256, secs.min(30), seed),
         Config {
@@ -807,6 +808,43 @@ fn concurrent_minors() {
     let r = run_until(&c, reached);
     assert!(reached(&r), "a minor-cycle path missed: {r}");
     assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+}
+
+/// The `generational` mode with cycles back to back: its director runs three minors to a
+/// major (`GcCause::MinorContinuous`) while the random programs run, the verifier on in
+/// every pause (remembered-set completeness and the colors by age included); weak handles'
+/// deadlines count majors (`HeapUsage::majors`). Fails unless minors ran and scanned
+/// remembered slots, the store barrier and relocation remembered slots, and the cycle
+/// records keep the mark-color rule.
+#[test]
+fn generational() {
+    let c = direct_limited("generational", Mode::Generational, 8, base_seed());
+    let reached = |r: &Report| {
+        r.minors >= 5 && r.remembered_scanned > 0 && remembered_set_reached(r) && r.cycles >= 8
+    };
+    let r = run_until(&c, reached);
+    assert!(reached(&r), "a generational path missed: {r}");
+    assert!(r.minor_color_reuses > 0, "{r}");
+    assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+    assert_direct_paths(&r, Mode::Generational);
+}
+
+/// The `generational` mode in a heap small enough to stall all the time, pacing off: a
+/// stall's cycle is a major whatever minors the director runs, and no thread waits forever.
+#[test]
+fn generational_small_heap_stalls() {
+    let r = run_until(
+        &small(
+            "generational_small_heap_stalls",
+            Mode::Generational,
+            8,
+            base_seed(),
+        ),
+        |r| r.stalls > 0 && r.minors > 0,
+    );
+    assert_stalls_often_and_ooms_rarely(&r);
+    assert!(r.minors > 0, "no minor ran: {r}");
+    assert_direct_paths(&r, Mode::Generational);
 }
 
 /// As [`concurrent_generations`], in a nearly full `stw` heap, where relocation compacts

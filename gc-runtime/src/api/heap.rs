@@ -32,6 +32,8 @@ pub struct HeapUsage {
     pub allocated: u64,
     /// GC cycles completed.
     pub cycles: u64,
+    /// Of `cycles`, the majors (full cycles): every cycle but the minor (young-only) ones.
+    pub majors: u64,
 }
 
 /// A garbage-collected heap. Dropping it stops the collector; the memory is released when
@@ -111,7 +113,8 @@ impl Heap {
     /// Run a minor (young-only) cycle now and wait for it to complete: it marks the young
     /// generation from the strong roots and the remembered set and frees the young pages
     /// found empty, moving nothing (see `cycle/driver.rs`). An error, and no cycle, unless
-    /// the heap is in `concurrent` mode with `HeapConfig::track_generations` on; the other
+    /// the heap is in `generational` mode, or in `concurrent` mode with
+    /// `HeapConfig::track_generations` on; the other
     /// errors of [`Heap::collect`]. A full cycle requested at the same time runs instead
     /// (it collects the young generation too).
     pub fn collect_minor(&self) -> Result<(), String> {
@@ -179,6 +182,7 @@ impl Heap {
             peak_committed: u.peak_committed,
             allocated: self.inner.allocator().allocated(),
             cycles: self.inner.control().completed(),
+            majors: self.inner.control().completed_majors(),
         }
     }
 

@@ -35,6 +35,8 @@ struct Control {
     completed: u64,
     /// Whether the last completed cycle was a minor (young-only) cycle.
     last_minor: bool,
+    /// Majors (every cycle but the minors) completed.
+    completed_majors: u64,
     /// Mutators waiting in an allocation stall.
     stalled: u64,
     shutdown: bool,
@@ -139,6 +141,7 @@ impl CycleControl {
         let mut c = self.control.lock();
         c.completed += 1;
         c.last_minor = minor;
+        c.completed_majors += u64::from(!minor);
         if let Some(t) = c.began_at.take() {
             if c.durations.len() == TIMED_CYCLES {
                 c.durations.pop_front();
@@ -167,6 +170,11 @@ impl CycleControl {
     /// Cycles completed so far.
     pub(crate) fn completed(&self) -> u64 {
         self.control.lock().completed
+    }
+
+    /// Majors completed so far (every cycle but the minors).
+    pub(crate) fn completed_majors(&self) -> u64 {
+        self.control.lock().completed_majors
     }
 
     /// The cycle in progress, if one is.

@@ -11,7 +11,7 @@
 //!   --verify           run the collector's heap verifier in every pause (slow; for tests)
 //!   --gc-stress        start collection cycles back to back (for tests)
 //!   --pacing <on|off>  slow the program a little while a cycle runs, instead of stalling it
-//!                      when the heap fills (default on; concurrent mode only)
+//!                      when the heap fills (default on; concurrent and generational modes)
 //!   --pacing-floor <SHARE>
 //!                      the least share of every 10 ms pacing leaves the program unless
 //!                      free memory is about to run out (default 0.5; 0 for no floor)
