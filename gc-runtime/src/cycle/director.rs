@@ -51,7 +51,10 @@
 //! at the allocation rate: the *major line* (rule 5's test: free memory would not last
 //! through a major), the *minor line* (not through a minor and then a major) and the *lowest
 //! line* (not through a minor alone). Which lines apply depends on whether **minors pay**:
-//! the last minor freed at least half of the young generation it collected (`minor_paid`).
+//! the last minor freed at least half of the young generation it collected (`minor_paid`);
+//! before the first minor, and again after `RETRY_MINORS_AFTER` (8) majors since one did not
+//! pay, minors are assumed to pay (one minor is tried: without that, a program whose minors
+//! would pay never got one where majors run back to back, as binary-trees at 256M).
 //!
 //! - **Allocation Rate** (major) — minors do not pay and free memory is below the major
 //!   line; or free memory is below the line a minor would start at (the minor line, or the
@@ -63,7 +66,11 @@
 //!   (`HeapConfig::young_size_bytes`, a quarter of the heap and at most 64 MiB by default)
 //!   since the last cycle, minor or major, started: every byte allocated since then is on
 //!   young pages no cycle has marked (`young_due`);
-//! - **Continuous** runs three minors (`MinorContinuous`) for every major.
+//! - **Continuous** runs three minors (`MinorContinuous`) for every major;
+//! - **Heap Target** (major), while minors pay, is checked only right after a minor: against
+//!   the heap as minors leave it, the old generation and the survivors (a heap in use up to
+//!   the target between two minors is mostly young garbage the next minor frees). Lox's
+//!   heap runs with a heap target: its majors would otherwise come before every minor.
 //!
 //! While minors do not pay (survivors scattered over every young page: a minor frees only
 //! empty young pages), the lines are the concurrent mode's: a major starts when free memory
@@ -85,6 +92,11 @@ use crate::observe::GcCause;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+/// Majors after a minor that did not pay before minors are assumed to pay again (the
+/// program may have moved on to garbage that dies young): one minor is then tried where free
+/// memory reaches the lowest line, and a major follows at once if it does not pay either.
+const RETRY_MINORS_AFTER: u64 = 8;
+
 /// The most a recent cycle's duration is scaled up by the heap's growth since it ended (a
 /// cycle of a nearly empty heap is mostly fixed costs, which do not grow with the heap).
 const MAX_SCALE: f64 = 8.0;
@@ -105,8 +117,11 @@ pub(super) struct Director {
     /// Bytes allocated between the start of the cycle before the running one and its start:
     /// the young generation the running cycle collects.
     young_at_start: u64,
-    /// The last minor freed at least half of its young generation (`minor_paid`).
+    /// The last minor freed at least half of its young generation (`minor_paid`), or no
+    /// minor has run since the heap was created or since [`RETRY_MINORS_AFTER`] majors.
     minors_pay: bool,
+    /// Majors completed since a minor did not pay (see [`RETRY_MINORS_AFTER`]).
+    majors_since_unpaid: u64,
     last_cycle_end: Instant,
     used_after_last: u64,
     /// Recent cycles: duration in seconds, and the bytes in use when each ended.
@@ -273,7 +288,9 @@ impl Director {
             minor_durations: VecDeque::new(),
             minor_just_ended: false,
             young_at_start: 0,
-            minors_pay: false,
+            // Optimistic: until a minor has shown otherwise, minors are assumed to pay.
+            minors_pay: true,
+            majors_since_unpaid: 0,
             scale_durations: concurrent,
             samples: VecDeque::new(),
             last_cycle_end: Instant::now(),
@@ -300,6 +317,7 @@ impl Director {
     pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64, minor: Option<u64>) {
         if let Some(freed) = minor {
             self.minors_pay = minor_paid(self.young_at_start, freed);
+            self.majors_since_unpaid = 0;
             self.minor_just_ended = true;
             self.minor_durations.push_back(duration.as_secs_f64());
             if self.minor_durations.len() > 10 {
@@ -308,6 +326,12 @@ impl Director {
             return;
         }
         self.majors += 1;
+        if !self.minors_pay {
+            self.majors_since_unpaid += 1;
+            if self.majors_since_unpaid >= RETRY_MINORS_AFTER {
+                self.minors_pay = true;
+            }
+        }
         self.last_cycle_end = Instant::now();
         self.used_after_last = used_after;
         self.allocated_at_last = None;
@@ -400,8 +424,11 @@ impl Director {
                 control.completed(),
             ));
         }
-        let (major, rate) = self.decide_major(heap, allocated);
         let minor_just_ended = std::mem::take(&mut self.minor_just_ended);
+        // While minors pay, the heap target is the old generation's: the heap as the last
+        // minor left it (see the module documentation).
+        let target_now = self.young_size.is_none() || !self.minors_pay || minor_just_ended;
+        let (major, rate) = self.decide_major(heap, allocated, target_now);
         let Some(young_size) = self.young_size else {
             return major;
         };
@@ -417,10 +444,16 @@ impl Director {
     }
 
     /// Rules 2-8 (see the module documentation): whether the whole heap needs a major now,
-    /// and why; `allocated` is what the mutators allocated so far. In the `generational`
+    /// and why; `allocated` is what the mutators allocated so far; the heap-target rule only
+    /// if `heap_target_now`. In the `generational`
     /// mode the allocation-rate rule is left to `generational_choice`: its two lines are
     /// returned beside.
-    fn decide_major(&mut self, heap: &HeapInner, allocated: u64) -> (Option<GcCause>, RateDue) {
+    fn decide_major(
+        &mut self,
+        heap: &HeapInner,
+        allocated: u64,
+        heap_target_now: bool,
+    ) -> (Option<GcCause>, RateDue) {
         let (cfg, pages, direct) = (&heap.config().director, heap.pages(), heap.direct());
         let completed = self.majors;
         let cap = pages.capacity() as f64;
@@ -443,7 +476,7 @@ impl Director {
         }
         // Whether the mutators allocated since the last cycle ended.
         let allocated_since = allocated > *self.allocated_at_last.get_or_insert(allocated);
-        if let Some(t) = cfg.heap_target {
+        if let Some(t) = cfg.heap_target.filter(|_| heap_target_now) {
             if allocated_since && used_bytes >= heap_target(self.used_after_last, t) {
                 return (Some(GcCause::HeapTarget), RateDue::default());
             }
@@ -695,10 +728,17 @@ mod tests {
         d.cycle_started(0, 138 * MB);
         d.cycle_done(Duration::from_millis(5), 90 * MB, Some(MB));
         assert!(!d.minors_pay);
-        // A major leaves the verdict as it was.
-        d.cycle_started(0, 140 * MB);
+        // Majors leave the verdict as it was, until RETRY_MINORS_AFTER of them.
+        for _ in 1..RETRY_MINORS_AFTER {
+            d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+            assert!(!d.minors_pay);
+        }
         d.cycle_done(Duration::from_millis(400), 40 * MB, None);
-        assert!(!d.minors_pay);
+        assert!(d.minors_pay, "tried again");
+        assert!(
+            Director::new(true, Some(MB)).minors_pay,
+            "optimistic at first"
+        );
     }
 
     /// The margin over recent durations: twice the mean, or the mean plus 3.3 standard

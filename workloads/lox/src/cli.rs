@@ -62,8 +62,8 @@ pub struct Options {
     /// Collector mode: concurrent (mark and relocation run beside the program, with short
     /// pauses), stw (every phase in one pause), epsilon (never collect) or generational
     /// (concurrent, plus a store barrier and minor cycles of the young objects only, each
-    /// started when the program has allocated a quarter of the heap, at most 64m, since the
-    /// last cycle).
+    /// started when the program has allocated 8m since the last cycle: a quarter of a heap
+    /// under 32m).
     #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
     pub gc: Mode,
     /// Print the runtime's collector log.
@@ -197,6 +197,15 @@ impl Options {
     ///
     /// # Errors
     /// A malformed environment variable, named in the error.
+    /// The young generation of a `generational` heap of `heap` bytes: half the heap target's
+    /// floor (8m), so that minors come before the heap target's majors on a program whose
+    /// garbage dies young; a quarter of a smaller heap, at least 2m (the runtime's default, a
+    /// quarter of the heap up to 64m, would never fill before the heap target starts a major
+    /// on Lox's default maximum heap).
+    pub fn young_size(heap: u64) -> u64 {
+        (heap / 4).clamp(2 << 20, HEAP_TARGET.min_bytes / 2)
+    }
+
     pub fn heap_config(&self) -> Result<gc_runtime::HeapConfig, gc_runtime::EnvError> {
         let mut config = gc_runtime::HeapConfig::from_env(self.heap_size())?
             .mode(self.gc)
@@ -206,6 +215,9 @@ impl Options {
             .heap_target(Some(HEAP_TARGET));
         if let Some(h) = self.huge_pages {
             config = config.huge_pages(h);
+        }
+        if self.gc == Mode::Generational {
+            config = config.young_size(Self::young_size(self.heap_size()));
         }
         // One mutator needs few GC workers, and every worker adds a page to the relocation
         // reserve, which would eat a small heap on a many-core machine.
@@ -277,6 +289,24 @@ pub fn parse_heap_size(text: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_young_generation_is_half_the_heap_targets_floor_or_a_quarter_of_a_small_heap() {
+        const M: u64 = 1 << 20;
+        for (heap, young) in [
+            (6 * M, 2 * M),
+            (16 * M, 4 * M),
+            (64 * M, 8 * M),
+            (6 << 30, 8 * M),
+        ] {
+            assert_eq!(Options::young_size(heap), young, "{heap}");
+            gc_runtime::HeapConfig::new(heap)
+                .mode(Mode::Generational)
+                .young_size(young)
+                .validate()
+                .unwrap();
+        }
+    }
     use super::*;
 
     /// lox's own check and the runtime's agree: the smallest heap `check_heap` accepts for a
