@@ -829,6 +829,36 @@ mod tests {
         ]
     }
 
+    /// A generational run's cycles cell counts its minors apart, and `results.json` carries
+    /// them (left out for runs without minors, so older readers see the same file).
+    #[test]
+    fn minor_cycles_are_counted_apart_in_the_table_and_the_json() {
+        let mut gen = sample_result(Mode::Generational, 256 << 20, &[100_000; 12]);
+        for c in gen.gc.cycles.iter_mut().take(2) {
+            c.minor = true;
+            c.cause = gc_runtime::stats::GcCause::MinorYoungOccupancy;
+        }
+        let conc = sample_result(Mode::Concurrent, 256 << 20, &[100_000; 12]);
+        let summaries: Vec<RunSummary> = [&conc, &gen].map(RunSummary::of).to_vec();
+        assert_eq!(
+            (summaries[0].minor_cycles, summaries[1].minor_cycles),
+            (0, 2)
+        );
+        let complete = summaries[1].complete_cycles;
+        assert!(complete > 2, "{complete}");
+        let table = main_table(&summaries);
+        assert_eq!(row(&table, 0)[2], complete.to_string());
+        let cell = format!("{complete} (2 minor)");
+        assert_eq!(row(&table, 1)[..3], ["generational", "256M", cell.as_str()]);
+        assert_aligned(&table, 9);
+        let json = |s: &RunSummary| serde_json::to_value(s).unwrap();
+        assert!(json(&summaries[0]).get("minor_cycles").is_none());
+        assert_eq!(json(&summaries[1])["minor_cycles"], 2);
+        let back: RunSummary = serde_json::from_value(json(&summaries[1])).unwrap();
+        assert_eq!(back.minor_cycles, 2);
+        assert!(markdown_report(&[conc, gen]).contains(&cell));
+    }
+
     #[test]
     fn main_table_has_one_aligned_row_per_run_in_heap_then_mode_order() {
         let summaries: Vec<RunSummary> = three_runs().iter().map(RunSummary::of).collect();
