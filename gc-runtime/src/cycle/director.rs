@@ -112,7 +112,7 @@ pub(super) struct Director {
     majors: u64,
     /// Recent minors' durations in seconds, newest last (the generational rate rule).
     minor_durations: VecDeque<f64>,
-    /// A minor completed and `decide` has not run since.
+    /// The last cycle completed was a minor, and `decide` has not run since.
     minor_just_ended: bool,
     /// Bytes allocated between the start of the cycle before the running one and its start:
     /// the young generation the running cycle collects.
@@ -326,6 +326,7 @@ impl Director {
             return;
         }
         self.majors += 1;
+        self.minor_just_ended = false;
         if !self.minors_pay {
             self.majors_since_unpaid += 1;
             if self.majors_since_unpaid >= RETRY_MINORS_AFTER {
@@ -445,9 +446,8 @@ impl Director {
 
     /// Rules 2-8 (see the module documentation): whether the whole heap needs a major now,
     /// and why; `allocated` is what the mutators allocated so far; the heap-target rule only
-    /// if `heap_target_now`. In the `generational`
-    /// mode the allocation-rate rule is left to `generational_choice`: its two lines are
-    /// returned beside.
+    /// if `heap_target_now`. In the `generational` mode the allocation-rate rule is left to
+    /// `generational_choice`: its three lines are returned beside.
     fn decide_major(
         &mut self,
         heap: &HeapInner,
@@ -739,6 +739,11 @@ mod tests {
             Director::new(true, Some(MB)).minors_pay,
             "optimistic at first"
         );
+        // "A minor has just ended" means the last cycle: a major after it clears it.
+        d.cycle_done(Duration::from_millis(5), 40 * MB, Some(0));
+        assert!(d.minor_just_ended);
+        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        assert!(!d.minor_just_ended);
     }
 
     /// The margin over recent durations: twice the mean, or the mean plus 3.3 standard
