@@ -23,11 +23,22 @@ pub enum Mode {
     Stw,
     /// Allocate only, never collect (barrier-cost baseline).
     Epsilon,
+    /// The concurrent cycle with the generational bookkeeping always on (page ages, the store
+    /// barrier, the remembered set: [`HeapConfig::track_generations`] implied), and a
+    /// director that starts minor (young-only) cycles when the young generation fills
+    /// ([`GenerationalConfig::young_size`]) and majors (the full concurrent cycle) by the
+    /// whole heap's rules.
+    Generational,
 }
 
 impl Mode {
     /// Every mode, in report order.
-    pub const ALL: [Mode; 3] = [Mode::Concurrent, Mode::Stw, Mode::Epsilon];
+    pub const ALL: [Mode; 4] = [
+        Mode::Concurrent,
+        Mode::Stw,
+        Mode::Epsilon,
+        Mode::Generational,
+    ];
 
     /// The mode's name as used on command lines and in reports.
     pub fn name(self) -> &'static str {
@@ -35,7 +46,15 @@ impl Mode {
             Mode::Concurrent => "concurrent",
             Mode::Stw => "stw",
             Mode::Epsilon => "epsilon",
+            Mode::Generational => "generational",
         }
+    }
+
+    /// True if cycles run concurrently with the mutators (three short pauses): `concurrent`
+    /// and `generational`. Such heaps pace their mutators, populate the good view after each
+    /// flip and can be stepped.
+    pub fn is_concurrent(self) -> bool {
+        matches!(self, Mode::Concurrent | Mode::Generational)
     }
 }
 
@@ -52,8 +71,9 @@ impl std::str::FromStr for Mode {
             "concurrent" => Ok(Mode::Concurrent),
             "stw" => Ok(Mode::Stw),
             "epsilon" => Ok(Mode::Epsilon),
+            "generational" => Ok(Mode::Generational),
             _ => Err(format!(
-                "unknown GC mode {s:?}: use concurrent, stw or epsilon"
+                "unknown GC mode {s:?}: use concurrent, generational, stw or epsilon"
             )),
         }
     }
@@ -136,6 +156,29 @@ impl Default for DirectorConfig {
             heap_target: None,
         }
     }
+}
+
+/// The generational mode's settings ([`Mode::Generational`]; ignored by the other modes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GenerationalConfig {
+    /// The young generation's size: the director starts a minor cycle once mutators have
+    /// allocated this many bytes since the last cycle started (every byte since then is in
+    /// young pages no cycle has marked yet). `None` (the default): a quarter of the maximum
+    /// heap, at most [`GenerationalConfig::DEFAULT_MAX_YOUNG_SIZE`]
+    /// ([`HeapConfig::young_size_bytes`]). Between one small page (2 MiB,
+    /// [`GenerationalConfig::MIN_YOUNG_SIZE`]) and half the maximum heap.
+    pub young_size: Option<u64>,
+}
+
+impl GenerationalConfig {
+    /// The smallest young generation accepted: one small page. A smaller one would start a
+    /// minor for every page a mutator takes.
+    pub const MIN_YOUNG_SIZE: u64 = gc_core::GRANULE_SIZE;
+    /// The default young generation's largest size, 64 MiB: the pages a minor frees are
+    /// taken again soon, so a young generation near the size of the last-level cache (32 MiB
+    /// on the machine this was written on) recycles memory that is still cached, and a heap
+    /// of several GiB (Lox's default maximum is a quarter of the machine) still runs minors.
+    pub const DEFAULT_MAX_YOUNG_SIZE: u64 = 64 << 20;
 }
 
 /// Pacing settings: how the collector slows mutators that would fill the heap before the
@@ -357,8 +400,10 @@ pub struct HeapConfig {
     pub verify: bool,
     pub log: LogLevel,
     pub director: DirectorConfig,
-    /// Mutator pacing (on by default; used by `concurrent` heaps only).
+    /// Mutator pacing (on by default; used by `concurrent` and `generational` heaps only).
     pub pacing: PacingConfig,
+    /// The generational mode's young-generation size (used by `generational` heaps only).
+    pub generational: GenerationalConfig,
     /// Capacity of each mutator's local-handle stack, in handles (default 2^20; between 1
     /// and 2^28, [`HeapConfig::HANDLE_CAPACITY_RANGE`]: 8 bytes of address space each,
     /// memory only for those used).
@@ -393,9 +438,11 @@ pub struct HeapConfig {
     /// (eden when handed to a mutator, old from the next Pause Mark Start on and as a
     /// relocation target), the store barrier on every reference store into a heap object,
     /// and a remembered set of the old slots that point young, kept complete (with `verify`,
-    /// the verifier checks it in every pause). Off by default; no young collection exists
-    /// yet to use it, so no mode turns it on: it is the groundwork of the generational mode,
-    /// tested and measured on its own.
+    /// the verifier checks it in every pause). Off by default, so a `concurrent` heap pays
+    /// no store barrier; [`Mode::Generational`] turns it on whatever this says
+    /// ([`HeapConfig::tracks_generations`]). On in `concurrent` mode, it allows minors on
+    /// request only (`Heap::collect_minor`); on in `stw` mode, it only keeps the bookkeeping
+    /// (the tests' way to check it against full cycles).
     pub track_generations: bool,
     /// The age at which a minor cycle promotes a young page with survivors in place (makes
     /// it old without moving an object) instead of aging it: eden counts 0, survivor `n`
@@ -451,6 +498,7 @@ impl HeapConfig {
             log: LogLevel::Off,
             director: DirectorConfig::default(),
             pacing: PacingConfig::default(),
+            generational: GenerationalConfig::default(),
             handle_capacity: 1 << 20,
             uncommit_delay: Some(Duration::from_secs(300)),
             max_direct_memory: None,
@@ -640,6 +688,31 @@ impl HeapConfig {
         self
     }
 
+    /// True if the heap keeps page ages, the store barrier and the remembered set:
+    /// [`HeapConfig::track_generations`] on, or the `generational` mode.
+    pub fn tracks_generations(&self) -> bool {
+        self.track_generations || self.mode == Mode::Generational
+    }
+
+    /// The young generation's size of a `generational` heap (see
+    /// [`GenerationalConfig::young_size`]).
+    pub fn young_size(mut self, bytes: u64) -> Self {
+        self.generational.young_size = Some(bytes);
+        self
+    }
+
+    /// The young-generation size in effect: [`GenerationalConfig::young_size`], or a quarter
+    /// of the maximum heap, at most [`GenerationalConfig::DEFAULT_MAX_YOUNG_SIZE`] and at
+    /// least [`GenerationalConfig::MIN_YOUNG_SIZE`].
+    pub fn young_size_bytes(&self) -> u64 {
+        self.generational.young_size.unwrap_or_else(|| {
+            (self.memory.max_heap / 4).clamp(
+                GenerationalConfig::MIN_YOUNG_SIZE,
+                GenerationalConfig::DEFAULT_MAX_YOUNG_SIZE,
+            )
+        })
+    }
+
     /// Turn mutator pacing on or off (see [`PacingConfig`]).
     pub fn pacing(mut self, on: bool) -> Self {
         self.pacing.enabled = on;
@@ -664,9 +737,10 @@ impl HeapConfig {
         self.pacing.window = window;
         self
     }
-    /// True if this heap paces its mutators: pacing on, in `concurrent` mode.
+    /// True if this heap paces its mutators: pacing on, in `concurrent` or `generational`
+    /// mode.
     pub fn paces(&self) -> bool {
-        self.pacing.enabled && self.mode == Mode::Concurrent
+        self.pacing.enabled && self.mode.is_concurrent()
     }
 
     /// Check the memory and policy settings (both are checked when the heap is created, too):
@@ -814,6 +888,7 @@ impl HeapConfig {
         }
         self.director.validate()?;
         self.pacing.validate()?;
+        self.validate_young_size()?;
         if self.max_direct_memory == Some(0) {
             return Err(HeapError::InvalidSetting {
                 setting: "max_direct_memory",
@@ -840,9 +915,70 @@ impl HeapConfig {
     }
 }
 
+impl HeapConfig {
+    /// Refuse a young-generation size outside one small page .. half the maximum heap.
+    fn validate_young_size(&self) -> Result<(), HeapError> {
+        let Some(young) = self.generational.young_size else {
+            return Ok(());
+        };
+        let (lo, hi) = (GenerationalConfig::MIN_YOUNG_SIZE, self.memory.max_heap / 2);
+        if (lo..=hi).contains(&young) {
+            return Ok(());
+        }
+        Err(HeapError::InvalidSetting {
+            setting: "young_size",
+            problem: format!(
+                "is {}: give between {} (one small page) and half the maximum heap ({}), or \
+                 leave it unset for the default ({}: a quarter of the maximum heap, at most \
+                 64M)",
+                gc_core::format_size(young),
+                gc_core::format_size(lo),
+                gc_core::format_size(hi),
+                gc_core::format_size(
+                    HeapConfig {
+                        generational: GenerationalConfig::default(),
+                        ..self.clone()
+                    }
+                    .young_size_bytes()
+                ),
+            ),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The generational mode implies the bookkeeping; its name round-trips; a young size
+    /// out of range is refused naming the setting and the range.
+    #[test]
+    fn the_generational_mode_and_its_young_size() {
+        let g = HeapConfig::new(64 << 20).mode(Mode::Generational);
+        assert!(g.tracks_generations() && g.mode.is_concurrent() && g.paces());
+        assert!(!HeapConfig::new(64 << 20).tracks_generations());
+        assert!(!Mode::Stw.is_concurrent() && !Mode::Epsilon.is_concurrent());
+        assert_eq!("Generational".parse::<Mode>(), Ok(Mode::Generational));
+        assert_eq!(Mode::Generational.to_string(), "generational");
+        assert!(Mode::ALL.contains(&Mode::Generational));
+        assert!("gen".parse::<Mode>().unwrap_err().contains("generational"));
+        assert_eq!(g.young_size_bytes(), 16 << 20);
+        let big = HeapConfig::new(4 << 30).mode(Mode::Generational);
+        assert_eq!(big.young_size_bytes(), 64 << 20);
+        let small = HeapConfig::new(6 << 20).mode(Mode::Generational);
+        assert_eq!(small.young_size_bytes(), 2 << 20);
+        g.validate_settings().unwrap();
+        g.clone().young_size(32 << 20).validate_settings().unwrap();
+        for bad in [(2 << 20) - 1, (32 << 20) + 1] {
+            match g.clone().young_size(bad).validate_settings() {
+                Err(HeapError::InvalidSetting { setting, problem }) => {
+                    assert_eq!(setting, "young_size");
+                    assert!(problem.contains("half the maximum heap (32M)"), "{problem}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
 
     /// [`HeapConfig::with_env_from`] over a fixed environment of `vars`.
     fn with_vars(vars: &[(&str, &str)]) -> Result<HeapConfig, EnvError> {

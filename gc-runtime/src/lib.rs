@@ -70,8 +70,9 @@ pub use api::{
     Scope, Step, Stepper, Value, ValueBits, WeakRef,
 };
 pub use config::{
-    DirectorConfig, EnvError, HeapConfig, HeapTarget, LogLevel, Mode, PacingConfig, ENV_VARS,
-    GC_THREADS_ENV, HUGE_PAGES_ENV, LOG_ENV, MEMBARRIER_ENV, MIN_COLLECTED_HEAP, PACING_ENV,
+    DirectorConfig, EnvError, GenerationalConfig, HeapConfig, HeapTarget, LogLevel, Mode,
+    PacingConfig, ENV_VARS, GC_THREADS_ENV, HUGE_PAGES_ENV, LOG_ENV, MEMBARRIER_ENV,
+    MIN_COLLECTED_HEAP, PACING_ENV,
 };
 pub use direct::DIRECT_BUFFER_SHAPE;
 pub use gc_core::config::physical_memory_bytes;

@@ -61,6 +61,41 @@ fn a_cycle_stops_before_each_concurrent_phase_in_order() {
     assert_eq!(h.usage().cycles, 1);
 }
 
+/// A `generational` heap's cycles stop at the gate too, a major's and a minor's (whose
+/// Concurrent Relocate finishes its in-place promotions).
+#[test]
+fn a_generational_heap_steps_majors_and_minors() {
+    let h = Heap::new(
+        HeapConfig::new(64 << 20)
+            .mode(Mode::Generational)
+            .gc_threads(1)
+            .continuous(false)
+            .uncommit_delay(None),
+    )
+    .unwrap();
+    let s = h.stepper().unwrap();
+    let mut major = vec![s.start_cycle("test").unwrap()];
+    while *major.last().unwrap() != Step::CycleEnded {
+        major.push(s.step().unwrap());
+    }
+    assert_eq!(major.len(), 7, "{major:?}");
+    let mut minor = vec![s.start_minor().unwrap()];
+    while *minor.last().unwrap() != Step::CycleEnded {
+        minor.push(s.step().unwrap());
+    }
+    assert_eq!(
+        minor,
+        [
+            Step::Before(GcPhase::ConcurrentMarkRoots),
+            Step::Before(GcPhase::ConcurrentMark),
+            Step::Before(GcPhase::ConcurrentProcessNonStrongReferences),
+            Step::Before(GcPhase::ConcurrentSelectRelocationSet),
+            Step::Before(GcPhase::ConcurrentRelocate),
+            Step::CycleEnded,
+        ]
+    );
+}
+
 #[test]
 fn stepping_inside_a_scope_is_refused() {
     let h = heap(Mode::Concurrent);

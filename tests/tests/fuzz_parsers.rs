@@ -173,6 +173,7 @@ fn argv(rng: &mut Rng, cmd: &clap::Command) -> Vec<String> {
         "concurrent",
         "stw",
         "epsilon",
+        "generational",
         "bogus",
         "heap,direct",
         "pooled",

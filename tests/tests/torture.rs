@@ -1,6 +1,6 @@
 //! Torture tests with a shadow model (see `integration_tests::torture`): two mutator threads
 //! run a seeded random program against the public API while cycles run back to back with the
-//! verifier on, in all three modes, with heaps small enough to stall often, and with nearly
+//! verifier on, in all four modes, with heaps small enough to stall often, and with nearly
 //! full heaps where relocation runs out of target memory and compacts pages in place while
 //! both threads work on a shared pool of objects. The programs use direct buffers too; every
 //! test checks that buffers were released and, where cycles run, freed by their owners'
@@ -476,6 +476,7 @@ fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
         direct_limited("soak-stw", Mode::Stw, secs, seed),
         nearly_full("soak-stw-full", Mode::Stw, secs, seed),
         small("soak-concurrent-small", Mode::Concurrent, secs, seed),
+        direct_limited(GENERATIONAL_CONFIG, Mode::Generational, secs, seed),
         small("soak-stw-small", Mode::Stw, secs, seed),
         cfg("soak-epsilon", Mode::Epsilon, 256, secs.min(30), seed),
         Config {
@@ -517,6 +518,10 @@ fn minors(c: Config) -> Config {
 /// majors three times; the first must also follow a relocating major with ten minors, the
 /// second compact pages in place (checked over the whole soak, for those that ran).
 const MINOR_CONFIGS: [&str; 2] = ["soak-concurrent-minors", "soak-concurrent-minors-full"];
+
+/// The soak configuration of the `generational` mode: its director's minors must run,
+/// scan remembered slots and promote pages in place (checked over the whole soak, if it ran).
+const GENERATIONAL_CONFIG: &str = "soak-generational";
 
 /// The soak configurations that must compact pages in place and forward objects to
 /// themselves (checked over the whole soak, for those that ran).
@@ -780,6 +785,20 @@ fn soak() {
             ));
         }
     }
+    match by_config.iter().find(|(k, _)| k == GENERATIONAL_CONFIG) {
+        None => notes.push_str(&format!(
+            "\n{GENERATIONAL_CONFIG} did not run: the generational mode not covered by this soak\n"
+        )),
+        Some((name, r))
+            if r.minors == 0 || r.remembered_scanned == 0 || r.pages_promoted_by_minors == 0 =>
+        {
+            unmet.push(format!(
+                "{name}: no minor that scanned remembered slots and promoted a page in {} runs",
+                r.runs
+            ))
+        }
+        Some(_) => {}
+    }
     for name in DIRECT_LIMIT_CONFIGS {
         match by_config.iter().find(|(k, _)| k == name) {
             None => notes.push_str(&format!(
@@ -904,6 +923,48 @@ fn concurrent_minors_promoting_every_survivor() {
     assert!(reached(&r), "a minor-cycle path missed: {r}");
     assert_eq!(r.pages_aged_by_minors, 0, "threshold 0 ages nothing: {r}");
     assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+}
+
+/// The `generational` mode with cycles back to back: its director runs three minors to a
+/// major (`GcCause::MinorContinuous`) while the random programs run, the verifier on in
+/// every pause (remembered-set completeness and the colors by age included); weak handles'
+/// deadlines count majors (`HeapUsage::majors`). Fails unless minors ran and scanned
+/// remembered slots, promoted pages in place with their slots remembered, the store barrier
+/// and relocation remembered slots, and the cycle records keep the mark-color rule.
+#[test]
+fn generational() {
+    let c = direct_limited("generational", Mode::Generational, 8, base_seed());
+    let reached = |r: &Report| {
+        r.minors >= 5
+            && r.remembered_scanned > 0
+            && remembered_set_reached(r)
+            && r.cycles >= 8
+            && r.pages_promoted_by_minors > 0
+            && r.promoted_slots_remembered > 0
+    };
+    let r = run_until(&c, reached);
+    assert!(reached(&r), "a generational path missed: {r}");
+    assert!(r.minor_color_reuses > 0, "{r}");
+    assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+    assert_direct_paths(&r, Mode::Generational);
+}
+
+/// The `generational` mode in a heap small enough to stall all the time, pacing off: a
+/// stall's cycle is a major whatever minors the director runs, and no thread waits forever.
+#[test]
+fn generational_small_heap_stalls() {
+    let r = run_until(
+        &small(
+            "generational_small_heap_stalls",
+            Mode::Generational,
+            8,
+            base_seed(),
+        ),
+        |r| r.stalls > 0 && r.minors > 0,
+    );
+    assert_stalls_often_and_ooms_rarely(&r);
+    assert!(r.minors > 0, "no minor ran: {r}");
+    assert_direct_paths(&r, Mode::Generational);
 }
 
 /// As [`concurrent_generations`], in a nearly full `stw` heap, where relocation compacts

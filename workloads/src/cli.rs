@@ -132,7 +132,9 @@ pub struct SweepArgs {
           default_value = "256M,1G,4G")]
     pub heaps: Vec<u64>,
     /// Collector modes to run at every heap size, comma-separated: concurrent (ZGC-style),
-    /// stw (the whole cycle in one pause, the baseline), epsilon (no collection).
+    /// stw (the whole cycle in one pause, the baseline), epsilon (no collection),
+    /// generational (concurrent, with a store barrier and minor young-only cycles started
+    /// when a quarter of the heap was allocated since the last cycle).
     #[arg(
         long,
         value_name = "MODES",
@@ -210,7 +212,7 @@ pub struct CommonArgs {
     pub quiet: bool,
     /// Mutator pacing in concurrent mode: on (short delays, every 64 KiB allocated, slow a
     /// mutator that would fill the heap before the cycle ends) or off (it runs into a full
-    /// heap and stalls). No effect in stw and epsilon mode.
+    /// heap and stalls). Generational mode paces too; no effect in stw and epsilon mode.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
@@ -325,7 +327,8 @@ pub struct RunArgs {
     /// Heap size with a K/M/G/T suffix (a multiple of 2M that fits in physical memory).
     #[arg(long, value_name = "SIZE", value_parser = parse_heap, default_value = "1G")]
     pub heap: u64,
-    /// Collector mode: concurrent, stw or epsilon.
+    /// Collector mode: concurrent, stw, epsilon or generational (concurrent with a store
+    /// barrier and minor young-only cycles; see the sweep's --modes).
     #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
     pub mode: Mode,
     #[command(flatten)]
@@ -460,7 +463,8 @@ pub struct MemoryArgs {
     /// Heap size with a K/M/G/T suffix.
     #[arg(long, value_name = "SIZE", value_parser = parse_heap, default_value = "256M")]
     pub heap: u64,
-    /// Collector mode: concurrent, stw or epsilon.
+    /// Collector mode: concurrent, stw, epsilon or generational (concurrent with a store
+    /// barrier and minor young-only cycles; see the sweep's --modes).
     #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
     pub mode: Mode,
     /// Seconds to run before the report is taken; fractions allowed.

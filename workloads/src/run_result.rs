@@ -456,7 +456,7 @@ mod tests {
         assert!("parallel"
             .parse::<Mode>()
             .unwrap_err()
-            .contains("concurrent, stw or epsilon"));
+            .contains("concurrent, generational, stw or epsilon"));
     }
 
     #[test]

@@ -122,6 +122,10 @@ pub struct RunSummary {
     /// GC cycles that started and ended in the measured phase.
     #[serde(default)]
     pub complete_cycles: u64,
+    /// How many of `complete_cycles` were minor (young-only) cycles: the `generational`
+    /// mode's, or requested ones; the others were majors. Left out of `results.json` when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub minor_cycles: u64,
     /// Set when `complete_cycles` is too few for the row to mean much (see
     /// [`crate::min_cycles::cycles_warning`]).
     #[serde(default)]
@@ -146,6 +150,11 @@ pub struct RunSummary {
     /// The collector's marking cost per object and relocation rate.
     #[serde(default)]
     pub collector: CollectorSpeed,
+}
+
+/// For `skip_serializing_if`: a count of 0 is left out of `results.json`.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RunSummary {
@@ -222,6 +231,7 @@ impl RunSummary {
             wall_ns: r.wall_ns,
             cycles: r.measured_cycles().count() as u64,
             complete_cycles,
+            minor_cycles: r.complete_cycles().filter(|c| c.minor).count() as u64,
             cycles_warning: crate::min_cycles::cycles_warning(r.config.mode, complete_cycles),
             min_cycles: r.config.min_cycles,
             extended_by_ms: r.extended_by_ms,

@@ -39,7 +39,7 @@ fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
         "--heaps",
         "64M",
         "--modes",
-        "concurrent,stw",
+        "concurrent,stw,generational",
         "--duration",
         "0.5",
         "--out",
@@ -49,8 +49,9 @@ fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     let table = text(&out.stdout);
-    assert!(table.contains("| concurrent | 64M"), "{table}");
-    assert!(table.contains("| stw        | 64M"), "{table}");
+    assert!(table.contains("| concurrent   | 64M"), "{table}");
+    assert!(table.contains("| stw          | 64M"), "{table}");
+    assert!(table.contains("| generational | 64M"), "{table}");
     for f in [
         "results.json",
         "table.md",
@@ -63,7 +64,7 @@ fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
     let json = std::fs::read_to_string(dir.join("results.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2);
+    assert_eq!(runs.len(), 3);
     for r in runs {
         assert!(r["operations"].as_u64().unwrap() > 0, "a run did no work");
     }

@@ -16,10 +16,11 @@ fn run(workload: WorkloadKind, mode: Mode) -> Result<RunResult, String> {
     run_workload(&RunConfig::new(workload, mode, HEAP, LIVE, DURATION_MS))
 }
 
-/// Concurrent and stw runs do work, collect, and record request latency where the workload
-/// serves requests; an epsilon run either finishes or fails with a clear out-of-memory error.
+/// Concurrent, stw and generational runs do work, collect, and record request latency where
+/// the workload serves requests; an epsilon run either finishes or fails with a clear
+/// out-of-memory error.
 fn runs_in_every_mode(workload: WorkloadKind) {
-    for mode in [Mode::Concurrent, Mode::Stw] {
+    for mode in [Mode::Concurrent, Mode::Stw, Mode::Generational] {
         let r = run(workload, mode).unwrap_or_else(|e| panic!("{workload} {mode}: {e}"));
         assert!(r.operations > 0, "{workload} {mode}: no operations");
         assert!(r.ops_per_sec > 0.0);

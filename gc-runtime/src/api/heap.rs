@@ -32,6 +32,8 @@ pub struct HeapUsage {
     pub allocated: u64,
     /// GC cycles completed.
     pub cycles: u64,
+    /// Of `cycles`, the majors (full cycles): every cycle but the minor (young-only) ones.
+    pub majors: u64,
 }
 
 /// A garbage-collected heap. Dropping it stops the collector; the memory is released when
@@ -112,7 +114,8 @@ impl Heap {
     /// generation from the strong roots and the remembered set, frees the young pages found
     /// empty and ages the others or promotes them in place (`HeapConfig::tenuring_threshold`),
     /// moving nothing (see `cycle/driver.rs`). An error, and no cycle, unless
-    /// the heap is in `concurrent` mode with `HeapConfig::track_generations` on; the other
+    /// the heap is in `generational` mode, or in `concurrent` mode with
+    /// `HeapConfig::track_generations` on; the other
     /// errors of [`Heap::collect`]. A full cycle requested at the same time runs instead
     /// (it collects the young generation too).
     pub fn collect_minor(&self) -> Result<(), String> {
@@ -180,6 +183,7 @@ impl Heap {
             peak_committed: u.peak_committed,
             allocated: self.inner.allocator().allocated(),
             cycles: self.inner.control().completed(),
+            majors: self.inner.control().completed_majors(),
         }
     }
 

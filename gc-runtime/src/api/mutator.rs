@@ -444,19 +444,20 @@ impl Drop for Mutator {
 /// Minor cycles need the generational bookkeeping and the concurrent cycle's phases: an
 /// error saying what to change otherwise.
 pub(super) fn minor_allowed(config: &crate::HeapConfig) -> Result<(), String> {
-    if !config.track_generations {
-        return Err(
-            "a minor cycle needs page ages and a remembered set: create the heap \
-                    with HeapConfig::track_generations(true)"
-                .into(),
-        );
-    }
-    if config.mode != Mode::Concurrent {
+    if !config.mode.is_concurrent() {
         return Err(format!(
-            "a minor cycle runs only in concurrent mode, not {}: create the heap with \
-             Mode::Concurrent",
+            "a minor cycle runs only in the concurrent and generational modes, not {}: \
+             create the heap with Mode::Generational, or Mode::Concurrent with \
+             HeapConfig::track_generations(true)",
             config.mode
         ));
+    }
+    if !config.tracks_generations() {
+        return Err(
+            "a minor cycle needs page ages and a remembered set: create the heap \
+                    with Mode::Generational, or with HeapConfig::track_generations(true)"
+                .into(),
+        );
     }
     Ok(())
 }

@@ -41,7 +41,7 @@ impl Heap {
     /// other than `concurrent` (a `stw` cycle is one pause: nothing to step), or while another
     /// stepper lives.
     pub fn stepper(&self) -> Result<Stepper<'_>, String> {
-        if self.inner.config().mode != crate::Mode::Concurrent {
+        if !self.inner.config().mode.is_concurrent() {
             return Err(format!(
                 "Heap::stepper needs a concurrent heap: a {} cycle has no concurrent phases to \
                  stop between",

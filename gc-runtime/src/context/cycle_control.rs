@@ -33,6 +33,10 @@ struct Control {
     /// Cycles started / completed.
     started: u64,
     completed: u64,
+    /// Whether the last completed cycle was a minor (young-only) cycle.
+    last_minor: bool,
+    /// Majors (every cycle but the minors) completed.
+    completed_majors: u64,
     /// Mutators waiting in an allocation stall.
     stalled: u64,
     shutdown: bool,
@@ -78,7 +82,7 @@ impl CycleControl {
         let mut c = self.control.lock();
         // A pending minor request gives way to any other (a full cycle also collects the
         // young generation); any other pending request absorbs a minor one.
-        if c.requested.is_none() || c.requested == Some(GcCause::MinorRequested) {
+        if c.requested.as_ref().is_none_or(GcCause::is_minor) {
             c.requested = Some(cause);
         }
         self.cv.notify_all();
@@ -132,10 +136,12 @@ impl CycleControl {
         c.started - 1
     }
 
-    /// The driver completed a cycle: wake everyone waiting for one.
-    pub(crate) fn end_cycle(&self) {
+    /// The driver completed a cycle (a minor one if `minor`): wake everyone waiting for one.
+    pub(crate) fn end_cycle(&self, minor: bool) {
         let mut c = self.control.lock();
         c.completed += 1;
+        c.last_minor = minor;
+        c.completed_majors += u64::from(!minor);
         if let Some(t) = c.began_at.take() {
             if c.durations.len() == TIMED_CYCLES {
                 c.durations.pop_front();
@@ -164,6 +170,11 @@ impl CycleControl {
     /// Cycles completed so far.
     pub(crate) fn completed(&self) -> u64 {
         self.control.lock().completed
+    }
+
+    /// Majors completed so far (every cycle but the minors).
+    pub(crate) fn completed_majors(&self) -> u64 {
+        self.control.lock().completed_majors
     }
 
     /// The cycle in progress, if one is.
@@ -199,10 +210,11 @@ impl CycleControl {
         self.control.lock().stalled -= 1;
     }
 
-    /// (cycle `target` completed, heap shut down), for a stalled allocation's retry loop.
-    pub(crate) fn stall_progress(&self, target: u64) -> (bool, bool) {
+    /// (cycle `target` completed, heap shut down, the last completed cycle was a minor), for
+    /// a stalled allocation's retry loop.
+    pub(crate) fn stall_progress(&self, target: u64) -> (bool, bool, bool) {
         let c = self.control.lock();
-        (c.completed >= target, c.shutdown)
+        (c.completed >= target, c.shutdown, c.last_minor)
     }
 
     /// A stalled mutator sleeps until cycle `target` completes, a page is freed, or a few

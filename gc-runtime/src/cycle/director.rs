@@ -38,12 +38,64 @@
 //! relocation reserve, which they can never use (on small heaps the reserve is up to an
 //! eighth of the heap). When a mutator outruns a cycle that started in time, the pacer
 //! (`pacer`) slows it.
+//!
+//! Each of these rules starts a **major** (full) cycle, and their history is the majors'
+//! only: "the last cycle" of the warmup, timer, heap-target and proactive rules is the last
+//! major, the durations the allocation-rate rule predicts from are majors', and "cycles
+//! completed" counts majors. A minor requested by the embedder (`Heap::collect_minor`)
+//! changes none of it.
+//!
+//! **The `generational` mode** replaces the allocation-rate rule (5) with lines of its own and
+//! adds a young-occupancy rule, all checked after the other rules (so a major wins whenever
+//! the heap as a whole needs one by them; `generational_choice`). Three lines of free memory
+//! at the allocation rate: the *major line* (rule 5's test: free memory would not last
+//! through a major), the *minor line* (not through a minor and then a major) and the *lowest
+//! line* (not through a minor alone). Which lines apply depends on whether **minors pay**:
+//! the last minor freed at least half of the young generation it collected (`minor_paid`);
+//! before the first minor, and again after `RETRY_MINORS_AFTER` (8) majors since one did not
+//! pay, minors are assumed to pay (one minor is tried: without that, a program whose minors
+//! would pay never got one where majors run back to back, as binary-trees at 256M).
+//!
+//! - **Allocation Rate** (major) — minors do not pay and free memory is below the major
+//!   line; or free memory is below the line a minor would start at (the minor line, or the
+//!   lowest line while minors pay) right after a minor ended: that minor did not lift free
+//!   memory above it, so minors no longer keep up and the old generation's headroom is spent;
+//! - **Minor Allocation Rate** — free memory is below that line and no minor has just
+//!   ended;
+//! - **Minor Young Occupancy** — mutators allocated the young generation's size
+//!   (`HeapConfig::young_size_bytes`, a quarter of the heap and at most 64 MiB by default)
+//!   since the last cycle, minor or major, started: every byte allocated since then is on
+//!   young pages no cycle has marked (`young_due`);
+//! - **Continuous** runs three minors (`MinorContinuous`) for every major;
+//! - **Heap Target** (major), while minors pay, is checked only right after a minor: against
+//!   the heap as minors leave it, the old generation and the survivors (a heap in use up to
+//!   the target between two minors is mostly young garbage the next minor frees). Lox's
+//!   heap runs with a heap target: its majors would otherwise come before every minor.
+//!
+//! While minors do not pay (survivors scattered over every young page: a minor frees only
+//! empty young pages), the lines are the concurrent mode's: a major starts when free memory
+//! would not last through it at the gross allocation rate (no minor runs beside a major, so
+//! mutators allocate at their full rate through it), and a minor only where it still leaves
+//! a major that time. While they pay, free memory may sink below the major line: minors run
+//! down to the lowest line, and a major starts only when a minor leaves free memory below
+//! it, or by the other rules (high usage among them); that major then starts late, and the
+//! pacer keeps mutators within the memory left while it runs. A minor's duration is
+//! predicted from the recent minors with the majors' margin (`with_margin`), unscaled (its
+//! work is the young live set, not the heap), and as a major's before any minor ran. Minors
+//! promote nothing yet, so the old generation grows only at majors: a promotion rate has
+//! nothing to measure until they do. An allocation stall always asks for a major (rule 1,
+//! and the stalled mutator's own request, which replaces a pending minor one).
 
 use crate::config::HeapTarget;
 use crate::heap::HeapInner;
 use crate::observe::GcCause;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+/// Majors after a minor that did not pay before minors are assumed to pay again (the
+/// program may have moved on to garbage that dies young): one minor is then tried where free
+/// memory reaches the lowest line, and a major follows at once if it does not pay either.
+const RETRY_MINORS_AFTER: u64 = 8;
 
 /// The most a recent cycle's duration is scaled up by the heap's growth since it ended (a
 /// cycle of a nearly empty heap is mostly fixed costs, which do not grow with the heap).
@@ -52,6 +104,24 @@ const MAX_SCALE: f64 = 8.0;
 pub(super) struct Director {
     /// (time, bytes allocated so far), newest last, covering about one second.
     samples: VecDeque<(Instant, u64)>,
+    /// The young generation's size (`generational` mode only): the minor rule's threshold.
+    young_size: Option<u64>,
+    /// Bytes mutators had allocated when the last cycle (minor or major) started.
+    allocated_at_last_start: u64,
+    /// Majors completed (the warmup and allocation-rate rules count these).
+    majors: u64,
+    /// Recent minors' durations in seconds, newest last (the generational rate rule).
+    minor_durations: VecDeque<f64>,
+    /// The last cycle completed was a minor, and `decide` has not run since.
+    minor_just_ended: bool,
+    /// Bytes allocated between the start of the cycle before the running one and its start:
+    /// the young generation the running cycle collects.
+    young_at_start: u64,
+    /// The last minor freed at least half of its young generation (`minor_paid`), or no
+    /// minor has run since the heap was created or since [`RETRY_MINORS_AFTER`] majors.
+    minors_pay: bool,
+    /// Majors completed since a minor did not pay (see [`RETRY_MINORS_AFTER`]).
+    majors_since_unpaid: u64,
     last_cycle_end: Instant,
     used_after_last: u64,
     /// Recent cycles: duration in seconds, and the bytes in use when each ended.
@@ -119,11 +189,108 @@ fn allocation_rate_due(
     free / rate <= needed
 }
 
+/// The generational rule: a minor is due once mutators allocated `young_size` bytes since
+/// the last cycle started.
+fn young_due(young_allocated: u64, young_size: u64) -> bool {
+    young_allocated >= young_size
+}
+
+/// The allocation-rate rule's three lines in the `generational` mode (see the module
+/// documentation): free memory would run out within a major's predicted duration (`major`),
+/// within a minor's and then a major's (`minor`, higher), or within a minor's alone
+/// (`minor_only`, the lowest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct RateDue {
+    major: bool,
+    minor: bool,
+    minor_only: bool,
+}
+
+/// What the `generational` director starts (see the module documentation), after the
+/// whole heap's other rules (`major`, which wins):
+///
+/// - while minors pay (`minors_pay`: the last one freed at least half of its young
+///   generation), the minor line is `minor_only`: below it a minor, or a major if a minor
+///   has just ended (`minor_just_ended`: minors no longer keep up);
+/// - otherwise below the major line a major, below the minor line a minor, or a major right
+///   after a minor;
+/// - then a minor once the young generation is full (`young_allocated` of `young_size`).
+fn generational_choice(
+    major: Option<GcCause>,
+    rate: RateDue,
+    minors_pay: bool,
+    minor_just_ended: bool,
+    young_allocated: u64,
+    young_size: u64,
+) -> Option<GcCause> {
+    if major.is_some() {
+        return major;
+    }
+    let below_minor_line = if minors_pay {
+        rate.minor_only
+    } else {
+        if rate.major {
+            return Some(GcCause::AllocationRate);
+        }
+        rate.minor
+    };
+    if below_minor_line {
+        return Some(if minor_just_ended {
+            GcCause::AllocationRate
+        } else {
+            GcCause::MinorAllocationRate
+        });
+    }
+    young_due(young_allocated, young_size).then_some(GcCause::MinorYoungOccupancy)
+}
+
+/// Whether a minor paid: it freed at least half of the young generation it collected
+/// (`young` bytes allocated between the previous cycle's start and its own).
+fn minor_paid(young: u64, freed: u64) -> bool {
+    young > 0 && freed >= young / 2
+}
+
+/// The predicted duration with margin of a cycle that took `durations` seconds recently: the
+/// larger of twice the mean and the mean plus 3.3 standard deviations (`None` without any).
+fn with_margin(durations: impl Iterator<Item = f64> + Clone) -> Option<f64> {
+    let n = durations.clone().count() as f64;
+    if n == 0.0 {
+        return None;
+    }
+    let avg = durations.clone().sum::<f64>() / n;
+    let sd = if n < 2.0 {
+        0.0
+    } else {
+        (durations.map(|d| (d - avg).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    };
+    Some((avg * 2.0).max(avg + 3.3 * sd))
+}
+
+/// The continuous rule's cycle after `completed` cycles: a major, or in the generational
+/// mode (`generational`) three minors for every major.
+fn continuous_cause(generational: bool, completed: u64) -> GcCause {
+    if generational && completed % 4 != 3 {
+        GcCause::MinorContinuous
+    } else {
+        GcCause::Continuous
+    }
+}
+
 impl Director {
     /// A director for cycles that run concurrently (`concurrent`, whose predicted durations
-    /// are scaled to the heap in use) or in one pause (`!concurrent`).
-    pub(super) fn new(concurrent: bool) -> Self {
+    /// are scaled to the heap in use) or in one pause (`!concurrent`), with minors when the
+    /// young generation reaches `young_size` bytes (`Some`: the `generational` mode).
+    pub(super) fn new(concurrent: bool, young_size: Option<u64>) -> Self {
         Director {
+            young_size,
+            allocated_at_last_start: 0,
+            majors: 0,
+            minor_durations: VecDeque::new(),
+            minor_just_ended: false,
+            young_at_start: 0,
+            // Optimistic: until a minor has shown otherwise, minors are assumed to pay.
+            minors_pay: true,
+            majors_since_unpaid: 0,
             scale_durations: concurrent,
             samples: VecDeque::new(),
             last_cycle_end: Instant::now(),
@@ -136,12 +303,36 @@ impl Director {
     }
 
     /// A cycle starts (whatever asked for it): `direct_allocated` is what
-    /// `DirectBuffers::allocated_bytes` says now.
-    pub(super) fn cycle_started(&mut self, direct_allocated: u64) {
+    /// `DirectBuffers::allocated_bytes` says now, `allocated` the bytes mutators allocated so
+    /// far.
+    pub(super) fn cycle_started(&mut self, direct_allocated: u64, allocated: u64) {
         self.direct_at_last_start = direct_allocated;
+        self.young_at_start = allocated.saturating_sub(self.allocated_at_last_start);
+        self.allocated_at_last_start = allocated;
     }
 
-    pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64) {
+    /// A cycle completed: a major, or a minor that freed `Some(bytes)` (what was in use at its
+    /// start plus what mutators allocated while it ran, less what is in use at its end). A
+    /// minor changes nothing of the majors' history (see the module documentation).
+    pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64, minor: Option<u64>) {
+        if let Some(freed) = minor {
+            self.minors_pay = minor_paid(self.young_at_start, freed);
+            self.majors_since_unpaid = 0;
+            self.minor_just_ended = true;
+            self.minor_durations.push_back(duration.as_secs_f64());
+            if self.minor_durations.len() > 10 {
+                self.minor_durations.pop_front();
+            }
+            return;
+        }
+        self.majors += 1;
+        self.minor_just_ended = false;
+        if !self.minors_pay {
+            self.majors_since_unpaid += 1;
+            if self.majors_since_unpaid >= RETRY_MINORS_AFTER {
+                self.minors_pay = true;
+            }
+        }
         self.last_cycle_end = Instant::now();
         self.used_after_last = used_after;
         self.allocated_at_last = None;
@@ -208,31 +399,63 @@ impl Director {
                 1.0
             }
         };
-        let scaled = || self.durations.iter().map(|&(d, after)| d * scale(after));
-        let n = self.durations.len() as f64;
-        let avg = scaled().sum::<f64>() / n;
-        let sd = if n < 2.0 {
-            0.0
-        } else {
-            (scaled().map(|d| (d - avg).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        };
-        (avg * 2.0).max(avg + 3.3 * sd)
+        with_margin(self.durations.iter().map(|&(d, after)| d * scale(after)))
+            .expect("durations is not empty")
+    }
+
+    /// How long the next minor may take, with margin (see [`with_margin`]); a major's
+    /// prediction (`major`) before any minor completed.
+    fn max_minor_duration(&self, major: f64) -> f64 {
+        with_margin(self.minor_durations.iter().copied()).unwrap_or(major)
     }
 
     /// Whether a cycle should start now in `heap`, and why: read from the bytes its mutators
     /// allocated, its pages, its cycle counters and its direct buffers.
     pub(super) fn decide(&mut self, heap: &HeapInner) -> Option<GcCause> {
-        let (cfg, pages, direct) = (&heap.config().director, heap.pages(), heap.direct());
+        let cfg = &heap.config().director;
         let allocated = heap.allocator().allocated();
         self.sample(allocated);
         let control = heap.control();
-        let (stalled, completed) = (control.stalled(), control.completed());
-        if stalled > 0 {
+        if control.stalled() > 0 {
             return Some(GcCause::AllocationStall);
         }
         if cfg.continuous {
-            return Some(GcCause::Continuous);
+            return Some(continuous_cause(
+                self.young_size.is_some(),
+                control.completed(),
+            ));
         }
+        let minor_just_ended = std::mem::take(&mut self.minor_just_ended);
+        // While minors pay, the heap target is the old generation's: the heap as the last
+        // minor left it (see the module documentation).
+        let target_now = self.young_size.is_none() || !self.minors_pay || minor_just_ended;
+        let (major, rate) = self.decide_major(heap, allocated, target_now);
+        let Some(young_size) = self.young_size else {
+            return major;
+        };
+        let young_allocated = allocated.saturating_sub(self.allocated_at_last_start);
+        generational_choice(
+            major,
+            rate,
+            self.minors_pay,
+            minor_just_ended,
+            young_allocated,
+            young_size,
+        )
+    }
+
+    /// Rules 2-8 (see the module documentation): whether the whole heap needs a major now,
+    /// and why; `allocated` is what the mutators allocated so far; the heap-target rule only
+    /// if `heap_target_now`. In the `generational` mode the allocation-rate rule is left to
+    /// `generational_choice`: its three lines are returned beside.
+    fn decide_major(
+        &mut self,
+        heap: &HeapInner,
+        allocated: u64,
+        heap_target_now: bool,
+    ) -> (Option<GcCause>, RateDue) {
+        let (cfg, pages, direct) = (&heap.config().director, heap.pages(), heap.direct());
+        let completed = self.majors;
         let cap = pages.capacity() as f64;
         let used_bytes = pages.used();
         let used = used_bytes as f64;
@@ -243,43 +466,54 @@ impl Director {
             pages.capacity(),
             self.used_after_last,
         ) {
-            return Some(GcCause::Warmup);
+            return (Some(GcCause::Warmup), RateDue::default());
         }
         let since_last = self.last_cycle_end.elapsed();
         if let Some(t) = cfg.timer {
             if since_last >= t {
-                return Some(GcCause::Timer);
+                return (Some(GcCause::Timer), RateDue::default());
             }
         }
         // Whether the mutators allocated since the last cycle ended.
         let allocated_since = allocated > *self.allocated_at_last.get_or_insert(allocated);
-        if let Some(t) = cfg.heap_target {
+        if let Some(t) = cfg.heap_target.filter(|_| heap_target_now) {
             if allocated_since && used_bytes >= heap_target(self.used_after_last, t) {
-                return Some(GcCause::HeapTarget);
+                return (Some(GcCause::HeapTarget), RateDue::default());
             }
         }
-        let needed = self.max_duration(used as u64) + cfg.interval.as_secs_f64();
-        if allocation_rate_due(completed, free, self.alloc_rates(), allocated_since, needed) {
-            return Some(GcCause::AllocationRate);
+        let interval = cfg.interval.as_secs_f64();
+        let major = self.max_duration(used as u64);
+        let rates = self.alloc_rates();
+        let due = |needed| allocation_rate_due(completed, free, rates, allocated_since, needed);
+        let mut rate = RateDue::default();
+        if self.young_size.is_none() {
+            if due(major + interval) {
+                return (Some(GcCause::AllocationRate), rate);
+            }
+        } else {
+            let minor = self.max_minor_duration(major);
+            rate.major = due(major + interval);
+            rate.minor = rate.major || due(major + minor + interval);
+            rate.minor_only = due(minor + interval);
         }
         let limit = direct.limit() as f64;
         let turnover = direct
             .allocated_bytes()
             .saturating_sub(self.direct_at_last_start) as f64;
         if direct.reserved() as f64 >= limit * 0.75 && turnover >= limit * 0.25 {
-            return Some(GcCause::DirectMemory);
+            return (Some(GcCause::DirectMemory), rate);
         }
         if free <= cap * 0.05 {
-            return Some(GcCause::HighUsage);
+            return (Some(GcCause::HighUsage), rate);
         }
         if cfg.proactive {
             let grown = used - self.used_after_last as f64 >= cap * 0.1;
             let long = since_last >= Duration::from_secs(300);
             if (grown || long) && self.avg_duration() * 100.0 <= since_last.as_secs_f64() {
-                return Some(GcCause::Proactive);
+                return (Some(GcCause::Proactive), rate);
             }
         }
-        None
+        (None, rate)
     }
 }
 
@@ -360,7 +594,7 @@ mod tests {
     fn a_rate_from_before_the_program_stopped_allocating_is_not_recent() {
         let t0 = Instant::now();
         let at = |ms: u64| t0 + Duration::from_millis(ms);
-        let mut d = Director::new(true);
+        let mut d = Director::new(true, None);
         // 100 MB in the first 500 ms, then nothing for 300 ms.
         for ms in (0..=800).step_by(10) {
             d.samples.push_back((at(ms), ms.min(500) * 200_000));
@@ -368,7 +602,7 @@ mod tests {
         let (long, recent) = d.alloc_rates();
         assert!(long > 100e6, "the last second's average: {long}");
         assert_eq!(recent, 0.0);
-        let mut steady = Director::new(true);
+        let mut steady = Director::new(true, None);
         for ms in (0..=800).step_by(10) {
             steady.samples.push_back((at(ms), ms * 200_000));
         }
@@ -380,9 +614,9 @@ mod tests {
     /// now (never shorter, at most `MAX_SCALE` times); a steady heap is predicted as before.
     #[test]
     fn predicted_duration_scales_with_the_heap_in_use() {
-        let mut d = Director::new(true);
+        let mut d = Director::new(true, None);
         for _ in 0..3 {
-            d.cycle_done(Duration::from_millis(400), 400 * MB);
+            d.cycle_done(Duration::from_millis(400), 400 * MB, None);
         }
         // As much in use as the cycles left: twice the mean (no spread).
         assert!((d.max_duration(400 * MB) - 0.8).abs() < 1e-9);
@@ -393,18 +627,163 @@ mod tests {
         // A hundred times as much: capped.
         assert!((d.max_duration(40_000 * MB) - 0.8 * MAX_SCALE).abs() < 1e-9);
         // Mixed history: each cycle is scaled by its own end state, then the margin applies.
-        let mut m = Director::new(true);
-        m.cycle_done(Duration::from_millis(100), 100 * MB);
-        m.cycle_done(Duration::from_millis(400), 400 * MB);
+        let mut m = Director::new(true, None);
+        m.cycle_done(Duration::from_millis(100), 100 * MB, None);
+        m.cycle_done(Duration::from_millis(400), 400 * MB, None);
         let same = m.max_duration(400 * MB);
         assert!((same - 0.8).abs() < 1e-9, "both scale to 0.4 s: {same}");
-        let unscaled = Director::new(true).max_duration(400 * MB);
+        let unscaled = Director::new(true, None).max_duration(400 * MB);
         assert!((unscaled - 0.2).abs() < 1e-9, "no history: twice 0.1 s");
         // Stop-the-world cycles are not scaled.
-        let mut stw = Director::new(false);
+        let mut stw = Director::new(false, None);
         for _ in 0..3 {
-            stw.cycle_done(Duration::from_millis(400), 400 * MB);
+            stw.cycle_done(Duration::from_millis(400), 400 * MB, None);
         }
         assert!((stw.max_duration(2000 * MB) - 0.8).abs() < 1e-9);
+    }
+
+    /// The generational choice: a major the whole heap's other rules ask for wins. While
+    /// minors do not pay, below the major line a major, below the minor line a minor (a major
+    /// right after a minor); while they pay, the lowest line only, the same way; else a minor
+    /// once the young generation is full.
+    #[test]
+    fn minors_by_young_occupancy_or_rate_majors_when_minors_do_not_keep_up() {
+        let young = 64 * MB;
+        let line = |major, minor, minor_only| RateDue {
+            major,
+            minor,
+            minor_only,
+        };
+        let none = line(false, false, false);
+        let minor_line = line(false, true, false);
+        let major_line = line(true, true, false);
+        let lowest = line(true, true, true);
+        let choice = |major, rate, pay, just_ended, allocated| {
+            generational_choice(major, rate, pay, just_ended, allocated, young)
+        };
+        for pay in [false, true] {
+            assert_eq!(choice(None, none, pay, false, 63 * MB), None);
+            assert_eq!(choice(None, none, pay, true, 63 * MB), None);
+            assert_eq!(
+                choice(None, none, pay, false, 64 * MB),
+                Some(GcCause::MinorYoungOccupancy)
+            );
+            assert_eq!(
+                choice(None, lowest, pay, false, 0),
+                Some(if pay {
+                    GcCause::MinorAllocationRate
+                } else {
+                    GcCause::AllocationRate
+                })
+            );
+            // Below the line a minor would start at, right after a minor: a major.
+            assert_eq!(
+                choice(None, lowest, pay, true, 0),
+                Some(GcCause::AllocationRate)
+            );
+            for major in [GcCause::HighUsage, GcCause::Warmup, GcCause::Timer] {
+                for (rate, allocated) in [(none, 0), (lowest, 200 * MB)] {
+                    assert_eq!(
+                        choice(Some(major.clone()), rate, pay, false, allocated),
+                        Some(major.clone())
+                    );
+                }
+            }
+        }
+        // Minors that do not pay: the major and minor lines.
+        assert_eq!(
+            choice(None, minor_line, false, false, 0),
+            Some(GcCause::MinorAllocationRate)
+        );
+        assert_eq!(
+            choice(None, minor_line, false, true, 0),
+            Some(GcCause::AllocationRate)
+        );
+        assert_eq!(
+            choice(None, major_line, false, false, 64 * MB),
+            Some(GcCause::AllocationRate)
+        );
+        // Minors that pay: above the lowest line the young generation decides.
+        assert_eq!(choice(None, major_line, true, true, 0), None);
+        assert_eq!(
+            choice(None, major_line, true, false, 64 * MB),
+            Some(GcCause::MinorYoungOccupancy)
+        );
+        assert!(young_due(64 * MB, 64 * MB) && !young_due(0, 1));
+        assert!(minor_paid(64 * MB, 32 * MB) && !minor_paid(64 * MB, 31 * MB));
+        assert!(!minor_paid(0, 0), "a minor of nothing did not pay");
+    }
+
+    /// A minor's outcome sets whether minors pay: the young generation is what was allocated
+    /// between the previous cycle's start and its own.
+    #[test]
+    fn whether_minors_pay_follows_the_last_minor() {
+        let mut d = Director::new(true, Some(16 * MB));
+        d.cycle_started(0, 10 * MB);
+        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        d.cycle_started(0, 74 * MB);
+        assert_eq!(d.young_at_start, 64 * MB);
+        d.cycle_done(Duration::from_millis(5), 40 * MB, Some(40 * MB));
+        assert!(d.minors_pay);
+        d.cycle_started(0, 138 * MB);
+        d.cycle_done(Duration::from_millis(5), 90 * MB, Some(MB));
+        assert!(!d.minors_pay);
+        // Majors leave the verdict as it was, until RETRY_MINORS_AFTER of them.
+        for _ in 1..RETRY_MINORS_AFTER {
+            d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+            assert!(!d.minors_pay);
+        }
+        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        assert!(d.minors_pay, "tried again");
+        assert!(
+            Director::new(true, Some(MB)).minors_pay,
+            "optimistic at first"
+        );
+        // "A minor has just ended" means the last cycle: a major after it clears it.
+        d.cycle_done(Duration::from_millis(5), 40 * MB, Some(0));
+        assert!(d.minor_just_ended);
+        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        assert!(!d.minor_just_ended);
+    }
+
+    /// The margin over recent durations: twice the mean, or the mean plus 3.3 standard
+    /// deviations when they spread; a minor is predicted as a major before any minor ran.
+    #[test]
+    fn minor_durations_are_predicted_with_the_majors_margin() {
+        assert_eq!(with_margin(std::iter::empty()), None);
+        assert!((with_margin([0.1, 0.1].into_iter()).unwrap() - 0.2).abs() < 1e-9);
+        let spread = with_margin([0.0, 1.0].into_iter()).unwrap();
+        assert!((spread - (0.5 + 3.3 * 0.5f64.sqrt())).abs() < 1e-9);
+        let mut d = Director::new(true, Some(16 * MB));
+        assert_eq!(d.max_minor_duration(0.7), 0.7);
+        d.cycle_done(Duration::from_millis(10), 10 * MB, Some(0));
+        assert!((d.max_minor_duration(0.7) - 0.02).abs() < 1e-9);
+        assert!(d.minor_just_ended);
+    }
+
+    /// Continuous cycles: majors only, or in the generational mode three minors per major.
+    #[test]
+    fn continuous_cycles_are_three_minors_to_a_major_when_generational() {
+        let gen: Vec<_> = (0..8).map(|n| continuous_cause(true, n)).collect();
+        assert_eq!(gen.iter().filter(|c| c.is_minor()).count(), 6, "{gen:?}");
+        assert_eq!(gen[3], GcCause::Continuous);
+        assert!((0..8).all(|n| continuous_cause(false, n) == GcCause::Continuous));
+    }
+
+    /// A minor leaves the majors' history alone: their count (warmup, allocation rate), the
+    /// durations a major is predicted from and what the last major left.
+    #[test]
+    fn minors_do_not_change_the_majors_history() {
+        let mut d = Director::new(true, Some(16 * MB));
+        d.cycle_done(Duration::from_millis(400), 400 * MB, None);
+        let before = (d.majors, d.durations.clone(), d.used_after_last);
+        for _ in 0..5 {
+            d.cycle_started(0, 123 * MB);
+            d.cycle_done(Duration::from_millis(5), 10 * MB, Some(0));
+        }
+        assert_eq!((d.majors, d.durations.clone(), d.used_after_last), before);
+        assert!((d.max_duration(400 * MB) - 0.8).abs() < 1e-9);
+        // The young generation counts from the last cycle's start, minor or not.
+        assert_eq!(d.allocated_at_last_start, 123 * MB);
     }
 }

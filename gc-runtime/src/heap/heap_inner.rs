@@ -77,7 +77,7 @@ impl HeapInner {
         let id = NEXT_HEAP_ID.fetch_add(1, Ordering::Relaxed);
         let barrier = ProcessBarrier::choose(config.membarrier);
         let generations = config
-            .track_generations
+            .tracks_generations()
             .then(|| Arc::new(Generations::new(start, size)));
         let events = GcEvents::new(config.log);
         events.safepoint_barrier(barrier.name());

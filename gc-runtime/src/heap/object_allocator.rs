@@ -481,8 +481,9 @@ fn page_stalling(
         // then retry whenever a page is freed (or every 10 ms).
         let mut target = control.request(GcCause::AllocationStall);
         let mut extra_cycles = 0;
+        let mut minor_retries = 0;
         let result = loop {
-            let (done, shutdown) = control.stall_progress(target);
+            let (done, shutdown, minor) = control.stall_progress(target);
             match take_page(thread, kind, size, false, publish) {
                 Ok(p) => break Some(Ok(p)),
                 Err(AllocError::OutOfMemory { .. }) => {}
@@ -490,6 +491,17 @@ fn page_stalling(
             }
             if shutdown || must_give_up() {
                 break None;
+            }
+            if done && minor && minor_retries < 16 {
+                // The cycle that completed was a minor (the stall's request came in after the
+                // driver had taken a minor request, but before that cycle began): it frees
+                // only empty young pages and says nothing of the heap's live data. Ask again:
+                // a stall's request replaces a pending minor one, so the next cycle is a major
+                // (a few times at most: a minor may also complete after the major we waited
+                // for, before we look).
+                minor_retries += 1;
+                target = control.request(GcCause::AllocationStall);
+                continue;
             }
             if done {
                 // Fail only if the completed cycle freed nothing for us. If it left room for

@@ -5,7 +5,6 @@
 //! every step of a cycle can be read in `cycle/driver.rs` and its mechanics here.
 
 use super::heap_inner::HeapInner;
-use crate::config::Mode;
 use crate::direct::Cleaned;
 use crate::mark::WeakResult;
 use crate::observe::{proc_info, Straggler};
@@ -106,7 +105,7 @@ impl HeapInner {
     /// three runs: populating large pages at both flips, mutator 3740 and GC thread 1313;
     /// at Relocate Start only, 3276 and 722; `epsilon`'s mutator 3805.)
     fn populate_good_view(&self, large: bool) -> u64 {
-        if self.config().mode != Mode::Concurrent {
+        if !self.config().mode.is_concurrent() {
             return 0;
         }
         let view = self.cx.state.good().view();

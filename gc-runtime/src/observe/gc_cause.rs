@@ -31,13 +31,23 @@ pub enum GcCause {
     DirectMemory,
     /// `Heap::collect_minor` or `Scope::collect_minor`: a minor (young-only) cycle.
     MinorRequested,
+    /// `generational` mode: mutators allocated the young generation's size
+    /// (`GenerationalConfig::young_size`) since the last cycle started; a minor cycle.
+    MinorYoungOccupancy,
+    /// `generational` mode: at the allocation rate, free memory would not last through a
+    /// minor and then a major; a minor cycle (a major if a minor has just ended: minors no
+    /// longer keep free memory above that line).
+    MinorAllocationRate,
+    /// `generational` mode with `DirectorConfig::continuous`: a minor cycle of the cycles
+    /// run back to back (three in four are minors, for tests).
+    MinorContinuous,
     /// `Heap::collect` or `Scope::collect`, with the caller's label (e.g. "System.gc").
     Explicit(String),
 }
 
 impl GcCause {
     /// Every cause but an explicit request.
-    pub const RULES: [GcCause; 10] = [
+    pub const RULES: [GcCause; 13] = [
         GcCause::AllocationStall,
         GcCause::Continuous,
         GcCause::Warmup,
@@ -48,6 +58,9 @@ impl GcCause {
         GcCause::Proactive,
         GcCause::DirectMemory,
         GcCause::MinorRequested,
+        GcCause::MinorYoungOccupancy,
+        GcCause::MinorAllocationRate,
+        GcCause::MinorContinuous,
     ];
 
     /// The name in logs and records.
@@ -63,6 +76,9 @@ impl GcCause {
             GcCause::Proactive => "Proactive",
             GcCause::DirectMemory => "Direct Memory",
             GcCause::MinorRequested => "Minor Requested",
+            GcCause::MinorYoungOccupancy => "Minor Young Occupancy",
+            GcCause::MinorAllocationRate => "Minor Allocation Rate",
+            GcCause::MinorContinuous => "Minor Continuous",
             GcCause::Explicit(label) => label,
         }
     }
@@ -75,6 +91,18 @@ impl GcCause {
             .into_iter()
             .find(|c| c.name() == name)
             .unwrap_or_else(|| GcCause::Explicit(name.to_string()))
+    }
+
+    /// True for the causes of minor (young-only) cycles: a request, or the `generational`
+    /// director's young-occupancy and continuous rules. Every other cause runs a major.
+    pub fn is_minor(&self) -> bool {
+        matches!(
+            self,
+            GcCause::MinorRequested
+                | GcCause::MinorYoungOccupancy
+                | GcCause::MinorAllocationRate
+                | GcCause::MinorContinuous
+        )
     }
 
     /// True for `Heap::collect` and `Scope::collect`.

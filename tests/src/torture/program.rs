@@ -133,7 +133,8 @@ impl<'h> Program<'h> {
         if self.cfg.minor_cycles.is_some() {
             return self.majors_done.load(Ordering::Relaxed);
         }
-        self.heap.usage().cycles
+        // Minors keep old garbage: a weak handle's referent is cleared by majors only.
+        self.heap.usage().majors
     }
 
     fn done(&self) -> bool {

@@ -5,13 +5,13 @@
 //!   --heap <SIZE>      maximum heap size: bytes, or with a K/M/G/T suffix (64m, 16MB, 1GiB);
 //!                      at least 6m unless --gc epsilon; default a quarter of the
 //!                      machine's memory, committed only as needed
-//!   --gc <MODE>        concurrent | stw | epsilon (default concurrent)
+//!   --gc <MODE>        concurrent | stw | epsilon | generational (default concurrent)
 //!   --gc-log           print the runtime's collector log
 //!   --gc-stats         print a pause summary and the heap's footprint on exit
 //!   --verify           run the collector's heap verifier in every pause (slow; for tests)
 //!   --gc-stress        start collection cycles back to back (for tests)
 //!   --pacing <on|off>  slow the program a little while a cycle runs, instead of stalling it
-//!                      when the heap fills (default on; concurrent mode only)
+//!                      when the heap fills (default on; concurrent and generational modes)
 //!   --pacing-floor <SHARE>
 //!                      the least share of every 10 ms pacing leaves the program unless
 //!                      free memory is about to run out (default 0.5; 0 for no floor)
@@ -60,7 +60,10 @@ pub struct Options {
     #[arg(long, value_name = "SIZE", value_parser = parse_heap_size)]
     pub heap: Option<u64>,
     /// Collector mode: concurrent (mark and relocation run beside the program, with short
-    /// pauses), stw (every phase in one pause) or epsilon (never collect).
+    /// pauses), stw (every phase in one pause), epsilon (never collect) or generational
+    /// (concurrent, plus a store barrier and minor cycles of the young objects only, each
+    /// started when the program has allocated 8m since the last cycle: a quarter of a heap
+    /// under 32m).
     #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
     pub gc: Mode,
     /// Print the runtime's collector log.
@@ -79,7 +82,8 @@ pub struct Options {
     pub gc_stress: bool,
     /// Mutator pacing in concurrent mode: on (while a cycle runs, short delays at page
     /// allocations keep the program from filling the heap before the cycle ends) or off (it
-    /// runs into a full heap and stalls until memory is freed). No effect with stw or epsilon.
+    /// runs into a full heap and stalls until memory is freed). Generational mode paces too;
+    /// no effect with stw or epsilon.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
           action = clap::ArgAction::Set)]
     pub pacing: bool,
@@ -193,6 +197,15 @@ impl Options {
     ///
     /// # Errors
     /// A malformed environment variable, named in the error.
+    /// The young generation of a `generational` heap of `heap` bytes: half the heap target's
+    /// floor (8m), so that minors come before the heap target's majors on a program whose
+    /// garbage dies young; a quarter of a smaller heap, at least 2m (the runtime's default, a
+    /// quarter of the heap up to 64m, would never fill before the heap target starts a major
+    /// on Lox's default maximum heap).
+    pub fn young_size(heap: u64) -> u64 {
+        (heap / 4).clamp(2 << 20, HEAP_TARGET.min_bytes / 2)
+    }
+
     pub fn heap_config(&self) -> Result<gc_runtime::HeapConfig, gc_runtime::EnvError> {
         let mut config = gc_runtime::HeapConfig::from_env(self.heap_size())?
             .mode(self.gc)
@@ -202,6 +215,9 @@ impl Options {
             .heap_target(Some(HEAP_TARGET));
         if let Some(h) = self.huge_pages {
             config = config.huge_pages(h);
+        }
+        if self.gc == Mode::Generational {
+            config = config.young_size(Self::young_size(self.heap_size()));
         }
         // One mutator needs few GC workers, and every worker adds a page to the relocation
         // reserve, which would eat a small heap on a many-core machine.
@@ -273,6 +289,24 @@ pub fn parse_heap_size(text: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_young_generation_is_half_the_heap_targets_floor_or_a_quarter_of_a_small_heap() {
+        const M: u64 = 1 << 20;
+        for (heap, young) in [
+            (6 * M, 2 * M),
+            (16 * M, 4 * M),
+            (64 * M, 8 * M),
+            (6 << 30, 8 * M),
+        ] {
+            assert_eq!(Options::young_size(heap), young, "{heap}");
+            gc_runtime::HeapConfig::new(heap)
+                .mode(Mode::Generational)
+                .young_size(young)
+                .validate()
+                .unwrap();
+        }
+    }
     use super::*;
 
     /// lox's own check and the runtime's agree: the smallest heap `check_heap` accepts for a

@@ -91,6 +91,23 @@ fn corpus_verified_concurrent() {
     );
 }
 
+/// The same subset in the generational mode (back-to-back cycles: three minors to a major),
+/// verifier on.
+#[test]
+fn corpus_verified_generational() {
+    run_corpus_subset(
+        VERIFIED,
+        &[
+            "--gc",
+            "generational",
+            "--heap",
+            SMALL_HEAP,
+            "--verify",
+            "--gc-stress",
+        ],
+    );
+}
+
 /// The same subset in stop-the-world mode, verifier on.
 #[test]
 fn corpus_verified_stw() {

@@ -1,11 +1,13 @@
 //! The Lox interpreter on a heap with the generational bookkeeping on
 //! (`HeapConfig::track_generations`): every benchmark script, at its test size, on a small
 //! heap with cycles back to back and the verifier on in every pause, in the `concurrent` and
-//! `stw` modes, must print its expected output (`bench/expected/NAME.out`), and the verifier
+//! `stw` modes and in the `generational` mode (whose back-to-back cycles are three minors to a
+//! major), must print its expected output (`bench/expected/NAME.out`), and the verifier
 //! then checked the remembered set against everything the interpreter stores — through
 //! `ObjRef::store`, value slots (`store_value_bits`), and `Fresh::init`, which has no barrier
 //! because a fresh object is on an eden page. The test fails unless the barrier remembered
-//! slots and the verifier found young-pointing slots of old objects.
+//! slots and the verifier found young-pointing slots of old objects (and, `generational`,
+//! unless minors ran and scanned remembered slots).
 
 use gc_runtime::{HeapConfig, Mode};
 use lox::Lox;
@@ -65,6 +67,7 @@ fn every_script_on(mode: Mode) {
     scripts.sort();
     assert!(!scripts.is_empty());
     let (mut cycles, mut remembered, mut moved, mut verified) = (0, 0, 0, 0);
+    let (mut minors, mut scanned) = (0, 0);
     for script in &scripts {
         let name = script.file_stem().unwrap().to_string_lossy().into_owned();
         let expected =
@@ -86,17 +89,27 @@ fn every_script_on(mode: Mode) {
         assert!(result.is_ok(), "{mode} {name}: failed: {errors}");
         assert_eq!(printed, expected, "{mode} {name}: wrong output");
         let r = lox.heap().remembered_set_stats().expect("tracking is on");
-        cycles += lox.heap().stats().cycles.len();
+        let stats = lox.heap().stats();
+        cycles += stats.cycles.len();
+        minors += stats.cycles.iter().filter(|c| c.minor).count();
+        scanned += r.scanned;
         remembered += r.barrier_remembered;
         moved += r.relocation_remembered;
         verified += r.verified_young_slots;
     }
     eprintln!(
-        "{mode}: {} scripts, {cycles} cycles, {remembered} slots remembered by the barrier, \
-         {moved} by relocation, {verified} young slots of old objects verified",
+        "{mode}: {} scripts, {cycles} cycles ({minors} minors, {scanned} remembered slots \
+         scanned), {remembered} slots remembered by the barrier, {moved} by relocation, \
+         {verified} young slots of old objects verified",
         scripts.len()
     );
     assert!(cycles > 0, "{mode}: no cycle ran");
+    if mode == Mode::Generational {
+        assert!(
+            minors > 0 && scanned > 0,
+            "{mode}: no minor ran, or none scanned a remembered slot: {minors} minors"
+        );
+    }
     assert!(
         remembered > 0 && verified > 0,
         "{mode}: the remembered set's paths were not reached: {remembered} remembered, \
@@ -112,4 +125,9 @@ fn every_bench_script_on_a_concurrent_heap_that_tracks_generations() {
 #[test]
 fn every_bench_script_on_a_stw_heap_that_tracks_generations() {
     every_script_on(Mode::Stw);
+}
+
+#[test]
+fn every_bench_script_on_a_generational_heap() {
+    every_script_on(Mode::Generational);
 }

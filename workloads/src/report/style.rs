@@ -16,6 +16,7 @@ pub fn mode_color(mode: Mode) -> RGBColor {
         Mode::Concurrent => RGBColor(31, 119, 180),
         Mode::Stw => RGBColor(214, 39, 40),
         Mode::Epsilon => RGBColor(127, 127, 127),
+        Mode::Generational => RGBColor(44, 160, 44),
     }
 }
 
