@@ -452,8 +452,9 @@ pub struct HeapConfig {
     /// include the objects allocated just before its Pause Mark Start, on the pages every
     /// mutator had just retired, the ones most likely to die soon; one more minor lets such
     /// a page empty and be freed young, where promoting it would leave its garbage to the
-    /// next major (a minor moves nothing, so a page is reclaimed young only when empty). The
-    /// price is marking its survivors once more.
+    /// next major (a minor reclaims a page young only when it is empty, or sparse enough to
+    /// evacuate: [`HeapConfig::young_evacuation_live_percent`]). The price is marking its
+    /// survivors once more.
     pub tenuring_threshold: u8,
     /// A minor cycle evacuates a young page with survivors (copies them to old target pages,
     /// a promotion by copy, and frees the page) when its live bytes are under this
