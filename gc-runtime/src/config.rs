@@ -452,9 +452,23 @@ pub struct HeapConfig {
     /// include the objects allocated just before its Pause Mark Start, on the pages every
     /// mutator had just retired, the ones most likely to die soon; one more minor lets such
     /// a page empty and be freed young, where promoting it would leave its garbage to the
-    /// next major (a minor moves nothing, so a page is reclaimed young only when empty). The
-    /// price is marking its survivors once more.
+    /// next major (a minor reclaims a page young only when it is empty, or sparse enough to
+    /// evacuate: [`HeapConfig::young_evacuation_live_percent`]). The price is marking its
+    /// survivors once more.
     pub tenuring_threshold: u8,
+    /// A minor cycle evacuates a young page with survivors (copies them to old target pages,
+    /// a promotion by copy, and frees the page) when its live bytes are under this
+    /// percentage of the page; denser pages are aged or promoted in place
+    /// ([`HeapConfig::tenuring_threshold`]). 0 turns the minors' evacuation off; at most 100.
+    /// Why 25, the default: a minor's copies all go to *old* target pages (promotion by copy:
+    /// the runtime has no survivor target pages yet), so evacuation promotes objects that
+    /// may not have reached the tenuring threshold, and they stay until the next major. A
+    /// page at most a quarter live is freed for at most a quarter of a page copied and
+    /// promoted early, where aging it would keep three quarters of garbage for another
+    /// minor. Above that the trade turns: ZGC evacuates young pages up to its 25% garbage
+    /// limit, but its copies go to survivor pages that stay young; here a denser page is
+    /// better aged or promoted where it lies.
+    pub young_evacuation_live_percent: u8,
     /// Which mark color a cycle takes when the mark-color rule leaves two (gc-core's
     /// `MarkColorRule`: never the previous cycle's nor the last major's, so with full cycles
     /// only, two are eligible). [`ColorChoice::Alternate`] (the default) alternates Marked0 and
@@ -506,6 +520,7 @@ impl HeapConfig {
             membarrier: false,
             track_generations: false,
             tenuring_threshold: 1,
+            young_evacuation_live_percent: 25,
             mark_colors: ColorChoice::Alternate,
         }
     }
@@ -685,6 +700,14 @@ impl HeapConfig {
     /// [`HeapConfig::tenuring_threshold`]; checked by [`Self::validate`]).
     pub fn tenuring_threshold(mut self, age: u8) -> Self {
         self.tenuring_threshold = age;
+        self
+    }
+
+    /// The live share under which minors evacuate a young page (see
+    /// [`HeapConfig::young_evacuation_live_percent`]; 0 turns it off; checked by
+    /// [`Self::validate`]).
+    pub fn young_evacuation_live_percent(mut self, percent: u8) -> Self {
+        self.young_evacuation_live_percent = percent;
         self
     }
 
@@ -883,6 +906,16 @@ impl HeapConfig {
                      cycle) and {} (the oldest survivor age), e.g. 1, the default",
                     self.tenuring_threshold,
                     gc_core::MAX_SURVIVOR_AGE
+                ),
+            });
+        }
+        if self.young_evacuation_live_percent > 100 {
+            return Err(HeapError::InvalidSetting {
+                setting: "young_evacuation_live_percent",
+                problem: format!(
+                    "is {}: give a percentage of a page between 0 (minors evacuate nothing) \
+                     and 100, e.g. 25, the default",
+                    self.young_evacuation_live_percent
                 ),
             });
         }

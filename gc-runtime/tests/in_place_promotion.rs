@@ -26,6 +26,9 @@ fn config(threshold: u8) -> HeapConfig {
         .verify(true)
         .track_generations(true)
         .tenuring_threshold(threshold)
+        // The pages here hold a few objects each: with the minors' evacuation on they would
+        // be evacuated (tests/minor_evacuation.rs), not aged or promoted in place.
+        .young_evacuation_live_percent(0)
         .continuous(false)
 }
 
@@ -35,6 +38,14 @@ fn a_tenuring_threshold_above_the_oldest_age_is_refused() {
     assert!(e.contains("tenuring_threshold") && e.contains("14"), "{e}");
     assert!(Heap::new(config(14)).is_ok());
     assert_eq!(HeapConfig::new(64 * MIB).tenuring_threshold, 1);
+    let e = Heap::new(config(1).young_evacuation_live_percent(101))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("young_evacuation_live_percent") && e.contains("100"),
+        "{e}"
+    );
 }
 
 /// The scenario of the promotion test, with an optional planted bug (`skip-all`,

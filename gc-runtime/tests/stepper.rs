@@ -62,7 +62,8 @@ fn a_cycle_stops_before_each_concurrent_phase_in_order() {
 }
 
 /// A `generational` heap's cycles stop at the gate too, a major's and a minor's (whose
-/// Concurrent Relocate finishes its in-place promotions).
+/// Concurrent Reset Relocation Set drops the previous evacuating minor's table, and whose
+/// Concurrent Relocate finishes its in-place promotions and evacuates its sparse pages).
 #[test]
 fn a_generational_heap_steps_majors_and_minors() {
     let h = Heap::new(
@@ -89,6 +90,7 @@ fn a_generational_heap_steps_majors_and_minors() {
             Step::Before(GcPhase::ConcurrentMarkRoots),
             Step::Before(GcPhase::ConcurrentMark),
             Step::Before(GcPhase::ConcurrentProcessNonStrongReferences),
+            Step::Before(GcPhase::ConcurrentResetRelocationSet),
             Step::Before(GcPhase::ConcurrentSelectRelocationSet),
             Step::Before(GcPhase::ConcurrentRelocate),
             Step::CycleEnded,

@@ -875,7 +875,7 @@ fn concurrent_generations() {
 /// majors at least three times, two majors ran back to back, a major that relocated pages was
 /// followed by ten minors or more, minors scanned remembered slots, and minors aged pages,
 /// promoted pages in place and remembered promoted objects' slots (the default tenuring
-/// threshold, 1).
+/// threshold, 1), and minors evacuated objects from sparse young pages.
 #[test]
 fn concurrent_minors() {
     let mut c = direct_limited("concurrent_minors", Mode::Concurrent, 8, base_seed());
@@ -890,6 +890,7 @@ fn concurrent_minors() {
             && r.pages_aged_by_minors > 0
             && r.pages_promoted_by_minors > 0
             && r.promoted_slots_remembered > 0
+            && r.objects_evacuated_by_minors > 0
     };
     let r = run_until(&c, reached);
     assert!(reached(&r), "a minor-cycle path missed: {r}");
@@ -899,7 +900,8 @@ fn concurrent_minors() {
 /// As [`concurrent_minors`], with every survivor promoted in place at its first minor
 /// (tenuring threshold 0) and the mark colors rotating through all three: the most pointers
 /// in a minor's color to promoted objects, which the next cycle must heal. Fails unless
-/// minors promoted pages and remembered promoted slots and reused a color between majors.
+/// minors promoted pages and remembered promoted slots, evacuated objects from sparse young
+/// pages and reused a color between majors.
 #[test]
 fn concurrent_minors_promoting_every_survivor() {
     let mut c = direct_limited(
@@ -918,6 +920,7 @@ fn concurrent_minors_promoting_every_survivor() {
             && r.pages_promoted_by_minors > 0
             && r.promoted_slots_remembered > 0
             && r.cycles_marked2 > 0
+            && r.objects_evacuated_by_minors > 0
     };
     let r = run_until(&c, reached);
     assert!(reached(&r), "a minor-cycle path missed: {r}");
@@ -929,7 +932,8 @@ fn concurrent_minors_promoting_every_survivor() {
 /// major (`GcCause::MinorContinuous`) while the random programs run, the verifier on in
 /// every pause (remembered-set completeness and the colors by age included); weak handles'
 /// deadlines count majors (`HeapUsage::majors`). Fails unless minors ran and scanned
-/// remembered slots, promoted pages in place with their slots remembered, the store barrier
+/// remembered slots, promoted pages in place with their slots remembered, evacuated objects
+/// from sparse young pages, the store barrier
 /// and relocation remembered slots, and the cycle records keep the mark-color rule.
 #[test]
 fn generational() {
@@ -941,6 +945,7 @@ fn generational() {
             && r.cycles >= 8
             && r.pages_promoted_by_minors > 0
             && r.promoted_slots_remembered > 0
+            && r.objects_evacuated_by_minors > 0
     };
     let r = run_until(&c, reached);
     assert!(reached(&r), "a generational path missed: {r}");

@@ -136,6 +136,26 @@ impl Heap {
         }
     }
 
+    /// Plant a bug: from now on an evacuating minor drops its forwarding table when its
+    /// relocation ends, not after the next cycle's marking: a pointer of its color left in a
+    /// root, a young object or a remembered slot then leads to a freed from-page, which the
+    /// verifier (or the next marking) must catch.
+    #[doc(hidden)]
+    pub fn drop_minor_forwarding_early_for_tests(&self) {
+        self.inner.drop_minor_table_early_for_tests();
+    }
+
+    /// Plant a bug: from now on a minor's copies (survivors of the sparse young pages it
+    /// evacuates to old targets) remember only their slots that point young, not the ones
+    /// carrying the minor's mark color, which then no later minor heals; the verifier must
+    /// catch it. Does nothing unless `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn skip_moved_color_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.skip_moved_color_for_tests();
+        }
+    }
+
     /// Slots in the remembered set's current bitmap now, or `None` unless
     /// `HeapConfig::track_generations` is on.
     pub fn remembered_slots(&self) -> Option<u64> {
@@ -170,31 +190,43 @@ impl Heap {
     /// until the next cycle's Concurrent Reset Relocation Set), each page with the forwarding
     /// entries published so far, pages and entries in offset order.
     pub fn relocation_set(&self) -> Vec<PageForwarding> {
-        let mut pages: Vec<PageForwarding> = self
-            .inner
-            .relocation_set()
-            .iter()
-            .map(|f| {
-                let page = f.page();
-                let mut entries: Vec<ForwardingEntry> = f
-                    .entries()
-                    .map(|(idx, to)| ForwardingEntry {
-                        from: page.offset_of(idx as usize),
-                        to,
-                    })
-                    .collect();
-                entries.sort_by_key(|e| e.from);
-                PageForwarding {
-                    page: page.start(),
-                    size: page.size(),
-                    compacted_in_place: f.is_compacted_in_place(),
-                    entries,
-                }
-            })
-            .collect();
-        pages.sort_by_key(|p| p.page);
-        pages
+        describe(&self.inner.relocation_set())
     }
+
+    /// The latest evacuating minor's relocation set (the sparse young pages it chose, kept
+    /// until the next cycle's Concurrent Reset Relocation Set, after that cycle's marking),
+    /// in the same form as [`Self::relocation_set`]; empty if that minor evacuated nothing
+    /// or a cycle since dropped it.
+    pub fn minor_relocation_set(&self) -> Vec<PageForwarding> {
+        describe(&self.inner.minor_relocation_set())
+    }
+}
+
+/// A relocation set's pages, each with the forwarding entries published so far, pages and
+/// entries in offset order.
+fn describe(set: &[std::sync::Arc<crate::context::Forwarding>]) -> Vec<PageForwarding> {
+    let mut pages: Vec<PageForwarding> = set
+        .iter()
+        .map(|f| {
+            let page = f.page();
+            let mut entries: Vec<ForwardingEntry> = f
+                .entries()
+                .map(|(idx, to)| ForwardingEntry {
+                    from: page.offset_of(idx as usize),
+                    to,
+                })
+                .collect();
+            entries.sort_by_key(|e| e.from);
+            PageForwarding {
+                page: page.start(),
+                size: page.size(),
+                compacted_in_place: f.is_compacted_in_place(),
+                entries,
+            }
+        })
+        .collect();
+    pages.sort_by_key(|p| p.page);
+    pages
 }
 
 impl Global {

@@ -9,13 +9,14 @@
 //! point into the previous relocation set — is a lookup here: [`ForwardingIndex::remap`].
 //! The stale color is the one the mark-color rule gave the previous cycle (`GcState::stale`):
 //! with full cycles only, the index holds the previous cycle's relocation set until the next
-//! marking ends, the one table a stale color selects. (A generational mode would keep the
-//! last major's too, selected by its own color; see gc-core's `mark_color_rule`.)
+//! marking ends, the one table a stale color selects. With minors that evacuate, the context
+//! holds two indexes, the last major's and the latest evacuating minor's, and a stale
+//! pointer's color selects one (`GcContext::index_for`, gc-core's `StaleSource`).
 
 use super::forwarding::Forwarding;
 use crossbeam_epoch::Guard;
 use gc_core::granule_map::GranuleMap;
-use gc_core::{AddressLayout, ColoredPtr, GoodColor, Offset};
+use gc_core::Offset;
 use std::sync::Arc;
 
 pub(crate) struct ForwardingIndex(GranuleMap<Forwarding>);
@@ -57,13 +58,6 @@ impl ForwardingIndex {
         self.get(off, guard).filter(|f| f.page().contains(off))
     }
 
-    /// True if `ptr`, met during marking, has the stale color (`stale`: the previous cycle's
-    /// mark color, `GcState::stale`) and so may point into the previous relocation set.
-    #[inline]
-    pub(crate) fn may_be_stale(layout: AddressLayout, ptr: ColoredPtr, stale: GoodColor) -> bool {
-        layout.color(ptr).intersects(stale.color()) && stale != GoodColor::Remapped
-    }
-
     /// The current offset of the object that was at `off` (forwarded if its page was
     /// relocated, else unchanged).
     ///
@@ -78,7 +72,7 @@ impl ForwardingIndex {
 
     /// [`Self::remap`] inside the caller's pin.
     #[inline]
-    pub(super) fn remap_in(&self, off: Offset, guard: &Guard) -> Offset {
+    pub(crate) fn remap_in(&self, off: Offset, guard: &Guard) -> Offset {
         match self.relocated(off, guard) {
             Some(f) => {
                 let idx = f.page().index_of(off) as u64;
@@ -92,37 +86,5 @@ impl ForwardingIndex {
             }
             None => off,
         }
-    }
-
-    /// During marking (`stale` is the previous cycle's mark color): the current offset of the
-    /// object `ptr` points at. Only a pointer with the stale color can be stale.
-    #[inline]
-    pub(crate) fn remap_if_stale(
-        &self,
-        layout: AddressLayout,
-        ptr: ColoredPtr,
-        stale: GoodColor,
-    ) -> Offset {
-        let off = layout.offset(ptr);
-        if !Self::may_be_stale(layout, ptr, stale) {
-            return off;
-        }
-        self.remap(off)
-    }
-
-    /// [`Self::remap_if_stale`] inside the caller's pin.
-    #[inline]
-    pub(crate) fn remap_if_stale_in(
-        &self,
-        layout: AddressLayout,
-        ptr: ColoredPtr,
-        stale: GoodColor,
-        guard: &Guard,
-    ) -> Offset {
-        let off = layout.offset(ptr);
-        if !Self::may_be_stale(layout, ptr, stale) {
-            return off;
-        }
-        self.remap_in(off, guard)
     }
 }

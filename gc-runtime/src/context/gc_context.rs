@@ -6,20 +6,31 @@
 
 use super::cycle_control::CycleControl;
 use super::cycle_progress::CycleProgress;
+use super::forwarding::Forwarding;
 use super::forwarding_index::ForwardingIndex;
-use super::gc_state::GcState;
+use super::gc_state::{GcState, Table};
 use super::generations::Generations;
 use super::page_registry::PageRegistry;
 use crate::observe::ValueSlotCounts;
 use crate::threads::IdleClassGuard;
+use crossbeam_epoch::Guard;
 use gc_core::page_table::PageTable;
-use gc_core::{AddressLayout, Page};
+use gc_core::{AddressLayout, ColoredPtr, Offset, Page};
 use std::sync::Arc;
 
 pub(crate) struct GcContext {
     pub(crate) state: GcState,
     pub(crate) pages: PageRegistry,
+    /// The forwarding index of the last major's relocation set (of every cycle's, with full
+    /// cycles only), selected by the color `GcState::forwarded`.
     pub(crate) forwarding: ForwardingIndex,
+    /// The forwarding index of the latest evacuating minor's relocation set (the sparse
+    /// young pages it evacuated), selected by the color `GcState::minor_forwarded`: kept
+    /// beside the major's, which the old-to-old slots no minor visits still need, until the
+    /// next cycle's marking has remapped every pointer of the minor's color. Separate
+    /// because a granule may be in both sets: a major's from-page freed, its memory reused
+    /// by a young page that a minor evacuates.
+    pub(crate) minor_forwarding: ForwardingIndex,
     pub(crate) control: CycleControl,
     /// The running cycle's work done and expected, published by the GC workers for the pacer.
     pub(crate) progress: CycleProgress,
@@ -36,6 +47,56 @@ impl GcContext {
     #[inline]
     pub(crate) fn layout(&self) -> AddressLayout {
         self.state.layout()
+    }
+
+    /// The forwarding index `table` names.
+    #[inline]
+    pub(crate) fn index(&self, table: Table) -> &ForwardingIndex {
+        match table {
+            Table::Major => &self.forwarding,
+            Table::Minor => &self.minor_forwarding,
+        }
+    }
+
+    /// The forwarding index the color of `ptr` names (`GcState::table_for`), if any: the
+    /// only one a stale pointer may be looked up in.
+    #[inline]
+    pub(crate) fn index_for(&self, ptr: ColoredPtr) -> Option<&ForwardingIndex> {
+        let table = self.state.table_for(self.layout().color(ptr))?;
+        Some(self.index(table))
+    }
+
+    /// The current offset of the object the non-null `ptr` points at: looked up in the
+    /// forwarding index its color names, unchanged if it names none.
+    #[inline]
+    pub(crate) fn remap_stale(&self, ptr: ColoredPtr) -> Offset {
+        let off = self.layout().offset(ptr);
+        match self.index_for(ptr) {
+            Some(ix) => ix.remap(off),
+            None => off,
+        }
+    }
+
+    /// [`Self::remap_stale`] inside the caller's pin.
+    #[inline]
+    pub(crate) fn remap_stale_in(&self, ptr: ColoredPtr, guard: &Guard) -> Offset {
+        let off = self.layout().offset(ptr);
+        match self.index_for(ptr) {
+            Some(ix) if !ix.is_vacant(off) => ix.remap_in(off, guard),
+            _ => off,
+        }
+    }
+
+    /// The forwarding of the relocated page `ptr` points into, looked up in the index its
+    /// color names, valid while `guard` is pinned.
+    #[inline]
+    pub(crate) fn stale_forwarding<'g>(
+        &self,
+        ptr: ColoredPtr,
+        guard: &'g Guard,
+    ) -> Option<&'g Forwarding> {
+        self.index_for(ptr)?
+            .relocated(self.layout().offset(ptr), guard)
     }
 
     /// Offset → page, for every page mapped (registered or still being handed out).

@@ -24,6 +24,15 @@ pub(crate) enum BarrierPhase {
     Relocate,
 }
 
+/// Which forwarding index a stale color names ([`GcState::table_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Table {
+    /// The last major's relocation set (`GcContext::forwarding`).
+    Major,
+    /// The latest evacuating minor's (`GcContext::minor_forwarding`).
+    Minor,
+}
+
 pub(crate) struct GcState {
     layout: AddressLayout,
     good: AtomicU8,
@@ -40,9 +49,16 @@ pub(crate) struct GcState {
     /// The mark color of the cycle whose relocation set the forwarding index holds
     /// (Remapped before the first relocation set): a pointer of this color may lead into it
     /// and is remapped through the index, a pointer of any other color is not. With full
-    /// cycles only it is the previous cycle's color while a cycle marks; a minor cycle
-    /// relocates nothing and keeps the last major's set, so then it is the last major's.
+    /// cycles only it is the previous cycle's color while a cycle marks; a minor cycle keeps
+    /// the last major's set (its own evacuation has its own, [`Self::minor_forwarded`]), so
+    /// then it is the last major's.
     forwarded: AtomicU8,
+    /// The mark color of the minor cycle whose relocation set the minor forwarding index
+    /// holds (Remapped when it holds none): a pointer of this color may lead into a young
+    /// page that minor evacuated, and is remapped through that index. Never equal to
+    /// [`Self::forwarded`] while both are set: a minor's color is never the last major's
+    /// (the mark-color rule).
+    minor_forwarded: AtomicU8,
     /// True while the latest cycle is a minor (young-only) one: set at its Pause Mark Start,
     /// cleared at the next major's.
     minor: AtomicBool,
@@ -77,6 +93,7 @@ impl GcState {
             stale: AtomicU8::new(enc_good(GoodColor::Remapped)),
             rule: Mutex::new(MarkColorRule::new(colors)),
             forwarded: AtomicU8::new(enc_good(GoodColor::Remapped)),
+            minor_forwarded: AtomicU8::new(enc_good(GoodColor::Remapped)),
             minor: AtomicBool::new(false),
             phase: AtomicU8::new(BarrierPhase::Relocate as u8),
             // Live maps treat 0 as "no cycle"; the first Pause Mark Start makes it 2.
@@ -120,6 +137,51 @@ impl GcState {
     pub(crate) fn relocation_set_installed(&self) {
         self.forwarded
             .store(self.mark.load(Ordering::Acquire), Ordering::Release);
+    }
+
+    /// The mark color of the minor whose relocation set the minor forwarding index holds
+    /// now, Remapped if none (see the field).
+    #[inline]
+    pub(crate) fn minor_forwarded(&self) -> GoodColor {
+        dec_good(self.minor_forwarded.load(Ordering::Acquire))
+    }
+
+    /// A minor cycle installed its relocation set (the sparse young pages it evacuates):
+    /// pointers of its mark color are remapped through the minor forwarding index from now
+    /// on.
+    pub(crate) fn minor_relocation_set_installed(&self) {
+        self.minor_forwarded
+            .store(self.mark.load(Ordering::Acquire), Ordering::Release);
+    }
+
+    /// The minor relocation set was dropped (a cycle's marking after it remapped every
+    /// pointer of its color): no color is looked up in the minor index any more.
+    pub(crate) fn minor_relocation_set_reset(&self) {
+        self.minor_forwarded
+            .store(enc_good(GoodColor::Remapped), Ordering::Release);
+    }
+
+    /// The forwarding table a pointer of `color` needs now, if any: the last major's
+    /// ([`Self::forwarded`]) or the latest evacuating minor's ([`Self::minor_forwarded`]).
+    /// Remapped and every other color need none, and so does the good color: from Pause
+    /// Mark Start to Pause Relocate Start it is the running cycle's mark color, whose own
+    /// relocation set, installed by its selection while the good color is still its mark
+    /// color, has no entries before Concurrent Relocate (a weak handle's upgrade looks up
+    /// whatever its slot holds: a good pointer must not be taken for a stale one).
+    #[inline]
+    pub(crate) fn table_for(&self, color: gc_core::Color) -> Option<Table> {
+        if color.intersects(self.good().color()) {
+            return None;
+        }
+        let major = self.forwarded();
+        if major != GoodColor::Remapped && color.intersects(major.color()) {
+            return Some(Table::Major);
+        }
+        let minor = self.minor_forwarded();
+        if minor != GoodColor::Remapped && color.intersects(minor.color()) {
+            return Some(Table::Minor);
+        }
+        None
     }
 
     /// True while the latest cycle is a minor one (from its Pause Mark Start to the next

@@ -101,6 +101,9 @@ pub(crate) struct Generations {
     /// point young, not the ones carrying the minor's color
     /// (`Heap::skip_promoted_color_for_tests`).
     skip_promoted_color: AtomicBool,
+    /// A test's planted bug: a minor's copies remember only their fields that point young,
+    /// not the ones carrying the minor's color (`Heap::skip_moved_color_for_tests`).
+    skip_moved_color: AtomicBool,
 }
 
 impl Generations {
@@ -120,6 +123,7 @@ impl Generations {
             latest_promotion: Mutex::new(LatestPromotion::default()),
             skip_promoted: AtomicBool::new(false),
             skip_promoted_color: AtomicBool::new(false),
+            skip_moved_color: AtomicBool::new(false),
         }
     }
 
@@ -269,13 +273,35 @@ impl Generations {
     /// Run by the thread that made the copy, after its copy won the forwarding entry (or
     /// while it holds the page for in-place compaction): a mutator storing into the copy
     /// meanwhile remembers through its own barrier, and both only set bits.
-    pub(crate) fn remember_moved(&self, layout: AddressLayout, obj: Offset, in_place: bool) {
+    ///
+    /// A minor's copies (`minor_color`: the evacuating minor's mark color) also remember
+    /// every slot carrying that color, as in-place promotion does
+    /// ([`Self::finish_promotions`]): such a pointer may lead to an object that is old now
+    /// (copied to an old target, or promoted in place), and the next cycle must heal it
+    /// before a later one may mark with that color again; an old copy's slots are visited
+    /// only if remembered. A copy left on a young page (a young from-page compacted in
+    /// place) needs no bit: the next minor traces it.
+    pub(crate) fn remember_moved(
+        &self,
+        layout: AddressLayout,
+        obj: Offset,
+        in_place: bool,
+        minor_color: Option<Color>,
+    ) {
+        if minor_color.is_some() && !self.ages.is_old(obj) {
+            return;
+        }
+        let minor_color = minor_color.filter(|_| !self.skip_moved_color.load(Ordering::Relaxed));
         // SAFETY: the caller's copy of a live object lies at `obj`, its header written and
         // visible to this thread, on a page that stays mapped while this runs (a target page
         // of this cycle, or the page it compacts in place).
         let o = unsafe { Object::at(layout, obj) };
         let slot_at = |i: usize| obj + HEADER_SIZE + 8 * i as u64;
-        let young = |p: ColoredPtr| !p.is_null() && !self.ages.is_old(layout.offset(p));
+        let young = |p: ColoredPtr| {
+            !p.is_null()
+                && (!self.ages.is_old(layout.offset(p))
+                    || minor_color.is_some_and(|c| layout.color(p) == c))
+        };
         let mut slots = 0;
         for (i, s) in o.ref_slots().iter().enumerate() {
             if young(s.load(Ordering::Relaxed)) {
@@ -440,6 +466,12 @@ impl Generations {
     /// Plant the bug of promoted objects' fields left unremembered.
     pub(crate) fn skip_promoted_for_tests(&self) {
         self.skip_promoted.store(true, Ordering::Relaxed);
+    }
+
+    /// Plant the bug of a minor's copies' fields of its color left unremembered (only their
+    /// young-pointing slots are).
+    pub(crate) fn skip_moved_color_for_tests(&self) {
+        self.skip_moved_color.store(true, Ordering::Relaxed);
     }
 
     /// Plant the bug of promoted objects' fields of the minor's color left unremembered.

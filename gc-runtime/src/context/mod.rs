@@ -23,7 +23,7 @@ pub(crate) use cycle_progress::{CycleProgress, Progress};
 pub(crate) use forwarding::{Forwarding, InPlace, Relocation};
 pub(crate) use forwarding_index::ForwardingIndex;
 pub(crate) use gc_context::GcContext;
-pub(crate) use gc_state::{BarrierPhase, GcState};
+pub(crate) use gc_state::{BarrierPhase, GcState, Table};
 pub(crate) use generations::Generations;
 pub(crate) use page_registry::PageRegistry;
 pub(crate) use phase_gate::GateStop;

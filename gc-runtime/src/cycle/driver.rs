@@ -39,10 +39,11 @@
 //! `Heap::collect_minor` — runs the same pauses and phases (`Cycle::run_minor`):
 //! Pause Mark Start flips the color and the remembered set's index, Concurrent Mark Roots
 //! also scans the remembered set, marking follows young objects only, selection frees empty
-//! young pages, ages the others or begins their in-place promotion (by
-//! `HeapConfig::tenuring_threshold`) and evacuates nothing, Concurrent Relocate remembers the
-//! promoted objects' young and minor-colored slots and makes their pages old, and no
-//! Concurrent Reset Relocation Set runs: the last major's forwarding tables stay for the
+//! young pages, puts the sparse ones in the minor's own relocation set, ages the others or
+//! begins their in-place promotion (by `HeapConfig::tenuring_threshold`), Concurrent Relocate
+//! remembers the promoted objects' young and minor-colored slots, makes their pages old and
+//! evacuates the sparse pages to old targets; its Concurrent Reset Relocation Set drops only
+//! the previous evacuating minor's table: the last major's forwarding tables stay for the
 //! old-to-old slots of its color no minor visits.
 //!
 //! Before each concurrent phase the driver passes the phase gate (`context/phase_gate.rs`),
@@ -393,11 +394,13 @@ impl<'h> Cycle<'h> {
     /// Mark Start flips the mark color (`CycleKind::Minor`) and the remembered set's index,
     /// and promotes nothing; Concurrent Mark Roots marks the strong roots and scans the
     /// remembered set's previous bitmap; marking follows young objects only (an old target
-    /// is healed, not marked); selection frees the empty young pages, ages the others or
-    /// begins their in-place promotion, and evacuates nothing, so the relocation set of the
-    /// last major stays installed for the pointers of its color the minor never visits;
-    /// Concurrent Relocate, after Pause Relocate Start, remembers the promoted objects' young
-    /// and minor-colored slots and makes their pages old.
+    /// is healed, not marked); Concurrent Reset Relocation Set drops the previous evacuating
+    /// minor's table (never the last major's, which stays installed for the pointers of its
+    /// color the minor never visits); selection frees the empty young pages, puts the sparse
+    /// ones in the minor's relocation set, ages the others or begins their in-place
+    /// promotion; Concurrent Relocate, after Pause Relocate Start, remembers the promoted
+    /// objects' young and minor-colored slots, makes their pages old, and evacuates the
+    /// sparse pages to old targets through the minor's own forwarding index.
     fn run_minor(&mut self) {
         let h = self.heap;
         self.rec.minor = true;
@@ -429,6 +432,11 @@ impl<'h> Cycle<'h> {
             );
             c.run_cleaners();
         });
+        // The previous evacuating minor's table: its color was remapped by this marking
+        // wherever it can be (see `HeapInner::reset_minor_relocation_set`).
+        self.phase(GcPhase::ConcurrentResetRelocationSet, |_| {
+            h.reset_minor_relocation_set()
+        });
         let sel = self.phase(GcPhase::ConcurrentSelectRelocationSet, |_| h.select_minor());
         self.rec.live_bytes = sel.live_bytes;
         self.rec.pages_freed_empty = sel.empty_pages_freed;
@@ -438,13 +446,15 @@ impl<'h> Cycle<'h> {
             self.n(),
             &format!(
                 "Minor: {} remembered slots scanned ({} kept), {} empty young pages freed \
-                 ({}M), {} aged, {} promoted in place, {}K young live",
+                 ({}M), {} aged, {} promoted in place, {} evacuated ({}K live), {}K young live",
                 scanned.0,
                 scanned.1,
                 sel.empty_pages_freed,
                 sel.empty_bytes_freed >> 20,
                 sel.pages_aged,
                 sel.pages_promoted,
+                sel.pages_selected,
+                sel.live_bytes_selected >> 10,
                 sel.live_bytes >> 10
             ),
         );
@@ -455,8 +465,16 @@ impl<'h> Cycle<'h> {
         // After the pause, a handshake with every mutator: a store whose barrier read a
         // promoted page's young age has landed, and the scan sees it (see
         // `Generations::finish_promotions`).
-        let (_, slots) = self.phase(GcPhase::ConcurrentRelocate, |_| h.finish_promotions());
+        // Then the sparse pages are evacuated, as a full cycle's relocation set is.
+        let (slots, freed) = self.phase(GcPhase::ConcurrentRelocate, |c| {
+            let (_, slots) = h.finish_promotions();
+            let (freed, crew) = h.relocate_minor(Self::target(h, &|| Self::workers(h)));
+            c.crew_done(crew);
+            (slots, freed)
+        });
         self.rec.promoted_slots_remembered = slots;
+        self.rec.pages_relocated = freed;
+        self.rec.objects_evacuated_by_minor = h.relocation_totals().objects_relocated;
     }
 
     /// Concurrent Mark and Pause Mark End, repeated (Concurrent Mark Continue) until the

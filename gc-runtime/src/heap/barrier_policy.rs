@@ -11,8 +11,10 @@
 //! - **Relocate**: the pointer has this cycle's mark color; if its page is in the relocation
 //!   set, relocate the object (or take the winner's copy), else keep the offset; color it
 //!   Remapped: `Relocate::relocate_or_remap`.
-//!   After a minor cycle (which relocates nothing) only a pointer of the last major's color
-//!   is remapped, through the relocation set the index keeps; any other is only recolored.
+//!   After a minor cycle, a pointer of its mark color is relocated the same way through the
+//!   minor's own relocation set (the sparse young pages it evacuates); one of the last
+//!   major's color is remapped through the major's set, which the minors keep; any other is
+//!   only recolored.
 //! - **Weak loads** (a `WeakRef`): as a strong load, except between Pause Mark End and Pause
 //!   Relocate Start, when an unmarked referent reads as null ([`load_weak`]).
 
@@ -39,27 +41,39 @@ impl SlowPath for MutatorSlowPath<'_> {
             BarrierPhase::Mark => mark::mark_barrier(cx, ptr, &mut |off| self.mark_push(off)),
             BarrierPhase::MarkComplete => {
                 let mark = cx.state.good();
-                let off = cx.forwarding.remap_if_stale(layout, ptr, cx.state.stale());
+                let off = cx.remap_stale(ptr);
                 debug_assert!(
                     mark::is_live(cx, off),
                     "a barrier after Pause Mark End met an unmarked object at {off:#x}"
                 );
                 mark::good_for(cx, off, mark)
             }
-            // After a minor cycle, which relocates nothing: only a pointer of the color the
-            // forwarding index remaps (the last major's, never visited by the minor) may
-            // lead into the relocation set kept there; any other color's offset is current
-            // (the minor healed it), and may lie on a page that reuses a from-page's memory.
+            // After a minor cycle: a pointer of its mark color may lead into the young pages
+            // it evacuates, and is relocated through its own forwarding index (the minor
+            // relocation set); one of the last major's color (an old-to-old slot the minor
+            // never visited) is remapped through the major's, which the index keeps; any
+            // other color's offset is current (the minor healed it), and may lie on a page
+            // that reuses a from-page's memory, so it is only recolored.
             BarrierPhase::Relocate if cx.state.is_minor() => {
-                let off = cx
-                    .forwarding
-                    .remap_if_stale(layout, ptr, cx.state.forwarded());
+                let off = if layout.color(ptr) == cx.state.mark().color() {
+                    self.heap.relocate.relocate_or_remap(
+                        cx,
+                        &cx.minor_forwarding,
+                        layout.offset(ptr),
+                        &self.shared.thread,
+                    )
+                } else {
+                    cx.remap_stale(ptr)
+                };
                 layout.good(off, GoodColor::Remapped)
             }
             BarrierPhase::Relocate => layout.good(
-                self.heap
-                    .relocate
-                    .relocate_or_remap(cx, layout.offset(ptr), &self.shared.thread),
+                self.heap.relocate.relocate_or_remap(
+                    cx,
+                    &cx.forwarding,
+                    layout.offset(ptr),
+                    &self.shared.thread,
+                ),
                 GoodColor::Remapped,
             ),
         }
@@ -107,9 +121,7 @@ pub(crate) fn load_weak(
         }
         // Where a test holds this thread, as a preemption would (see above).
         heap.weak_upgrade_hold.pass();
-        let off = cx
-            .forwarding
-            .remap_if_stale(cx.layout(), p, cx.state.stale());
+        let off = cx.remap_stale(p);
         if !mark::is_live(cx, off) {
             return ColoredPtr::NULL;
         }

@@ -49,6 +49,11 @@ pub(crate) struct HeapInner {
     /// Slows mutators that would fill the heap before the running cycle ends.
     pub(super) pacer: Pacer,
     pub(super) relocation_set: RelocationSet,
+    /// The latest evacuating minor's relocation set (see `GcContext::minor_forwarding`).
+    pub(super) minor_relocation_set: RelocationSet,
+    /// A test's planted bug: an evacuating minor drops its forwarding table as soon as its
+    /// relocation ends, a cycle early (`Heap::drop_minor_forwarding_early_for_tests`).
+    pub(super) drop_minor_table_early: std::sync::atomic::AtomicBool,
     pub(super) allocator: ObjectAllocator,
     /// The statistics and the log, each event written to both, and their time base.
     pub(super) events: GcEvents,
@@ -87,6 +92,7 @@ impl HeapInner {
                 state: GcState::new(layout, config.mark_colors),
                 pages: PageRegistry::new(mem, reserve, generations.clone()),
                 forwarding: ForwardingIndex::new(start, size),
+                minor_forwarding: ForwardingIndex::new(start, size),
                 control: CycleControl::default(),
                 progress: CycleProgress::default(),
                 idle_class: IdleClassGuard::default(),
@@ -101,6 +107,8 @@ impl HeapInner {
             relocate: Relocate::default(),
             pacer: Pacer::new(&config),
             relocation_set: RelocationSet::default(),
+            minor_relocation_set: RelocationSet::minor(),
+            drop_minor_table_early: std::sync::atomic::AtomicBool::new(false),
             allocator: ObjectAllocator::default(),
             events,
             cores,
@@ -238,6 +246,18 @@ impl HeapInner {
     /// Concurrent Select Relocation Set, kept until the next cycle's Reset Relocation Set).
     pub(crate) fn relocation_set(&self) -> Vec<Arc<Forwarding>> {
         self.relocation_set.forwardings().to_vec()
+    }
+
+    /// Plant the bug of an evacuating minor's table dropped a cycle early.
+    pub(crate) fn drop_minor_table_early_for_tests(&self) {
+        self.drop_minor_table_early
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The pages of the latest evacuating minor's relocation set (installed by its
+    /// selection, kept until the next cycle's Mark End).
+    pub(crate) fn minor_relocation_set(&self) -> Vec<Arc<Forwarding>> {
+        self.minor_relocation_set.forwardings().to_vec()
     }
 
     /// Hand a detaching mutator's buffered mark work to the mark queue.

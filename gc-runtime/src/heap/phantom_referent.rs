@@ -7,10 +7,10 @@
 //! a mark color that is not good (the previous cycle's during marking, the last cycle's mark
 //! color during relocation and until the next Pause Mark Start) may point into a relocation
 //! set, and is followed through its page's forwarding if the object was moved. An object not
-//! moved yet is still where the pointer says. Only the color of the cycle whose relocation set
-//! the forwarding index holds (`GcState::forwarded`) is looked up: after a minor cycle, which
-//! relocates nothing, a pointer with the minor's color is current and may lie on a page that
-//! reuses the memory of one of the last major's from-pages.
+//! moved yet is still where the pointer says. A pointer is looked up only in the forwarding
+//! index its color names (`GcState::table_for`: the last major's color in the major's, the
+//! latest evacuating minor's in the minor's): a pointer of any other color is current, and
+//! may lie on a page that reuses the memory of a from-page of either set.
 
 use super::heap_inner::HeapInner;
 use gc_core::{Color, ColoredPtr, Offset};
@@ -36,13 +36,11 @@ impl HeapInner {
         let off = layout.offset(p);
         let color = layout.color(p);
         let good = cx.state.good().color();
-        let forwarded = cx.state.forwarded().color();
-        if color.contains(Color::REMAPPED) || color.intersects(good) || !color.intersects(forwarded)
-        {
+        if color.contains(Color::REMAPPED) || color.intersects(good) {
             return off;
         }
         let guard = crossbeam_epoch::pin();
-        match cx.forwarding.relocated(off, &guard) {
+        match cx.stale_forwarding(p, &guard) {
             Some(f) => f.find(f.page().index_of(off) as u64).unwrap_or(off),
             None => off,
         }

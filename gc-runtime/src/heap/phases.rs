@@ -179,6 +179,7 @@ impl HeapInner {
     /// remembered set's previous bitmap (see `context::generations`).
     pub(crate) fn reset_relocation_set(&self) {
         self.relocation_set.reset(&self.cx);
+        self.reset_minor_relocation_set();
         if let Some(g) = &self.cx.generations {
             g.clear_previous();
         }
@@ -198,15 +199,58 @@ impl HeapInner {
         sel
     }
 
-    /// A minor cycle's Concurrent Select Relocation Set: free the empty young pages, age the
-    /// others or begin their in-place promotion (`HeapConfig::tenuring_threshold`); the
-    /// relocation set (the last major's, still needed by its stale pointers) stays.
+    /// A minor cycle's Concurrent Reset Relocation Set: drop the previous evacuating
+    /// minor's relocation set, whose color this cycle's marking has just remapped wherever it
+    /// met it (roots, young objects, remembered slots: the only places a pointer of that
+    /// color can be, see `Generations::remember_moved`). The last major's set stays.
+    pub(crate) fn reset_minor_relocation_set(&self) {
+        self.minor_relocation_set.reset(&self.cx);
+        self.cx.state.minor_relocation_set_reset();
+    }
+
+    /// A minor cycle's Concurrent Select Relocation Set: free the empty young pages, put the
+    /// sparse ones in the minor's relocation set (its own forwarding index, beside the last
+    /// major's, which its stale pointers still need), and age the others or begin their
+    /// in-place promotion (`HeapConfig::tenuring_threshold`).
     pub(crate) fn select_minor(&self) -> Selection {
-        let (sel, promoted) = relocate::select_minor(&self.cx, self.config().tenuring_threshold);
+        let config = self.config();
+        let (sel, promoted, evacuated) = relocate::select_minor(
+            &self.cx,
+            config.tenuring_threshold,
+            config.young_evacuation_live_percent,
+        );
         if let Some(g) = &self.cx.generations {
             g.promotions_begun(self.cx.state.good(), promoted);
         }
+        self.cx
+            .progress
+            .relocation_selected(sel.live_bytes_selected);
+        self.relocate.prepare_targets(&self.cx, &evacuated);
+        self.minor_relocation_set.install(&self.cx, evacuated);
+        self.cx.state.minor_relocation_set_installed();
         sel
+    }
+
+    /// A minor cycle's evacuation, in Concurrent Relocate: copy the survivors of its
+    /// relocation set's pages to old target pages and free the pages, as a full cycle's
+    /// relocation does (see [`Self::relocate`]). Returns (pages freed, the workers' CPU time
+    /// and crew changes).
+    pub(crate) fn relocate_minor(&self, workers: WorkerTarget) -> (u64, CrewTotals) {
+        let set = self.minor_relocation_set.forwardings();
+        if set.is_empty() {
+            return (0, CrewTotals::default());
+        }
+        let max = self.most_gc_workers();
+        let r = self
+            .relocate
+            .relocate_parallel(&self.cx, &set, workers, max);
+        if self
+            .drop_minor_table_early
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            self.reset_minor_relocation_set();
+        }
+        r
     }
 
     /// A minor cycle's Concurrent Relocate, after Pause Relocate Start: remember the young

@@ -22,7 +22,6 @@
 //! touch only the pages' live maps and the forwarding index.
 
 use super::live_cache::{Live, LiveCache};
-use crate::context::ForwardingIndex;
 use crate::context::GcContext;
 use crate::observe::{InjectedPanic, InjectedPanics};
 use crate::roots::MutatorShared;
@@ -100,8 +99,6 @@ struct TraceColors {
     layout: AddressLayout,
     bad: u64,
     mark: GoodColor,
-    /// The previous cycle's mark color (`GcState::stale`).
-    stale: GoodColor,
     /// A minor cycle marks (old targets are healed to Remapped: [`good_for`]).
     minor: bool,
 }
@@ -227,9 +224,7 @@ impl MarkRing {
     ) {
         let layout = cx.layout();
         let mark = cx.state.good();
-        let target = cx
-            .forwarding
-            .remap_if_stale_in(layout, stale.ptr, cx.state.stale(), guard);
+        let target = cx.remap_stale_in(stale.ptr, guard);
         if heal(
             stale.obj,
             stale.slot,
@@ -289,9 +284,7 @@ pub(crate) fn mark_barrier(
     // One pin for the whole slow path.
     let guard = crossbeam_epoch::pin();
     let mark = cx.state.good();
-    let off = cx
-        .forwarding
-        .remap_if_stale_in(cx.layout(), ptr, cx.state.stale(), &guard);
+    let off = cx.remap_stale_in(ptr, &guard);
     mark_object_in(cx, off, &guard, push);
     good_for(cx, off, mark)
 }
@@ -548,7 +541,6 @@ impl Mark {
             layout,
             bad: cx.state.bad_mask(),
             mark: cx.state.good(),
-            stale: cx.state.stale(),
             minor: cx.state.is_minor(),
         };
         // SAFETY: `off` was marked, so it is a live object on a mapped page.
@@ -588,20 +580,19 @@ impl Mark {
             layout,
             bad,
             mark,
-            stale,
             minor,
         } = colors;
         let target = if p.raw() & bad != 0 {
             let t = layout.offset(p);
-            if ForwardingIndex::may_be_stale(layout, p, stale) {
-                if let Some(f) = cx.forwarding.relocated(t, guard) {
-                    // Into a relocated page: remap it once its forwarding entry has had time
-                    // to arrive (see `MarkRing`).
-                    prefetch_ptr(f.first_entry_addr(f.page().index_of(t) as u64));
-                    let stale = StaleSlot { obj, slot, ptr: p };
-                    ring.push_stale(cx, stale, guard, push);
-                    return;
-                }
+            // A stale color (the last major's, or the latest evacuating minor's) names the
+            // forwarding index to look in.
+            if let Some(f) = cx.stale_forwarding(p, guard) {
+                // Into a relocated page: remap it once its forwarding entry has had time
+                // to arrive (see `MarkRing`).
+                prefetch_ptr(f.first_entry_addr(f.page().index_of(t) as u64));
+                let stale = StaleSlot { obj, slot, ptr: p };
+                ring.push_stale(cx, stale, guard, push);
+                return;
             }
             // Heal now (the good pointer does not depend on the marking), mark later.
             let good = if minor {

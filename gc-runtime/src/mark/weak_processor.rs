@@ -23,7 +23,7 @@
 //! a referent whose slot this processing cleared and whose page selection then freed.
 
 use super::marker as mark;
-use crate::context::{ForwardingIndex, GcContext};
+use crate::context::GcContext;
 use crate::roots::HandleTable;
 use gc_core::{Color, ColoredPtr, ColoredSlot};
 use std::sync::atomic::Ordering;
@@ -63,8 +63,8 @@ impl WeakProcessor {
         self.phantoms.for_each_slot(f)
     }
 
-    /// Concurrent Mark Roots: rewrite every weak slot that carries the previous cycle's mark
-    /// color (it may point into the previous relocation set) to its object's current offset,
+    /// Concurrent Mark Roots: rewrite every weak slot that carries a stale mark color (the
+    /// last major's or the latest evacuating minor's) (it may point into the previous relocation set) to its object's current offset,
     /// colored Remapped — not the mark color: the object is not marked by this, and a strong
     /// load of the slot during marking must still mark it. Returns the slots rewritten.
     ///
@@ -74,14 +74,15 @@ impl WeakProcessor {
     /// slot was cleared), so its forwarding entry exists.
     pub(crate) fn remap_stale(&self, cx: &GcContext) -> u64 {
         let layout = cx.layout();
-        let stale = cx.state.stale();
         let mut n = 0;
         self.for_each_slot(|slot| {
             let p = slot.load(Ordering::Acquire);
-            if p.is_null() || !ForwardingIndex::may_be_stale(layout, p, stale) {
+            // A stale color names its forwarding index: the last major's or the latest
+            // evacuating minor's.
+            let Some(index) = (!p.is_null()).then(|| cx.index_for(p)).flatten() else {
                 return;
-            }
-            let off = cx.forwarding.remap(layout.offset(p));
+            };
+            let off = index.remap(layout.offset(p));
             let new = layout.with_color(off, Color::REMAPPED);
             if slot
                 .compare_exchange(p, new, Ordering::AcqRel, Ordering::Acquire)
@@ -118,13 +119,12 @@ impl WeakProcessor {
 /// Clear `slot` if its referent is dead, else heal it to the good color: `Some(live)`, or
 /// `None` for an empty slot.
 fn process_slot(cx: &GcContext, slot: &ColoredSlot) -> Option<bool> {
-    let layout = cx.layout();
     let good = cx.state.good();
     let p = slot.load(Ordering::Acquire);
     if p.is_null() {
         return None;
     }
-    let off = cx.forwarding.remap_if_stale(layout, p, cx.state.stale());
+    let off = cx.remap_stale(p);
     let live = mark::is_live(cx, off);
     let new = if live {
         mark::good_for(cx, off, good)

@@ -136,6 +136,10 @@ pub struct CycleRecord {
     /// (pointing young, or carrying the minor's mark color).
     #[serde(default)]
     pub promoted_slots_remembered: u64,
+    /// Live objects a minor cycle copied out of the sparse young pages it evacuated (to old
+    /// target pages; 0 in a full cycle, whose copies count in `bytes_relocated` only).
+    #[serde(default)]
+    pub objects_evacuated_by_minor: u64,
     /// CPU time used by GC threads during the cycle.
     pub gc_cpu_ns: u64,
     /// How many times Pause Mark End had to go back to Concurrent Mark.

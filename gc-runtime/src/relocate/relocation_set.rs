@@ -3,9 +3,14 @@
 //! `RelocationSetSelector` chose), read by relocation and by every barrier through the
 //! forwarding index, and reset by the next cycle's Concurrent Reset Relocation Set (or at the
 //! end of the `stw` pause, whose full remap leaves no stale pointer behind).
+//!
+//! A heap has two: the full cycles' (entered in `GcContext::forwarding`) and the evacuating
+//! minors' (entered in `GcContext::minor_forwarding`), each reset after the marking that
+//! remapped the last pointers of its color.
 
 use crate::context::Forwarding;
 use crate::context::GcContext;
+use crate::context::Table;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -14,21 +19,33 @@ pub(super) type Forwardings = Arc<[Arc<Forwarding>]>;
 
 pub(crate) struct RelocationSet {
     current: Mutex<Forwardings>,
+    /// Which forwarding index the set is entered in.
+    table: Table,
 }
 
 impl Default for RelocationSet {
+    /// The full cycles' relocation set.
     fn default() -> Self {
         RelocationSet {
             current: Mutex::new(Arc::new([])),
+            table: Table::Major,
         }
     }
 }
 
 impl RelocationSet {
+    /// The evacuating minors' relocation set.
+    pub(crate) fn minor() -> Self {
+        RelocationSet {
+            current: Mutex::new(Arc::new([])),
+            table: Table::Minor,
+        }
+    }
+
     /// Make `forwardings` the relocation set and enter them in the forwarding index.
     pub(crate) fn install(&self, cx: &GcContext, forwardings: Vec<Arc<Forwarding>>) {
         for f in &forwardings {
-            cx.forwarding.insert(f);
+            cx.index(self.table).insert(f);
         }
         *self.current.lock() = forwardings.into();
     }
@@ -39,7 +56,7 @@ impl RelocationSet {
     pub(crate) fn reset(&self, cx: &GcContext) {
         let old = std::mem::replace(&mut *self.current.lock(), Arc::new([]));
         for f in old.iter() {
-            cx.forwarding.remove(f);
+            cx.index(self.table).remove(f);
         }
     }
 

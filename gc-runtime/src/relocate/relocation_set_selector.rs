@@ -29,19 +29,28 @@ pub(crate) struct Selection {
 }
 
 /// A minor cycle's selection: free the young pages (not allocated in this cycle) that
-/// marking found empty, and age the others or, once their age reaches `threshold`
+/// marking found empty; put the sparse ones (live bytes under `live_percent` of the page,
+/// `HeapConfig::young_evacuation_live_percent`, 25 by default, argued there; small and
+/// medium pages only) in the
+/// minor's relocation set, returned as forwardings, whose survivors relocation copies to old
+/// target pages; age the others or, once their age reaches `threshold`
 /// (`HeapConfig::tenuring_threshold`), begin their in-place promotion
-/// (`Generations::age_or_promote`: ZGC's in-place promotion of a page, without the
-/// evacuation of the sparse ones, a later step). Old pages, whose live maps a minor does not
-/// compute, are not looked at, and no page is evacuated. A freed page's age and remembered
-/// bits are cleared by the page registry. Returns what it found and the pages whose
-/// promotion began (finished after Pause Relocate Start, `Generations::finish_promotions`).
-pub(crate) fn select_minor(cx: &GcContext, threshold: u8) -> (Selection, Vec<Arc<Page>>) {
+/// (`Generations::age_or_promote`: ZGC's in-place promotion of a dense page). Old pages,
+/// whose live maps a minor does not compute, are not looked at. A freed page's age and
+/// remembered bits are cleared by the page registry. Returns what it found, the pages whose
+/// promotion began (finished after Pause Relocate Start, `Generations::finish_promotions`)
+/// and the relocation set.
+pub(crate) fn select_minor(
+    cx: &GcContext,
+    threshold: u8,
+    live_percent: u8,
+) -> (Selection, Vec<Arc<Page>>, Vec<Arc<Forwarding>>) {
     let seq = cx.state.seqnum();
     let mut sel = Selection::default();
     let mut promoted = Vec::new();
+    let mut evacuated = Vec::new();
     let Some(g) = cx.generations.as_deref() else {
-        return (sel, promoted);
+        return (sel, promoted, evacuated);
     };
     for p in cx.pages.snapshot() {
         if p.seqnum() == seq || !g.is_young(p.start()) {
@@ -53,6 +62,11 @@ pub(crate) fn select_minor(cx: &GcContext, threshold: u8) -> (Selection, Vec<Arc
             sel.empty_pages_freed += 1;
             sel.empty_bytes_freed += p.size();
             cx.free_page(&p);
+        } else if p.kind() != PageKind::Large && live * 100 < p.size() * u64::from(live_percent) {
+            sel.pages_selected += 1;
+            sel.live_bytes_selected += live;
+            let n = p.live_map().live_objects(seq);
+            evacuated.push(Arc::new(Forwarding::new(p, n)));
         } else if g.age_or_promote(&p, threshold) {
             sel.pages_promoted += 1;
             promoted.push(p);
@@ -60,7 +74,10 @@ pub(crate) fn select_minor(cx: &GcContext, threshold: u8) -> (Selection, Vec<Arc
             sel.pages_aged += 1;
         }
     }
-    (sel, promoted)
+    for f in &evacuated {
+        f.prefault_table();
+    }
+    (sel, promoted, evacuated)
 }
 
 /// Concurrent Select Relocation Set: free the empty pages, and return the forwardings of the

@@ -33,7 +33,7 @@
 //! relocates every root, weak handles included.
 
 use crate::context::GcContext;
-use crate::context::{Forwarding, InPlace, Relocation};
+use crate::context::{Forwarding, ForwardingIndex, InPlace, Relocation};
 use crate::mark::WeakProcessor;
 use crate::observe::Activity;
 use crate::roots::MutatorShared;
@@ -301,7 +301,7 @@ impl Relocate {
                 match f.forward(idx, to) {
                     Ok(_) => {
                         if let Some(g) = &cx.generations {
-                            g.remember_moved(layout, to, false);
+                            g.remember_moved(layout, to, false, minor_color(cx));
                         }
                         t.copied_objects += 1;
                         t.copied_bytes += size;
@@ -368,7 +368,7 @@ impl Relocate {
                         // SAFETY: `[start, top)` holds exactly the compacted live objects,
                         // each header written by the moves above on this thread.
                         let size = unsafe { Object::at(layout, off) }.size();
-                        g.remember_moved(layout, off, true);
+                        g.remember_moved(layout, off, true, minor_color(cx));
                         off += (size + align) & !align;
                     }
                 }
@@ -518,7 +518,7 @@ impl Relocate {
         if let Relocation::Copied(to) = r {
             self.counters.copied(size.get());
             if let Some(g) = &cx.generations {
-                g.remember_moved(layout, to, false);
+                g.remember_moved(layout, to, false, minor_color(cx));
             }
         }
         r
@@ -527,18 +527,22 @@ impl Relocate {
     /// The load barrier's slow path during relocation, on the mutator whose state is
     /// `thread`: relocate the object at `off` if its page is in the relocation set (waiting
     /// for the page's worker if this thread cannot copy it), else keep the offset.
+    ///
+    /// `index` is the forwarding index of the cycle that relocates: the full cycles'
+    /// (`GcContext::forwarding`) or, after an evacuating minor, the minor's.
     pub(crate) fn relocate_or_remap(
         &self,
         cx: &GcContext,
+        index: &ForwardingIndex,
         off: Offset,
         thread: &ThreadStateCell,
     ) -> Offset {
         // Most bad pointers after Relocate Start point outside the relocation set: no pin.
-        if cx.forwarding.is_vacant(off) {
+        if index.is_vacant(off) {
             return off;
         }
         let guard = crossbeam_epoch::pin();
-        match cx.forwarding.get(off, &guard) {
+        match index.get(off, &guard) {
             Some(f) if f.page().contains(off) => self.relocate_object(cx, f, off, thread),
             _ => off,
         }
@@ -645,4 +649,10 @@ impl Relocate {
         );
         (freed.load(Ordering::Relaxed), crew)
     }
+}
+
+/// The mark color of the minor whose relocation copies objects now, `None` in a full cycle
+/// (see `Generations::remember_moved`).
+fn minor_color(cx: &GcContext) -> Option<gc_core::Color> {
+    cx.state.is_minor().then(|| cx.state.mark().color())
 }

@@ -99,6 +99,10 @@ pub struct Report {
     pub pages_aged_by_minors: u64,
     pub pages_promoted_by_minors: u64,
     pub promoted_slots_remembered: u64,
+    /// Sparse young pages minors evacuated, and the objects they copied out of them
+    /// (`CycleRecord::pages_relocated`, `objects_evacuated_by_minor`).
+    pub pages_evacuated_by_minors: u64,
+    pub objects_evacuated_by_minors: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
     /// Cycles that marked with Marked2 (`CycleRecord::mark_color`; `Config::mark_colors`
@@ -220,6 +224,8 @@ impl Report {
                 self.pages_aged_by_minors += c.pages_aged;
                 self.pages_promoted_by_minors += c.pages_promoted;
                 self.promoted_slots_remembered += c.promoted_slots_remembered;
+                self.pages_evacuated_by_minors += c.pages_relocated;
+                self.objects_evacuated_by_minors += c.objects_evacuated_by_minor;
                 if since_major.contains(&c.mark_color) {
                     self.minor_color_reuses += 1;
                 }
@@ -272,6 +278,8 @@ impl Report {
         self.pages_aged_by_minors += o.pages_aged_by_minors;
         self.pages_promoted_by_minors += o.pages_promoted_by_minors;
         self.promoted_slots_remembered += o.promoted_slots_remembered;
+        self.pages_evacuated_by_minors += o.pages_evacuated_by_minors;
+        self.objects_evacuated_by_minors += o.objects_evacuated_by_minors;
         self.stale_slots_remapped += o.stale_slots_remapped;
         self.cycles_marked2 += o.cycles_marked2;
         self.stale_marked2_remapped += o.stale_marked2_remapped;
@@ -614,7 +622,7 @@ impl std::fmt::Display for Report {
                 "minor cycles: {} ({} remembered slots scanned); {} minor colors reused between \
                  majors, {} back-to-back majors, {} relocating majors followed by 10+ minors; \
                  {} young pages aged, {} promoted in place ({} promoted objects' slots \
-                 remembered)",
+                 remembered), {} evacuated ({} objects copied out)",
                 self.minors,
                 self.remembered_scanned,
                 self.minor_color_reuses,
@@ -623,6 +631,8 @@ impl std::fmt::Display for Report {
                 self.pages_aged_by_minors,
                 self.pages_promoted_by_minors,
                 self.promoted_slots_remembered,
+                self.pages_evacuated_by_minors,
+                self.objects_evacuated_by_minors,
             )?;
         }
         writeln!(
