@@ -12,7 +12,7 @@ use gc_runtime::{GcCause, Heap, HeapConfig, Mode, ObjRef};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::Rng;
+use support::{is_leaf, Rng};
 
 const MIB: u64 = 1 << 20;
 const CHILD_ENV: &str = "ZRS_GENERATIONAL_CHILD";
@@ -20,10 +20,6 @@ const CHILD_ENV: &str = "ZRS_GENERATIONAL_CHILD";
 /// Holders per mutator, slots per holder.
 const HOLDERS: usize = 500;
 const SLOTS: usize = 4;
-
-fn is_leaf(o: ObjRef<'_>, id: u64) -> bool {
-    o.shape() == 3 && o.read_u64(0) == id && o.read_u64(8) == !id
-}
 
 /// One mutator: a table of holders (old after the first major); every 100th round young
 /// leaves stored into random slots of random holders (remembered old-to-young slots), the

@@ -18,7 +18,7 @@ use gc_runtime::{CycleRecord, Heap, HeapConfig, Local, Mode, ObjRef, Scope};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::Rng;
+use support::{is_leaf, leaf, Rng};
 
 const MIB: u64 = 1 << 20;
 
@@ -28,19 +28,6 @@ fn generational(mib: u64) -> HeapConfig {
         .verify(true)
         .track_generations(true)
         .continuous(false)
-}
-
-/// A leaf with identity `id`: shape 3, `id` and `!id` in its bytes, one reference slot.
-fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Local<'s> {
-    let l = s.alloc(3, 1, 16).unwrap();
-    let o = s.get(l);
-    o.write_u64(0, id);
-    o.write_u64(8, !id);
-    l
-}
-
-fn is_leaf(o: ObjRef<'_>, id: u64) -> bool {
-    o.shape() == 3 && o.read_u64(0) == id && o.read_u64(8) == !id
 }
 
 /// Holder `h` of `table`.

@@ -11,8 +11,9 @@
 //! where the slot leads to an object the same minor promoted in place.
 
 mod support;
-use gc_runtime::{CycleRecord, Heap, HeapConfig, Local, Mode, ObjRef, Scope};
+use gc_runtime::{CycleRecord, Heap, HeapConfig, Mode, Scope};
 use std::time::Duration;
+use support::{is_leaf, leaf};
 
 const MIB: u64 = 1 << 20;
 
@@ -24,19 +25,6 @@ fn config() -> HeapConfig {
         .verify(true)
         .track_generations(true)
         .continuous(false)
-}
-
-/// A leaf with identity `id`: shape 3, `id` and `!id` in its bytes, one reference slot.
-fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Local<'s> {
-    let l = s.alloc(3, 1, 16).unwrap();
-    let o = s.get(l);
-    o.write_u64(0, id);
-    o.write_u64(8, !id);
-    l
-}
-
-fn is_leaf(o: ObjRef<'_>, id: u64) -> bool {
-    o.shape() == 3 && o.read_u64(0) == id && o.read_u64(8) == !id
 }
 
 fn last_cycle(heap: &Heap) -> CycleRecord {

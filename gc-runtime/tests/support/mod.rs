@@ -1,6 +1,6 @@
 //! What several gc-runtime integration tests share: the live set they build before they
 //! churn garbage, a small deterministic random generator, objects linked through reference
-//! or value slots (`Link`), and a scenario run in a child process (for a failure that aborts
+//! or value slots (`Link`), the generational tests' known leaf (`leaf`, `is_leaf`), and a scenario run in a child process (for a failure that aborts
 //! the process). Each test binary uses part of it.
 #![allow(dead_code)]
 
@@ -135,4 +135,19 @@ pub fn run_child(
         std::thread::sleep(Duration::from_millis(50));
     };
     (status, reader.join().unwrap())
+}
+
+/// A leaf with identity `id`: shape 3, `id` and `!id` in its bytes, one reference slot (the
+/// generational tests' known object).
+pub fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Local<'s> {
+    let l = s.alloc(3, 1, 16).unwrap();
+    let o = s.get(l);
+    o.write_u64(0, id);
+    o.write_u64(8, !id);
+    l
+}
+
+/// True if `o` is the leaf `id` made by [`leaf`], its bytes intact.
+pub fn is_leaf(o: ObjRef<'_>, id: u64) -> bool {
+    o.shape() == 3 && o.read_u64(0) == id && o.read_u64(8) == !id
 }
