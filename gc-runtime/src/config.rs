@@ -121,7 +121,10 @@ pub struct DirectorConfig {
     /// Start a cycle at least this often (ZGC's `ZCollectionInterval`); `None` = never. At
     /// least 1 ms and at least `interval` (for cycles back to back, use `continuous`).
     pub timer: Option<Duration>,
-    /// Run cycles back to back (for stress tests).
+    /// Run cycles back to back (for stress tests). In the `stw` mode, whose cycle is one
+    /// pause, the next cycle waits until the mutators had as long as the last one took (an
+    /// allocation stall still starts one at once): otherwise a mutator the machine is slow
+    /// to reschedule would not run between two pauses at all.
     pub continuous: bool,
     /// Allow proactive cycles.
     pub proactive: bool,

@@ -122,6 +122,12 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
     let mut director = Director::new(config.mode.is_concurrent(), young_size);
     let mut uncommitter = heap.config().uncommit_delay.map(Uncommitter::new);
     let control = heap.control();
+    // A stop-the-world cycle is one pause: back to back (`DirectorConfig::continuous`), the
+    // next pause would be requested the moment the last one let the mutators go, and a
+    // mutator the machine was slow to reschedule would never run between them (a program
+    // then advances only by chance, at the verifier's cost per pause). The continuous rule
+    // waits until the mutators had as long as the last cycle took.
+    let mut rest_until: Option<Instant> = None;
     loop {
         let next = control.next_cycle(heap.config().director.interval, || {
             if let Some(u) = uncommitter.as_mut() {
@@ -130,6 +136,11 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
             // While an embedder steps through cycles, only its requests (and stalls, which
             // open the gate) start one.
             let decided = director.decide(heap);
+            if decided == Some(GcCause::Continuous)
+                && rest_until.is_some_and(|t| Instant::now() < t)
+            {
+                return None;
+            }
             if control.gate().is_closed() && decided != Some(GcCause::AllocationStall) {
                 return None;
             }
@@ -155,6 +166,8 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
             (rec.heap_before + during).saturating_sub(rec.heap_after)
         };
         director.cycle_done(t.elapsed(), rec.heap_after, rec.minor.then(freed));
+        rest_until = (config.mode == Mode::Stw && config.director.continuous)
+            .then(|| Instant::now() + t.elapsed());
         control.end_cycle(rec.minor);
         control.gate().cycle_ended();
     }
