@@ -24,10 +24,19 @@
 //! [`GenerationMap::is_settled_old`], its test of the value, so while it lasts both a store
 //! into the page's objects and a store of a pointer to them into an old object are
 //! remembered. Its [`PageAge`] is old.
+//!
+//! **Promoting every page in O(1).** A full cycle's Pause Mark Start makes every page old (it
+//! promotes every survivor), and a pause must not walk the map: its work would grow with the
+//! heap. So a young page's byte carries a one-bit *tag*, the map's young tag when the byte
+//! was written, and a young byte whose tag is not the map's current one reads as old.
+//! [`GenerationMap::promote_all`] flips the tag: one store, and every young page is old.
+//! Before the next flip would make those bytes read young again, the full cycle's concurrent
+//! work rewrites them as plain old bytes ([`GenerationMap::settle`], one byte per granule,
+//! outside the pause).
 
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 /// The oldest survivor age before a page is promoted whatever the tenuring threshold says
 /// (ZGC keeps 14 survivor ages).
@@ -46,13 +55,33 @@ pub enum PageAge {
 
 /// The byte an unused granule holds: no page, so no generation.
 const NO_PAGE: u8 = 0;
-/// Bytes of the ages: eden is 1, survivor `n` is `1 + n`, old is the largest.
+/// Bytes of the ages: eden is 1, survivor `n` is `1 + n`, old is the largest; a young byte
+/// also carries the map's young tag of when it was written (`TAG`, see the module
+/// documentation), old bytes none.
 const EDEN: u8 = 1;
 const OLD: u8 = EDEN + MAX_SURVIVOR_AGE + 1;
 /// A page being promoted in place: old as a *holder* (a store into it is remembered), young
 /// as a *target* (a store of a pointer to it into an old holder is remembered too), until
 /// [`GenerationMap::finish_promotion`]. Its [`PageAge`] is `Old`.
 const PROMOTING: u8 = OLD + 1;
+/// The young tag's bit in a young page's byte.
+const TAG: u8 = 0x80;
+/// Young ages take the codes `EDEN..=YOUNG_MAX` (before their tag).
+const YOUNG_MAX: u8 = EDEN + MAX_SURVIVOR_AGE;
+
+/// True if the byte `b` holds a young age, read with the map's current young tag `tag`:
+/// a young byte of the other tag was promoted by a flip and is old.
+#[inline(always)]
+fn young_byte(b: u8, tag: u8) -> bool {
+    (b ^ tag).wrapping_sub(EDEN) <= YOUNG_MAX - EDEN
+}
+
+/// True if `b` is the byte of a page that is old (settled, promoting, or young of a tag that
+/// is not `tag`).
+#[inline(always)]
+fn old_byte(b: u8, tag: u8) -> bool {
+    b != NO_PAGE && !young_byte(b, tag)
+}
 
 impl PageAge {
     /// True for eden and survivor pages.
@@ -70,25 +99,31 @@ impl PageAge {
         }
     }
 
-    fn to_byte(self) -> u8 {
+    /// The byte of this age written while the map's young tag is `tag`.
+    fn to_byte(self, tag: u8) -> u8 {
         match self {
-            PageAge::Eden => EDEN,
+            PageAge::Eden => EDEN | tag,
             PageAge::Survivor(n) => {
                 assert!(
                     (1..=MAX_SURVIVOR_AGE).contains(&n),
                     "survivor age {n} outside 1..={MAX_SURVIVOR_AGE}"
                 );
-                EDEN + n
+                (EDEN + n) | tag
             }
             PageAge::Old => OLD,
         }
     }
 
-    fn from_byte(b: u8) -> Option<PageAge> {
-        match b {
-            NO_PAGE => None,
+    /// The age the byte `b` holds, read with the map's young tag `tag`.
+    fn from_byte(b: u8, tag: u8) -> Option<PageAge> {
+        if b == NO_PAGE {
+            return None;
+        }
+        if !young_byte(b, tag) {
+            return Some(PageAge::Old);
+        }
+        match b ^ tag {
             EDEN => Some(PageAge::Eden),
-            OLD | PROMOTING => Some(PageAge::Old),
             n => Some(PageAge::Survivor(n - EDEN)),
         }
     }
@@ -99,10 +134,15 @@ impl PageAge {
 pub struct GenerationMap {
     start: Offset,
     ages: Box<[AtomicU8]>,
-    /// One past the highest granule a page was ever set on: [`GenerationMap::promote_all`]
+    /// One past the highest granule a page was ever set on: [`GenerationMap::settle`]
     /// reads no byte above it (the map covers the heap's whole reservation, sixteen times
     /// the heap, and pages are taken from its low end).
     high: AtomicUsize,
+    /// The young tag (`0` or `TAG`) young bytes are written with now; flipped by
+    /// [`GenerationMap::promote_all`].
+    tag: AtomicU8,
+    /// True from a flip until [`GenerationMap::settle`] rewrote the bytes it promoted.
+    unsettled: AtomicBool,
 }
 
 impl GenerationMap {
@@ -113,7 +153,14 @@ impl GenerationMap {
             start,
             ages: (0..n).map(|_| AtomicU8::new(NO_PAGE)).collect(),
             high: AtomicUsize::new(0),
+            tag: AtomicU8::new(0),
+            unsettled: AtomicBool::new(false),
         }
+    }
+
+    #[inline(always)]
+    fn tag(&self) -> u8 {
+        self.tag.load(Ordering::Relaxed)
     }
 
     #[inline(always)]
@@ -141,7 +188,7 @@ impl GenerationMap {
 
     /// Record that the page `[start, start + size)` has age `age`.
     pub fn set(&self, start: Offset, size: u64, age: PageAge) {
-        let b = age.to_byte();
+        let b = age.to_byte(self.tag());
         let range = self.range(start, size);
         self.high.fetch_max(range.end, Ordering::Relaxed);
         for i in range {
@@ -156,36 +203,65 @@ impl GenerationMap {
         }
     }
 
-    /// A full collection's Pause Mark Start: every granule a page covers becomes old (the
-    /// full cycle promotes every survivor, so at that instant no young page exists). One
-    /// byte is read per granule up to the highest a page was ever set on; returns the
-    /// granules that were young. The caller orders it after every [`GenerationMap::set`]
-    /// it must see (a pause does).
+    /// A full collection's Pause Mark Start: every page becomes old (the full cycle promotes
+    /// every survivor, so at that instant no young page exists). O(1): the young tag flips,
+    /// and every young byte, written with the other tag, reads old. The caller orders it
+    /// with the barriers that read the map (a pause does), and must [`Self::settle`] before
+    /// the next flip; if it did not, this flip settles first (a walk, which no cycle that
+    /// settles ever takes). Returns the granules settled by that walk (0 when settled).
     pub fn promote_all(&self) -> u64 {
-        let mut promoted = 0;
+        let walked = if self.unsettled.load(Ordering::Relaxed) {
+            self.settle()
+        } else {
+            0
+        };
+        self.tag.fetch_xor(TAG, Ordering::Relaxed);
+        self.unsettled.store(true, Ordering::Relaxed);
+        walked
+    }
+
+    /// After [`Self::promote_all`], outside the pause: rewrite every byte the flip promoted
+    /// (young of the other tag), and every page still promoting, as old, so the next flip
+    /// finds no young byte of the tag it returns to. One byte is read per granule up to the
+    /// highest a page was ever set on; returns the granules rewritten. Barriers may read any
+    /// byte meanwhile: before and after its rewrite it reads old. A byte that changed since
+    /// it was read (its page freed, or a new page's age set) is left as it is.
+    pub fn settle(&self) -> u64 {
+        if !self.unsettled.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let tag = self.tag();
+        let mut settled = 0;
         let high = self.high.load(Ordering::Relaxed);
         for a in self.ages[..high].iter() {
             let b = a.load(Ordering::Relaxed);
-            if b != NO_PAGE && b != OLD {
-                a.store(OLD, Ordering::Relaxed);
-                promoted += 1;
+            if old_byte(b, tag)
+                && b != OLD
+                && a.compare_exchange(b, OLD, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                settled += 1;
             }
         }
-        promoted
+        self.unsettled.store(false, Ordering::Relaxed);
+        settled
     }
 
     /// The age of the page covering `offset`, if a page covers it.
     #[inline]
     pub fn age(&self, offset: Offset) -> Option<PageAge> {
-        PageAge::from_byte(self.ages[self.index(offset)?].load(Ordering::Relaxed))
+        PageAge::from_byte(
+            self.ages[self.index(offset)?].load(Ordering::Relaxed),
+            self.tag(),
+        )
     }
 
-    /// The store barrier's question: is the page covering `offset` old? One byte load; false
-    /// for young pages and for offsets no page covers.
+    /// The store barrier's question: is the page covering `offset` old? One byte load (and
+    /// the young tag's); false for young pages and for offsets no page covers.
     #[inline(always)]
     pub fn is_old(&self, offset: Offset) -> bool {
         self.index(offset)
-            .is_some_and(|i| self.ages[i].load(Ordering::Relaxed) >= OLD)
+            .is_some_and(|i| old_byte(self.ages[i].load(Ordering::Relaxed), self.tag()))
     }
 
     /// True if the page covering `offset` is old and not being promoted: the store barrier's
@@ -193,8 +269,10 @@ impl GenerationMap {
     /// one, see [`Self::begin_promotion`]). One byte load, like [`Self::is_old`].
     #[inline(always)]
     pub fn is_settled_old(&self, offset: Offset) -> bool {
-        self.index(offset)
-            .is_some_and(|i| self.ages[i].load(Ordering::Relaxed) == OLD)
+        self.index(offset).is_some_and(|i| {
+            let b = self.ages[i].load(Ordering::Relaxed);
+            b != PROMOTING && old_byte(b, self.tag())
+        })
     }
 
     /// True if the page covering `offset` is being promoted in place.
@@ -250,13 +328,24 @@ mod tests {
     fn every_age_round_trips_through_its_byte() {
         let mut a = PageAge::Eden;
         loop {
-            assert_eq!(PageAge::from_byte(a.to_byte()), Some(a));
+            for tag in [0, TAG] {
+                assert_eq!(PageAge::from_byte(a.to_byte(tag), tag), Some(a));
+                // Read with the other tag, every age is old.
+                assert_eq!(
+                    PageAge::from_byte(a.to_byte(tag), tag ^ TAG),
+                    Some(PageAge::Old)
+                );
+            }
             if a == PageAge::Old {
                 break;
             }
             a = a.next();
         }
-        assert_eq!(PageAge::from_byte(NO_PAGE), None);
+        for tag in [0, TAG] {
+            assert_eq!(PageAge::from_byte(NO_PAGE, tag), None);
+            assert!(!old_byte(NO_PAGE, tag) && !young_byte(NO_PAGE, tag));
+            assert!(old_byte(PROMOTING, tag) && !young_byte(PROMOTING, tag));
+        }
     }
 
     #[test]
@@ -273,9 +362,10 @@ mod tests {
         assert_eq!(map.age(inside), Some(PageAge::Old));
         map.finish_promotion(page, 2 * GRANULE_SIZE);
         assert!(map.is_old(inside) && map.is_settled_old(inside) && !map.is_promoting(inside));
-        // A full cycle's Mark Start settles a page still promoting.
+        // A full cycle settles a page still promoting (after its Mark Start).
         map.begin_promotion(page, 2 * GRANULE_SIZE);
-        assert_eq!(map.promote_all(), 2);
+        assert_eq!(map.promote_all(), 0);
+        assert_eq!(map.settle(), 2);
         assert!(map.is_settled_old(page));
     }
 
@@ -300,9 +390,67 @@ mod tests {
         map.clear(medium, 4 * GRANULE_SIZE);
         assert!(!map.is_old(last_of_medium));
         // A full cycle's Mark Start: every page old, no page where there was none.
-        assert_eq!(map.promote_all(), 1);
+        assert_eq!(map.promote_all(), 0);
         assert!(map.is_old(small) && !map.is_old(medium));
         assert_eq!(map.age(medium), None);
+        assert_eq!(map.settle(), 1);
+        assert!(map.is_old(small) && map.is_settled_old(small) && !map.is_old(medium));
+    }
+
+    #[test]
+    fn a_flip_promotes_every_young_page_at_once_and_settling_keeps_them_old() {
+        let base = Offset::from_raw(64 * GRANULE_SIZE);
+        let map = GenerationMap::new(base, 8 * GRANULE_SIZE);
+        let at = |g: u64| Offset::from_raw(base.raw() + g * GRANULE_SIZE);
+        map.set(at(0), GRANULE_SIZE, PageAge::Eden);
+        map.set(at(1), 2 * GRANULE_SIZE, PageAge::Survivor(MAX_SURVIVOR_AGE));
+        map.set(at(3), GRANULE_SIZE, PageAge::Old);
+        // The flip: one store, every page old, none settled by a walk.
+        assert_eq!(map.promote_all(), 0);
+        for g in 0..4 {
+            assert!(map.is_old(at(g)) && map.is_settled_old(at(g)) && !map.is_young(at(g)));
+            assert_eq!(map.age(at(g)), Some(PageAge::Old));
+        }
+        // A page allocated after the flip is young, with the new tag.
+        map.set(at(4), GRANULE_SIZE, PageAge::Eden);
+        assert!(map.is_young(at(4)) && !map.is_old(at(4)));
+        // Settling rewrites the three promoted granules, not the new page nor the old one.
+        assert_eq!(map.settle(), 3);
+        assert_eq!(map.settle(), 0, "settled once per flip");
+        assert!(map.is_young(at(4)));
+        // The next flip returns to the first tag: the bytes the first one promoted were
+        // settled, so they stay old; the page allocated since becomes old.
+        assert_eq!(map.promote_all(), 0);
+        for g in 0..5 {
+            assert!(
+                map.is_old(at(g)),
+                "granule {g} must be old after the second flip"
+            );
+        }
+    }
+
+    #[test]
+    fn a_flip_before_the_last_one_settled_settles_first() {
+        let base = Offset::from_raw(64 * GRANULE_SIZE);
+        let map = GenerationMap::new(base, 4 * GRANULE_SIZE);
+        map.set(base, GRANULE_SIZE, PageAge::Eden);
+        assert_eq!(map.promote_all(), 0);
+        // No settle: without the walk the second flip would make the page young again.
+        assert_eq!(map.promote_all(), 1);
+        assert!(map.is_old(base) && !map.is_young(base));
+    }
+
+    #[test]
+    fn settling_leaves_a_byte_that_changed_since_the_flip() {
+        let base = Offset::from_raw(64 * GRANULE_SIZE);
+        let map = GenerationMap::new(base, 4 * GRANULE_SIZE);
+        map.set(base, GRANULE_SIZE, PageAge::Eden);
+        map.promote_all();
+        // The page was freed and its granule taken by a new eden page before the walk.
+        map.clear(base, GRANULE_SIZE);
+        map.set(base, GRANULE_SIZE, PageAge::Eden);
+        assert_eq!(map.settle(), 0);
+        assert!(map.is_young(base));
     }
 
     #[test]

@@ -246,6 +246,12 @@ fn run(mode: Mode, link: Link, pressure: bool, planted: bool) {
         "{mode} {link:?}: a path of the remembered set was not reached in {cycles} cycles \
          (barrier, relocation, verification): {r:?}"
     );
+    // Full cycles made pages old by flipping the generation map's tag in Pause Mark Start
+    // and settled the bytes concurrently: no pause walked the map.
+    assert_eq!(
+        r.granules_promoted_in_pause, 0,
+        "{mode}: a Pause Mark Start walked the generation map: {r:?}"
+    );
 }
 
 /// Set in a child process: the scenario it runs.

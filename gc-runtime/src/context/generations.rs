@@ -479,12 +479,21 @@ impl Generations {
         self.skip_promoted_color.store(true, Ordering::Relaxed);
     }
 
-    /// A full cycle's Pause Mark Start: every page becomes old, and the other bitmap becomes
-    /// current (it was cleared in the last cycle). O(granules of the heap): one byte each.
+    /// A full cycle's Pause Mark Start: every page becomes old (the generation map's young
+    /// tag flips), and the other bitmap becomes current (it was cleared in the last cycle).
+    /// O(1); the cycle's Concurrent Mark Roots then [`Self::settle_ages`].
     pub(crate) fn major_mark_start(&self) {
-        let promoted = self.ages.promote_all();
-        self.counts.promoted(promoted);
+        let walked = self.ages.promote_all();
+        self.counts.promoted(walked, true);
         self.flipped.fetch_xor(true, Ordering::Relaxed);
+    }
+
+    /// A full cycle, after its Pause Mark Start and outside the pause: rewrite the ages the
+    /// flip promoted as plain old bytes, so the next flip cannot make them young again (see
+    /// `GenerationMap::settle`). One byte per granule of the heap.
+    pub(crate) fn settle_ages(&self) {
+        let promoted = self.ages.settle();
+        self.counts.promoted(promoted, false);
     }
 
     /// A minor cycle's Pause Mark Start: the other bitmap becomes current, and the one that
@@ -619,6 +628,8 @@ mod tests {
         // Mark Start: the young page is old now, and the remembered bits are stale: the
         // current bitmap is the other one, and the old one is cleared concurrently.
         g.major_mark_start();
+        assert!(g.is_old(young));
+        g.settle_ages();
         assert!(g.is_old(young));
         assert!(!g.is_remembered(old + 24));
         g.clear_previous();

@@ -60,7 +60,9 @@ impl HeapInner {
     /// bitmap current (a full cycle promotes every survivor: see `context::generations`).
     /// Returns the mark color and the stale color (the previous cycle's mark color).
     ///
-    /// A minor cycle's (`kind`) flips the remembered set's index and promotes nothing: O(1).
+    /// A minor cycle's (`kind`) flips the remembered set's index and promotes nothing; a full
+    /// cycle's flips the generation map's young tag, and its [`Self::mark_roots`] settles
+    /// the ages: O(1) either way.
     pub(crate) fn mark_start(&self, kind: CycleKind) -> (GoodColor, GoodColor) {
         let mark = self.cx.state.flip_to_mark(kind);
         if let Some(g) = &self.cx.generations {
@@ -79,6 +81,14 @@ impl HeapInner {
     /// In `concurrent` mode, the new mark view is populated after the roots over the small and
     /// medium pages (see [`Self::populate_good_view`]).
     pub(crate) fn mark_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
+        if let Some(g) = self
+            .cx
+            .generations
+            .as_deref()
+            .filter(|_| !self.cx.state.is_minor())
+        {
+            g.settle_ages();
+        }
         let roots = self.mark.mark_roots(&self.cx, &self.roots, muts);
         self.populate_good_view(false);
         roots

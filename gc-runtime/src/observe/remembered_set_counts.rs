@@ -17,6 +17,7 @@ pub(crate) struct RememberedSetCounts {
     objects_moved_remembered: AtomicU64,
     in_place_remembered: AtomicU64,
     granules_promoted: AtomicU64,
+    granules_promoted_in_pause: AtomicU64,
     verified_old_slots: AtomicU64,
     verified_young_slots: AtomicU64,
     verifications: AtomicU64,
@@ -43,8 +44,13 @@ pub struct RememberedSetStats {
     pub objects_moved_remembered: u64,
     /// Of `relocation_remembered`, the slots in-place compaction remembered.
     pub in_place_remembered: u64,
-    /// Granules of young pages made old by full cycles' Pause Mark Start.
+    /// Granules of young pages made old by full cycles (the Pause Mark Start's flip of the
+    /// young tag, rewritten by the cycle's Concurrent Mark Roots: `GenerationMap::settle`).
     pub granules_promoted: u64,
+    /// Of those, the granules a Pause Mark Start rewrote itself because the last full
+    /// cycle had not settled its flip: never, unless a full cycle ended before its
+    /// Concurrent Mark Roots. The pause's one walk over the map, which grows with the heap.
+    pub granules_promoted_in_pause: u64,
     /// Slots (reference and value slots) of reachable objects on old pages the verifier
     /// checked for remembered-set completeness.
     pub verified_old_slots: u64,
@@ -89,10 +95,15 @@ impl RememberedSetCounts {
         }
     }
 
-    /// Pause Mark Start made `granules` young granules old.
-    pub(crate) fn promoted(&self, granules: u64) {
+    /// A full cycle made `granules` young granules old (`in_pause`: Pause Mark Start had to
+    /// walk the map for them).
+    pub(crate) fn promoted(&self, granules: u64, in_pause: bool) {
         self.granules_promoted
             .fetch_add(granules, Ordering::Relaxed);
+        if in_pause {
+            self.granules_promoted_in_pause
+                .fetch_add(granules, Ordering::Relaxed);
+        }
     }
 
     /// One verification checked `old` slots of old objects, `young` of them pointing young.
@@ -134,6 +145,7 @@ impl RememberedSetCounts {
             objects_moved_remembered: get(&self.objects_moved_remembered),
             in_place_remembered: get(&self.in_place_remembered),
             granules_promoted: get(&self.granules_promoted),
+            granules_promoted_in_pause: get(&self.granules_promoted_in_pause),
             verified_old_slots: get(&self.verified_old_slots),
             verified_young_slots: get(&self.verified_young_slots),
             verifications: get(&self.verifications),
