@@ -161,11 +161,14 @@ impl<W: AtomicWord> RememberedSet<W> {
     }
 
     /// Forget everything in both bitmaps: the page was freed, or its objects are young again
-    /// (a page reused for allocation has no old slots).
+    /// (a page reused for allocation has no old slots). Only words with a bit are written:
+    /// most of a freed young page's set is zero, and a store would dirty its 64 KiB.
     pub fn clear(&self) {
         for bitmap in &self.bitmaps {
             for w in bitmap.iter() {
-                w.store(0, Ordering::Relaxed);
+                if w.load(Ordering::Relaxed) != 0 {
+                    w.store(0, Ordering::Relaxed);
+                }
             }
         }
     }

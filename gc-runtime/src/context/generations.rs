@@ -174,7 +174,7 @@ impl Generations {
             .iter()
             .filter_map(OnceLock::get)
         {
-            for w in kinds.iter() {
+            for w in kinds.iter().filter(|w| w.load(Ordering::Relaxed) != 0) {
                 w.store(0, Ordering::Relaxed);
             }
         }

@@ -281,12 +281,36 @@ pub(crate) fn mark_barrier(
     push: &mut dyn FnMut(Offset),
 ) -> ColoredPtr {
     debug_assert!(!ptr.is_null());
+    if let Some(good) = minor_old_remapped(cx, ptr) {
+        return good;
+    }
     // One pin for the whole slow path.
     let guard = crossbeam_epoch::pin();
     let mark = cx.state.good();
     let off = cx.remap_stale_in(ptr, &guard);
     mark_object_in(cx, off, &guard, push);
     good_for(cx, off, mark)
+}
+
+/// The marking barrier's shortcut for the slow path a minor makes common: a Remapped
+/// pointer to an old object, bad while a minor marks (see [`good_for`]). The full path would
+/// pin an epoch, find no forwarding table for Remapped (`GcState::table_for` names none),
+/// look the page up only to leave the old object unmarked (`mark_object_in`) and hand back
+/// the same Remapped pointer; this answers that pointer from the mark state and one byte of
+/// the generation map (`Generations::is_old`, the same test `minor_and_old` makes), with no
+/// pin and no page-table walk. `None` for any other pointer, and while the planted bug of old
+/// pointers healed in the minor's color is on (its path must run in full). A pointer with
+/// the finalizable bit beside Remapped is not Remapped here and takes the full path.
+#[inline(always)]
+fn minor_old_remapped(cx: &GcContext, ptr: ColoredPtr) -> Option<ColoredPtr> {
+    let layout = cx.layout();
+    if layout.color(ptr) != GoodColor::Remapped.color() {
+        return None;
+    }
+    let generations = cx.generations.as_ref()?;
+    let off = layout.offset(ptr);
+    (cx.state.is_minor() && generations.is_old(off) && !generations.planted_old_color())
+        .then(|| layout.good(off, GoodColor::Remapped))
 }
 
 /// The pointer marking hands out and heals into slots for the object at `off`: its mark

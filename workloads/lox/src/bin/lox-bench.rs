@@ -9,7 +9,9 @@
 //!
 //! - Without `--baseline`: each script under each GC mode, and the ratio of the collecting
 //!   modes to `epsilon` (which never collects: the cost of the barriers and the interpreter
-//!   alone).
+//!   alone); with `--modes` a list of modes of one's own (`--modes
+//!   concurrent,generational`), each mode's time, its ratio to the first listed and the
+//!   collecting modes' cycles.
 //! - With `--baseline CLOX`: each script under the given clox binary (the book's C
 //!   interpreter, built by `shared/bench/clox/build.sh`), under `lox --gc concurrent` and under
 //!   `lox --gc epsilon`; the table has `lox ÷ clox` (concurrent) and `concurrent ÷ epsilon` per
@@ -76,7 +78,7 @@ struct Args {
     /// Directory of the benchmark scripts.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/bench"))]
     dir: PathBuf,
-    /// Heap for the concurrent and stw modes.
+    /// Heap for the collecting modes (concurrent, stw, generational).
     #[arg(long, default_value = "64m", value_parser = parse_heap_size)]
     heap: u64,
     /// Heap for epsilon mode: must hold everything a script allocates.
@@ -92,6 +94,13 @@ struct Args {
     /// documentation).
     #[arg(long, value_name = "CLOX")]
     baseline: Option<PathBuf>,
+    /// The GC modes to run, comma-separated, in this order each round. The default's table
+    /// compares `concurrent` and `stw` with `epsilon`; any other list gets a table of each
+    /// mode's time, every mode's ratio to the first listed, and each collecting mode's
+    /// cycles (e.g. `--modes concurrent,generational`: the generational mode against
+    /// concurrent).
+    #[arg(long, value_delimiter = ',', default_values_t = MODES.map(String::from))]
+    modes: Vec<String>,
 }
 
 /// The statistic that stands for a script's rounds (`--stat`).
@@ -181,17 +190,18 @@ fn run(args: &Args) -> Result<(), String> {
     if args.runs == 0 {
         return Err("--runs must be at least 1".to_string());
     }
+    check_modes(&args.modes)?;
     if let Some(clox) = &args.baseline {
         return baseline(args, &lox, clox, &scripts);
     }
 
     let mut rows = Vec::new();
     for script in &scripts {
-        let mut runs: Vec<Vec<Run>> = vec![Vec::new(); MODES.len()];
+        let mut runs: Vec<Vec<Run>> = vec![Vec::new(); args.modes.len()];
         let mut expected: Option<(String, String)> = None;
         for _ in 0..args.runs {
-            for (m, mode) in MODES.iter().enumerate() {
-                let heap = if *mode == "epsilon" {
+            for (m, mode) in args.modes.iter().enumerate() {
+                let heap = if mode == "epsilon" {
                     script_heap(script, EPSILON_HEAP_LINE, args.epsilon_heap)?
                 } else {
                     script_heap(script, HEAP_LINE, args.heap)?
@@ -209,7 +219,7 @@ fn run(args: &Args) -> Result<(), String> {
         eprintln!(
             "{}: {}",
             stem(script),
-            MODES
+            args.modes
                 .iter()
                 .zip(&medians)
                 .map(|(m, r)| format!("{m} {:.3}s", r.seconds))
@@ -218,7 +228,11 @@ fn run(args: &Args) -> Result<(), String> {
         );
         rows.push((stem(script), medians));
     }
-    print_table(&rows, args.markdown, args.heap);
+    if args.modes == MODES {
+        print_table(&rows, args.markdown, args.heap);
+    } else {
+        print_lines(&modes_table(&args.modes, &rows, args.heap), args.markdown);
+    }
     println!("{}", args.stat.footer(args.runs));
     Ok(())
 }
@@ -491,6 +505,67 @@ fn number_after(text: &str, marker: &str) -> Option<f64> {
     rest[..end].parse().ok()
 }
 
+/// The modes `lox --gc` takes.
+const KNOWN_MODES: [&str; 4] = ["epsilon", "concurrent", "stw", "generational"];
+
+/// An error unless `modes` names at least one mode, each one `lox --gc` knows, none twice.
+fn check_modes(modes: &[String]) -> Result<(), String> {
+    if modes.is_empty() {
+        return Err(format!(
+            "--modes needs at least one of {}",
+            KNOWN_MODES.join(", ")
+        ));
+    }
+    for (i, mode) in modes.iter().enumerate() {
+        if !KNOWN_MODES.contains(&mode.as_str()) {
+            return Err(format!(
+                "--modes: unknown mode `{mode}`; give any of {}",
+                KNOWN_MODES.join(", ")
+            ));
+        }
+        if modes[..i].contains(mode) {
+            return Err(format!("--modes names `{mode}` twice; give each mode once"));
+        }
+    }
+    Ok(())
+}
+
+/// The table of a `--modes` list other than the default (first line the header): each
+/// mode's time (a collecting mode's with its heap), each further mode's ratio to the first,
+/// and each collecting mode's cycles.
+fn modes_table(modes: &[String], rows: &[(String, Vec<Run>)], heap: u64) -> Vec<Vec<String>> {
+    let collecting: Vec<usize> = (0..modes.len())
+        .filter(|&m| modes[m] != "epsilon")
+        .collect();
+    let mut header = vec!["script".to_string()];
+    for mode in modes {
+        header.push(if mode == "epsilon" {
+            mode.clone()
+        } else {
+            format!("{mode} {}m", heap >> 20)
+        });
+    }
+    for mode in &modes[1..] {
+        header.push(format!("{mode}/{}", modes[0]));
+    }
+    for &m in &collecting {
+        header.push(format!("cycles {}", modes[m]));
+    }
+    let mut lines = vec![header];
+    for (name, r) in rows {
+        let mut line = vec![name.clone()];
+        line.extend(r.iter().map(|run| format!("{:.3} s", run.seconds)));
+        line.extend(
+            r[1..]
+                .iter()
+                .map(|run| format!("{:.2}x", run.seconds / r[0].seconds)),
+        );
+        line.extend(collecting.iter().map(|&m| r[m].cycles.to_string()));
+        lines.push(line);
+    }
+    lines
+}
+
 fn print_table(rows: &[(String, Vec<Run>)], markdown: bool, heap: u64) {
     let header = [
         "script".to_string(),
@@ -581,6 +656,57 @@ mod tests {
             Stat::Median.footer(3),
             "(medians of 3 interleaved rounds; ratios of medians)"
         );
+    }
+
+    #[test]
+    fn modes_default_to_the_three_and_are_checked() {
+        let args = Args::try_parse_from(["lox-bench"]).unwrap();
+        assert_eq!(args.modes, MODES);
+        let args =
+            Args::try_parse_from(["lox-bench", "--modes", "concurrent,generational"]).unwrap();
+        assert_eq!(args.modes, ["concurrent", "generational"]);
+        assert_eq!(check_modes(&args.modes), Ok(()));
+        let error = check_modes(&["concurrent".to_string(), "gen".to_string()]).unwrap_err();
+        assert!(
+            error.contains("unknown mode `gen`") && error.contains("generational"),
+            "{error}"
+        );
+        let twice = ["stw".to_string(), "stw".to_string()];
+        assert!(check_modes(&twice).unwrap_err().contains("twice"));
+        assert!(check_modes(&[]).unwrap_err().contains("at least one"));
+    }
+
+    #[test]
+    fn a_modes_table_compares_every_mode_with_the_first() {
+        let modes = ["concurrent".to_string(), "generational".to_string()];
+        let rows = vec![(
+            "s".to_string(),
+            vec![
+                Run {
+                    seconds: 2.0,
+                    cycles: 10,
+                    ..Run::default()
+                },
+                Run {
+                    seconds: 1.5,
+                    cycles: 7,
+                    ..Run::default()
+                },
+            ],
+        )];
+        let lines = modes_table(&modes, &rows, 64 << 20);
+        assert_eq!(
+            lines[0],
+            [
+                "script",
+                "concurrent 64m",
+                "generational 64m",
+                "generational/concurrent",
+                "cycles concurrent",
+                "cycles generational"
+            ]
+        );
+        assert_eq!(lines[1], ["s", "2.000 s", "1.500 s", "0.75x", "10", "7"]);
     }
 
     #[test]
