@@ -40,6 +40,11 @@ pub struct GcStateView {
     /// the color of stale pointers, which the previous relocation's forwarding remaps, while
     /// the latest cycle marks (Remapped, never stale, before the second cycle).
     pub stale: GoodColor,
+    /// The other color of stale pointers while the latest cycle marks: the mark color of the
+    /// minor whose forwarding table was installed at its Pause Mark Start (that table remaps
+    /// it, the last major's remaps `stale`); `None` if none was (the cycle before was a
+    /// major).
+    pub stale_minor: Option<GoodColor>,
     /// The bits that make a pointer bad now (every color bit but the good one's).
     pub bad_mask: u64,
     pub phase: BarrierPhase,
@@ -168,6 +173,7 @@ impl Heap {
         GcStateView {
             good: st.good(),
             stale: st.stale(),
+            stale_minor: st.stale_minor(),
             bad_mask: st.bad_mask(),
             phase: match st.phase() {
                 StatePhase::Mark => BarrierPhase::Mark,
