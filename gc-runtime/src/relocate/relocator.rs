@@ -371,6 +371,9 @@ impl Relocate {
                         g.remember_moved(layout, off, true, minor_color(cx));
                         off += (size + align) & !align;
                     }
+                    if cx.state.is_minor() {
+                        g.compacted_in_minor(&page);
+                    }
                 }
                 page.set_top_after_compaction(top)
             },

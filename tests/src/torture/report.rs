@@ -103,6 +103,9 @@ pub struct Report {
     /// (`CycleRecord::pages_relocated`, `objects_evacuated_by_minor`).
     pub pages_evacuated_by_minors: u64,
     pub objects_evacuated_by_minors: u64,
+    /// Young pages minors compacted in place because no target memory was left for their
+    /// survivors (`CycleRecord::pages_compacted_in_place` of the minors).
+    pub pages_compacted_by_minors: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
     /// Cycles that marked with Marked2 (`CycleRecord::mark_color`; `Config::mark_colors`
@@ -226,6 +229,7 @@ impl Report {
                 self.promoted_slots_remembered += c.promoted_slots_remembered;
                 self.pages_evacuated_by_minors += c.pages_relocated;
                 self.objects_evacuated_by_minors += c.objects_evacuated_by_minor;
+                self.pages_compacted_by_minors += c.pages_compacted_in_place;
                 if since_major.contains(&c.mark_color) {
                     self.minor_color_reuses += 1;
                 }
@@ -280,6 +284,7 @@ impl Report {
         self.promoted_slots_remembered += o.promoted_slots_remembered;
         self.pages_evacuated_by_minors += o.pages_evacuated_by_minors;
         self.objects_evacuated_by_minors += o.objects_evacuated_by_minors;
+        self.pages_compacted_by_minors += o.pages_compacted_by_minors;
         self.stale_slots_remapped += o.stale_slots_remapped;
         self.cycles_marked2 += o.cycles_marked2;
         self.stale_marked2_remapped += o.stale_marked2_remapped;
@@ -622,7 +627,7 @@ impl std::fmt::Display for Report {
                 "minor cycles: {} ({} remembered slots scanned); {} minor colors reused between \
                  majors, {} back-to-back majors, {} relocating majors followed by 10+ minors; \
                  {} young pages aged, {} promoted in place ({} promoted objects' slots \
-                 remembered), {} evacuated ({} objects copied out)",
+                 remembered), {} evacuated ({} objects copied out), {} compacted in place",
                 self.minors,
                 self.remembered_scanned,
                 self.minor_color_reuses,
@@ -633,6 +638,7 @@ impl std::fmt::Display for Report {
                 self.promoted_slots_remembered,
                 self.pages_evacuated_by_minors,
                 self.objects_evacuated_by_minors,
+                self.pages_compacted_by_minors,
             )?;
         }
         writeln!(
