@@ -24,7 +24,16 @@
 //! [`GenerationMap::is_settled_old`], its test of the value, so while it lasts both a store
 //! into the page's objects and a store of a pointer to them into an old object are
 //! remembered. Its [`PageAge`] is old.
+//!
+//! The age bytes are generic over [`AtomicByte`]: std's `AtomicU8` in the collector (the
+//! default type parameter, so `GenerationMap` is the map the runtime uses and compiles to the
+//! plain byte loads and stores), loom's in the runtime's model of an in-place promotion
+//! against a store (`gc-runtime/tests/loom_protocols.rs`), which so checks this code. The
+//! methods that were not `#[inline]` before the map became generic are `#[inline(never)]`: a
+//! generic function is compiled in the crate that uses it, where it could be inlined, and the
+//! collector's code is to stay what it was (the barrier's tests were and are inlined).
 
+use crate::sync::AtomicByte;
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -95,23 +104,24 @@ impl PageAge {
 }
 
 /// One age byte per granule of `[start, start + size)` of the offset space (see the module
-/// documentation).
-pub struct GenerationMap {
+/// documentation), each an `A` (std's `AtomicU8` but in the loom models).
+pub struct GenerationMap<A: AtomicByte = AtomicU8> {
     start: Offset,
-    ages: Box<[AtomicU8]>,
+    ages: Box<[A]>,
     /// One past the highest granule a page was ever set on: [`GenerationMap::promote_all`]
     /// reads no byte above it (the map covers the heap's whole reservation, sixteen times
     /// the heap, and pages are taken from its low end).
     high: AtomicUsize,
 }
 
-impl GenerationMap {
+impl<A: AtomicByte> GenerationMap<A> {
     /// A map covering `[start, start + size)` with no page in it.
+    #[inline(never)]
     pub fn new(start: Offset, size: u64) -> Self {
         let n = (size / GRANULE_SIZE) as usize;
         GenerationMap {
             start,
-            ages: (0..n).map(|_| AtomicU8::new(NO_PAGE)).collect(),
+            ages: (0..n).map(|_| A::new_byte(NO_PAGE)).collect(),
             high: AtomicUsize::new(0),
         }
     }
@@ -140,6 +150,7 @@ impl GenerationMap {
     }
 
     /// Record that the page `[start, start + size)` has age `age`.
+    #[inline(never)]
     pub fn set(&self, start: Offset, size: u64, age: PageAge) {
         let b = age.to_byte();
         let range = self.range(start, size);
@@ -150,6 +161,7 @@ impl GenerationMap {
     }
 
     /// Forget the page `[start, start + size)` (freed).
+    #[inline(never)]
     pub fn clear(&self, start: Offset, size: u64) {
         for i in self.range(start, size) {
             self.ages[i].store(NO_PAGE, Ordering::Relaxed);
@@ -161,6 +173,7 @@ impl GenerationMap {
     /// byte is read per granule up to the highest a page was ever set on; returns the
     /// granules that were young. The caller orders it after every [`GenerationMap::set`]
     /// it must see (a pause does).
+    #[inline(never)]
     pub fn promote_all(&self) -> u64 {
         let mut promoted = 0;
         let high = self.high.load(Ordering::Relaxed);
@@ -208,6 +221,7 @@ impl GenerationMap {
     /// old for [`Self::is_old`] (stores into its objects are remembered by a holder test)
     /// and not for [`Self::is_settled_old`] (a pointer to it stored into an old holder is
     /// remembered by the value test), until [`Self::finish_promotion`].
+    #[inline(never)]
     pub fn begin_promotion(&self, start: Offset, size: u64) {
         for i in self.range(start, size) {
             self.ages[i].store(PROMOTING, Ordering::Relaxed);
@@ -215,6 +229,7 @@ impl GenerationMap {
     }
 
     /// End the in-place promotion of the page `[start, start + size)`: old.
+    #[inline(never)]
     pub fn finish_promotion(&self, start: Offset, size: u64) {
         for i in self.range(start, size) {
             self.ages[i].store(OLD, Ordering::Relaxed);
@@ -262,7 +277,7 @@ mod tests {
     #[test]
     fn a_promoting_page_is_old_as_a_holder_and_young_as_a_target() {
         let base = Offset::from_raw(64 * GRANULE_SIZE);
-        let map = GenerationMap::new(base, 8 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(base, 8 * GRANULE_SIZE);
         let page = Offset::from_raw(base.raw() + 2 * GRANULE_SIZE);
         map.set(page, 2 * GRANULE_SIZE, PageAge::Survivor(1));
         assert!(!map.is_old(page) && !map.is_settled_old(page) && map.is_young(page));
@@ -282,7 +297,7 @@ mod tests {
     #[test]
     fn the_map_answers_per_page_for_every_offset_inside_it() {
         let base = Offset::from_raw(64 * GRANULE_SIZE);
-        let map = GenerationMap::new(base, 16 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(base, 16 * GRANULE_SIZE);
         let small = base;
         let medium = Offset::from_raw(base.raw() + 4 * GRANULE_SIZE);
         map.set(small, GRANULE_SIZE, PageAge::Eden);
@@ -308,7 +323,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "whole number of granules")]
     fn a_page_of_part_of_a_granule_is_refused() {
-        let map = GenerationMap::new(Offset::ZERO, 4 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(Offset::ZERO, 4 * GRANULE_SIZE);
         map.set(Offset::ZERO, 4096, PageAge::Eden);
     }
 }
