@@ -323,7 +323,7 @@ impl Generations {
         self.counts.moved(slots, in_place);
     }
 
-    /// A minor compacted the young `page` in place (its worker, holding the page): the page
+    /// A minor compacted the young `page` in place (its worker, right after): the page
     /// stays young, its objects need no bit ([`Self::remember_moved`] left them alone) and
     /// the next minor traces them, healing their slots of this minor's color. Does nothing,
     /// unless the bug of [`Self::promote_compacted_for_tests`] is planted: then the page is

@@ -371,14 +371,14 @@ impl Relocate {
                         g.remember_moved(layout, off, true, minor_color(cx));
                         off += (size + align) & !align;
                     }
-                    if cx.state.is_minor() {
-                        g.compacted_in_minor(&page);
-                    }
                 }
                 page.set_top_after_compaction(top)
             },
         );
         self.counters.compacted(&r);
+        if let Some(g) = cx.generations.as_ref().filter(|_| cx.state.is_minor()) {
+            g.compacted_in_minor(&page);
+        }
         page
     }
 
