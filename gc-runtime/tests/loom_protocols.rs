@@ -34,7 +34,10 @@
 //! - a minor's in-place promotion against a store into the promoted object, on the
 //!   collector's own `GenerationMap` over loom's atomic bytes: the slot ends remembered, by
 //!   the store barrier or by the scan after Pause Relocate Start (and a scan without that
-//!   handshake loses it).
+//!   handshake loses it);
+//! - a relocation target's age against a store into the copy: a mutator that found the copy
+//!   through its forwarding entry reads the target page old (the entry's publication orders
+//!   the relaxed age byte), or the copier's scan sees its store.
 //!
 //! They run in a plain `cargo test` (no `--cfg loom`) in a few seconds, with the preemption
 //! bound at 3 (2 for the three-thread models, 1 for the two four-thread models of two heaps,
@@ -882,4 +885,64 @@ fn a_store_racing_with_an_in_place_promotion_is_remembered() {
 #[should_panic(expected = "a young pointer stored into a promoted object is in no remembered set")]
 fn a_promotion_scan_without_the_handshake_loses_a_store() {
     promotion_against_a_store(true);
+}
+
+// --- a relocation target's age against a store into the copy ----------------------------
+
+/// Where the model's copy lies: on a target page (the second granule of the map), whose age
+/// byte holds no page until the worker takes the page.
+const COPY: u64 = GRANULE_SIZE + 64;
+/// The young object (on the from-page's granule) whose pointer the mutator stores.
+const YOUNG_OBJECT: u64 = 128;
+
+/// A worker copies a young object onto a new old target page while a mutator finds the copy
+/// through the page's forwarding entry and stores a young pointer into it. The forwarding
+/// protocol is the collector's own `Forwarding` (its entries' insert and lookup) and the ages
+/// its `GenerationMap` over loom's atomic bytes; the order is the runtime's: the target page's
+/// age is set when the page is taken (`PageRegistry::new_relocation_page`), before any copy
+/// onto it is published by its entry (`Forwarding::forward`), and the copier remembers the
+/// copy's young fields after (`Generations::remember_moved`). The age byte is stored relaxed;
+/// the entry's publication orders it before the mutator's barrier, which found the copy
+/// through that entry: so the barrier reads the page old and remembers the store, or the
+/// copier's scan reads the stored pointer.
+#[test]
+fn a_store_into_a_copy_found_through_its_entry_sees_the_target_page_old() {
+    model(|| {
+        let ages = Arc::new(GenerationMap::<LoomByte>::new(
+            Offset::ZERO,
+            2 * GRANULE_SIZE,
+        ));
+        // The from-page and the young object whose pointer the mutator stores.
+        ages.set(Offset::ZERO, GRANULE_SIZE, PageAge::Eden);
+        let f = forwarding(1);
+        let slot = Arc::new(AtomicU64::new(0));
+        let remembered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let m = {
+            let (ages, f, slot, remembered) =
+                (ages.clone(), f.clone(), slot.clone(), remembered.clone());
+            thread::spawn(move || {
+                // The barrier of a load that met the object: its copy, if forwarded yet.
+                let Some(to) = f.find(1) else { return };
+                // `ObjRef::store` into the copy, then `Generations::store_barrier`'s tests.
+                slot.store(YOUNG_OBJECT, Ordering::Release);
+                if ages.is_old(to) && !ages.is_settled_old(Offset::from_raw(YOUNG_OBJECT)) {
+                    remembered.fetch_or(true, Ordering::Relaxed);
+                }
+            })
+        };
+        // The worker: takes the target page (old), copies the object, publishes the copy,
+        // then remembers the copy's young fields.
+        ages.set(Offset::from_raw(GRANULE_SIZE), GRANULE_SIZE, PageAge::Old);
+        assert!(f.forward(1, Offset::from_raw(COPY)).is_ok());
+        if slot.load(Ordering::Acquire) == YOUNG_OBJECT {
+            remembered.fetch_or(true, Ordering::Relaxed);
+        }
+        m.join().unwrap();
+        if slot.load(Ordering::Relaxed) == YOUNG_OBJECT {
+            assert!(
+                remembered.load(Ordering::Relaxed),
+                "a young pointer stored into a copy on an old page is in no remembered set"
+            );
+        }
+    });
 }
