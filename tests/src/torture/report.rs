@@ -118,7 +118,9 @@ pub struct Report {
     /// Consecutive cycle records that break the mark-color rule: a cycle whose stale color is
     /// not the mark color of the last major before it (the cycle whose relocation set the
     /// forwarding index holds: the previous cycle with majors only), or whose mark color is
-    /// its stale color or the previous cycle's.
+    /// its stale color or the previous cycle's; or whose other stale color, the minor
+    /// table's (`CycleRecord::stale_minor_color`), is not the previous cycle's mark color
+    /// after a minor and none after a major.
     pub color_rule_breaks: u64,
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
     pub roots_marked_concurrently: u64,
@@ -449,9 +451,11 @@ impl Report {
                 continue;
             }
             let Some(major) = last_major else { continue };
+            let minor_table = if w[0].minor { w[0].mark_color } else { None };
             if w[1].stale_color != major
                 || w[1].mark_color == w[1].stale_color
                 || w[1].mark_color == w[0].mark_color
+                || w[1].stale_minor_color != minor_table
             {
                 self.color_rule_breaks += 1;
             }
