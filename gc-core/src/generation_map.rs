@@ -25,6 +25,14 @@
 //! into the page's objects and a store of a pointer to them into an old object are
 //! remembered. Its [`PageAge`] is old.
 //!
+//! The age bytes are generic over [`AtomicByte`]: std's `AtomicU8` in the collector (the
+//! default type parameter, so `GenerationMap` is the map the runtime uses and compiles to the
+//! plain byte loads and stores), loom's in the runtime's model of an in-place promotion
+//! against a store (`gc-runtime/tests/loom_protocols.rs`), which so checks this code. The
+//! methods that were not `#[inline]` before the map became generic are `#[inline(never)]`: a
+//! generic function is compiled in the crate that uses it, where it could be inlined, and the
+//! collector's code is to stay what it was (the barrier's tests were and are inlined).
+//!
 //! **Promoting every page in O(1).** A full cycle's Pause Mark Start makes every page old (it
 //! promotes every survivor), and a pause must not walk the map: its work would grow with the
 //! heap. So a young page's byte carries a one-bit *tag*, the map's young tag when the byte
@@ -34,6 +42,7 @@
 //! work rewrites them as plain old bytes ([`GenerationMap::settle`], one byte per granule,
 //! outside the pause).
 
+use crate::sync::AtomicByte;
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -130,10 +139,10 @@ impl PageAge {
 }
 
 /// One age byte per granule of `[start, start + size)` of the offset space (see the module
-/// documentation).
-pub struct GenerationMap {
+/// documentation), each an `A` (std's `AtomicU8` but in the loom models).
+pub struct GenerationMap<A: AtomicByte = AtomicU8> {
     start: Offset,
-    ages: Box<[AtomicU8]>,
+    ages: Box<[A]>,
     /// One past the highest granule a page was ever set on: [`GenerationMap::settle`]
     /// reads no byte above it (the map covers the heap's whole reservation, sixteen times
     /// the heap, and pages are taken from its low end).
@@ -145,13 +154,14 @@ pub struct GenerationMap {
     unsettled: AtomicBool,
 }
 
-impl GenerationMap {
+impl<A: AtomicByte> GenerationMap<A> {
     /// A map covering `[start, start + size)` with no page in it.
+    #[inline(never)]
     pub fn new(start: Offset, size: u64) -> Self {
         let n = (size / GRANULE_SIZE) as usize;
         GenerationMap {
             start,
-            ages: (0..n).map(|_| AtomicU8::new(NO_PAGE)).collect(),
+            ages: (0..n).map(|_| A::new_byte(NO_PAGE)).collect(),
             high: AtomicUsize::new(0),
             tag: AtomicU8::new(0),
             unsettled: AtomicBool::new(false),
@@ -187,6 +197,7 @@ impl GenerationMap {
     }
 
     /// Record that the page `[start, start + size)` has age `age`.
+    #[inline(never)]
     pub fn set(&self, start: Offset, size: u64, age: PageAge) {
         let b = age.to_byte(self.tag());
         let range = self.range(start, size);
@@ -197,6 +208,7 @@ impl GenerationMap {
     }
 
     /// Forget the page `[start, start + size)` (freed).
+    #[inline(never)]
     pub fn clear(&self, start: Offset, size: u64) {
         for i in self.range(start, size) {
             self.ages[i].store(NO_PAGE, Ordering::Relaxed);
@@ -209,6 +221,7 @@ impl GenerationMap {
     /// with the barriers that read the map (a pause does), and must [`Self::settle`] before
     /// the next flip; if it did not, this flip settles first (a walk, which no cycle that
     /// settles ever takes). Returns the granules settled by that walk (0 when settled).
+    #[inline(never)]
     pub fn promote_all(&self) -> u64 {
         let walked = if self.unsettled.load(Ordering::Relaxed) {
             self.settle()
@@ -226,6 +239,7 @@ impl GenerationMap {
     /// highest a page was ever set on; returns the granules rewritten. Barriers may read any
     /// byte meanwhile: before and after its rewrite it reads old. A byte that changed since
     /// it was read (its page freed, or a new page's age set) is left as it is.
+    #[inline(never)]
     pub fn settle(&self) -> u64 {
         if !self.unsettled.load(Ordering::Relaxed) {
             return 0;
@@ -286,6 +300,7 @@ impl GenerationMap {
     /// old for [`Self::is_old`] (stores into its objects are remembered by a holder test)
     /// and not for [`Self::is_settled_old`] (a pointer to it stored into an old holder is
     /// remembered by the value test), until [`Self::finish_promotion`].
+    #[inline(never)]
     pub fn begin_promotion(&self, start: Offset, size: u64) {
         for i in self.range(start, size) {
             self.ages[i].store(PROMOTING, Ordering::Relaxed);
@@ -293,6 +308,7 @@ impl GenerationMap {
     }
 
     /// End the in-place promotion of the page `[start, start + size)`: old.
+    #[inline(never)]
     pub fn finish_promotion(&self, start: Offset, size: u64) {
         for i in self.range(start, size) {
             self.ages[i].store(OLD, Ordering::Relaxed);
@@ -351,7 +367,7 @@ mod tests {
     #[test]
     fn a_promoting_page_is_old_as_a_holder_and_young_as_a_target() {
         let base = Offset::from_raw(64 * GRANULE_SIZE);
-        let map = GenerationMap::new(base, 8 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(base, 8 * GRANULE_SIZE);
         let page = Offset::from_raw(base.raw() + 2 * GRANULE_SIZE);
         map.set(page, 2 * GRANULE_SIZE, PageAge::Survivor(1));
         assert!(!map.is_old(page) && !map.is_settled_old(page) && map.is_young(page));
@@ -372,7 +388,7 @@ mod tests {
     #[test]
     fn the_map_answers_per_page_for_every_offset_inside_it() {
         let base = Offset::from_raw(64 * GRANULE_SIZE);
-        let map = GenerationMap::new(base, 16 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(base, 16 * GRANULE_SIZE);
         let small = base;
         let medium = Offset::from_raw(base.raw() + 4 * GRANULE_SIZE);
         map.set(small, GRANULE_SIZE, PageAge::Eden);
@@ -400,7 +416,7 @@ mod tests {
     #[test]
     fn a_flip_promotes_every_young_page_at_once_and_settling_keeps_them_old() {
         let base = Offset::from_raw(64 * GRANULE_SIZE);
-        let map = GenerationMap::new(base, 8 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(base, 8 * GRANULE_SIZE);
         let at = |g: u64| Offset::from_raw(base.raw() + g * GRANULE_SIZE);
         map.set(at(0), GRANULE_SIZE, PageAge::Eden);
         map.set(at(1), 2 * GRANULE_SIZE, PageAge::Survivor(MAX_SURVIVOR_AGE));
@@ -432,7 +448,7 @@ mod tests {
     #[test]
     fn a_flip_before_the_last_one_settled_settles_first() {
         let base = Offset::from_raw(64 * GRANULE_SIZE);
-        let map = GenerationMap::new(base, 4 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(base, 4 * GRANULE_SIZE);
         map.set(base, GRANULE_SIZE, PageAge::Eden);
         assert_eq!(map.promote_all(), 0);
         // No settle: without the walk the second flip would make the page young again.
@@ -443,7 +459,7 @@ mod tests {
     #[test]
     fn settling_leaves_a_byte_that_changed_since_the_flip() {
         let base = Offset::from_raw(64 * GRANULE_SIZE);
-        let map = GenerationMap::new(base, 4 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(base, 4 * GRANULE_SIZE);
         map.set(base, GRANULE_SIZE, PageAge::Eden);
         map.promote_all();
         // The page was freed and its granule taken by a new eden page before the walk.
@@ -456,7 +472,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "whole number of granules")]
     fn a_page_of_part_of_a_granule_is_refused() {
-        let map = GenerationMap::new(Offset::ZERO, 4 * GRANULE_SIZE);
+        let map: GenerationMap = GenerationMap::new(Offset::ZERO, 4 * GRANULE_SIZE);
         map.set(Offset::ZERO, 4096, PageAge::Eden);
     }
 }

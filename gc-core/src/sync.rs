@@ -3,9 +3,58 @@
 //! The forwarding insert, the self-healing CAS and live-map marking are generic over
 //! [`AtomicWord`] so the *same code* runs in the collector (with `std`'s `AtomicU64`) and under
 //! the loom model checker (with `loom`'s `AtomicU64`, see `tests/loom_models.rs`). This is the
-//! small `sync` indirection the project's model-checking tests rely on.
+//! small `sync` indirection the project's model-checking tests rely on. The generation map's
+//! age bytes are generic over [`AtomicByte`] the same way (std's `AtomicU8`, or loom's in the
+//! runtime's model of in-place promotion against a store).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+/// An 8-bit atomic cell: an age byte of `GenerationMap`.
+pub trait AtomicByte: Send + Sync {
+    /// A new cell holding `v`.
+    fn new_byte(v: u8) -> Self;
+    fn load(&self, order: Ordering) -> u8;
+    fn store(&self, v: u8, order: Ordering);
+    fn compare_exchange(
+        &self,
+        current: u8,
+        new: u8,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<u8, u8>;
+}
+
+/// `AtomicByte` for an 8-bit atomic with the std atomics' methods (std's and loom's).
+macro_rules! impl_atomic_byte {
+    ($a:ty) => {
+        impl AtomicByte for $a {
+            #[inline(always)]
+            fn new_byte(v: u8) -> Self {
+                <$a>::new(v)
+            }
+            #[inline(always)]
+            fn load(&self, order: Ordering) -> u8 {
+                <$a>::load(self, order)
+            }
+            #[inline(always)]
+            fn store(&self, v: u8, order: Ordering) {
+                <$a>::store(self, v, order)
+            }
+            #[inline(always)]
+            fn compare_exchange(
+                &self,
+                current: u8,
+                new: u8,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<u8, u8> {
+                <$a>::compare_exchange(self, current, new, success, failure)
+            }
+        }
+    };
+}
+
+impl_atomic_byte!(AtomicU8);
 
 /// A 64-bit atomic cell.
 pub trait AtomicWord: Send + Sync {
@@ -94,16 +143,20 @@ impl_atomic_word!(
 );
 const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
 
-/// loom's atomics as an [`AtomicWord`], for model-checking the code written against it (the
+/// loom's atomics as an [`AtomicWord`] and an [`AtomicByte`], for model-checking the code written against it (the
 /// `loom` feature, which this crate's and the runtime's tests turn on).
 #[cfg(feature = "loom")]
 pub mod loom {
-    use super::AtomicWord;
-    use loom::sync::atomic::AtomicU64;
+    use super::{AtomicByte, AtomicWord};
+    use loom::sync::atomic::{AtomicU64, AtomicU8};
     use std::sync::atomic::Ordering;
 
     /// loom's `AtomicU64` as an atomic word.
     pub type LoomWord = AtomicU64;
 
+    /// loom's `AtomicU8` as an atomic byte (a `GenerationMap<LoomByte>`'s age bytes).
+    pub type LoomByte = AtomicU8;
+
     impl_atomic_word!(AtomicU64);
+    impl_atomic_byte!(AtomicU8);
 }

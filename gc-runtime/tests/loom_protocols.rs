@@ -31,9 +31,13 @@
 //!   mutator that copies the object out first, or that has no target memory and waits, never
 //!   lets the mutator touch memory the compaction moves, and keeps every object once; a copier
 //!   that panics releases the page;
-//! - a minor's in-place promotion against a store into the promoted object: the slot ends
-//!   remembered, by the store barrier or by the scan after Pause Relocate Start (and a scan
-//!   without that handshake loses it).
+//! - a minor's in-place promotion against a store into the promoted object, on the
+//!   collector's own `GenerationMap` over loom's atomic bytes: the slot ends remembered, by
+//!   the store barrier or by the scan after Pause Relocate Start (and a scan without that
+//!   handshake loses it);
+//! - a relocation target's age against a store into the copy: a mutator that found the copy
+//!   through its forwarding entry reads the target page old (the entry's publication orders
+//!   the relaxed age byte), or the copier's scan sees its store.
 //!
 //! They run in a plain `cargo test` (no `--cfg loom`) in a few seconds, with the preemption
 //! bound at 3 (2 for the three-thread models, 1 for the two four-thread models of two heaps,
@@ -41,8 +45,8 @@
 //! `LOOM_MAX_PREEMPTIONS=<n>` searches deeper (at 2 the four-thread models take about two
 //! minutes).
 
-use gc_core::sync::loom::LoomWord;
-use gc_core::Offset;
+use gc_core::sync::loom::{LoomByte, LoomWord};
+use gc_core::{GenerationMap, Offset, PageAge, GRANULE_SIZE};
 use gc_runtime::forwarding::{Forwarding, Relocation};
 use gc_runtime::safepoint::{
     begin_cycle_wait, end_cycle_wait, NoOtherHeaps, Safepoint, ThreadState, ThreadStateCell,
@@ -799,41 +803,48 @@ fn the_models_clock_stands_still_for_the_safepoint_timeout() {
 
 // --- in-place promotion against a store ----------------------------------------------------
 
-/// Age bytes as `gc_core::GenerationMap` keeps them: a young page, an old one, and one being
-/// promoted in place (old as a holder, young as a target).
-const YOUNG_AGE: u8 = 1;
-const OLD_AGE: u8 = 15;
-const PROMOTING_AGE: u8 = 16;
-/// The value the mutator stores: a pointer to a young object.
-const YOUNG_VALUE: u64 = 0x7;
+/// The page being promoted in place (one granule, at offset 0), the object on it the mutator
+/// stores into, and the young object (on an eden page, the next granule) whose pointer it
+/// stores.
+const HOLDER: u64 = 64;
+const YOUNG_VALUE: u64 = GRANULE_SIZE + 64;
 
 /// A minor's in-place promotion of the page holding one object against a mutator storing a
 /// young pointer into that object (`Generations::age_or_promote` and `finish_promotions`).
-/// The safepoint is the collector's own (`Safepoint<Loom>`); the age byte, the store
-/// barrier's holder test (`Generations::store_barrier`: remember if the holder is old or
-/// promoting) and the scan after Pause Relocate Start are the runtime's few lines written
-/// again over loom's atomics (`GenerationMap` is not generic over its atomics). Whatever the
-/// interleaving, the young slot ends remembered: by the barrier, which read the new age, or
-/// by the scan, which read the stored value. With `scan_before_the_pause` (the scan run
-/// concurrently, without the handshake) a store whose barrier read the young age and that
-/// lands after the scan is lost, and loom finds it.
+/// The safepoint is the collector's own (`Safepoint<Loom>`) and the age bytes are the
+/// collector's own `GenerationMap`, over loom's atomics (`GenerationMap<LoomByte>`): its
+/// `begin_promotion`, `finish_promotion`, and the store barrier's two tests
+/// (`Generations::store_barrier`: remember if the holder `is_old` and the value is not
+/// `is_settled_old`); the remembering and the scan after Pause Relocate Start are the
+/// runtime's few lines written again. Whatever the interleaving, the young slot ends
+/// remembered: by the barrier, which read the new age, or by the scan, which read the stored
+/// value. With `scan_before_the_pause` (the scan run concurrently, without the handshake) a
+/// store whose barrier read the young age and that lands after the scan is lost, and loom
+/// finds it.
 fn promotion_against_a_store(scan_before_the_pause: bool) {
     model(move || {
         let w = World::new();
-        let age = Arc::new(loom::sync::atomic::AtomicU8::new(YOUNG_AGE));
+        let ages = Arc::new(GenerationMap::<LoomByte>::new(
+            Offset::ZERO,
+            2 * GRANULE_SIZE,
+        ));
+        ages.set(Offset::ZERO, GRANULE_SIZE, PageAge::Survivor(1));
+        ages.set(Offset::from_raw(GRANULE_SIZE), GRANULE_SIZE, PageAge::Eden);
         let slot = Arc::new(AtomicU64::new(0));
         let remembered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
         let t = w.attach();
         let m = {
             let (w, t) = (w.clone(), t.clone());
-            let (age, slot, remembered) = (age.clone(), slot.clone(), remembered.clone());
+            let (ages, slot, remembered) = (ages.clone(), slot.clone(), remembered.clone());
             thread::spawn(move || {
                 // A poll (stopped here if the pause comes first), then `ObjRef::store`: the
-                // store, then the barrier (holder old or promoting, the value young:
-                // remember); then detach (the next safepoint-safe point).
+                // store, then the barrier's tests on the map; then detach (the next
+                // safepoint-safe point).
                 w.sp.poll(&t, &NoOtherHeaps);
                 slot.store(YOUNG_VALUE, Ordering::Release);
-                if age.load(Ordering::Relaxed) >= OLD_AGE {
+                if ages.is_old(Offset::from_raw(HOLDER))
+                    && !ages.is_settled_old(Offset::from_raw(YOUNG_VALUE))
+                {
                     remembered.fetch_or(true, Ordering::Relaxed);
                 }
                 w.detach(&t, || {});
@@ -845,7 +856,7 @@ fn promotion_against_a_store(scan_before_the_pause: bool) {
             }
         };
         // Concurrent Select Relocation Set: the page begins its promotion.
-        age.store(PROMOTING_AGE, Ordering::Relaxed);
+        ages.begin_promotion(Offset::ZERO, GRANULE_SIZE);
         if scan_before_the_pause {
             scan();
         }
@@ -855,8 +866,9 @@ fn promotion_against_a_store(scan_before_the_pause: bool) {
         if !scan_before_the_pause {
             scan();
         }
-        age.store(OLD_AGE, Ordering::Relaxed);
+        ages.finish_promotion(Offset::ZERO, GRANULE_SIZE);
         m.join().unwrap();
+        assert!(ages.is_settled_old(Offset::from_raw(HOLDER)));
         assert!(
             remembered.load(Ordering::Relaxed),
             "a young pointer stored into a promoted object is in no remembered set"
@@ -873,4 +885,64 @@ fn a_store_racing_with_an_in_place_promotion_is_remembered() {
 #[should_panic(expected = "a young pointer stored into a promoted object is in no remembered set")]
 fn a_promotion_scan_without_the_handshake_loses_a_store() {
     promotion_against_a_store(true);
+}
+
+// --- a relocation target's age against a store into the copy ----------------------------
+
+/// Where the model's copy lies: on a target page (the second granule of the map), whose age
+/// byte holds no page until the worker takes the page.
+const COPY: u64 = GRANULE_SIZE + 64;
+/// The young object (on the from-page's granule) whose pointer the mutator stores.
+const YOUNG_OBJECT: u64 = 128;
+
+/// A worker copies a young object onto a new old target page while a mutator finds the copy
+/// through the page's forwarding entry and stores a young pointer into it. The forwarding
+/// protocol is the collector's own `Forwarding` (its entries' insert and lookup) and the ages
+/// its `GenerationMap` over loom's atomic bytes; the order is the runtime's: the target page's
+/// age is set when the page is taken (`PageRegistry::new_relocation_page`), before any copy
+/// onto it is published by its entry (`Forwarding::forward`), and the copier remembers the
+/// copy's young fields after (`Generations::remember_moved`). The age byte is stored relaxed;
+/// the entry's publication orders it before the mutator's barrier, which found the copy
+/// through that entry: so the barrier reads the page old and remembers the store, or the
+/// copier's scan reads the stored pointer.
+#[test]
+fn a_store_into_a_copy_found_through_its_entry_sees_the_target_page_old() {
+    model(|| {
+        let ages = Arc::new(GenerationMap::<LoomByte>::new(
+            Offset::ZERO,
+            2 * GRANULE_SIZE,
+        ));
+        // The from-page and the young object whose pointer the mutator stores.
+        ages.set(Offset::ZERO, GRANULE_SIZE, PageAge::Eden);
+        let f = forwarding(1);
+        let slot = Arc::new(AtomicU64::new(0));
+        let remembered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let m = {
+            let (ages, f, slot, remembered) =
+                (ages.clone(), f.clone(), slot.clone(), remembered.clone());
+            thread::spawn(move || {
+                // The barrier of a load that met the object: its copy, if forwarded yet.
+                let Some(to) = f.find(1) else { return };
+                // `ObjRef::store` into the copy, then `Generations::store_barrier`'s tests.
+                slot.store(YOUNG_OBJECT, Ordering::Release);
+                if ages.is_old(to) && !ages.is_settled_old(Offset::from_raw(YOUNG_OBJECT)) {
+                    remembered.fetch_or(true, Ordering::Relaxed);
+                }
+            })
+        };
+        // The worker: takes the target page (old), copies the object, publishes the copy,
+        // then remembers the copy's young fields.
+        ages.set(Offset::from_raw(GRANULE_SIZE), GRANULE_SIZE, PageAge::Old);
+        assert!(f.forward(1, Offset::from_raw(COPY)).is_ok());
+        if slot.load(Ordering::Acquire) == YOUNG_OBJECT {
+            remembered.fetch_or(true, Ordering::Relaxed);
+        }
+        m.join().unwrap();
+        if slot.load(Ordering::Relaxed) == YOUNG_OBJECT {
+            assert!(
+                remembered.load(Ordering::Relaxed),
+                "a young pointer stored into a copy on an old page is in no remembered set"
+            );
+        }
+    });
 }

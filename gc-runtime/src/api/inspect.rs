@@ -40,6 +40,11 @@ pub struct GcStateView {
     /// the color of stale pointers, which the previous relocation's forwarding remaps, while
     /// the latest cycle marks (Remapped, never stale, before the second cycle).
     pub stale: GoodColor,
+    /// The other color of stale pointers while the latest cycle marks: the mark color of the
+    /// minor whose forwarding table was installed at its Pause Mark Start (that table remaps
+    /// it, the last major's remaps `stale`); `None` if none was (the cycle before was a
+    /// major).
+    pub stale_minor: Option<GoodColor>,
     /// The bits that make a pointer bad now (every color bit but the good one's).
     pub bad_mask: u64,
     pub phase: BarrierPhase,
@@ -145,6 +150,19 @@ impl Heap {
         self.inner.drop_minor_table_early_for_tests();
     }
 
+    /// Plant a bug: from now on a minor that compacts a young page in place (no target
+    /// memory left for its survivors) makes the page old without remembering any of its
+    /// objects' slots, neither those pointing young nor those carrying the minor's mark
+    /// color (an in-place compaction that promotes the page as ZGC's may, but forgets its
+    /// remembered set); the verifier or the test's model must catch it. Does nothing unless
+    /// `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn promote_compacted_page_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.promote_compacted_for_tests();
+        }
+    }
+
     /// Plant a bug: from now on a minor's copies (survivors of the sparse young pages it
     /// evacuates to old targets) remember only their slots that point young, not the ones
     /// carrying the minor's mark color, which then no later minor heals; the verifier must
@@ -168,6 +186,7 @@ impl Heap {
         GcStateView {
             good: st.good(),
             stale: st.stale(),
+            stale_minor: st.stale_minor(),
             bad_mask: st.bad_mask(),
             phase: match st.phase() {
                 StatePhase::Mark => BarrierPhase::Mark,

@@ -43,6 +43,11 @@ pub(crate) struct GcState {
     /// color of stale pointers during the latest cycle's marking, which the previous cycle's
     /// forwarding table remaps.
     stale: AtomicU8,
+    /// The mark color of the evacuating minor whose relocation set the minor forwarding index
+    /// held at the latest cycle's Pause Mark Start (Remapped if none): the other color a
+    /// stale pointer may carry during that cycle's marking, remapped through the minor's
+    /// table ([`Table::Minor`]), while [`Self::stale`] names the major's ([`Table::Major`]).
+    stale_minor: AtomicU8,
     /// The rule that chooses each cycle's mark color; locked only at Pause Mark Start and by
     /// readers outside the barriers.
     rule: Mutex<MarkColorRule>,
@@ -91,6 +96,7 @@ impl GcState {
             good: AtomicU8::new(enc_good(GoodColor::Remapped)),
             mark: AtomicU8::new(enc_good(GoodColor::Remapped)),
             stale: AtomicU8::new(enc_good(GoodColor::Remapped)),
+            stale_minor: AtomicU8::new(enc_good(GoodColor::Remapped)),
             rule: Mutex::new(MarkColorRule::new(colors)),
             forwarded: AtomicU8::new(enc_good(GoodColor::Remapped)),
             minor_forwarded: AtomicU8::new(enc_good(GoodColor::Remapped)),
@@ -123,6 +129,16 @@ impl GcState {
     #[inline]
     pub(crate) fn stale(&self) -> GoodColor {
         dec_good(self.stale.load(Ordering::Acquire))
+    }
+
+    /// The other color of stale pointers during the latest cycle's marking: the mark color of
+    /// the evacuating minor whose relocation set the minor forwarding index held at its Pause
+    /// Mark Start, `None` if it held none (see the field). With [`Self::stale`], every color
+    /// [`Self::table_for`] sends to a table while the cycle marks.
+    #[inline]
+    pub(crate) fn stale_minor(&self) -> Option<GoodColor> {
+        Some(dec_good(self.stale_minor.load(Ordering::Acquire)))
+            .filter(|&c| c != GoodColor::Remapped)
     }
 
     /// The mark color of the cycle whose relocation set the forwarding index holds now (see
@@ -219,17 +235,21 @@ impl GcState {
 
     /// Pause Mark Start of a cycle of `kind`: new sequence number, good color = the cycle's
     /// mark color, which the rule chooses: neither the previous cycle's nor the last major's
-    /// (the same with majors only). The stale color is the one the forwarding index remaps
-    /// ([`Self::forwarded`]).
+    /// (the same with majors only). The stale colors are the ones the two forwarding indexes
+    /// remap: the major's ([`Self::forwarded`]) and, if installed, the latest evacuating
+    /// minor's ([`Self::minor_forwarded`]).
     pub(crate) fn flip_to_mark(&self, kind: CycleKind) -> GoodColor {
         let mut rule = self.rule.lock();
         let mark = rule.start(kind);
         drop(rule);
         let stale = self.forwarded();
+        let stale_minor = self.minor_forwarded();
         self.minor
             .store(kind == CycleKind::Minor, Ordering::Release);
         self.seqnum.fetch_add(1, Ordering::AcqRel);
         self.stale.store(enc_good(stale), Ordering::Release);
+        self.stale_minor
+            .store(enc_good(stale_minor), Ordering::Release);
         self.mark.store(enc_good(mark), Ordering::Release);
         self.good.store(enc_good(mark), Ordering::Release);
         self.phase
@@ -249,5 +269,77 @@ impl GcState {
             .store(enc_good(GoodColor::Remapped), Ordering::Release);
         self.phase
             .store(BarrierPhase::Relocate as u8, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cycle as the driver runs it, as far as the colors go (`HeapInner::mark_start`,
+    /// `reset_relocation_set` / `reset_minor_relocation_set`, `select_relocation_set` /
+    /// `select_minor`, `relocate_start`): a major drops both tables and installs its own, a
+    /// minor drops the previous minor's and installs its own (empty if it evacuates
+    /// nothing), the major's staying. Returns its mark color.
+    fn cycle(st: &GcState, kind: CycleKind) -> GoodColor {
+        let mark = st.flip_to_mark(kind);
+        st.minor_relocation_set_reset();
+        match kind {
+            CycleKind::Major => st.relocation_set_installed(),
+            CycleKind::Minor => st.minor_relocation_set_installed(),
+        }
+        st.set_mark_complete();
+        st.flip_to_remapped();
+        mark
+    }
+
+    #[test]
+    fn after_a_minor_the_stale_colors_name_both_forwarding_tables() {
+        let st = GcState::new(AddressLayout::new(42), ColorChoice::Rotate);
+        assert_eq!((st.stale(), st.stale_minor()), (GoodColor::Remapped, None));
+        let major = cycle(&st, CycleKind::Major);
+        let minor = cycle(&st, CycleKind::Minor);
+        // The next cycle's marking: a slot may still carry the major's color, which the
+        // major's table remaps, or the minor's, which the minor's table remaps; the records
+        // name both.
+        let next = st.flip_to_mark(CycleKind::Minor);
+        assert_eq!(st.stale(), major, "the major's table's color");
+        assert_eq!(st.stale_minor(), Some(minor), "the minor's table's color");
+        assert!(next != major && next != minor && major != minor);
+        assert_eq!(st.table_for(major.color()), Some(Table::Major));
+        assert_eq!(st.table_for(minor.color()), Some(Table::Minor));
+        assert_eq!(
+            st.table_for(next.color()),
+            None,
+            "the good color needs no table"
+        );
+        // That minor drops the previous minor's table and installs its own: the cycle after
+        // it names its color beside the major's.
+        st.minor_relocation_set_reset();
+        st.minor_relocation_set_installed();
+        st.set_mark_complete();
+        st.flip_to_remapped();
+        st.flip_to_mark(CycleKind::Minor);
+        assert_eq!((st.stale(), st.stale_minor()), (major, Some(next)));
+        assert_eq!(
+            st.table_for(minor.color()),
+            None,
+            "the first minor's table is gone"
+        );
+    }
+
+    #[test]
+    fn a_major_leaves_no_minor_stale_color() {
+        let st = GcState::new(AddressLayout::new(42), ColorChoice::Rotate);
+        cycle(&st, CycleKind::Major);
+        cycle(&st, CycleKind::Minor);
+        let major = cycle(&st, CycleKind::Major);
+        st.flip_to_mark(CycleKind::Minor);
+        assert_eq!((st.stale(), st.stale_minor()), (major, None));
+        // With majors only, the stale color is the previous cycle's and there is no other.
+        let st = GcState::new(AddressLayout::new(42), ColorChoice::Alternate);
+        let first = cycle(&st, CycleKind::Major);
+        st.flip_to_mark(CycleKind::Major);
+        assert_eq!((st.stale(), st.stale_minor()), (first, None));
     }
 }

@@ -104,6 +104,9 @@ pub(crate) struct Generations {
     /// A test's planted bug: a minor's copies remember only their fields that point young,
     /// not the ones carrying the minor's color (`Heap::skip_moved_color_for_tests`).
     skip_moved_color: AtomicBool,
+    /// A test's planted bug: a minor that compacts a young page in place makes it old without
+    /// remembering any of its objects' slots (`Heap::promote_compacted_page_for_tests`).
+    promote_compacted: AtomicBool,
 }
 
 impl Generations {
@@ -124,6 +127,7 @@ impl Generations {
             skip_promoted: AtomicBool::new(false),
             skip_promoted_color: AtomicBool::new(false),
             skip_moved_color: AtomicBool::new(false),
+            promote_compacted: AtomicBool::new(false),
         }
     }
 
@@ -319,6 +323,17 @@ impl Generations {
         self.counts.moved(slots, in_place);
     }
 
+    /// A minor compacted the young `page` in place (its worker, right after): the page
+    /// stays young, its objects need no bit ([`Self::remember_moved`] left them alone) and
+    /// the next minor traces them, healing their slots of this minor's color. Does nothing,
+    /// unless the bug of [`Self::promote_compacted_for_tests`] is planted: then the page is
+    /// made old here, after its objects were remembered as young ones (that is, not at all).
+    pub(crate) fn compacted_in_minor(&self, page: &Page) {
+        if self.promote_compacted.load(Ordering::Relaxed) {
+            self.ages.set(page.start(), page.size(), PageAge::Old);
+        }
+    }
+
     /// `page` is about to be compacted in place: forget its remembered bits, which
     /// [`Self::remember_moved`] sets again for each object at its new place. No mutator
     /// stores into an object of the page meanwhile (a barrier meeting it waits for the page).
@@ -472,6 +487,12 @@ impl Generations {
     /// young-pointing slots are).
     pub(crate) fn skip_moved_color_for_tests(&self) {
         self.skip_moved_color.store(true, Ordering::Relaxed);
+    }
+
+    /// Plant the bug of a minor's young page compacted in place made old with its fields
+    /// left unremembered (see [`Self::compacted_in_minor`]).
+    pub(crate) fn promote_compacted_for_tests(&self) {
+        self.promote_compacted.store(true, Ordering::Relaxed);
     }
 
     /// Plant the bug of promoted objects' fields of the minor's color left unremembered.

@@ -380,9 +380,10 @@ impl<'h> Cycle<'h> {
         let h = self.heap;
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            let (mark, stale) = h.mark_start(CycleKind::Major);
+            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Major);
             c.rec.mark_color = Some(mark);
             c.rec.stale_color = Some(stale);
+            c.rec.stale_minor_color = stale_minor;
         });
         let (roots, weaks) = self.phase(GcPhase::ConcurrentMarkRoots, |_| {
             let roots = h.mark_roots(&h.mutators());
@@ -419,9 +420,10 @@ impl<'h> Cycle<'h> {
         self.rec.minor = true;
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            let (mark, stale) = h.mark_start(CycleKind::Minor);
+            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Minor);
             c.rec.mark_color = Some(mark);
             c.rec.stale_color = Some(stale);
+            c.rec.stale_minor_color = stale_minor;
         });
         let (roots, weaks, scanned) = self.phase(GcPhase::ConcurrentMarkRoots, |_| {
             let roots = h.mark_roots(&h.mutators());
@@ -593,9 +595,10 @@ impl<'h> Cycle<'h> {
         let h = self.heap;
         self.pause(PauseKind::Full, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            let (mark, stale) = h.mark_start(CycleKind::Major);
+            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Major);
             c.rec.mark_color = Some(mark);
             c.rec.stale_color = Some(stale);
+            c.rec.stale_minor_color = stale_minor;
             c.pause_work += c.phase(GcPhase::MarkRoots, |_| h.mark_roots(muts));
             c.phase(GcPhase::Mark, |c| c.mark());
             h.mark_end();

@@ -58,12 +58,14 @@ impl HeapInner {
     /// sequence number (a flip), and the progress counters the pacer reads start again. With
     /// the generational bookkeeping on, every page becomes old and the remembered set's other
     /// bitmap current (a full cycle promotes every survivor: see `context::generations`).
-    /// Returns the mark color and the stale color (the previous cycle's mark color).
+    /// Returns the mark color and the stale colors: the one the last major's forwarding table
+    /// remaps (the previous cycle's mark color with full cycles only) and, after a minor, the
+    /// one the latest minor's table remaps (`GcState::stale`, `GcState::stale_minor`).
     ///
     /// A minor cycle's (`kind`) flips the remembered set's index and promotes nothing; a full
     /// cycle's flips the generation map's young tag, and its [`Self::mark_roots`] settles
     /// the ages: O(1) either way.
-    pub(crate) fn mark_start(&self, kind: CycleKind) -> (GoodColor, GoodColor) {
+    pub(crate) fn mark_start(&self, kind: CycleKind) -> (GoodColor, GoodColor, Option<GoodColor>) {
         let mark = self.cx.state.flip_to_mark(kind);
         if let Some(g) = &self.cx.generations {
             g.forget_latest_promotion();
@@ -73,7 +75,7 @@ impl HeapInner {
             }
         }
         self.cx.progress.begin(self.cx.pages.mutator_free());
-        (mark, self.cx.state.stale())
+        (mark, self.cx.state.stale(), self.cx.state.stale_minor())
     }
 
     /// Mark and heal the strong roots of `muts` (Concurrent Mark Roots, or Mark Roots inside

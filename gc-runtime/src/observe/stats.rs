@@ -82,6 +82,13 @@ pub struct CycleRecord {
     /// cycles only, the last major's after minors (Remapped, never stale, in the first cycle).
     #[serde(default)]
     pub stale_color: Option<GoodColor>,
+    /// The other color of stale pointers during its marking, after an evacuating minor: the
+    /// mark color of the minor whose relocation set the minor forwarding index held at its
+    /// Pause Mark Start (pointers of it are remapped through that minor's table, those of
+    /// `stale_color` through the last major's), a major's as well as a minor's; `None` when the
+    /// cycle before it was a major, or there was none.
+    #[serde(default)]
+    pub stale_minor_color: Option<GoodColor>,
     /// Slots holding a stale pointer (the previous cycle's mark color, into its relocation
     /// set) that GC workers remapped and healed while tracing, each after prefetching its
     /// forwarding entry (the mark ring's stale stage).

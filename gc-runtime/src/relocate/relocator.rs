@@ -376,6 +376,9 @@ impl Relocate {
             },
         );
         self.counters.compacted(&r);
+        if let Some(g) = cx.generations.as_ref().filter(|_| cx.state.is_minor()) {
+            g.compacted_in_minor(&page);
+        }
         page
     }
 

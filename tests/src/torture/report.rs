@@ -103,6 +103,9 @@ pub struct Report {
     /// (`CycleRecord::pages_relocated`, `objects_evacuated_by_minor`).
     pub pages_evacuated_by_minors: u64,
     pub objects_evacuated_by_minors: u64,
+    /// Young pages minors compacted in place because no target memory was left for their
+    /// survivors (`CycleRecord::pages_compacted_in_place` of the minors).
+    pub pages_compacted_by_minors: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
     /// Cycles that marked with Marked2 (`CycleRecord::mark_color`; `Config::mark_colors`
@@ -115,7 +118,9 @@ pub struct Report {
     /// Consecutive cycle records that break the mark-color rule: a cycle whose stale color is
     /// not the mark color of the last major before it (the cycle whose relocation set the
     /// forwarding index holds: the previous cycle with majors only), or whose mark color is
-    /// its stale color or the previous cycle's.
+    /// its stale color or the previous cycle's; or whose other stale color, the minor
+    /// table's (`CycleRecord::stale_minor_color`), is not the previous cycle's mark color
+    /// after a minor and none after a major.
     pub color_rule_breaks: u64,
     /// Roots Concurrent Mark Roots marked, and weak handles it remapped.
     pub roots_marked_concurrently: u64,
@@ -226,6 +231,7 @@ impl Report {
                 self.promoted_slots_remembered += c.promoted_slots_remembered;
                 self.pages_evacuated_by_minors += c.pages_relocated;
                 self.objects_evacuated_by_minors += c.objects_evacuated_by_minor;
+                self.pages_compacted_by_minors += c.pages_compacted_in_place;
                 if since_major.contains(&c.mark_color) {
                     self.minor_color_reuses += 1;
                 }
@@ -280,6 +286,7 @@ impl Report {
         self.promoted_slots_remembered += o.promoted_slots_remembered;
         self.pages_evacuated_by_minors += o.pages_evacuated_by_minors;
         self.objects_evacuated_by_minors += o.objects_evacuated_by_minors;
+        self.pages_compacted_by_minors += o.pages_compacted_by_minors;
         self.stale_slots_remapped += o.stale_slots_remapped;
         self.cycles_marked2 += o.cycles_marked2;
         self.stale_marked2_remapped += o.stale_marked2_remapped;
@@ -444,9 +451,11 @@ impl Report {
                 continue;
             }
             let Some(major) = last_major else { continue };
+            let minor_table = if w[0].minor { w[0].mark_color } else { None };
             if w[1].stale_color != major
                 || w[1].mark_color == w[1].stale_color
                 || w[1].mark_color == w[0].mark_color
+                || w[1].stale_minor_color != minor_table
             {
                 self.color_rule_breaks += 1;
             }
@@ -622,7 +631,7 @@ impl std::fmt::Display for Report {
                 "minor cycles: {} ({} remembered slots scanned); {} minor colors reused between \
                  majors, {} back-to-back majors, {} relocating majors followed by 10+ minors; \
                  {} young pages aged, {} promoted in place ({} promoted objects' slots \
-                 remembered), {} evacuated ({} objects copied out)",
+                 remembered), {} evacuated ({} objects copied out), {} compacted in place",
                 self.minors,
                 self.remembered_scanned,
                 self.minor_color_reuses,
@@ -633,6 +642,7 @@ impl std::fmt::Display for Report {
                 self.promoted_slots_remembered,
                 self.pages_evacuated_by_minors,
                 self.objects_evacuated_by_minors,
+                self.pages_compacted_by_minors,
             )?;
         }
         writeln!(
