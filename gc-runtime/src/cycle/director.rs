@@ -58,10 +58,13 @@
 //! than a major makes the program pay more than majors alone would. A young generation that
 //! is mostly live (message-engine keeps every message for the retention window, longer than
 //! the young generation takes to fill) fails both: its minor marks about what a major marks
-//! and frees nothing. Before the first minor, and again some majors after a minor did not pay
-//! (`retry_after`: 8, then 16, 32 and at most 64 while tried minors keep failing), minors are
-//! assumed to pay, and one is tried (without that, a program whose minors would pay never got
-//! one where majors run back to back, as binary-trees at 256M).
+//! and frees nothing. Before the first minor, and again `RETRY_MINORS_AFTER` (4) majors after
+//! a minor did not pay, minors are assumed to pay, and one is tried (without that, a program
+//! whose minors would pay never got one where majors run back to back, as binary-trees at
+//! 256M). A minor that pays after one that did not starts the minors' duration history
+//! afresh: a minor of a mostly live young generation took a hundred times as long as the
+//! binary-trees minors that followed, and its duration, in the margin, made every one of
+//! them look too slow to run before a major.
 //!
 //! - While minors do not pay, the mode is the concurrent one: **Allocation Rate** (a major)
 //!   below the major line, and no minor at all (a minor there only costs what it marks);
@@ -96,14 +99,12 @@ use std::time::{Duration, Instant};
 /// Majors after a minor that did not pay before minors are assumed to pay again (the
 /// program may have moved on to garbage that dies young): one minor is then tried where free
 /// memory reaches the lowest line, and a major follows at once if it does not pay either.
-/// Doubled for each further tried minor that does not pay, up to [`MAX_RETRY_MINORS_AFTER`]
-/// (`retry_after`).
-const RETRY_MINORS_AFTER: u64 = 8;
-
-/// The most majors between two tried minors while they keep not paying: one in 65 cycles
-/// (a minor of a mostly live young generation costs about a fifth of a major on
-/// message-engine, so about 0.3% more GC CPU than majors alone).
-const MAX_RETRY_MINORS_AFTER: u64 = 64;
+/// A tried minor of a mostly live young generation costs a quarter to a third of a major
+/// (message-engine), so about 6–8% more GC CPU than majors alone; a program that builds its
+/// live set before its garbage starts dying young (binary-trees) finds its minors paying at
+/// most this many majors late, and each major there costs a hundred minors. Doubling the wait
+/// after each failed try cost binary-trees at 1G two thirds of its gain in one A/B.
+const RETRY_MINORS_AFTER: u64 = 4;
 
 /// Recent majors whose freed bytes and GC CPU time make the yield a minor must reach.
 const YIELD_MAJORS: usize = 10;
@@ -139,12 +140,12 @@ pub(super) struct Director {
     /// the young generation the running cycle collects.
     young_at_start: u64,
     /// The last minor paid (`minor_paid`), or no minor has run since the heap was created
-    /// or since `retry_after` majors.
+    /// or since [`RETRY_MINORS_AFTER`] majors.
     minors_pay: bool,
     /// Majors completed since a minor did not pay (see [`RETRY_MINORS_AFTER`]).
     majors_since_unpaid: u64,
-    /// Minors in a row that did not pay (0 once one pays): the retry's backoff.
-    unpaid_minors: u32,
+    /// The last minor completed paid (`true` before any).
+    last_minor_paid: bool,
     /// Recent majors' (bytes freed, GC CPU ns), newest last, at most [`YIELD_MAJORS`].
     major_yields: VecDeque<(u64, u64)>,
     last_cycle_end: Instant,
@@ -287,14 +288,6 @@ fn major_yield(majors: &VecDeque<(u64, u64)>) -> Option<f64> {
     Some(yield_of(freed, cpu))
 }
 
-/// Majors to wait, after `unpaid` minors in a row did not pay (at least 1), before one more
-/// minor is tried: [`RETRY_MINORS_AFTER`], doubled for each further one, at most
-/// [`MAX_RETRY_MINORS_AFTER`].
-fn retry_after(unpaid: u32) -> u64 {
-    let doublings = unpaid.saturating_sub(1).min(16);
-    (RETRY_MINORS_AFTER << doublings).min(MAX_RETRY_MINORS_AFTER)
-}
-
 /// The predicted duration with margin of a cycle that took `durations` seconds recently: the
 /// larger of twice the mean and the mean plus 3.3 standard deviations (`None` without any).
 fn with_margin(durations: impl Iterator<Item = f64> + Clone) -> Option<f64> {
@@ -336,7 +329,7 @@ impl Director {
             // Optimistic: until a minor has shown otherwise, minors are assumed to pay.
             minors_pay: true,
             majors_since_unpaid: 0,
-            unpaid_minors: 0,
+            last_minor_paid: true,
             major_yields: VecDeque::new(),
             scale_durations: concurrent,
             samples: VecDeque::new(),
@@ -362,13 +355,14 @@ impl Director {
     /// majors' history (see the module documentation).
     pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64, done: CycleYield) {
         if done.minor {
-            self.minors_pay =
-                minor_paid(self.young_at_start, done, major_yield(&self.major_yields));
-            self.unpaid_minors = if self.minors_pay {
-                0
-            } else {
-                self.unpaid_minors.saturating_add(1)
-            };
+            let paid = minor_paid(self.young_at_start, done, major_yield(&self.major_yields));
+            if paid && !self.last_minor_paid {
+                // The minors before it marked a young generation that was mostly live:
+                // their durations predict nothing about minors that pay.
+                self.minor_durations.clear();
+            }
+            self.last_minor_paid = paid;
+            self.minors_pay = paid;
             self.majors_since_unpaid = 0;
             self.minor_just_ended = true;
             self.minor_durations.push_back(duration.as_secs_f64());
@@ -385,7 +379,7 @@ impl Director {
         }
         if !self.minors_pay {
             self.majors_since_unpaid += 1;
-            if self.majors_since_unpaid >= retry_after(self.unpaid_minors) {
+            if self.majors_since_unpaid >= RETRY_MINORS_AFTER {
                 self.minors_pay = true;
             }
         }
@@ -855,35 +849,25 @@ mod tests {
         assert!(!d.minor_just_ended);
     }
 
-    /// Tried minors that keep not paying are tried ever more rarely: after 8, 16, 32 majors,
-    /// then every 64; one that pays resets the wait.
+    /// A minor that pays after one that did not forgets the durations of the minors before
+    /// it: the next minor is predicted from its own.
     #[test]
-    fn failed_tries_back_off() {
-        assert_eq!(
-            (1..=6).map(retry_after).collect::<Vec<_>>(),
-            [8, 16, 32, 64, 64, 64]
-        );
-        assert_eq!(retry_after(u32::MAX), MAX_RETRY_MINORS_AFTER);
+    fn a_paying_minor_starts_the_minor_durations_afresh() {
         let mut d = Director::new(true, Some(16 * MB));
-        d.cycle_done(Duration::from_millis(400), 40 * MB, major());
-        let majors_to_retry = |d: &mut Director| {
-            d.cycle_started(0, d.allocated_at_last_start + 16 * MB);
-            d.cycle_done(Duration::from_millis(5), 40 * MB, minor(0));
-            assert!(!d.minors_pay);
-            let mut n = 0;
-            while !d.minors_pay {
-                d.cycle_done(Duration::from_millis(400), 40 * MB, major());
-                n += 1;
-            }
-            n
-        };
-        for expected in [8, 16, 32, 64, 64] {
-            assert_eq!(majors_to_retry(&mut d), expected);
-        }
+        d.cycle_done(Duration::from_millis(100), 40 * MB, major());
         d.cycle_started(0, d.allocated_at_last_start + 16 * MB);
-        d.cycle_done(Duration::from_millis(5), 40 * MB, minor(16 * MB));
-        assert!(d.minors_pay && d.unpaid_minors == 0);
-        assert_eq!(majors_to_retry(&mut d), 8);
+        d.cycle_done(Duration::from_millis(300), 40 * MB, minor(0));
+        assert!(!d.minors_pay);
+        assert!((d.max_minor_duration(1.0) - 0.6).abs() < 1e-9);
+        d.cycle_started(0, d.allocated_at_last_start + 16 * MB);
+        d.cycle_done(Duration::from_millis(1), 40 * MB, minor(16 * MB));
+        assert!(d.minors_pay);
+        assert!((d.max_minor_duration(1.0) - 0.002).abs() < 1e-9);
+        // Paying minors keep their history.
+        d.cycle_started(0, d.allocated_at_last_start + 16 * MB);
+        d.cycle_done(Duration::from_millis(1), 40 * MB, minor(16 * MB));
+        assert_eq!(d.minor_durations.len(), 2);
+        assert!((d.max_minor_duration(1.0) - 0.002).abs() < 1e-9);
     }
 
     /// The margin over recent durations: twice the mean, or the mean plus 3.3 standard
