@@ -58,7 +58,7 @@
 //! than a major makes the program pay more than majors alone would. A young generation that
 //! is mostly live (message-engine keeps every message for the retention window, longer than
 //! the young generation takes to fill) fails both: its minor marks about what a major marks
-//! and frees nothing. Before the first minor, and again `RETRY_MINORS_AFTER` (4) majors after
+//! and frees nothing. Before the first minor, and again `RETRY_MINORS_AFTER` (8) majors after
 //! a minor did not pay, minors are assumed to pay, and one is tried (without that, a program
 //! whose minors would pay never got one where majors run back to back, as binary-trees at
 //! 256M). A minor that pays after one that did not starts the minors' duration history
@@ -100,11 +100,11 @@ use std::time::{Duration, Instant};
 /// program may have moved on to garbage that dies young): one minor is then tried where free
 /// memory reaches the lowest line, and a major follows at once if it does not pay either.
 /// A tried minor of a mostly live young generation costs a quarter to a third of a major
-/// (message-engine), so about 6–8% more GC CPU than majors alone; a program that builds its
-/// live set before its garbage starts dying young (binary-trees) finds its minors paying at
-/// most this many majors late, and each major there costs a hundred minors. Doubling the wait
-/// after each failed try cost binary-trees at 1G two thirds of its gain in one A/B.
-const RETRY_MINORS_AFTER: u64 = 4;
+/// (message-engine), so a few percent more GC CPU than majors alone. A program that builds
+/// its live set before its garbage dies young (binary-trees) finds its minors paying at most
+/// this many majors late. Four, in one A/B, doubled heap-churn's tries at 256M for nothing;
+/// doubling the wait after each failed try cost binary-trees at 1G most of its gain.
+const RETRY_MINORS_AFTER: u64 = 8;
 
 /// Recent majors whose freed bytes and GC CPU time make the yield a minor must reach.
 const YIELD_MAJORS: usize = 10;
