@@ -34,6 +34,37 @@ pub fn parse_heap(s: &str) -> Result<u64, String> {
     Ok(bytes)
 }
 
+/// Parse `--young-size`: `gc_core::parse_size`, more than 0 bytes (whether it fits a heap is
+/// [`check_young_size`]'s question, once the heap is known).
+pub fn parse_young_size(s: &str) -> Result<u64, String> {
+    match gc_core::parse_size(s)? {
+        0 => Err(
+            "a young generation of 0 bytes would start a minor for every allocation: give at \
+             least 2M (one small page), e.g. 32M"
+                .into(),
+        ),
+        bytes => Ok(bytes),
+    }
+}
+
+/// Check `--young-size` against a heap of `heap` bytes: at least one small page (2 MiB) and
+/// at most half the heap, the runtime's `HeapConfig::young_size` range, with a message naming
+/// the option and the range.
+pub fn check_young_size(young: u64, heap: u64) -> Result<(), String> {
+    let (lo, hi) = (gc_runtime::GenerationalConfig::MIN_YOUNG_SIZE, heap / 2);
+    if (lo..=hi).contains(&young) {
+        return Ok(());
+    }
+    Err(format!(
+        "--young-size {} does not fit a {} heap: give between {} (one small page) and half the \
+         heap ({})",
+        gc_core::format_size(young),
+        gc_core::format_size(heap),
+        gc_core::format_size(lo),
+        gc_core::format_size(hi),
+    ))
+}
+
 /// Parse a positive number of seconds (fractions allowed) into milliseconds (at least 1).
 pub fn parse_seconds(s: &str) -> Result<u64, String> {
     let secs: f64 = s

@@ -7,8 +7,8 @@
 //! these arguments is ready for [`crate::runner::run_workload`].
 
 use crate::arg_parsers::{
-    huge_pages_parser, mode_parser, parse_fraction, parse_heap, parse_on_off, parse_pacing_floor,
-    parse_pacing_window, parse_seconds,
+    check_young_size, huge_pages_parser, mode_parser, parse_fraction, parse_heap, parse_on_off,
+    parse_pacing_floor, parse_pacing_window, parse_seconds, parse_young_size,
 };
 use crate::buffer_kind::BufferKind;
 use crate::jvm::JvmCollector;
@@ -247,6 +247,15 @@ pub struct CommonArgs {
     /// environment variable, else off]
     #[arg(long, value_name = "off|transparent|hugetlb", value_parser = huge_pages_parser())]
     pub huge_pages: Option<gc_runtime::HugePages>,
+    /// The young generation of `generational` runs: a minor cycle is due once the mutators
+    /// allocated this much since the last cycle started (`HeapConfig::young_size`). A size
+    /// with a K/M/G suffix, at least 2M (one small page) and at most half of every heap run.
+    /// Ignored by the other modes. A young generation larger than the objects' lifetime in
+    /// allocated bytes lets them die before a minor looks at them; one smaller than it makes
+    /// minors mark live objects only, and the director stops running them. [default: a
+    /// quarter of the heap, at most 64M]
+    #[arg(long, value_name = "SIZE", value_parser = parse_young_size)]
+    pub young_size: Option<u64>,
     /// At the end of each run, print the memory report (what RSS is made of: heap, GC
     /// metadata, direct buffers and native pools, malloc, stacks, files, smaps) and store it
     /// in results.json. `pause-sweep memory` runs a short workload just for it.
@@ -257,7 +266,11 @@ pub struct CommonArgs {
 impl CommonArgs {
     /// Copy the options every run takes into `c`; `min_cycles` is the command's default of
     /// `--min-cycles`.
-    fn apply(&self, c: &mut RunConfig, min_cycles: u32) {
+    fn apply(&self, c: &mut RunConfig, min_cycles: u32) -> Result<(), String> {
+        if let Some(young) = self.young_size {
+            check_young_size(young, c.heap_bytes)?;
+        }
+        c.young_size = self.young_size;
         c.threads = self.threads;
         c.seed = self.seed;
         c.min_cycles = self.min_cycles.unwrap_or(min_cycles);
@@ -270,6 +283,7 @@ impl CommonArgs {
             InitialHeap::Max => c.heap_bytes,
             InitialHeap::Bytes(b) => b.min(c.heap_bytes),
         };
+        Ok(())
     }
 }
 
@@ -309,7 +323,7 @@ impl SweepArgs {
                     let o = &self.common;
                     let live = live_bytes(heap, o.live_fraction);
                     let mut c = RunConfig::new(self.workload, mode, heap, live, o.duration_ms);
-                    o.apply(&mut c, SWEEP_MIN_CYCLES);
+                    o.apply(&mut c, SWEEP_MIN_CYCLES)?;
                     if let Some(k) = kind {
                         c.params.set_buffers(k)?;
                     }
@@ -355,7 +369,7 @@ impl RunArgs {
         };
         let o = &self.common;
         let mut c = RunConfig::new(workload, self.mode, self.heap, live, o.duration_ms);
-        o.apply(&mut c, 0);
+        o.apply(&mut c, 0)?;
         Ok(c)
     }
 }
@@ -741,6 +755,47 @@ mod tests {
         assert!(msg(&["--pacing", "sometimes"]).contains("neither on nor off"));
         // Sweep options do not mix with a subcommand.
         assert!(parse(&["--heaps", "1G", "heap-churn"]).is_err());
+    }
+
+    /// `--young-size` reaches every run's configuration; 0, a malformed size and one that
+    /// does not fit a heap of the sweep (or a workload's heap) are refused with the range.
+    #[test]
+    fn young_size_is_checked_against_every_heap() {
+        let configs = |args: &[&str]| parse(args).unwrap().sweep.configs();
+        let c = configs(&["--heaps", "256M,1G", "--young-size", "128M"]).unwrap();
+        assert!(c.iter().all(|c| c.young_size == Some(128 << 20)));
+        assert!(configs(&["--heaps", "256M"]).unwrap()[0]
+            .young_size
+            .is_none());
+        let m = configs(&["--heaps", "256M,1G", "--young-size", "200M"]).unwrap_err();
+        assert!(
+            m.contains("--young-size 200M does not fit a 256M heap")
+                && m.contains("between 2M (one small page) and half the heap (128M)"),
+            "{m}"
+        );
+        let m = configs(&["--heaps", "256M", "--young-size", "1M"]).unwrap_err();
+        assert!(m.contains("between 2M"), "{m}");
+        let msg = |args: &[&str]| parse(args).unwrap_err().to_string();
+        let m = msg(&["--young-size", "0"]);
+        assert!(
+            m.contains("--young-size") && m.contains("at least 2M"),
+            "{m}"
+        );
+        assert!(msg(&["--young-size", "lots"]).contains("is not a size"));
+        assert!(msg(&["--young-size", "1X"]).contains("unknown size unit 'X'"));
+        let run = |args: &[&str]| {
+            let mut all = vec!["message-engine", "--heap", "256M", "--mode", "generational"];
+            all.extend_from_slice(args);
+            parse(&all).unwrap().command.unwrap().run_config().unwrap()
+        };
+        assert_eq!(
+            run(&["--young-size", "64M"]).unwrap().young_size,
+            Some(64 << 20)
+        );
+        let m = run(&["--young-size", "512M"]).unwrap_err();
+        assert!(m.contains("does not fit a 256M heap"), "{m}");
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("--young-size <SIZE>"), "{help}");
     }
 
     #[test]

@@ -75,6 +75,10 @@ pub struct RunConfig {
     /// [`RunResult::pages`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_pages: Option<gc_runtime::HugePages>,
+    /// The young generation of a `generational` run (`HeapConfig::young_size`,
+    /// `--young-size`); `None`: the runtime's default. Ignored by the other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub young_size: Option<u64>,
 }
 
 impl RunConfig {
@@ -103,6 +107,7 @@ impl RunConfig {
             initial_heap_bytes: heap_bytes,
             jvm: None,
             huge_pages: None,
+            young_size: None,
         }
     }
 

@@ -79,6 +79,9 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     if let Some(h) = config.huge_pages {
         heap_config = heap_config.huge_pages(h);
     }
+    if let Some(young) = config.young_size {
+        heap_config = heap_config.young_size(young);
+    }
     let heap = Heap::new(heap_config).map_err(|e| {
         format!(
             "cannot create a {} heap: {e}",

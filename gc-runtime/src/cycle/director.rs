@@ -47,44 +47,48 @@
 //!
 //! **The `generational` mode** replaces the allocation-rate rule (5) with lines of its own and
 //! adds a young-occupancy rule, all checked after the other rules (so a major wins whenever
-//! the heap as a whole needs one by them; `generational_choice`). Three lines of free memory
+//! the heap as a whole needs one by them; `generational_choice`). Two lines of free memory
 //! at the allocation rate: the *major line* (rule 5's test: free memory would not last
-//! through a major), the *minor line* (not through a minor and then a major) and the *lowest
-//! line* (not through a minor alone). Which lines apply depends on whether **minors pay**:
-//! the last minor freed at least half of the young generation it collected (`minor_paid`);
-//! before the first minor, and again after `RETRY_MINORS_AFTER` (8) majors since one did not
-//! pay, minors are assumed to pay (one minor is tried: without that, a program whose minors
-//! would pay never got one where majors run back to back, as binary-trees at 256M).
+//! through a major) and the *lowest line* (not through a minor alone). Which apply depends on
+//! whether **minors pay** (`minor_paid`): the last minor freed at least half of the young
+//! generation it collected, *and* freed at least as many bytes per GC CPU nanosecond as the
+//! recent majors (their yield, `major_yield`; the half alone before any major completed).
+//! The second test is the mode's purpose: a program's GC CPU per allocated byte is about the
+//! CPU of its cycles over the bytes they free, so a minor that frees less per CPU second
+//! than a major makes the program pay more than majors alone would. A young generation that
+//! is mostly live (message-engine keeps every message for the retention window, longer than
+//! the young generation takes to fill) fails both: its minor marks about what a major marks
+//! and frees nothing. Before the first minor, and again `RETRY_MINORS_AFTER` (8) majors after
+//! a minor did not pay, minors are assumed to pay, and one is tried (without that, a program
+//! whose minors would pay never got one where majors run back to back, as binary-trees at
+//! 256M). A minor that pays after one that did not starts the minors' duration history
+//! afresh: a minor of a mostly live young generation took a hundred times as long as the
+//! binary-trees minors that followed, and its duration, in the margin, made every one of
+//! them look too slow to run before a major.
 //!
-//! - **Allocation Rate** (major) — minors do not pay and free memory is below the major
-//!   line; or free memory is below the line a minor would start at (the minor line, or the
-//!   lowest line while minors pay) right after a minor ended: that minor did not lift free
-//!   memory above it, so minors no longer keep up and the old generation's headroom is spent;
-//! - **Minor Allocation Rate** — free memory is below that line and no minor has just
-//!   ended;
-//! - **Minor Young Occupancy** — mutators allocated the young generation's size
-//!   (`HeapConfig::young_size_bytes`, a quarter of the heap and at most 64 MiB by default)
-//!   since the last cycle, minor or major, started: every byte allocated since then is on
-//!   young pages no cycle has marked (`young_due`);
+//! - While minors do not pay, the mode is the concurrent one: **Allocation Rate** (a major)
+//!   below the major line, and no minor at all (a minor there only costs what it marks);
+//! - while they pay, below the lowest line **Minor Allocation Rate**, or a major (**Allocation
+//!   Rate**) right after a minor: that minor did not lift free memory above the line, so
+//!   minors no longer keep up and the old generation's headroom is spent;
+//! - **Minor Young Occupancy** — while minors pay, mutators allocated the young generation's
+//!   size (`HeapConfig::young_size_bytes`, a quarter of the heap and at most 64 MiB by
+//!   default) since the last cycle, minor or major, started: every byte allocated since then
+//!   is on young pages no cycle has marked (`young_due`);
 //! - **Continuous** runs three minors (`MinorContinuous`) for every major;
 //! - **Heap Target** (major), while minors pay, is checked only right after a minor: against
 //!   the heap as minors leave it, the old generation and the survivors (a heap in use up to
 //!   the target between two minors is mostly young garbage the next minor frees). Lox's
 //!   heap runs with a heap target: its majors would otherwise come before every minor.
 //!
-//! While minors do not pay (survivors scattered over every young page: a minor frees only
-//! empty young pages), the lines are the concurrent mode's: a major starts when free memory
-//! would not last through it at the gross allocation rate (no minor runs beside a major, so
-//! mutators allocate at their full rate through it), and a minor only where it still leaves
-//! a major that time. While they pay, free memory may sink below the major line: minors run
-//! down to the lowest line, and a major starts only when a minor leaves free memory below
-//! it, or by the other rules (high usage among them); that major then starts late, and the
-//! pacer keeps mutators within the memory left while it runs. A minor's duration is
-//! predicted from the recent minors with the majors' margin (`with_margin`), unscaled (its
-//! work is the young live set, not the heap), and as a major's before any minor ran. Minors
-//! promote nothing yet, so the old generation grows only at majors: a promotion rate has
-//! nothing to measure until they do. An allocation stall always asks for a major (rule 1,
-//! and the stalled mutator's own request, which replaces a pending minor one).
+//! While minors pay, free memory may sink below the major line: minors run down to the
+//! lowest line, and a major starts only when a minor leaves free memory below it, or by the
+//! other rules (high usage among them); that major then starts late, and the pacer keeps
+//! mutators within the memory left while it runs. A minor's duration is predicted from the
+//! recent minors with the majors' margin (`with_margin`), unscaled (its work is the young
+//! live set, not the heap), and as a major's before any minor ran. An allocation stall always
+//! asks for a major (rule 1, and the stalled mutator's own request, which replaces a pending
+//! minor one).
 
 use crate::config::HeapTarget;
 use crate::heap::HeapInner;
@@ -95,7 +99,25 @@ use std::time::{Duration, Instant};
 /// Majors after a minor that did not pay before minors are assumed to pay again (the
 /// program may have moved on to garbage that dies young): one minor is then tried where free
 /// memory reaches the lowest line, and a major follows at once if it does not pay either.
+/// A tried minor of a mostly live young generation costs a quarter to a third of a major
+/// (message-engine), so a few percent more GC CPU than majors alone. A program that builds
+/// its live set before its garbage dies young (binary-trees) finds its minors paying at most
+/// this many majors late. Four, in one A/B, doubled heap-churn's tries at 256M for nothing;
+/// doubling the wait after each failed try cost binary-trees at 1G most of its gain.
 const RETRY_MINORS_AFTER: u64 = 8;
+
+/// Recent majors whose freed bytes and GC CPU time make the yield a minor must reach.
+const YIELD_MAJORS: usize = 10;
+
+/// What a completed cycle did, as the director weighs it: whether it was a minor, the bytes
+/// it freed (in use at its start plus allocated while it ran, less in use at its end) and
+/// the GC CPU time it took (all GC threads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct CycleYield {
+    pub minor: bool,
+    pub freed: u64,
+    pub gc_cpu_ns: u64,
+}
 
 /// The most a recent cycle's duration is scaled up by the heap's growth since it ended (a
 /// cycle of a nearly empty heap is mostly fixed costs, which do not grow with the heap).
@@ -117,11 +139,15 @@ pub(super) struct Director {
     /// Bytes allocated between the start of the cycle before the running one and its start:
     /// the young generation the running cycle collects.
     young_at_start: u64,
-    /// The last minor freed at least half of its young generation (`minor_paid`), or no
-    /// minor has run since the heap was created or since [`RETRY_MINORS_AFTER`] majors.
+    /// The last minor paid (`minor_paid`), or no minor has run since the heap was created
+    /// or since [`RETRY_MINORS_AFTER`] majors.
     minors_pay: bool,
     /// Majors completed since a minor did not pay (see [`RETRY_MINORS_AFTER`]).
     majors_since_unpaid: u64,
+    /// The last minor completed paid (`true` before any).
+    last_minor_paid: bool,
+    /// Recent majors' (bytes freed, GC CPU ns), newest last, at most [`YIELD_MAJORS`].
+    major_yields: VecDeque<(u64, u64)>,
     last_cycle_end: Instant,
     used_after_last: u64,
     /// Recent cycles: duration in seconds, and the bytes in use when each ended.
@@ -197,24 +223,21 @@ fn young_due(young_allocated: u64, young_size: u64) -> bool {
 
 /// The allocation-rate rule's three lines in the `generational` mode (see the module
 /// documentation): free memory would run out within a major's predicted duration (`major`),
-/// within a minor's and then a major's (`minor`, higher), or within a minor's alone
-/// (`minor_only`, the lowest).
+/// or within a minor's alone (`minor_only`, the lowest line).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct RateDue {
     major: bool,
-    minor: bool,
     minor_only: bool,
 }
 
 /// What the `generational` director starts (see the module documentation), after the
 /// whole heap's other rules (`major`, which wins):
 ///
-/// - while minors pay (`minors_pay`: the last one freed at least half of its young
-///   generation), the minor line is `minor_only`: below it a minor, or a major if a minor
-///   has just ended (`minor_just_ended`: minors no longer keep up);
-/// - otherwise below the major line a major, below the minor line a minor, or a major right
-///   after a minor;
-/// - then a minor once the young generation is full (`young_allocated` of `young_size`).
+/// - while minors do not pay (`minors_pay`, see `minor_paid`), the concurrent mode's rule: a
+///   major below the major line, never a minor;
+/// - while they pay, below the lowest line (`minor_only`) a minor, or a major if a minor has
+///   just ended (`minor_just_ended`: minors no longer keep up); then a minor once the young
+///   generation is full (`young_allocated` of `young_size`).
 fn generational_choice(
     major: Option<GcCause>,
     rate: RateDue,
@@ -226,15 +249,10 @@ fn generational_choice(
     if major.is_some() {
         return major;
     }
-    let below_minor_line = if minors_pay {
-        rate.minor_only
-    } else {
-        if rate.major {
-            return Some(GcCause::AllocationRate);
-        }
-        rate.minor
-    };
-    if below_minor_line {
+    if !minors_pay {
+        return rate.major.then_some(GcCause::AllocationRate);
+    }
+    if rate.minor_only {
         return Some(if minor_just_ended {
             GcCause::AllocationRate
         } else {
@@ -244,10 +262,30 @@ fn generational_choice(
     young_due(young_allocated, young_size).then_some(GcCause::MinorYoungOccupancy)
 }
 
-/// Whether a minor paid: it freed at least half of the young generation it collected
-/// (`young` bytes allocated between the previous cycle's start and its own).
-fn minor_paid(young: u64, freed: u64) -> bool {
-    young > 0 && freed >= young / 2
+/// Whether a minor paid (see the module documentation): it freed at least half of the young
+/// generation it collected (`young` bytes allocated between the previous cycle's start and
+/// its own), and at least as many bytes per GC CPU nanosecond as the recent majors
+/// (`major_yield`, `None` before any major completed).
+fn minor_paid(young: u64, minor: CycleYield, major_yield: Option<f64>) -> bool {
+    let half = young > 0 && minor.freed >= young / 2;
+    half && major_yield.is_none_or(|major| yield_of(minor.freed, minor.gc_cpu_ns) >= major)
+}
+
+/// Bytes freed per GC CPU nanosecond (a cycle that took no measurable CPU counts as 1 ns).
+fn yield_of(freed: u64, gc_cpu_ns: u64) -> f64 {
+    freed as f64 / gc_cpu_ns.max(1) as f64
+}
+
+/// The recent majors' yield: all the bytes they freed over all their GC CPU time (`None`
+/// without any).
+fn major_yield(majors: &VecDeque<(u64, u64)>) -> Option<f64> {
+    if majors.is_empty() {
+        return None;
+    }
+    let (freed, cpu) = majors.iter().fold((0u64, 0u64), |(f, c), &(fr, cp)| {
+        (f.saturating_add(fr), c.saturating_add(cp))
+    });
+    Some(yield_of(freed, cpu))
 }
 
 /// The predicted duration with margin of a cycle that took `durations` seconds recently: the
@@ -291,6 +329,8 @@ impl Director {
             // Optimistic: until a minor has shown otherwise, minors are assumed to pay.
             minors_pay: true,
             majors_since_unpaid: 0,
+            last_minor_paid: true,
+            major_yields: VecDeque::new(),
             scale_durations: concurrent,
             samples: VecDeque::new(),
             last_cycle_end: Instant::now(),
@@ -311,12 +351,18 @@ impl Director {
         self.allocated_at_last_start = allocated;
     }
 
-    /// A cycle completed: a major, or a minor that freed `Some(bytes)` (what was in use at its
-    /// start plus what mutators allocated while it ran, less what is in use at its end). A
-    /// minor changes nothing of the majors' history (see the module documentation).
-    pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64, minor: Option<u64>) {
-        if let Some(freed) = minor {
-            self.minors_pay = minor_paid(self.young_at_start, freed);
+    /// A cycle completed, which did what `done` says. A minor changes nothing of the
+    /// majors' history (see the module documentation).
+    pub(super) fn cycle_done(&mut self, duration: Duration, used_after: u64, done: CycleYield) {
+        if done.minor {
+            let paid = minor_paid(self.young_at_start, done, major_yield(&self.major_yields));
+            if paid && !self.last_minor_paid {
+                // The minors before it marked a young generation that was mostly live:
+                // their durations predict nothing about minors that pay.
+                self.minor_durations.clear();
+            }
+            self.last_minor_paid = paid;
+            self.minors_pay = paid;
             self.majors_since_unpaid = 0;
             self.minor_just_ended = true;
             self.minor_durations.push_back(duration.as_secs_f64());
@@ -327,6 +373,10 @@ impl Director {
         }
         self.majors += 1;
         self.minor_just_ended = false;
+        self.major_yields.push_back((done.freed, done.gc_cpu_ns));
+        if self.major_yields.len() > YIELD_MAJORS {
+            self.major_yields.pop_front();
+        }
         if !self.minors_pay {
             self.majors_since_unpaid += 1;
             if self.majors_since_unpaid >= RETRY_MINORS_AFTER {
@@ -493,7 +543,6 @@ impl Director {
         } else {
             let minor = self.max_minor_duration(major);
             rate.major = due(major + interval);
-            rate.minor = rate.major || due(major + minor + interval);
             rate.minor_only = due(minor + interval);
         }
         let limit = direct.limit() as f64;
@@ -522,6 +571,24 @@ mod tests {
     use super::*;
 
     const MB: u64 = 1 << 20;
+
+    /// A major that freed 100 MB for 100 ms of GC CPU (1 byte per ns).
+    fn major() -> CycleYield {
+        CycleYield {
+            minor: false,
+            freed: 100 * MB,
+            gc_cpu_ns: 100 * MB,
+        }
+    }
+
+    /// A minor that freed `freed` bytes for as many ns of GC CPU as bytes (1 byte per ns).
+    fn minor(freed: u64) -> CycleYield {
+        CycleYield {
+            minor: true,
+            freed,
+            gc_cpu_ns: freed.max(1),
+        }
+    }
 
     /// The target grows with `growth_percent` up to its largest value without wrapping, and
     /// never goes below `min_bytes`.
@@ -616,7 +683,7 @@ mod tests {
     fn predicted_duration_scales_with_the_heap_in_use() {
         let mut d = Director::new(true, None);
         for _ in 0..3 {
-            d.cycle_done(Duration::from_millis(400), 400 * MB, None);
+            d.cycle_done(Duration::from_millis(400), 400 * MB, major());
         }
         // As much in use as the cycles left: twice the mean (no spread).
         assert!((d.max_duration(400 * MB) - 0.8).abs() < 1e-9);
@@ -628,8 +695,8 @@ mod tests {
         assert!((d.max_duration(40_000 * MB) - 0.8 * MAX_SCALE).abs() < 1e-9);
         // Mixed history: each cycle is scaled by its own end state, then the margin applies.
         let mut m = Director::new(true, None);
-        m.cycle_done(Duration::from_millis(100), 100 * MB, None);
-        m.cycle_done(Duration::from_millis(400), 400 * MB, None);
+        m.cycle_done(Duration::from_millis(100), 100 * MB, major());
+        m.cycle_done(Duration::from_millis(400), 400 * MB, major());
         let same = m.max_duration(400 * MB);
         assert!((same - 0.8).abs() < 1e-9, "both scale to 0.4 s: {same}");
         let unscaled = Director::new(true, None).max_duration(400 * MB);
@@ -637,37 +704,28 @@ mod tests {
         // Stop-the-world cycles are not scaled.
         let mut stw = Director::new(false, None);
         for _ in 0..3 {
-            stw.cycle_done(Duration::from_millis(400), 400 * MB, None);
+            stw.cycle_done(Duration::from_millis(400), 400 * MB, major());
         }
         assert!((stw.max_duration(2000 * MB) - 0.8).abs() < 1e-9);
     }
 
     /// The generational choice: a major the whole heap's other rules ask for wins. While
-    /// minors do not pay, below the major line a major, below the minor line a minor (a major
-    /// right after a minor); while they pay, the lowest line only, the same way; else a minor
-    /// once the young generation is full.
+    /// minors do not pay, the concurrent mode's rule: a major below the major line, never a
+    /// minor; while they pay, below the lowest line a minor (a major right after a minor),
+    /// else a minor once the young generation is full.
     #[test]
-    fn minors_by_young_occupancy_or_rate_majors_when_minors_do_not_keep_up() {
+    fn minors_only_while_they_pay_majors_when_minors_do_not_keep_up() {
         let young = 64 * MB;
-        let line = |major, minor, minor_only| RateDue {
-            major,
-            minor,
-            minor_only,
-        };
-        let none = line(false, false, false);
-        let minor_line = line(false, true, false);
-        let major_line = line(true, true, false);
-        let lowest = line(true, true, true);
+        let line = |major, minor_only| RateDue { major, minor_only };
+        let none = line(false, false);
+        let major_line = line(true, false);
+        let lowest = line(true, true);
         let choice = |major, rate, pay, just_ended, allocated| {
             generational_choice(major, rate, pay, just_ended, allocated, young)
         };
         for pay in [false, true] {
             assert_eq!(choice(None, none, pay, false, 63 * MB), None);
             assert_eq!(choice(None, none, pay, true, 63 * MB), None);
-            assert_eq!(
-                choice(None, none, pay, false, 64 * MB),
-                Some(GcCause::MinorYoungOccupancy)
-            );
             assert_eq!(
                 choice(None, lowest, pay, false, 0),
                 Some(if pay {
@@ -690,17 +748,15 @@ mod tests {
                 }
             }
         }
-        // Minors that do not pay: the major and minor lines.
+        // Minors that do not pay: no minor, however full the young generation; a major at
+        // the major line.
+        assert_eq!(choice(None, none, false, false, 640 * MB), None);
         assert_eq!(
-            choice(None, minor_line, false, false, 0),
-            Some(GcCause::MinorAllocationRate)
-        );
-        assert_eq!(
-            choice(None, minor_line, false, true, 0),
+            choice(None, major_line, false, false, 64 * MB),
             Some(GcCause::AllocationRate)
         );
         assert_eq!(
-            choice(None, major_line, false, false, 64 * MB),
+            choice(None, major_line, false, true, 0),
             Some(GcCause::AllocationRate)
         );
         // Minors that pay: above the lowest line the young generation decides.
@@ -709,41 +765,109 @@ mod tests {
             choice(None, major_line, true, false, 64 * MB),
             Some(GcCause::MinorYoungOccupancy)
         );
+        assert_eq!(
+            choice(None, none, true, false, 64 * MB),
+            Some(GcCause::MinorYoungOccupancy)
+        );
         assert!(young_due(64 * MB, 64 * MB) && !young_due(0, 1));
-        assert!(minor_paid(64 * MB, 32 * MB) && !minor_paid(64 * MB, 31 * MB));
-        assert!(!minor_paid(0, 0), "a minor of nothing did not pay");
+    }
+
+    /// A minor pays when it freed half of its young generation and, once a major has
+    /// completed, at least the recent majors' bytes per GC CPU ns; a mostly live young
+    /// generation (message-engine's) fails.
+    #[test]
+    fn a_minor_pays_by_what_it_frees_and_what_that_costs() {
+        let at = |freed, gc_cpu_ns| CycleYield {
+            minor: true,
+            freed,
+            gc_cpu_ns,
+        };
+        // Before any major: the half alone.
+        assert!(minor_paid(64 * MB, at(32 * MB, u64::MAX), None));
+        assert!(!minor_paid(64 * MB, at(32 * MB - 1, 1), None));
+        assert!(
+            !minor_paid(0, at(0, 1), None),
+            "a minor of nothing did not pay"
+        );
+        // Majors freeing 2 bytes per ns: a minor must too.
+        let majors: VecDeque<_> = [(100 * MB, 100 * MB), (300 * MB, 100 * MB)].into();
+        let y = major_yield(&majors);
+        assert_eq!(y, Some(2.0));
+        assert!(minor_paid(64 * MB, at(64 * MB, 32 * MB), y));
+        assert!(
+            !minor_paid(64 * MB, at(64 * MB, 32 * MB + 1), y),
+            "cheaper per byte"
+        );
+        assert!(!minor_paid(64 * MB, at(31 * MB, 1), y), "frees too little");
+        // message-engine at 256M (one run): a minor freed about 4 MB of 20 MB young for
+        // 15 ms, a major 80 MB for 70 ms.
+        let me: VecDeque<_> = [(80 * MB, 70_000_000)].into();
+        assert!(!minor_paid(
+            20 * MB,
+            at(4 * MB, 15_000_000),
+            major_yield(&me)
+        ));
+        // A minor that took no measurable CPU is not a division by zero.
+        assert!(minor_paid(64 * MB, at(64 * MB, 0), y));
+        assert_eq!(major_yield(&VecDeque::new()), None);
     }
 
     /// A minor's outcome sets whether minors pay: the young generation is what was allocated
-    /// between the previous cycle's start and its own.
+    /// between the previous cycle's start and its own; the majors' yield is their own.
     #[test]
     fn whether_minors_pay_follows_the_last_minor() {
         let mut d = Director::new(true, Some(16 * MB));
         d.cycle_started(0, 10 * MB);
-        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        d.cycle_done(Duration::from_millis(400), 40 * MB, major());
         d.cycle_started(0, 74 * MB);
         assert_eq!(d.young_at_start, 64 * MB);
-        d.cycle_done(Duration::from_millis(5), 40 * MB, Some(40 * MB));
+        d.cycle_done(Duration::from_millis(5), 40 * MB, minor(40 * MB));
         assert!(d.minors_pay);
         d.cycle_started(0, 138 * MB);
-        d.cycle_done(Duration::from_millis(5), 90 * MB, Some(MB));
-        assert!(!d.minors_pay);
+        // Half of its young generation, but at half the majors' bytes per ns.
+        let dear = CycleYield {
+            gc_cpu_ns: 80 * MB,
+            ..minor(40 * MB)
+        };
+        d.cycle_done(Duration::from_millis(5), 90 * MB, dear);
+        assert!(!d.minors_pay, "a minor dearer per byte than a major");
         // Majors leave the verdict as it was, until RETRY_MINORS_AFTER of them.
         for _ in 1..RETRY_MINORS_AFTER {
-            d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+            d.cycle_done(Duration::from_millis(400), 40 * MB, major());
             assert!(!d.minors_pay);
         }
-        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        d.cycle_done(Duration::from_millis(400), 40 * MB, major());
         assert!(d.minors_pay, "tried again");
         assert!(
             Director::new(true, Some(MB)).minors_pay,
             "optimistic at first"
         );
         // "A minor has just ended" means the last cycle: a major after it clears it.
-        d.cycle_done(Duration::from_millis(5), 40 * MB, Some(0));
+        d.cycle_done(Duration::from_millis(5), 40 * MB, minor(0));
         assert!(d.minor_just_ended);
-        d.cycle_done(Duration::from_millis(400), 40 * MB, None);
+        d.cycle_done(Duration::from_millis(400), 40 * MB, major());
         assert!(!d.minor_just_ended);
+    }
+
+    /// A minor that pays after one that did not forgets the durations of the minors before
+    /// it: the next minor is predicted from its own.
+    #[test]
+    fn a_paying_minor_starts_the_minor_durations_afresh() {
+        let mut d = Director::new(true, Some(16 * MB));
+        d.cycle_done(Duration::from_millis(100), 40 * MB, major());
+        d.cycle_started(0, d.allocated_at_last_start + 16 * MB);
+        d.cycle_done(Duration::from_millis(300), 40 * MB, minor(0));
+        assert!(!d.minors_pay);
+        assert!((d.max_minor_duration(1.0) - 0.6).abs() < 1e-9);
+        d.cycle_started(0, d.allocated_at_last_start + 16 * MB);
+        d.cycle_done(Duration::from_millis(1), 40 * MB, minor(16 * MB));
+        assert!(d.minors_pay);
+        assert!((d.max_minor_duration(1.0) - 0.002).abs() < 1e-9);
+        // Paying minors keep their history.
+        d.cycle_started(0, d.allocated_at_last_start + 16 * MB);
+        d.cycle_done(Duration::from_millis(1), 40 * MB, minor(16 * MB));
+        assert_eq!(d.minor_durations.len(), 2);
+        assert!((d.max_minor_duration(1.0) - 0.002).abs() < 1e-9);
     }
 
     /// The margin over recent durations: twice the mean, or the mean plus 3.3 standard
@@ -756,7 +880,7 @@ mod tests {
         assert!((spread - (0.5 + 3.3 * 0.5f64.sqrt())).abs() < 1e-9);
         let mut d = Director::new(true, Some(16 * MB));
         assert_eq!(d.max_minor_duration(0.7), 0.7);
-        d.cycle_done(Duration::from_millis(10), 10 * MB, Some(0));
+        d.cycle_done(Duration::from_millis(10), 10 * MB, minor(0));
         assert!((d.max_minor_duration(0.7) - 0.02).abs() < 1e-9);
         assert!(d.minor_just_ended);
     }
@@ -775,11 +899,11 @@ mod tests {
     #[test]
     fn minors_do_not_change_the_majors_history() {
         let mut d = Director::new(true, Some(16 * MB));
-        d.cycle_done(Duration::from_millis(400), 400 * MB, None);
+        d.cycle_done(Duration::from_millis(400), 400 * MB, major());
         let before = (d.majors, d.durations.clone(), d.used_after_last);
         for _ in 0..5 {
             d.cycle_started(0, 123 * MB);
-            d.cycle_done(Duration::from_millis(5), 10 * MB, Some(0));
+            d.cycle_done(Duration::from_millis(5), 10 * MB, minor(0));
         }
         assert_eq!((d.majors, d.durations.clone(), d.used_after_last), before);
         assert!((d.max_duration(400 * MB) - 0.8).abs() < 1e-9);

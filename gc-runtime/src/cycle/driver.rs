@@ -56,7 +56,7 @@
 //! cleaners of the owners that pause found dead run after it, in Concurrent Clean Direct
 //! Buffers: freeing native memory is never pause work.
 
-use super::director::Director;
+use super::director::{CycleYield, Director};
 use super::uncommitter::Uncommitter;
 use crate::config::Mode;
 use crate::context::NextCycle;
@@ -161,11 +161,13 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
             Mode::Epsilon => unreachable!("epsilon heaps have no driver"),
         }
         let rec = cycle.finish();
-        let freed = || {
-            let during = heap.allocator().allocated() - allocated_at_start;
-            (rec.heap_before + during).saturating_sub(rec.heap_after)
+        let during = heap.allocator().allocated() - allocated_at_start;
+        let done = CycleYield {
+            minor: rec.minor,
+            freed: (rec.heap_before + during).saturating_sub(rec.heap_after),
+            gc_cpu_ns: rec.gc_cpu_ns,
         };
-        director.cycle_done(t.elapsed(), rec.heap_after, rec.minor.then(freed));
+        director.cycle_done(t.elapsed(), rec.heap_after, done);
         rest_until = (config.mode == Mode::Stw && config.director.continuous)
             .then(|| Instant::now() + t.elapsed());
         control.end_cycle(rec.minor);

@@ -6,6 +6,9 @@
 //!                      at least 6m unless --gc epsilon; default a quarter of the
 //!                      machine's memory, committed only as needed
 //!   --gc <MODE>        concurrent | stw | epsilon | generational (default concurrent)
+//!   --young-size <SIZE>
+//!                      --gc generational's young generation: a minor once the program
+//!                      allocated this much (default 8m, a quarter of a heap under 32m)
 //!   --gc-log           print the runtime's collector log
 //!   --gc-stats         print a pause summary and the heap's footprint on exit
 //!   --verify           run the collector's heap verifier in every pause (slow; for tests)
@@ -66,6 +69,12 @@ pub struct Options {
     /// under 32m).
     #[arg(long, value_name = "MODE", default_value = "concurrent", value_parser = mode_parser())]
     pub gc: Mode,
+    /// The young generation of --gc generational: a minor cycle starts once the program has
+    /// allocated this much since the last cycle started. A size like --heap's, at least 2m
+    /// (one small page) and at most half the heap; only with --gc generational. Default: 8m
+    /// (half the heap target's 16m floor), a quarter of a heap under 32m.
+    #[arg(long, value_name = "SIZE", value_parser = parse_young_size)]
+    pub young_size: Option<u64>,
     /// Print the runtime's collector log.
     #[arg(long)]
     pub gc_log: bool,
@@ -176,9 +185,30 @@ impl Options {
     }
 
     /// Refuse a heap too small for the collector mode (see [`MIN_COLLECTED_HEAP`]), with a
-    /// message naming the minimum.
+    /// message naming the minimum, and a `--young-size` that does not fit it or is given
+    /// without `--gc generational`.
     pub fn check_heap(&self) -> Result<(), String> {
         let heap = self.heap_size();
+        if let Some(young) = self.young_size {
+            if self.gc != Mode::Generational {
+                return Err(format!(
+                    "--young-size is the young generation of --gc generational: add --gc \
+                     generational, or drop --young-size (--gc {} has no minor cycles)",
+                    self.gc
+                ));
+            }
+            let lo = gc_runtime::GenerationalConfig::MIN_YOUNG_SIZE;
+            if !(lo..=heap / 2).contains(&young) {
+                return Err(format!(
+                    "--young-size {}k does not fit a {}m heap: give between {}m (one small \
+                     page) and half the heap ({}k)",
+                    young >> 10,
+                    heap >> 20,
+                    lo >> 20,
+                    (heap / 2) >> 10
+                ));
+            }
+        }
         if self.gc != Mode::Epsilon && heap < MIN_COLLECTED_HEAP {
             return Err(format!(
                 "--heap {}m is too small for --gc {}: a collected heap needs at least {}m (or use \
@@ -217,7 +247,10 @@ impl Options {
             config = config.huge_pages(h);
         }
         if self.gc == Mode::Generational {
-            config = config.young_size(Self::young_size(self.heap_size()));
+            let young = self
+                .young_size
+                .unwrap_or_else(|| Self::young_size(self.heap_size()));
+            config = config.young_size(young);
         }
         // One mutator needs few GC workers, and every worker adds a page to the relocation
         // reserve, which would eat a small heap on a many-core machine.
@@ -277,6 +310,19 @@ pub fn parse_pacing_floor(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses `--young-size`: a size as `--heap` takes it, more than 0 bytes (whether it fits the
+/// heap is `Options::check_heap`'s question).
+pub fn parse_young_size(text: &str) -> Result<u64, String> {
+    match gc_runtime::parse_size(text)? {
+        0 => Err(
+            "a young generation of 0 bytes would start a minor for every allocation: \
+                  give at least 2m (one small page)"
+                .to_string(),
+        ),
+        size => Ok(size),
+    }
+}
+
 /// Parses `--heap`: the workspace's one size grammar, [`gc_runtime::parse_size`] (bytes with
 /// an optional K, M, G or T and an optional B or iB, any case: `65536`, `512k`, `64m`, `16MB`,
 /// `1GiB`, `2T`), and more than 0 bytes.
@@ -331,6 +377,66 @@ mod tests {
                 runtime_says.contains(&format!("at least {}", min.to_uppercase())),
                 "{runtime_says}"
             );
+        }
+    }
+
+    /// `--young-size` reaches a generational heap's configuration; 0, a malformed size, one
+    /// that does not fit the heap and one without `--gc generational` are refused, saying
+    /// what to give; the runtime accepts what lox accepts.
+    #[test]
+    fn young_size_is_checked_against_the_heap_and_the_mode() {
+        let opts = |args: &[&str]| {
+            Options::try_parse_from(std::iter::once("lox").chain(args.iter().copied()))
+        };
+        let o = opts(&[
+            "--gc",
+            "generational",
+            "--heap",
+            "64m",
+            "--young-size",
+            "32m",
+        ])
+        .unwrap();
+        o.check_heap().unwrap();
+        let config = o.heap_config().unwrap();
+        assert_eq!(config.young_size_bytes(), 32 << 20);
+        gc_runtime::Heap::new(config).unwrap();
+        let default = opts(&["--gc", "generational", "--heap", "64m"]).unwrap();
+        assert_eq!(default.heap_config().unwrap().young_size_bytes(), 8 << 20);
+        let e = opts(&[
+            "--gc",
+            "generational",
+            "--heap",
+            "64m",
+            "--young-size",
+            "33m",
+        ])
+        .unwrap()
+        .check_heap()
+        .unwrap_err();
+        assert!(
+            e.contains("does not fit a 64m heap")
+                && e.contains("between 2m")
+                && e.contains("32768k"),
+            "{e}"
+        );
+        let e = opts(&["--gc", "generational", "--young-size", "1m"])
+            .unwrap()
+            .check_heap()
+            .unwrap_err();
+        assert!(e.contains("between 2m"), "{e}");
+        let e = opts(&["--young-size", "8m"])
+            .unwrap()
+            .check_heap()
+            .unwrap_err();
+        assert!(e.contains("add --gc generational"), "{e}");
+        for (bad, says) in [
+            ("0", "at least 2m"),
+            ("lots", "not a size"),
+            ("1x", "unknown"),
+        ] {
+            let e = opts(&["--gc", "generational", "--young-size", bad]).unwrap_err();
+            assert!(e.to_string().contains(says), "{bad}: {e}");
         }
     }
 
