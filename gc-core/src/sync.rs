@@ -24,6 +24,31 @@ pub trait AtomicByte: Send + Sync {
     ) -> Result<u8, u8>;
 }
 
+/// The methods [`AtomicByte`] and [`AtomicWord`] share, for an atomic `$a` of `$int` with the
+/// std atomics' methods (std's and loom's): each forwards to the atomic's own.
+macro_rules! load_store_cas {
+    ($a:ty, $int:ty) => {
+        #[inline(always)]
+        fn load(&self, order: Ordering) -> $int {
+            <$a>::load(self, order)
+        }
+        #[inline(always)]
+        fn store(&self, v: $int, order: Ordering) {
+            <$a>::store(self, v, order)
+        }
+        #[inline(always)]
+        fn compare_exchange(
+            &self,
+            current: $int,
+            new: $int,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<$int, $int> {
+            <$a>::compare_exchange(self, current, new, success, failure)
+        }
+    };
+}
+
 /// `AtomicByte` for an 8-bit atomic with the std atomics' methods (std's and loom's).
 macro_rules! impl_atomic_byte {
     ($a:ty) => {
@@ -32,24 +57,7 @@ macro_rules! impl_atomic_byte {
             fn new_byte(v: u8) -> Self {
                 <$a>::new(v)
             }
-            #[inline(always)]
-            fn load(&self, order: Ordering) -> u8 {
-                <$a>::load(self, order)
-            }
-            #[inline(always)]
-            fn store(&self, v: u8, order: Ordering) {
-                <$a>::store(self, v, order)
-            }
-            #[inline(always)]
-            fn compare_exchange(
-                &self,
-                current: u8,
-                new: u8,
-                success: Ordering,
-                failure: Ordering,
-            ) -> Result<u8, u8> {
-                <$a>::compare_exchange(self, current, new, success, failure)
-            }
+            load_store_cas!($a, u8);
         }
     };
 }
@@ -93,24 +101,7 @@ macro_rules! impl_atomic_word {
             fn new_word(v: u64) -> Self {
                 <$a>::new(v)
             }
-            #[inline(always)]
-            fn load(&self, order: Ordering) -> u64 {
-                <$a>::load(self, order)
-            }
-            #[inline(always)]
-            fn store(&self, v: u64, order: Ordering) {
-                <$a>::store(self, v, order)
-            }
-            #[inline(always)]
-            fn compare_exchange(
-                &self,
-                current: u64,
-                new: u64,
-                success: Ordering,
-                failure: Ordering,
-            ) -> Result<u64, u64> {
-                <$a>::compare_exchange(self, current, new, success, failure)
-            }
+            load_store_cas!($a, u64);
             #[inline(always)]
             fn swap(&self, v: u64, order: Ordering) -> u64 {
                 <$a>::swap(self, v, order)
