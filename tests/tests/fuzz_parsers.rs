@@ -233,6 +233,8 @@ fn lox_case(rng: &mut Rng) -> &'static str {
                     assert_eq!(c.memory.max_heap, size, "{args:?}");
                     "accepted"
                 }
+                // A --young-size outside the generational mode, or outside its range.
+                Err(e) if e.starts_with("--young-size") => "refused: young size",
                 Err(e) => {
                     assert!(e.contains("at least"), "{args:?}: {e}");
                     "refused: heap check"
