@@ -268,8 +268,9 @@ impl Options {
 
 /// The `--gc-stats` summary of a run: pauses (count, p50, p99, max, and the longest time to
 /// safepoint: how long the slowest stop waited for the program to reach a poll), cycles,
-/// stalls and allocation, one line, e.g.
-/// `gc-stats: 12 cycles, 36 pauses (p50 0.041 ms, p99 0.180 ms, max 0.200 ms, max ttsp 0.150 ms), 0 stalls, 3 pacing delays, 250.0 MiB allocated`.
+/// stalls, allocation and the CPU time of the collector's own threads (`GcStats::gc_cpu_ns`:
+/// driver and GC workers, not the barriers' work on the program's thread), one line, e.g.
+/// `gc-stats: 12 cycles, 36 pauses (p50 0.041 ms, p99 0.180 ms, max 0.200 ms, max ttsp 0.150 ms), 0 stalls, 3 pacing delays, 250.0 MiB allocated, GC CPU 41.2 ms`.
 pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
     // The heap's totals cover the whole run however long it was (its records keep only the
     // most recent events); percentiles are the histograms', to three significant digits.
@@ -278,7 +279,7 @@ pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
     let ms = |ns: u64| ns as f64 / 1e6;
     format!(
         "gc-stats: {} cycles, {} pauses (p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms, max ttsp {:.3} \
-         ms), {} stalls, {} pacing delays, {:.1} MiB allocated",
+         ms), {} stalls, {} pacing delays, {:.1} MiB allocated, GC CPU {:.1} ms",
         t.cycles,
         pauses.count,
         ms(pauses.p50_ns),
@@ -288,6 +289,7 @@ pub fn gc_summary(stats: &gc_runtime::GcStats) -> String {
         t.stalls.len(),
         t.pacing.len(),
         stats.allocated_bytes as f64 / (1 << 20) as f64,
+        ms(stats.gc_cpu_ns),
     )
 }
 

@@ -10,8 +10,10 @@
 //! - Without `--baseline`: each script under each GC mode, and the ratio of the collecting
 //!   modes to `epsilon` (which never collects: the cost of the barriers and the interpreter
 //!   alone); with `--modes` a list of modes of one's own (`--modes
-//!   concurrent,generational`), each mode's time, its ratio to the first listed and the
-//!   collecting modes' cycles.
+//!   concurrent,generational`), each mode's time, its ratio to the first listed, the
+//!   collecting modes' cycles and their GC CPU per MiB allocated (the collector's threads'
+//!   CPU time from `--gc-stats`, the median over the rounds, which load moves less than a
+//!   wall time), and each further collecting mode's GC CPU as a ratio to the first's.
 //! - With `--baseline CLOX`: each script under the given clox binary (the book's C
 //!   interpreter, built by `shared/bench/clox/build.sh`), under `lox --gc concurrent` and under
 //!   `lox --gc epsilon`; the table has `lox ÷ clox` (concurrent) and `concurrent ÷ epsilon` per
@@ -96,9 +98,10 @@ struct Args {
     baseline: Option<PathBuf>,
     /// The GC modes to run, comma-separated, in this order each round. The default's table
     /// compares `concurrent` and `stw` with `epsilon`; any other list gets a table of each
-    /// mode's time, every mode's ratio to the first listed, and each collecting mode's
-    /// cycles (e.g. `--modes concurrent,generational`: the generational mode against
-    /// concurrent).
+    /// mode's time, every mode's ratio to the first listed, each collecting mode's cycles
+    /// and GC CPU per MiB allocated (median of the rounds), and each further collecting
+    /// mode's GC CPU as a ratio to the first's (e.g. `--modes concurrent,generational`: the
+    /// generational mode against concurrent).
     #[arg(long, value_delimiter = ',', default_values_t = MODES.map(String::from))]
     modes: Vec<String>,
 }
@@ -144,6 +147,29 @@ struct Run {
     max_pause_ms: f64,
     /// The longest time to safepoint of any pause.
     max_ttsp_ms: f64,
+    /// Mebibytes the program allocated (`--gc-stats`).
+    allocated_mib: f64,
+    /// CPU time of the collector's threads (`--gc-stats`' `GC CPU`).
+    gc_cpu_ms: f64,
+}
+
+impl Run {
+    /// GC CPU time per mebibyte allocated, in µs (0 for a run that allocated nothing).
+    fn gc_cpu_us_per_mib(&self) -> f64 {
+        if self.allocated_mib > 0.0 {
+            self.gc_cpu_ms * 1000.0 / self.allocated_mib
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The median over `runs` of each run's GC CPU per MiB allocated: the collector's cost is
+/// judged on every round, not only on the round whose time [`Stat`] picked.
+fn median_gc_cpu_us_per_mib(runs: &[Run]) -> f64 {
+    let mut xs: Vec<f64> = runs.iter().map(Run::gc_cpu_us_per_mib).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied().unwrap_or(0.0)
 }
 
 fn main() -> ExitCode {
@@ -216,6 +242,7 @@ fn run(args: &Args) -> Result<(), String> {
             }
         }
         let medians: Vec<Run> = runs.iter().map(|r| args.stat.pick(r)).collect();
+        let gc_cpu: Vec<f64> = runs.iter().map(|r| median_gc_cpu_us_per_mib(r)).collect();
         eprintln!(
             "{}: {}",
             stem(script),
@@ -226,9 +253,10 @@ fn run(args: &Args) -> Result<(), String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        rows.push((stem(script), medians));
+        rows.push((stem(script), medians, gc_cpu));
     }
     if args.modes == MODES {
+        let rows: Vec<_> = rows.into_iter().map(|(n, r, _)| (n, r)).collect();
         print_table(&rows, args.markdown, args.heap);
     } else {
         print_lines(&modes_table(&args.modes, &rows, args.heap), args.markdown);
@@ -486,6 +514,8 @@ fn run_once(lox: &Path, script: &Path, mode: &str, heap: u64) -> Result<(Run, St
         cycles: number_before(stats, " cycles").unwrap_or(0.0) as u64,
         max_pause_ms: number_after(stats, "max ").unwrap_or(0.0),
         max_ttsp_ms: number_after(stats, "max ttsp ").unwrap_or(0.0),
+        allocated_mib: number_before(stats, " MiB allocated").unwrap_or(0.0),
+        gc_cpu_ms: number_after(stats, "GC CPU ").unwrap_or(0.0),
     };
     Ok((run, String::from_utf8_lossy(&output.stdout).into_owned()))
 }
@@ -532,8 +562,14 @@ fn check_modes(modes: &[String]) -> Result<(), String> {
 
 /// The table of a `--modes` list other than the default (first line the header): each
 /// mode's time (a collecting mode's with its heap), each further mode's ratio to the first,
-/// and each collecting mode's cycles.
-fn modes_table(modes: &[String], rows: &[(String, Vec<Run>)], heap: u64) -> Vec<Vec<String>> {
+/// each collecting mode's cycles and GC CPU per MiB allocated (the median over the rounds,
+/// `gc_cpu[m]` of a row), and each further collecting mode's GC CPU per MiB as a ratio to the
+/// first collecting mode's.
+fn modes_table(
+    modes: &[String],
+    rows: &[(String, Vec<Run>, Vec<f64>)],
+    heap: u64,
+) -> Vec<Vec<String>> {
     let collecting: Vec<usize> = (0..modes.len())
         .filter(|&m| modes[m] != "epsilon")
         .collect();
@@ -551,8 +587,16 @@ fn modes_table(modes: &[String], rows: &[(String, Vec<Run>)], heap: u64) -> Vec<
     for &m in &collecting {
         header.push(format!("cycles {}", modes[m]));
     }
+    for &m in &collecting {
+        header.push(format!("GC CPU µs/MiB {}", modes[m]));
+    }
+    if let Some((&first, rest)) = collecting.split_first() {
+        for &m in rest {
+            header.push(format!("GC CPU {}/{}", modes[m], modes[first]));
+        }
+    }
     let mut lines = vec![header];
-    for (name, r) in rows {
+    for (name, r, gc_cpu) in rows {
         let mut line = vec![name.clone()];
         line.extend(r.iter().map(|run| format!("{:.3} s", run.seconds)));
         line.extend(
@@ -561,6 +605,16 @@ fn modes_table(modes: &[String], rows: &[(String, Vec<Run>)], heap: u64) -> Vec<
                 .map(|run| format!("{:.2}x", run.seconds / r[0].seconds)),
         );
         line.extend(collecting.iter().map(|&m| r[m].cycles.to_string()));
+        line.extend(collecting.iter().map(|&m| format!("{:.0}", gc_cpu[m])));
+        if let Some((&first, rest)) = collecting.split_first() {
+            line.extend(rest.iter().map(|&m| {
+                if gc_cpu[first] > 0.0 {
+                    format!("{:.2}x", gc_cpu[m] / gc_cpu[first])
+                } else {
+                    "-".to_string()
+                }
+            }));
+        }
         lines.push(line);
     }
     lines
@@ -678,10 +732,18 @@ mod tests {
 
     #[test]
     fn a_modes_table_compares_every_mode_with_the_first() {
-        let modes = ["concurrent".to_string(), "generational".to_string()];
+        let modes = [
+            "epsilon".to_string(),
+            "concurrent".to_string(),
+            "generational".to_string(),
+        ];
         let rows = vec![(
             "s".to_string(),
             vec![
+                Run {
+                    seconds: 1.0,
+                    ..Run::default()
+                },
                 Run {
                     seconds: 2.0,
                     cycles: 10,
@@ -693,20 +755,54 @@ mod tests {
                     ..Run::default()
                 },
             ],
+            vec![0.0, 400.0, 100.0],
         )];
         let lines = modes_table(&modes, &rows, 64 << 20);
         assert_eq!(
             lines[0],
             [
                 "script",
+                "epsilon",
                 "concurrent 64m",
                 "generational 64m",
-                "generational/concurrent",
+                "concurrent/epsilon",
+                "generational/epsilon",
                 "cycles concurrent",
-                "cycles generational"
+                "cycles generational",
+                "GC CPU µs/MiB concurrent",
+                "GC CPU µs/MiB generational",
+                "GC CPU generational/concurrent",
             ]
         );
-        assert_eq!(lines[1], ["s", "2.000 s", "1.500 s", "0.75x", "10", "7"]);
+        assert_eq!(
+            lines[1],
+            [
+                "s", "1.000 s", "2.000 s", "1.500 s", "2.00x", "1.50x", "10", "7", "400", "100",
+                "0.25x"
+            ]
+        );
+    }
+
+    #[test]
+    fn gc_cpu_per_mib_is_read_from_the_stats_line_and_its_median_taken() {
+        let line = "gc-stats: 3 cycles, 9 pauses (p50 0.001 ms, p99 0.002 ms, max 0.003 ms, \
+                    max ttsp 0.001 ms), 0 stalls, 0 pacing delays, 200.0 MiB allocated, GC CPU 5.0 ms";
+        let run = Run {
+            allocated_mib: number_before(line, " MiB allocated").unwrap(),
+            gc_cpu_ms: number_after(line, "GC CPU ").unwrap(),
+            ..Run::default()
+        };
+        assert_eq!(run.gc_cpu_us_per_mib(), 25.0);
+        let at = |gc_cpu_ms| Run {
+            allocated_mib: 10.0,
+            gc_cpu_ms,
+            ..Run::default()
+        };
+        assert_eq!(
+            median_gc_cpu_us_per_mib(&[at(3.0), at(1.0), at(2.0)]),
+            200.0
+        );
+        assert_eq!(Run::default().gc_cpu_us_per_mib(), 0.0, "nothing allocated");
     }
 
     #[test]
