@@ -25,13 +25,17 @@
 //! into the page's objects and a store of a pointer to them into an old object are
 //! remembered. Its [`PageAge`] is old.
 //!
-//! The age bytes are generic over [`AtomicByte`]: std's `AtomicU8` in the collector (the
-//! default type parameter, so `GenerationMap` is the map the runtime uses and compiles to the
-//! plain byte loads and stores), loom's in the runtime's model of an in-place promotion
-//! against a store (`gc-runtime/tests/loom_protocols.rs`), which so checks this code. The
-//! methods that were not `#[inline]` before the map became generic are `#[inline(never)]`: a
-//! generic function is compiled in the crate that uses it, where it could be inlined, and the
-//! collector's code is to stay what it was (the barrier's tests were and are inlined).
+//! The age bytes and the young tag (below) are generic over [`AtomicByte`]: std's `AtomicU8`
+//! in the collector (the default type parameter, so `GenerationMap` is the map the runtime
+//! uses and compiles to the plain byte loads and stores), loom's in the runtime's models of an
+//! in-place promotion, a relocation copy and a full cycle's flip against a store
+//! (`gc-runtime/tests/loom_protocols.rs`), which so check this code. The store barrier's
+//! decision ([`GenerationMap::remembers_store`]) and the scans' rule for one slot
+//! ([`GenerationMap::scan_remembers`]) are written here once, for the runtime and the models
+//! to call. The methods that were not `#[inline]` before the map became generic are
+//! `#[inline(never)]`: a generic function is compiled in the crate that uses it, where it
+//! could be inlined, and the collector's code is to stay what it was (the barrier's tests
+//! were and are inlined).
 //!
 //! **Promoting every page in O(1).** A full cycle's Pause Mark Start makes every page old (it
 //! promotes every survivor), and a pause must not walk the map: its work would grow with the
@@ -42,8 +46,9 @@
 //! work rewrites them as plain old bytes ([`GenerationMap::settle`], one byte per granule,
 //! outside the pause).
 
+use crate::address::{AddressLayout, Color};
 use crate::sync::AtomicByte;
-use crate::word::Offset;
+use crate::word::{ColoredPtr, Offset};
 use crate::GRANULE_SIZE;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
@@ -148,8 +153,9 @@ pub struct GenerationMap<A: AtomicByte = AtomicU8> {
     /// the heap, and pages are taken from its low end).
     high: AtomicUsize,
     /// The young tag (`0` or `TAG`) young bytes are written with now; flipped by
-    /// [`GenerationMap::promote_all`].
-    tag: AtomicU8,
+    /// [`GenerationMap::promote_all`]. An `A` like the age bytes, so a loom model flips the
+    /// collector's own tag while barriers read it.
+    tag: A,
     /// True from a flip until [`GenerationMap::settle`] rewrote the bytes it promoted.
     unsettled: AtomicBool,
 }
@@ -163,7 +169,7 @@ impl<A: AtomicByte> GenerationMap<A> {
             start,
             ages: (0..n).map(|_| A::new_byte(NO_PAGE)).collect(),
             high: AtomicUsize::new(0),
-            tag: AtomicU8::new(0),
+            tag: A::new_byte(0),
             unsettled: AtomicBool::new(false),
         }
     }
@@ -228,7 +234,8 @@ impl<A: AtomicByte> GenerationMap<A> {
         } else {
             0
         };
-        self.tag.fetch_xor(TAG, Ordering::Relaxed);
+        // Only a full cycle's Pause Mark Start writes the tag, so a load and a store flip it.
+        self.tag.store(self.tag() ^ TAG, Ordering::Relaxed);
         self.unsettled.store(true, Ordering::Relaxed);
         walked
     }
@@ -287,6 +294,43 @@ impl<A: AtomicByte> GenerationMap<A> {
             let b = self.ages[i].load(Ordering::Relaxed);
             b != PROMOTING && old_byte(b, self.tag())
         })
+    }
+
+    /// The store barrier's decision, after a store of `value` (`offset_mask` takes its
+    /// offset) into the slot at `slot`: true if the slot must be remembered, that is if the
+    /// holder's page is old ([`Self::is_old`]: settled, promoting, or young of the tag before
+    /// the last flip) and the value is an object on a page that is not settled old
+    /// ([`Self::is_settled_old`]: young, promoting, or a page the map does not know, which
+    /// counts as young: remembered, never missed). The holder is tested first and null after
+    /// it, so the most common exit (a young holder) costs one byte load and the tag's.
+    ///
+    /// The runtime's store barrier (`Generations::store_barrier`) calls this, and so do the
+    /// loom models over a `GenerationMap<LoomByte>`: the condition they check is this one.
+    #[inline(always)]
+    pub fn remembers_store(&self, slot: Offset, value: ColoredPtr, offset_mask: u64) -> bool {
+        self.is_old(slot)
+            && !value.is_null()
+            && !self.is_settled_old(Offset::from_raw(value.raw() & offset_mask))
+    }
+
+    /// The scans' rule for one slot of an object that is old or becoming old (a minor's
+    /// in-place promotion, `Generations::finish_promotions`, and a copy onto an old page,
+    /// `Generations::remember_moved`): true if the slot holding `p` must be remembered, that
+    /// is if `p` is not null and points to a page that is not old ([`Self::is_old`]: a
+    /// promoting page counts as old here), or carries `color` (the minor's mark color, which
+    /// the next cycle must heal before a later one marks with it again).
+    ///
+    /// Called by those scans for every slot, and by the loom models of in-place promotion
+    /// and relocation.
+    #[inline(always)]
+    pub fn scan_remembers(
+        &self,
+        layout: AddressLayout,
+        p: ColoredPtr,
+        color: Option<Color>,
+    ) -> bool {
+        !p.is_null()
+            && (!self.is_old(layout.offset(p)) || color.is_some_and(|c| layout.color(p) == c))
     }
 
     /// True if the page covering `offset` is being promoted in place.

@@ -4,8 +4,9 @@
 //! [`AtomicWord`] so the *same code* runs in the collector (with `std`'s `AtomicU64`) and under
 //! the loom model checker (with `loom`'s `AtomicU64`, see `tests/loom_models.rs`). This is the
 //! small `sync` indirection the project's model-checking tests rely on. The generation map's
-//! age bytes are generic over [`AtomicByte`] the same way (std's `AtomicU8`, or loom's in the
-//! runtime's model of in-place promotion against a store).
+//! age bytes and young tag are generic over [`AtomicByte`] the same way (std's `AtomicU8`, or
+//! loom's in the runtime's models of in-place promotion, relocation and a full cycle's flip
+//! against a store).
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 

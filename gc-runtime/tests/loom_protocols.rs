@@ -37,7 +37,14 @@
 //!   handshake loses it);
 //! - a relocation target's age against a store into the copy: a mutator that found the copy
 //!   through its forwarding entry reads the target page old (the entry's publication orders
-//!   the relaxed age byte), or the copier's scan sees its store.
+//!   the relaxed age byte), or the copier's scan sees its store;
+//! - a full cycle's flip of the map's young tag (inside a pause) and its settling (beside the
+//!   mutator) against stores: the page the flip promoted reads old to the barrier whether
+//!   settle rewrote its byte yet or not, a new eden page taken beside settle reads young, and
+//!   the map ends settled.
+//!
+//! The generational models call the collector's own store-barrier decision
+//! (`GenerationMap::remembers_store`) and scan rule (`GenerationMap::scan_remembers`).
 //!
 //! They run in a plain `cargo test` (no `--cfg loom`) in a few seconds, with the preemption
 //! bound at 3 (2 for the three-thread models, 1 for the two four-thread models of two heaps,
@@ -46,7 +53,7 @@
 //! minutes).
 
 use gc_core::sync::loom::{LoomByte, LoomWord};
-use gc_core::{GenerationMap, Offset, PageAge, GRANULE_SIZE};
+use gc_core::{AddressLayout, Color, ColoredPtr, GenerationMap, Offset, PageAge, GRANULE_SIZE};
 use gc_runtime::forwarding::{Forwarding, Relocation};
 use gc_runtime::safepoint::{
     begin_cycle_wait, end_cycle_wait, NoOtherHeaps, Safepoint, ThreadState, ThreadStateCell,
@@ -808,15 +815,26 @@ fn the_models_clock_stands_still_for_the_safepoint_timeout() {
 /// stores.
 const HOLDER: u64 = 64;
 const YOUNG_VALUE: u64 = GRANULE_SIZE + 64;
+/// The offset mask the store barrier takes the value's offset with (`layout()`'s).
+const MASK: u64 = (1 << 42) - 1;
+
+/// The address layout of the models' pointers (their offsets are small, no color bit set).
+fn layout() -> AddressLayout {
+    let l = AddressLayout::new(42);
+    assert_eq!(l.offset_mask(), MASK);
+    l
+}
 
 /// A minor's in-place promotion of the page holding one object against a mutator storing a
 /// young pointer into that object (`Generations::age_or_promote` and `finish_promotions`).
 /// The safepoint is the collector's own (`Safepoint<Loom>`) and the age bytes are the
 /// collector's own `GenerationMap`, over loom's atomics (`GenerationMap<LoomByte>`): its
-/// `begin_promotion`, `finish_promotion`, and the store barrier's two tests
-/// (`Generations::store_barrier`: remember if the holder `is_old` and the value is not
-/// `is_settled_old`); the remembering and the scan after Pause Relocate Start are the
-/// runtime's few lines written again. Whatever the interleaving, the young slot ends
+/// `begin_promotion`, `finish_promotion`, the store barrier's decision
+/// (`GenerationMap::remembers_store`, which `Generations::store_barrier` calls) and the
+/// promotion scan's rule for a slot (`GenerationMap::scan_remembers`, which
+/// `Generations::finish_promotions` calls for every slot of a promoted object); only the
+/// remembering itself (a flag here) and the scan's walk over the object's one slot are
+/// written again. Whatever the interleaving, the young slot ends
 /// remembered: by the barrier, which read the new age, or by the scan, which read the stored
 /// value. With `scan_before_the_pause` (the scan run concurrently, without the handshake) a
 /// store whose barrier read the young age and that lands after the scan is lost, and loom
@@ -842,16 +860,18 @@ fn promotion_against_a_store(scan_before_the_pause: bool) {
                 // safepoint-safe point).
                 w.sp.poll(&t, &NoOtherHeaps);
                 slot.store(YOUNG_VALUE, Ordering::Release);
-                if ages.is_old(Offset::from_raw(HOLDER))
-                    && !ages.is_settled_old(Offset::from_raw(YOUNG_VALUE))
-                {
+                let value = ColoredPtr::from_raw(YOUNG_VALUE);
+                if ages.remembers_store(Offset::from_raw(HOLDER), value, MASK) {
                     remembered.fetch_or(true, Ordering::Relaxed);
                 }
                 w.detach(&t, || {});
             })
         };
+        // `Generations::remember_promoted`'s rule for the object's one slot (the minor's
+        // mark color is one the stored pointer does not carry: only its age decides).
         let scan = || {
-            if slot.load(Ordering::Acquire) == YOUNG_VALUE {
+            let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+            if ages.scan_remembers(layout(), p, Some(Color::MARKED0)) {
                 remembered.fetch_or(true, Ordering::Relaxed);
             }
         };
@@ -923,9 +943,9 @@ fn a_store_into_a_copy_found_through_its_entry_sees_the_target_page_old() {
             thread::spawn(move || {
                 // The barrier of a load that met the object: its copy, if forwarded yet.
                 let Some(to) = f.find(1) else { return };
-                // `ObjRef::store` into the copy, then `Generations::store_barrier`'s tests.
+                // `ObjRef::store` into the copy, then `Generations::store_barrier`'s decision.
                 slot.store(YOUNG_OBJECT, Ordering::Release);
-                if ages.is_old(to) && !ages.is_settled_old(Offset::from_raw(YOUNG_OBJECT)) {
+                if ages.remembers_store(to, ColoredPtr::from_raw(YOUNG_OBJECT), MASK) {
                     remembered.fetch_or(true, Ordering::Relaxed);
                 }
             })
@@ -934,7 +954,10 @@ fn a_store_into_a_copy_found_through_its_entry_sees_the_target_page_old() {
         // then remembers the copy's young fields.
         ages.set(Offset::from_raw(GRANULE_SIZE), GRANULE_SIZE, PageAge::Old);
         assert!(f.forward(1, Offset::from_raw(COPY)).is_ok());
-        if slot.load(Ordering::Acquire) == YOUNG_OBJECT {
+        // `Generations::remember_moved`'s rule for the copy's one slot (the evacuating
+        // minor's mark color is one the stored pointer does not carry: only its age decides).
+        let p = ColoredPtr::from_raw(slot.load(Ordering::Acquire));
+        if ages.scan_remembers(layout(), p, Some(Color::MARKED0)) {
             remembered.fetch_or(true, Ordering::Relaxed);
         }
         m.join().unwrap();
@@ -945,4 +968,113 @@ fn a_store_into_a_copy_found_through_its_entry_sees_the_target_page_old() {
             );
         }
     });
+}
+
+// --- a major's flip of the young tag, and its settling, against a store ---------------------
+
+/// The granules of the flip model: a survivor page (young until the flip), an old page, and
+/// a granule no page covers until a mutator takes it as a new eden page after the flip.
+const SURVIVOR_PAGE: u64 = 0;
+const OLD_PAGE: u64 = GRANULE_SIZE;
+const NEW_PAGE: u64 = 2 * GRANULE_SIZE;
+
+/// A full cycle's Pause Mark Start flips the generation map's young tag
+/// (`GenerationMap::promote_all`, inside the pause over the collector's own `Safepoint`),
+/// and its Concurrent Mark Roots then settles the map (`GenerationMap::settle`, a relaxed
+/// read and a CAS per granule) while a mutator works: both on the collector's own
+/// `GenerationMap` over loom's atomics, its age bytes *and* its young tag.
+///
+/// The mutator runs two sections between safepoint polls, each ordered before or after the
+/// pause as a whole (it learns which from a flag the pause sets). In each it asks the store
+/// barrier's decision (`GenerationMap::remembers_store`) about a young pointer stored into an
+/// object of the survivor page: before the flip the page is young (no remembering), after
+/// it the page is old, whether settle rewrote its byte yet or not, so the store is
+/// remembered. A pointer to the survivor page stored into an old object is remembered before
+/// the flip and not after (the page is settled old for the value test at once). After the
+/// flip the mutator also takes a new eden page (`GenerationMap::set`, what really runs
+/// beside settle: a minor never overlaps a major, and no page is freed before relocation, so
+/// settle meets no other writer of the bytes it rewrites) and stores a pointer to it into
+/// the survivor page's object, which must be remembered: the new page is young.
+///
+/// At the end the map is settled: settle rewrote exactly the survivor page's granule, and a
+/// second flip (the next full cycle's) leaves the survivor page old instead of making it
+/// young again, and makes the new eden page old (if the mutator took it: both its sections
+/// may come before the pause).
+#[test]
+fn a_store_beside_the_settling_of_a_flip_reads_the_promoted_page_old() {
+    // Sections the mutator ran before and after the flip, over all the executions.
+    static SECTIONS: [std::sync::atomic::AtomicU64; 2] = [
+        std::sync::atomic::AtomicU64::new(0),
+        std::sync::atomic::AtomicU64::new(0),
+    ];
+    model(|| {
+        let w = World::new();
+        let ages = Arc::new(GenerationMap::<LoomByte>::new(
+            Offset::ZERO,
+            3 * GRANULE_SIZE,
+        ));
+        ages.set(Offset::ZERO, GRANULE_SIZE, PageAge::Survivor(1));
+        ages.set(Offset::from_raw(OLD_PAGE), GRANULE_SIZE, PageAge::Old);
+        let flipped = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let t = w.attach();
+        let m = {
+            let (w, t) = (w.clone(), t.clone());
+            let (ages, flipped) = (ages.clone(), flipped.clone());
+            thread::spawn(move || {
+                let holder = Offset::from_raw(SURVIVOR_PAGE + 64);
+                let on_survivor = ColoredPtr::from_raw(SURVIVOR_PAGE + 128);
+                let on_new = ColoredPtr::from_raw(NEW_PAGE + 64);
+                let mut took_page = false;
+                for _ in 0..2 {
+                    w.sp.poll(&t, &NoOtherHeaps);
+                    // One section between polls: wholly before or wholly after the pause.
+                    let after = flipped.load(Ordering::Relaxed);
+                    SECTIONS[after as usize].fetch_add(1, Ordering::Relaxed);
+                    if after && !took_page {
+                        ages.set(Offset::from_raw(NEW_PAGE), GRANULE_SIZE, PageAge::Eden);
+                        took_page = true;
+                    }
+                    let young_value = if took_page { on_new } else { on_survivor };
+                    assert_eq!(
+                        ages.remembers_store(holder, young_value, MASK),
+                        after,
+                        "a store into the survivor page's object (flipped: {after})"
+                    );
+                    assert_eq!(
+                        ages.remembers_store(Offset::from_raw(OLD_PAGE + 64), on_survivor, MASK),
+                        !after,
+                        "a pointer to the survivor page stored into an old object \
+                         (flipped: {after})"
+                    );
+                }
+                w.detach(&t, || {});
+                took_page
+            })
+        };
+        // Pause Mark Start of a full cycle: the flip.
+        w.pause(|| {
+            assert_eq!(ages.promote_all(), 0, "the map was settled before the flip");
+            flipped.store(true, Ordering::Relaxed);
+        });
+        // Concurrent Mark Roots: settle, beside the mutator.
+        let settled = ages.settle();
+        let took_page = m.join().unwrap();
+        assert_eq!(settled, 1, "settle rewrote the survivor page's granule");
+        // The next full cycle's flip returns to the first tag.
+        assert_eq!(ages.promote_all(), 0);
+        for page in [SURVIVOR_PAGE, OLD_PAGE, NEW_PAGE] {
+            let at = Offset::from_raw(page);
+            let exists = page != NEW_PAGE || took_page;
+            assert_eq!(
+                ages.is_old(at) && ages.is_settled_old(at),
+                exists,
+                "the page at {page:#x} is old after the second flip (if it exists)"
+            );
+        }
+    });
+    let [before, after] = SECTIONS.each_ref().map(|n| n.load(Ordering::Relaxed));
+    assert!(
+        before > 0 && after > 0,
+        "the model ran sections on both sides of the flip ({before} before, {after} after)"
+    );
 }

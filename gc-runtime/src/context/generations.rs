@@ -210,7 +210,8 @@ impl Generations {
     /// slot. One byte load on the way out when
     /// the holder is young, two when the value is old. (A value whose page the map does not
     /// know counts as young: remembered, never missed.) The holder is tested first, and null
-    /// after it, so the most common exit needs nothing else.
+    /// after it, so the most common exit needs nothing else. The decision is the map's
+    /// [`GenerationMap::remembers_store`], the code the loom models run.
     #[inline(always)]
     pub(crate) fn store_barrier(
         &self,
@@ -219,12 +220,7 @@ impl Generations {
         offset_mask: u64,
         is_value: bool,
     ) {
-        if self.ages.is_old(slot)
-            && !value.is_null()
-            && !self
-                .ages
-                .is_settled_old(Offset::from_raw(value.raw() & offset_mask))
-        {
+        if self.ages.remembers_store(slot, value, offset_mask) {
             self.remember_slow(slot, is_value);
         }
     }
@@ -301,11 +297,7 @@ impl Generations {
         // of this cycle, or the page it compacts in place).
         let o = unsafe { Object::at(layout, obj) };
         let slot_at = |i: usize| obj + HEADER_SIZE + 8 * i as u64;
-        let young = |p: ColoredPtr| {
-            !p.is_null()
-                && (!self.ages.is_old(layout.offset(p))
-                    || minor_color.is_some_and(|c| layout.color(p) == c))
-        };
+        let young = |p: ColoredPtr| self.ages.scan_remembers(layout, p, minor_color);
         let mut slots = 0;
         for (i, s) in o.ref_slots().iter().enumerate() {
             if young(s.load(Ordering::Relaxed)) {
@@ -433,11 +425,8 @@ impl Generations {
         // page), its header written before the marking that found it.
         let o = unsafe { Object::at(layout, obj) };
         let slot_at = |i: usize| obj + HEADER_SIZE + 8 * i as u64;
-        let wanted = |p: ColoredPtr| {
-            !p.is_null()
-                && (!self.ages.is_old(layout.offset(p))
-                    || (!skip_color && layout.color(p) == color))
-        };
+        let color = (!skip_color).then_some(color);
+        let wanted = |p: ColoredPtr| self.ages.scan_remembers(layout, p, color);
         let mut slots = 0;
         for (i, s) in o.ref_slots().iter().enumerate() {
             if wanted(s.load(Ordering::Acquire)) {
