@@ -4,7 +4,9 @@
 //! of it (ZGC's page ages and `ZGeneration`s, `ZRememberedSet` per page,
 //! `ZBarrier::store_barrier_on_heap_oop_field`'s remembering and `ZRemembered`'s scan).
 //!
-//! **Ages.** A page handed to a mutator is eden; a relocation target is old; a minor ages or
+//! **Ages.** A page handed to a mutator is eden; a relocation target is old, or a survivor
+//! page of a given age when a minor ages a sparse page's survivors by copy (its copies stay
+//! young: `Generations::remember_moved` leaves them alone); a minor ages or
 //! promotes the young pages it found survivors on (below); at a full cycle's Pause Mark
 //! Start every page becomes old (the full cycle promotes every survivor), so at that instant
 //! no young page exists and an empty remembered set is complete. Mutators allocate

@@ -40,9 +40,10 @@
 //! Pause Mark Start flips the color and the remembered set's index, Concurrent Mark Roots
 //! also scans the remembered set, marking follows young objects only, selection frees empty
 //! young pages, puts the sparse ones in the minor's own relocation set, ages the others or
-//! begins their in-place promotion (by `HeapConfig::tenuring_threshold`), Concurrent Relocate
-//! remembers the promoted objects' young and minor-colored slots, makes their pages old and
-//! evacuates the sparse pages to old targets; its Concurrent Reset Relocation Set drops only
+//! begins their in-place promotion (by the tenuring threshold, `HeapConfig::tenuring_threshold`
+//! or adaptive), Concurrent Relocate remembers the promoted objects' young and minor-colored
+//! slots, makes their pages old and evacuates the sparse pages to survivor targets of the next
+//! age, or to old targets at the threshold; its Concurrent Reset Relocation Set drops only
 //! the previous evacuating minor's table: the last major's forwarding tables stay for the
 //! old-to-old slots of its color no minor visits.
 //!
