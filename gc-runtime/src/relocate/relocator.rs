@@ -472,10 +472,19 @@ impl Relocate {
     /// relocation starts, so the first copies (mutators' barriers right after Pause Relocate
     /// Start, roots inside the `stw` pause) only bump a pointer: taking a page can mean
     /// committing and mapping memory (hundreds of microseconds). Only the classes and
-    /// destination ages the relocation set needs are prepared.
+    /// destination ages the relocation set needs are prepared. The shared targets of earlier
+    /// cycles are dropped first: none is used again (each is taken only in its own cycle),
+    /// and a destination age a later cycle does not need would otherwise keep its page's
+    /// live map from going back to the pool long after the page was freed.
     pub(crate) fn prepare_targets(&self, cx: &GcContext, set: &[Arc<Forwarding>]) {
         let sizes = *cx.pages.sizes();
         let seq = cx.state.seqnum();
+        for slot in self.small.iter().chain(&self.medium) {
+            let mut cur = slot.lock();
+            if cur.as_ref().is_some_and(|t| t.seqnum != seq) {
+                *cur = None;
+            }
+        }
         let mut wanted: Vec<(PageKind, PageAge)> = Vec::new();
         for f in set {
             let w = (f.page().kind(), f.to_age());
