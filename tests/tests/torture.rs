@@ -935,6 +935,27 @@ fn concurrent_minors_promoting_every_survivor() {
     assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
 }
 
+/// Minors on a nearly full heap without a relocation reserve, with the default, adaptive
+/// tenuring threshold: a minor that finds no target page compacts the young page it holds in
+/// place, and one whose survivors were bound for a survivor page takes that survivor age, the
+/// page then serving as the target of that age. The verifier on in every pause. Fails unless
+/// minors compacted pages in place and aged objects by copy (the soak's nearly full minors
+/// run at threshold 0, where every compacted page's copies were bound for old pages).
+#[test]
+fn concurrent_minors_nearly_full_aging() {
+    let c = minors(nearly_full(
+        "concurrent_minors_nearly_full_aging",
+        Mode::Concurrent,
+        8,
+        base_seed(),
+    ));
+    let reached =
+        |r: &Report| r.minors >= 5 && r.pages_compacted_by_minors > 0 && r.objects_aged_by_copy > 0;
+    let r = run_until(&c, reached);
+    assert!(reached(&r), "a minor-cycle path missed: {r}");
+    assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+}
+
 /// The `generational` mode with cycles back to back: its director runs three minors to a
 /// major (`GcCause::MinorContinuous`) while the random programs run, the verifier on in
 /// every pause (remembered-set completeness and the colors by age included); weak handles'
