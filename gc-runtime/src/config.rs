@@ -447,30 +447,30 @@ pub struct HeapConfig {
     /// request only (`Heap::collect_minor`); on in `stw` mode, it only keeps the bookkeeping
     /// (the tests' way to check it against full cycles).
     pub track_generations: bool,
-    /// The age at which a minor cycle promotes a young page with survivors in place (makes
-    /// it old without moving an object) instead of aging it: eden counts 0, survivor `n`
-    /// counts `n`, so 0 promotes every survivor at its first minor and 1 (the default) at its
-    /// second (ZGC's `ZTenuringThreshold`, here per page). At most 14, the oldest survivor
-    /// age. Only minor cycles (`Heap::collect_minor`) read it. Why 1: a minor's survivors
-    /// include the objects allocated just before its Pause Mark Start, on the pages every
-    /// mutator had just retired, the ones most likely to die soon; one more minor lets such
-    /// a page empty and be freed young, where promoting it would leave its garbage to the
-    /// next major (a minor reclaims a page young only when it is empty, or sparse enough to
-    /// evacuate: [`HeapConfig::young_evacuation_live_percent`]). The price is marking its
-    /// survivors once more.
-    pub tenuring_threshold: u8,
-    /// A minor cycle evacuates a young page with survivors (copies them to old target pages,
-    /// a promotion by copy, and frees the page) when its live bytes are under this
-    /// percentage of the page; denser pages are aged or promoted in place
-    /// ([`HeapConfig::tenuring_threshold`]). 0 turns the minors' evacuation off; at most 100.
-    /// Why 25, the default: a minor's copies all go to *old* target pages (promotion by copy:
-    /// the runtime has no survivor target pages yet), so evacuation promotes objects that
-    /// may not have reached the tenuring threshold, and they stay until the next major. A
-    /// page at most a quarter live is freed for at most a quarter of a page copied and
-    /// promoted early, where aging it would keep three quarters of garbage for another
-    /// minor. Above that the trade turns: ZGC evacuates young pages up to its 25% garbage
-    /// limit, but its copies go to survivor pages that stay young; here a denser page is
-    /// better aged or promoted where it lies.
+    /// The age at which a minor cycle promotes a young page's survivors instead of keeping
+    /// them young: eden counts 0, survivor `n` counts `n`; a page below it is aged (in place,
+    /// or by copy to a survivor target page of the next age if it is evacuated), a page at it
+    /// is promoted (in place, or by copy to an old target page). So `Some(0)` promotes every
+    /// survivor at its first minor, `Some(1)` at its second (ZGC's `ZTenuringThreshold`, here
+    /// per page). At most 14, the oldest survivor age. `None`, the default, computes it after
+    /// every minor from the survival measured per age (ZGC's `compute_tenuring_threshold`,
+    /// `relocate::tenuring`): the youngest age from 1 on whose bytes mostly survive the next
+    /// minor, rising one age at a time while every age kept young still mostly dies. Why
+    /// adaptive: a minor's survivors include the objects allocated just before its Pause Mark
+    /// Start, the ones most likely to die soon, and how many minors they need to die is the
+    /// program's: promoted too early, their garbage stays until the next major (binary-trees
+    /// at 256M, `docs/src/engineering-notes.md`); kept too long, live data is marked and
+    /// copied again at every minor. Only minor cycles (`Heap::collect_minor`) read it.
+    pub tenuring_threshold: Option<u8>,
+    /// A minor cycle evacuates a young page with survivors (copies them to survivor or old
+    /// target pages by [`HeapConfig::tenuring_threshold`], and frees the page) when its live
+    /// bytes are under this percentage of the page; denser pages are aged or promoted in
+    /// place. 0 turns the minors' evacuation off; at most 100. Why 25, the default: it was
+    /// chosen when a minor's copies all went to *old* target pages, where a page at most a
+    /// quarter live was freed for at most a quarter of a page promoted early. Copies now stay
+    /// young below the threshold (aging by copy), so a higher limit costs copying, not early
+    /// promotion; ZGC evacuates young pages up to its 25% garbage limit. The default is kept
+    /// until measured otherwise.
     pub young_evacuation_live_percent: u8,
     /// Which mark color a cycle takes when the mark-color rule leaves two (gc-core's
     /// `MarkColorRule`: never the previous cycle's nor the last major's, so with full cycles
@@ -522,7 +522,7 @@ impl HeapConfig {
             relocation_reserve: None,
             membarrier: false,
             track_generations: false,
-            tenuring_threshold: 1,
+            tenuring_threshold: None,
             young_evacuation_live_percent: 25,
             mark_colors: ColorChoice::Alternate,
         }
@@ -699,10 +699,17 @@ impl HeapConfig {
         self
     }
 
-    /// The age at which minors promote a page in place (see
+    /// A fixed age at which minors promote a page's survivors (see
     /// [`HeapConfig::tenuring_threshold`]; checked by [`Self::validate`]).
     pub fn tenuring_threshold(mut self, age: u8) -> Self {
-        self.tenuring_threshold = age;
+        self.tenuring_threshold = Some(age);
+        self
+    }
+
+    /// Let minors compute the tenuring threshold from measured survival (the default; see
+    /// [`HeapConfig::tenuring_threshold`]).
+    pub fn adaptive_tenuring(mut self) -> Self {
+        self.tenuring_threshold = None;
         self
     }
 
@@ -901,13 +908,16 @@ impl HeapConfig {
                 ),
             });
         }
-        if self.tenuring_threshold > gc_core::MAX_SURVIVOR_AGE {
+        if let Some(t) = self
+            .tenuring_threshold
+            .filter(|&t| t > gc_core::MAX_SURVIVOR_AGE)
+        {
             return Err(HeapError::InvalidSetting {
                 setting: "tenuring_threshold",
                 problem: format!(
-                    "is {}: give an age between 0 (promote every survivor at its first minor \
-                     cycle) and {} (the oldest survivor age), e.g. 1, the default",
-                    self.tenuring_threshold,
+                    "is {t}: give an age between 0 (promote every survivor at its first minor \
+                     cycle) and {} (the oldest survivor age), e.g. 1, or none (the default) to \
+                     compute it from measured survival",
                     gc_core::MAX_SURVIVOR_AGE
                 ),
             });

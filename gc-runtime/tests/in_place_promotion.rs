@@ -37,7 +37,11 @@ fn a_tenuring_threshold_above_the_oldest_age_is_refused() {
     let e = Heap::new(config(15)).err().expect("refused").to_string();
     assert!(e.contains("tenuring_threshold") && e.contains("14"), "{e}");
     assert!(Heap::new(config(14)).is_ok());
-    assert_eq!(HeapConfig::new(64 * MIB).tenuring_threshold, 1);
+    assert_eq!(
+        HeapConfig::new(64 * MIB).tenuring_threshold,
+        None,
+        "adaptive"
+    );
     let e = Heap::new(config(1).young_evacuation_live_percent(101))
         .err()
         .expect("refused")

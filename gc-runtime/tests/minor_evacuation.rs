@@ -1,7 +1,8 @@
 //! Minors that evacuate sparse young pages (`HeapConfig::young_evacuation_live_percent`):
-//! the survivors of a young page under the limit are copied to old target pages (promotion by
-//! copy) through the minor's own forwarding table, kept beside the last major's until the
-//! next cycle's marking has remapped every pointer of the minor's color.
+//! the survivors of a young page under the limit are copied, at tenuring threshold 0, to old
+//! target pages (promotion by copy) through the minor's own forwarding table, kept beside the
+//! last major's until the next cycle's marking has remapped every pointer of the minor's
+//! color.
 //!
 //! Known objects, verifier on in every pause: young leaves on a sparse page, reachable through
 //! a root, a young object and an old holder's remembered slot, evacuated by a minor (their
@@ -18,13 +19,16 @@ use support::{is_leaf, leaf};
 const MIB: u64 = 1 << 20;
 
 /// 256 MiB: the scenarios allocate under a tenth of it, so the director's warm-up rule starts
-/// no cycle of its own between the test's (a major would make every page old).
+/// no cycle of its own between the test's (a major would make every page old). Tenuring
+/// threshold 0: every evacuated survivor is promoted by copy (aging by copy, below the
+/// threshold, is `survivor_aging.rs`'s).
 fn config() -> HeapConfig {
     HeapConfig::new(256 * MIB)
         .mode(Mode::Concurrent)
         .verify(true)
         .track_generations(true)
         .continuous(false)
+        .tenuring_threshold(0)
 }
 
 fn last_cycle(heap: &Heap) -> CycleRecord {
@@ -153,7 +157,7 @@ fn a_minor_evacuates_a_sparse_young_page_and_its_survivors_stay_intact() {
 /// remembered set. Without it, the slot keeps the color, which the verifier finds at the next
 /// minor's Mark End.
 fn copy_pointing_to_a_promoted_object(plant: bool) {
-    let heap = Heap::new(config().tenuring_threshold(0)).unwrap();
+    let heap = Heap::new(config()).unwrap();
     if plant {
         heap.skip_moved_color_for_tests();
     }

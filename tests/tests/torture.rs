@@ -878,8 +878,9 @@ fn concurrent_generations() {
 /// the verifier on in every pause. The test fails unless minors reused a color between
 /// majors at least three times, two majors ran back to back, a major that relocated pages was
 /// followed by ten minors or more, minors scanned remembered slots, and minors aged pages,
-/// promoted pages in place and remembered promoted objects' slots (the default tenuring
-/// threshold, 1), and minors evacuated objects from sparse young pages.
+/// promoted pages in place and remembered promoted objects' slots (the default, adaptive
+/// tenuring threshold), and minors evacuated objects from sparse young pages, both to
+/// survivor target pages (aged by copy) and to old ones (promoted by copy).
 #[test]
 fn concurrent_minors() {
     let mut c = direct_limited("concurrent_minors", Mode::Concurrent, 8, base_seed());
@@ -894,7 +895,8 @@ fn concurrent_minors() {
             && r.pages_aged_by_minors > 0
             && r.pages_promoted_by_minors > 0
             && r.promoted_slots_remembered > 0
-            && r.objects_evacuated_by_minors > 0
+            && r.objects_aged_by_copy > 0
+            && r.objects_evacuated_by_minors > r.objects_aged_by_copy
     };
     let r = run_until(&c, reached);
     assert!(reached(&r), "a minor-cycle path missed: {r}");
@@ -929,6 +931,28 @@ fn concurrent_minors_promoting_every_survivor() {
     let r = run_until(&c, reached);
     assert!(reached(&r), "a minor-cycle path missed: {r}");
     assert_eq!(r.pages_aged_by_minors, 0, "threshold 0 ages nothing: {r}");
+    assert_eq!(r.objects_aged_by_copy, 0, "threshold 0 ages nothing: {r}");
+    assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
+}
+
+/// Minors on a nearly full heap without a relocation reserve, with the default, adaptive
+/// tenuring threshold: a minor that finds no target page compacts the young page it holds in
+/// place, and one whose survivors were bound for a survivor page takes that survivor age, the
+/// page then serving as the target of that age. The verifier on in every pause. Fails unless
+/// minors compacted pages in place and aged objects by copy (the soak's nearly full minors
+/// run at threshold 0, where every compacted page's copies were bound for old pages).
+#[test]
+fn concurrent_minors_nearly_full_aging() {
+    let c = minors(nearly_full(
+        "concurrent_minors_nearly_full_aging",
+        Mode::Concurrent,
+        8,
+        base_seed(),
+    ));
+    let reached =
+        |r: &Report| r.minors >= 5 && r.pages_compacted_by_minors > 0 && r.objects_aged_by_copy > 0;
+    let r = run_until(&c, reached);
+    assert!(reached(&r), "a minor-cycle path missed: {r}");
     assert_eq!(r.color_rule_breaks, 0, "cycle records break the rule: {r}");
 }
 
@@ -937,7 +961,7 @@ fn concurrent_minors_promoting_every_survivor() {
 /// every pause (remembered-set completeness and the colors by age included); weak handles'
 /// deadlines count majors (`HeapUsage::majors`). Fails unless minors ran and scanned
 /// remembered slots, promoted pages in place with their slots remembered, evacuated objects
-/// from sparse young pages, the store barrier
+/// from sparse young pages (some aged by copy to survivor pages), the store barrier
 /// and relocation remembered slots, and the cycle records keep the mark-color rule.
 #[test]
 fn generational() {
@@ -950,6 +974,7 @@ fn generational() {
             && r.pages_promoted_by_minors > 0
             && r.promoted_slots_remembered > 0
             && r.objects_evacuated_by_minors > 0
+            && r.objects_aged_by_copy > 0
     };
     let r = run_until(&c, reached);
     assert!(reached(&r), "a generational path missed: {r}");

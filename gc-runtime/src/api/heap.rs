@@ -112,9 +112,10 @@ impl Heap {
 
     /// Run a minor (young-only) cycle now and wait for it to complete: it marks the young
     /// generation from the strong roots and the remembered set, frees the young pages found
-    /// empty, evacuates the sparse ones to old pages
-    /// (`HeapConfig::young_evacuation_live_percent`) and ages the others or promotes them in
-    /// place (`HeapConfig::tenuring_threshold`) (see `cycle/driver.rs`). An error, and no cycle, unless
+    /// empty, evacuates the sparse ones (`HeapConfig::young_evacuation_live_percent`) to
+    /// survivor pages of the next age or, at the tenuring threshold, to old pages, and ages the
+    /// others or promotes them in place (`HeapConfig::tenuring_threshold`, adaptive by
+    /// default) (see `cycle/driver.rs`). An error, and no cycle, unless
     /// the heap is in `generational` mode, or in `concurrent` mode with
     /// `HeapConfig::track_generations` on; the other
     /// errors of [`Heap::collect`]. A full cycle requested at the same time runs instead

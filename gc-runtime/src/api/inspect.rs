@@ -15,7 +15,9 @@ use crate::context::BarrierPhase as StatePhase;
 use crate::observe::RememberedSetStats;
 use std::sync::atomic::Ordering;
 
-pub use gc_core::{AddressLayout, Color, ColoredPtr, GoodColor, Offset, ValueKind, ValueWord};
+pub use gc_core::{
+    AddressLayout, Color, ColoredPtr, GoodColor, Offset, PageAge, ValueKind, ValueWord,
+};
 
 /// Which slow path the load barrier takes with a bad pointer now (ZGC's `ZGlobalPhase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,6 +165,18 @@ impl Heap {
         }
     }
 
+    /// Plant a bug: from now on a minor's survivor target pages (where the survivors of a
+    /// sparse young page below the tenuring threshold are copied, aged by copy) are born
+    /// old, while the copies onto them are made as survivors' (no remembered bit): their
+    /// slots that point young are left unremembered on an old page; the verifier must catch
+    /// it. Does nothing unless `HeapConfig::track_generations` is on.
+    #[doc(hidden)]
+    pub fn survivor_targets_old_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.survivor_targets_old_for_tests();
+        }
+    }
+
     /// Plant a bug: from now on a minor's copies (survivors of the sparse young pages it
     /// evacuates to old targets) remember only their slots that point young, not the ones
     /// carrying the minor's mark color, which then no later minor heals; the verifier must
@@ -288,6 +302,14 @@ impl Scope<'_> {
 }
 
 impl Scope<'_> {
+    /// The age of the page `obj` lies on (eden, survivor `n`, old); `None` unless
+    /// `HeapConfig::track_generations` is on.
+    pub fn page_age(&self, obj: Local<'_>) -> Option<PageAge> {
+        let o = self.get(obj);
+        let g = self.heap().generations()?;
+        g.age(self.heap().layout().offset(o.ptr()))
+    }
+
     /// True if `obj` lies on an old page, false on a young one; `None` unless
     /// `HeapConfig::track_generations` is on.
     pub fn is_old(&self, obj: Local<'_>) -> Option<bool> {

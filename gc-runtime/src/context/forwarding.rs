@@ -31,7 +31,7 @@
 
 use crate::sync::{Atomic, Primitives, Std};
 use gc_core::sync::AtomicWord;
-use gc_core::{ForwardingEntries, Offset, Page};
+use gc_core::{ForwardingEntries, Offset, Page, PageAge};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -210,6 +210,10 @@ pub struct Forwarding<P: Primitives = Std, W: AtomicWord = AtomicU64> {
     refcount: PageRefCount<P>,
     /// Set once the page was compacted in place: it must be kept (it holds live objects).
     compacted: P::AtomicBool,
+    /// The age of the target pages its objects are copied to (ZGC's `ZForwarding::to_age`):
+    /// old in a full cycle; in a minor, the from-page's next survivor age below the tenuring
+    /// threshold, old at it (`relocation_set_selector::select_minor`).
+    to_age: PageAge,
 }
 
 impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
@@ -220,7 +224,20 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
             table: ForwardingEntries::new(live_objects),
             refcount: PageRefCount::default(),
             compacted: P::AtomicBool::new(false),
+            to_age: PageAge::Old,
         }
+    }
+
+    /// The same entry, its objects copied to target pages of age `age` (old by default).
+    pub fn with_to_age(mut self, age: PageAge) -> Self {
+        self.to_age = age;
+        self
+    }
+
+    /// The age of the target pages this page's objects are copied to.
+    #[inline]
+    pub fn to_age(&self) -> PageAge {
+        self.to_age
     }
 
     /// The from-page.

@@ -4,7 +4,9 @@
 //! of it (ZGC's page ages and `ZGeneration`s, `ZRememberedSet` per page,
 //! `ZBarrier::store_barrier_on_heap_oop_field`'s remembering and `ZRemembered`'s scan).
 //!
-//! **Ages.** A page handed to a mutator is eden; a relocation target is old; a minor ages or
+//! **Ages.** A page handed to a mutator is eden; a relocation target is old, or a survivor
+//! page of a given age when a minor ages a sparse page's survivors by copy (its copies stay
+//! young: `Generations::remember_moved` leaves them alone); a minor ages or
 //! promotes the young pages it found survivors on (below); at a full cycle's Pause Mark
 //! Start every page becomes old (the full cycle promotes every survivor), so at that instant
 //! no young page exists and an empty remembered set is complete. Mutators allocate
@@ -107,6 +109,10 @@ pub(crate) struct Generations {
     /// A test's planted bug: a minor that compacts a young page in place makes it old without
     /// remembering any of its objects' slots (`Heap::promote_compacted_page_for_tests`).
     promote_compacted: AtomicBool,
+    /// A test's planted bug: a minor's survivor target pages are born old, while their copies
+    /// are made as survivors' (no remembered bit), so their young slots are left
+    /// unremembered on an old page (`Heap::survivor_targets_old_for_tests`).
+    survivors_old: AtomicBool,
 }
 
 impl Generations {
@@ -128,6 +134,7 @@ impl Generations {
             skip_promoted_color: AtomicBool::new(false),
             skip_moved_color: AtomicBool::new(false),
             promote_compacted: AtomicBool::new(false),
+            survivors_old: AtomicBool::new(false),
         }
     }
 
@@ -315,15 +322,42 @@ impl Generations {
         self.counts.moved(slots, in_place);
     }
 
-    /// A minor compacted the young `page` in place (its worker, right after): the page
-    /// stays young, its objects need no bit ([`Self::remember_moved`] left them alone) and
-    /// the next minor traces them, healing their slots of this minor's color. Does nothing,
-    /// unless the bug of [`Self::promote_compacted_for_tests`] is planted: then the page is
-    /// made old here, after its objects were remembered as young ones (that is, not at all).
-    pub(crate) fn compacted_in_minor(&self, page: &Page) {
+    /// A minor compacted the young `page` in place (its worker, right after), whose objects
+    /// were to be copied to pages of age `to_age`: the page stays young, its objects need no
+    /// bit ([`Self::remember_moved`] left them alone) and the next minor traces them,
+    /// healing their slots of this minor's color. It takes `to_age` if that is a survivor
+    /// age (its objects aged as copies would have; a young age replacing a young one, which
+    /// a barrier reads as young either way), and keeps its age if `to_age` is old (it is
+    /// promoted at a later minor, in place or by copy). Unless the bug of
+    /// [`Self::promote_compacted_for_tests`] is planted: then the page is made old here,
+    /// after its objects were remembered as young ones (that is, not at all).
+    pub(crate) fn compacted_in_minor(&self, page: &Page, to_age: PageAge) {
         if self.promote_compacted.load(Ordering::Relaxed) {
             self.ages.set(page.start(), page.size(), PageAge::Old);
+        } else if to_age.is_young() && self.ages.age(page.start()).is_some_and(PageAge::is_young) {
+            self.ages.set(page.start(), page.size(), to_age);
         }
+    }
+
+    /// The age a minor's target page for copies of destination age `age` is born with:
+    /// `age`, or old for a survivor age if the bug of
+    /// [`Self::survivor_targets_old_for_tests`] is planted.
+    pub(crate) fn target_age(&self, age: PageAge) -> PageAge {
+        if self.survivors_old.load(Ordering::Relaxed) {
+            PageAge::Old
+        } else {
+            age
+        }
+    }
+
+    /// The age of the page covering `off` (`None` if no page covers it).
+    pub(crate) fn age(&self, off: Offset) -> Option<PageAge> {
+        self.ages.age(off)
+    }
+
+    /// Plant the bug of survivor target pages born old (see [`Self::target_age`]).
+    pub(crate) fn survivor_targets_old_for_tests(&self) {
+        self.survivors_old.store(true, Ordering::Relaxed);
     }
 
     /// `page` is about to be compacted in place: forget its remembered bits, which

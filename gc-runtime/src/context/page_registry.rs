@@ -110,15 +110,19 @@ impl PageRegistry {
         unsafe { self.mem.free_page(page) };
     }
 
-    /// A relocation target page (it may use the relocation reserve), registered, old.
+    /// A relocation target page (it may use the relocation reserve), registered, of age
+    /// `age`: old, or a minor's survivor age (its copies stay young, see
+    /// `relocation_set_selector::select_minor`).
     pub(crate) fn new_relocation_page(
         &self,
         kind: PageKind,
         size: u64,
         seqnum: u64,
+        age: PageAge,
     ) -> Result<Arc<Page>, AllocError> {
+        debug_assert!(age != PageAge::Eden, "eden pages are mutators' pages");
         let page = self.mem.alloc_page(kind, size, seqnum)?;
-        self.register_aged(&page, PageAge::Old);
+        self.register_aged(&page, age);
         Ok(page)
     }
 

@@ -40,9 +40,10 @@
 //! Pause Mark Start flips the color and the remembered set's index, Concurrent Mark Roots
 //! also scans the remembered set, marking follows young objects only, selection frees empty
 //! young pages, puts the sparse ones in the minor's own relocation set, ages the others or
-//! begins their in-place promotion (by `HeapConfig::tenuring_threshold`), Concurrent Relocate
-//! remembers the promoted objects' young and minor-colored slots, makes their pages old and
-//! evacuates the sparse pages to old targets; its Concurrent Reset Relocation Set drops only
+//! begins their in-place promotion (by the tenuring threshold, `HeapConfig::tenuring_threshold`
+//! or adaptive), Concurrent Relocate remembers the promoted objects' young and minor-colored
+//! slots, makes their pages old and evacuates the sparse pages to survivor targets of the next
+//! age, or to old targets at the threshold; its Concurrent Reset Relocation Set drops only
 //! the previous evacuating minor's table: the last major's forwarding tables stay for the
 //! old-to-old slots of its color no minor visits.
 //!
@@ -416,7 +417,8 @@ impl<'h> Cycle<'h> {
     /// ones in the minor's relocation set, ages the others or begins their in-place
     /// promotion; Concurrent Relocate, after Pause Relocate Start, remembers the promoted
     /// objects' young and minor-colored slots, makes their pages old, and evacuates the
-    /// sparse pages to old targets through the minor's own forwarding index.
+    /// sparse pages to survivor or old targets (by the tenuring threshold) through the
+    /// minor's own forwarding index.
     fn run_minor(&mut self) {
         let h = self.heap;
         self.rec.minor = true;
@@ -454,16 +456,25 @@ impl<'h> Cycle<'h> {
         self.phase(GcPhase::ConcurrentResetRelocationSet, |_| {
             h.reset_minor_relocation_set()
         });
-        let sel = self.phase(GcPhase::ConcurrentSelectRelocationSet, |_| h.select_minor());
+        let (sel, threshold) =
+            self.phase(GcPhase::ConcurrentSelectRelocationSet, |_| h.select_minor());
         self.rec.live_bytes = sel.live_bytes;
         self.rec.pages_freed_empty = sel.empty_pages_freed;
         self.rec.pages_aged = sel.pages_aged;
         self.rec.pages_promoted = sel.pages_promoted;
+        self.rec.tenuring_threshold = Some(threshold);
+        let populated = sel
+            .live_by_age
+            .iter()
+            .rposition(|&b| b != 0)
+            .map_or(0, |i| i + 1);
+        self.rec.young_live_by_age = sel.live_by_age[..populated].to_vec();
         self.heap.events().info(
             self.n(),
             &format!(
                 "Minor: {} remembered slots scanned ({} kept), {} empty young pages freed \
-                 ({}M), {} aged, {} promoted in place, {} evacuated ({}K live), {}K young live",
+                 ({}M), {} aged, {} promoted in place, {} evacuated ({} aged by copy, {}K \
+                 live), {}K young live, tenuring threshold {}",
                 scanned.0,
                 scanned.1,
                 sel.empty_pages_freed,
@@ -471,8 +482,10 @@ impl<'h> Cycle<'h> {
                 sel.pages_aged,
                 sel.pages_promoted,
                 sel.pages_selected,
+                sel.pages_aged_by_copy,
                 sel.live_bytes_selected >> 10,
-                sel.live_bytes >> 10
+                sel.live_bytes >> 10,
+                threshold
             ),
         );
         self.pause(PauseKind::RelocateStart, |c, muts| {
@@ -491,7 +504,9 @@ impl<'h> Cycle<'h> {
         });
         self.rec.promoted_slots_remembered = slots;
         self.rec.pages_relocated = freed;
-        self.rec.objects_evacuated_by_minor = h.relocation_totals().objects_relocated;
+        let totals = h.relocation_totals();
+        self.rec.objects_evacuated_by_minor = totals.objects_relocated;
+        self.rec.objects_aged_by_copy = totals.survivor_copies;
     }
 
     /// Concurrent Mark and Pause Mark End, repeated (Concurrent Mark Continue) until the

@@ -54,6 +54,8 @@ pub(crate) struct HeapInner {
     /// A test's planted bug: an evacuating minor drops its forwarding table as soon as its
     /// relocation ends, a cycle early (`Heap::drop_minor_forwarding_early_for_tests`).
     pub(super) drop_minor_table_early: std::sync::atomic::AtomicBool,
+    /// The adaptive tenuring threshold's survival measurements (`relocate::tenuring`).
+    pub(super) tenuring: crate::relocate::Tenuring,
     pub(super) allocator: ObjectAllocator,
     /// The statistics and the log, each event written to both, and their time base.
     pub(super) events: GcEvents,
@@ -109,6 +111,7 @@ impl HeapInner {
             relocation_set: RelocationSet::default(),
             minor_relocation_set: RelocationSet::minor(),
             drop_minor_table_early: std::sync::atomic::AtomicBool::new(false),
+            tenuring: crate::relocate::Tenuring::default(),
             allocator: ObjectAllocator::default(),
             events,
             cores,

@@ -222,15 +222,17 @@ impl HeapInner {
 
     /// A minor cycle's Concurrent Select Relocation Set: free the empty young pages, put the
     /// sparse ones in the minor's relocation set (its own forwarding index, beside the last
-    /// major's, which its stale pointers still need), and age the others or begin their
-    /// in-place promotion (`HeapConfig::tenuring_threshold`).
-    pub(crate) fn select_minor(&self) -> Selection {
+    /// major's, which its stale pointers still need), to be copied to survivor or old
+    /// targets, and age the others or begin their in-place promotion, by the tenuring
+    /// threshold (`HeapConfig::tenuring_threshold`, or the adaptive one, which the census of
+    /// this selection updates). Returns what it found and the threshold used.
+    pub(crate) fn select_minor(&self) -> (Selection, u8) {
         let config = self.config();
-        let (sel, promoted, evacuated) = relocate::select_minor(
-            &self.cx,
-            config.tenuring_threshold,
-            config.young_evacuation_live_percent,
-        );
+        let threshold = self.tenuring.threshold(config.tenuring_threshold);
+        let (sel, promoted, evacuated) =
+            relocate::select_minor(&self.cx, threshold, config.young_evacuation_live_percent);
+        self.tenuring
+            .record(self.cx.state.seqnum(), threshold, &sel.live_by_age);
         if let Some(g) = &self.cx.generations {
             g.promotions_begun(self.cx.state.good(), promoted);
         }
@@ -240,11 +242,12 @@ impl HeapInner {
         self.relocate.prepare_targets(&self.cx, &evacuated);
         self.minor_relocation_set.install(&self.cx, evacuated);
         self.cx.state.minor_relocation_set_installed();
-        sel
+        (sel, threshold)
     }
 
     /// A minor cycle's evacuation, in Concurrent Relocate: copy the survivors of its
-    /// relocation set's pages to old target pages and free the pages, as a full cycle's
+    /// relocation set's pages to survivor or old target pages (each page's `to_age`) and
+    /// free the pages, as a full cycle's
     /// relocation does (see [`Self::relocate`]). Returns (pages freed, the workers' CPU time
     /// and crew changes).
     pub(crate) fn relocate_minor(&self, workers: WorkerTarget) -> (u64, CrewTotals) {

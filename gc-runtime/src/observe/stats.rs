@@ -143,10 +143,23 @@ pub struct CycleRecord {
     /// (pointing young, or carrying the minor's mark color).
     #[serde(default)]
     pub promoted_slots_remembered: u64,
-    /// Live objects a minor cycle copied out of the sparse young pages it evacuated (to old
-    /// target pages; 0 in a full cycle, whose copies count in `bytes_relocated` only).
+    /// Live objects a minor cycle copied out of the sparse young pages it evacuated (to
+    /// survivor or old target pages; 0 in a full cycle, whose copies count in
+    /// `bytes_relocated` only).
     #[serde(default)]
     pub objects_evacuated_by_minor: u64,
+    /// Of those, the objects copied to survivor target pages (aged by copy: they stay young,
+    /// one minor older).
+    #[serde(default)]
+    pub objects_aged_by_copy: u64,
+    /// The tenuring threshold a minor used (`HeapConfig::tenuring_threshold`, or the
+    /// adaptive one); `None` in a full cycle.
+    #[serde(default)]
+    pub tenuring_threshold: Option<u8>,
+    /// A minor's census: the live bytes it found on young pages of each age, eden first,
+    /// then survivor 1, 2, ... up to the oldest populated age (empty in a full cycle).
+    #[serde(default)]
+    pub young_live_by_age: Vec<u64>,
     /// CPU time used by GC threads during the cycle.
     pub gc_cpu_ns: u64,
     /// How many times Pause Mark End had to go back to Concurrent Mark.

@@ -7,8 +7,10 @@ mod full_remap;
 mod relocation_set;
 mod relocation_set_selector;
 mod relocator;
+mod tenuring;
 
 pub(crate) use full_remap::remap_all;
 pub(crate) use relocation_set::RelocationSet;
 pub(crate) use relocation_set_selector::{select, select_minor, Selection};
 pub(crate) use relocator::{Relocate, RelocationTotals};
+pub(crate) use tenuring::Tenuring;

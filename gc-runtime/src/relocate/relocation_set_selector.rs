@@ -3,9 +3,10 @@
 //! selected, medium before small, emptiest first, and each gets a forwarding sized to its live
 //! objects. Large pages and pages allocated in this cycle are never selected.
 
+use super::tenuring::YOUNG_AGES;
 use crate::context::Forwarding;
 use crate::context::GcContext;
-use gc_core::{Page, PageKind};
+use gc_core::{Page, PageAge, PageKind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,20 +27,30 @@ pub(crate) struct Selection {
     pub(crate) pages_aged: u64,
     /// A minor's young pages with survivors whose in-place promotion began.
     pub(crate) pages_promoted: u64,
+    /// Of the pages selected by a minor, those whose survivors are copied to survivor
+    /// target pages (aged by copy; the others' go to old targets, promoted by copy).
+    pub(crate) pages_aged_by_copy: u64,
+    /// A minor's census: the live bytes it found on young pages of each age (eden 0,
+    /// survivor `n`), for the adaptive tenuring threshold (`tenuring`).
+    pub(crate) live_by_age: [u64; YOUNG_AGES],
 }
 
 /// A minor cycle's selection: free the young pages (not allocated in this cycle) that
 /// marking found empty; put the sparse ones (live bytes under `live_percent` of the page,
-/// `HeapConfig::young_evacuation_live_percent`, 25 by default, argued there; small and
-/// medium pages only) in the
-/// minor's relocation set, returned as forwardings, whose survivors relocation copies to old
-/// target pages; age the others or, once their age reaches `threshold`
-/// (`HeapConfig::tenuring_threshold`), begin their in-place promotion
-/// (`Generations::age_or_promote`: ZGC's in-place promotion of a dense page). Old pages,
-/// whose live maps a minor does not compute, are not looked at. A freed page's age and
-/// remembered bits are cleared by the page registry. Returns what it found, the pages whose
-/// promotion began (finished after Pause Relocate Start, `Generations::finish_promotions`)
-/// and the relocation set.
+/// `HeapConfig::young_evacuation_live_percent`, argued there; small and medium pages only)
+/// in the minor's relocation set, returned as forwardings, whose survivors relocation copies
+/// to target pages of the page's next survivor age while its age is below `threshold` (aging
+/// by copy) and to old target pages at it (promotion by copy: ZGC's `compute_to_age`); age
+/// the others or, once their age reaches `threshold`, begin their in-place promotion
+/// (`Generations::age_or_promote`: ZGC's in-place promotion of a dense page). The threshold
+/// is `HeapConfig::tenuring_threshold` or the adaptive one (`tenuring`). Old pages, whose
+/// live maps a minor does not compute, are not looked at. A page born in this cycle (its
+/// sequence number is the cycle's: a mutator's, or the previous minor's survivor targets
+/// only if that minor were this one) is skipped; the previous minors' survivor target pages
+/// are young pages as any other here. A freed page's age and remembered bits are cleared by
+/// the page registry. Returns what it found (with the census of live bytes per young age),
+/// the pages whose promotion began (finished after Pause Relocate Start,
+/// `Generations::finish_promotions`) and the relocation set.
 pub(crate) fn select_minor(
     cx: &GcContext,
     threshold: u8,
@@ -58,6 +69,11 @@ pub(crate) fn select_minor(
         }
         let live = p.live_map().live_bytes(seq);
         sel.live_bytes += live;
+        let years = match g.age(p.start()) {
+            Some(PageAge::Survivor(n)) => n,
+            _ => 0,
+        };
+        sel.live_by_age[usize::from(years)] += live;
         if live == 0 {
             sel.empty_pages_freed += 1;
             sel.empty_bytes_freed += p.size();
@@ -66,7 +82,14 @@ pub(crate) fn select_minor(
             sel.pages_selected += 1;
             sel.live_bytes_selected += live;
             let n = p.live_map().live_objects(seq);
-            evacuated.push(Arc::new(Forwarding::new(p, n)));
+            let to_age = if years >= threshold {
+                PageAge::Old
+            } else {
+                sel.pages_aged_by_copy += 1;
+                // Below the threshold, so at most survivor 13: the next age is young.
+                PageAge::Survivor(years + 1)
+            };
+            evacuated.push(Arc::new(Forwarding::new(p, n).with_to_age(to_age)));
         } else if g.age_or_promote(&p, threshold) {
             sel.pages_promoted += 1;
             promoted.push(p);

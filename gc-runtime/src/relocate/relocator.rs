@@ -7,12 +7,20 @@
 //! pages, and only into pages allocated in this cycle or into the room above the live
 //! objects of a page compacted in place in this cycle.
 //!
-//! Target pages: one shared page per size class (CAS bump allocation) serves mutators'
-//! barriers and the driver, and GC workers fill it first; only then does each worker take a
-//! private page (bump allocation without atomics). So a cycle that moves less than a page of
-//! objects takes one target page, not one per worker: in a heap of a few pages, a target page
-//! per worker can take as many pages as relocation frees, and a stalled mutator never gets
-//! one (ZGC shares its medium target page among workers the same way).
+//! Target pages: one shared page per size class and destination age (CAS bump allocation)
+//! serves mutators' barriers and the driver, and GC workers fill it first; only then does
+//! each worker take a private page (bump allocation without atomics). So a cycle that moves
+//! less than a page of objects takes one target page per destination, not one per worker: in
+//! a heap of a few pages, a target page per worker can take as many pages as relocation
+//! frees, and a stalled mutator never gets one (ZGC shares its medium target page among
+//! workers the same way).
+//!
+//! The destination age is the from-page's [`Forwarding::to_age`] (ZGC's per-page `to_age`):
+//! old in a full cycle; in a minor, a young *survivor* age while the from-page's age is below
+//! the tenuring threshold (aging by copy: the copies stay young, and the next minor looks at
+//! their page), old at it (promotion by copy). A copy onto an old page remembers its slots
+//! that may point young ([`crate::context::Generations::remember_moved`]); a copy onto a
+//! survivor page needs no bit, since the next minor traces it as any young object.
 //!
 //! When no target memory is left, the page's worker compacts the page *in place* (ZGC's
 //! in-place relocation, JDK 16+): it claims the page exclusively, slides the objects that
@@ -39,7 +47,8 @@ use crate::observe::Activity;
 use crate::roots::MutatorShared;
 use crate::roots::Roots;
 use crate::threads::{CrewTotals, Member, ThreadStateCell, Turn, WorkerTarget};
-use gc_core::{ColoredSlot, GoodColor, Object, Offset, Page, PageKind, View};
+use gc_core::MAX_SURVIVOR_AGE;
+use gc_core::{ColoredSlot, GoodColor, Object, Offset, Page, PageAge, PageKind, View};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -54,6 +63,7 @@ struct RelocationCounters {
     self_forwards: AtomicU64,
     waits: AtomicU64,
     worker_copies_lost: AtomicU64,
+    survivor_copies: AtomicU64,
 }
 
 /// A snapshot of [`RelocationCounters`].
@@ -67,10 +77,13 @@ pub(crate) struct RelocationTotals {
     pub(crate) waits: u64,
     /// Copies GC workers made that lost to a mutator's (given back or left dead).
     pub(crate) worker_copies_lost: u64,
+    /// Of the objects relocated, those copied to a minor's survivor target pages (aged by
+    /// copy: they stay young).
+    pub(crate) survivor_copies: u64,
 }
 
 impl RelocationCounters {
-    fn all(&self) -> [&AtomicU64; 7] {
+    fn all(&self) -> [&AtomicU64; 8] {
         [
             &self.bytes_relocated,
             &self.objects_relocated,
@@ -79,6 +92,7 @@ impl RelocationCounters {
             &self.self_forwards,
             &self.waits,
             &self.worker_copies_lost,
+            &self.survivor_copies,
         ]
     }
 
@@ -91,7 +105,7 @@ impl RelocationCounters {
 
     /// This cycle's counts so far.
     fn totals(&self) -> RelocationTotals {
-        let [b, o, p, i, s, w, l] = self.all().map(|c| c.load(Ordering::Relaxed));
+        let [b, o, p, i, s, w, l, y] = self.all().map(|c| c.load(Ordering::Relaxed));
         RelocationTotals {
             bytes_relocated: b,
             objects_relocated: o,
@@ -100,6 +114,7 @@ impl RelocationCounters {
             self_forwards: s,
             waits: w,
             worker_copies_lost: l,
+            survivor_copies: y,
         }
     }
 
@@ -130,12 +145,25 @@ struct SharedTarget {
     page: Arc<Page>,
 }
 
-/// Relocation: shared target pages (CAS bump allocation), one per size class, and the
-/// cycle's counters.
+/// Destinations of copies: old (index 0) and the survivor ages `1..=MAX_SURVIVOR_AGE`.
+const DESTINATIONS: usize = MAX_SURVIVOR_AGE as usize + 1;
+
+/// The index of the destination age `age` among a size class's target pages.
+#[inline]
+fn destination(age: PageAge) -> usize {
+    match age {
+        PageAge::Old => 0,
+        PageAge::Survivor(n) => usize::from(n),
+        PageAge::Eden => unreachable!("no copy goes to an eden page"),
+    }
+}
+
+/// Relocation: shared target pages (CAS bump allocation), one per size class and destination
+/// age, and the cycle's counters.
 #[derive(Default)]
 pub(crate) struct Relocate {
-    small: Mutex<Option<SharedTarget>>,
-    medium: Mutex<Option<SharedTarget>>,
+    small: [Mutex<Option<SharedTarget>>; DESTINATIONS],
+    medium: [Mutex<Option<SharedTarget>>; DESTINATIONS],
     counters: RelocationCounters,
 }
 
@@ -158,30 +186,32 @@ struct ClassTargets {
     private: Option<Arc<Page>>,
 }
 
-/// A GC worker's target pages, and the objects and bytes it copied (and the copies it lost)
-/// since it last added them to the cycle's counters (once per page evacuated, not per
-/// object: a shared counter per copy costs as much as a small copy).
+/// A GC worker's target pages (per size class and destination age), and the objects and
+/// bytes it copied (and the copies it lost, and those it aged by copy) since it last added
+/// them to the cycle's counters (once per page evacuated, not per object: a shared counter
+/// per copy costs as much as a small copy).
 #[derive(Default)]
 struct WorkerTargets {
-    small: ClassTargets,
-    medium: ClassTargets,
+    small: [ClassTargets; DESTINATIONS],
+    medium: [ClassTargets; DESTINATIONS],
     copied_objects: u64,
     copied_bytes: u64,
     copies_lost: u64,
+    survivor_copies: u64,
 }
 
 impl WorkerTargets {
-    fn class(&mut self, kind: PageKind) -> &mut ClassTargets {
+    fn class(&mut self, kind: PageKind, age: PageAge) -> &mut ClassTargets {
         match kind {
-            PageKind::Small => &mut self.small,
-            PageKind::Medium => &mut self.medium,
+            PageKind::Small => &mut self.small[destination(age)],
+            PageKind::Medium => &mut self.medium[destination(age)],
             PageKind::Large => unreachable!("large objects are never relocated"),
         }
     }
 
     /// The page a copy of `source` went to.
-    fn page(&mut self, kind: PageKind, source: TargetSource) -> Option<&Arc<Page>> {
-        let c = self.class(kind);
+    fn page(&mut self, kind: PageKind, age: PageAge, source: TargetSource) -> Option<&Arc<Page>> {
+        let c = self.class(kind, age);
         match source {
             TargetSource::Shared => c.shared.as_ref(),
             TargetSource::Private => c.private.as_ref(),
@@ -199,6 +229,11 @@ impl WorkerTargets {
                 .worker_copies_lost
                 .fetch_add(std::mem::take(&mut self.copies_lost), Ordering::Relaxed);
         }
+        if self.survivor_copies != 0 {
+            counters
+                .survivor_copies
+                .fetch_add(std::mem::take(&mut self.survivor_copies), Ordering::Relaxed);
+        }
     }
 }
 
@@ -213,39 +248,41 @@ impl Relocate {
         self.counters.totals()
     }
 
-    /// The shared target page of `kind` for this cycle, if there is one.
-    fn shared_target(&self, cx: &GcContext, kind: PageKind) -> Option<Arc<Page>> {
+    /// The shared target page of `kind` and destination `age` for this cycle, if there is
+    /// one.
+    fn shared_target(&self, cx: &GcContext, kind: PageKind, age: PageAge) -> Option<Arc<Page>> {
         let seq = cx.state.seqnum();
-        self.shared_slot(kind)
+        self.shared_slot(kind, age)
             .lock()
             .as_ref()
             .filter(|t| t.seqnum == seq)
             .map(|t| t.page.clone())
     }
 
-    fn shared_slot(&self, kind: PageKind) -> &Mutex<Option<SharedTarget>> {
+    fn shared_slot(&self, kind: PageKind, age: PageAge) -> &Mutex<Option<SharedTarget>> {
         match kind {
-            PageKind::Small => &self.small,
-            PageKind::Medium => &self.medium,
+            PageKind::Small => &self.small[destination(age)],
+            PageKind::Medium => &self.medium[destination(age)],
             PageKind::Large => unreachable!("large objects are never relocated"),
         }
     }
 
-    /// Target memory for a worker's copy of `size` bytes of `kind`: on the cycle's shared
-    /// target page while it has room, then on the worker's private page (taking a new one
-    /// when it is full); `None` if the heap has no page left.
+    /// Target memory for a worker's copy of `size` bytes of `kind` to a page of age `age`:
+    /// on the cycle's shared target page while it has room, then on the worker's private page
+    /// (taking a new one when it is full); `None` if the heap has no page left.
     #[inline]
     fn alloc_for_worker(
         &self,
         cx: &GcContext,
         t: &mut WorkerTargets,
         kind: PageKind,
+        age: PageAge,
         size: u64,
     ) -> Option<(Offset, TargetSource)> {
-        let c = t.class(kind);
+        let c = t.class(kind, age);
         if !c.shared_done {
             if c.shared.is_none() {
-                c.shared = self.shared_target(cx, kind);
+                c.shared = self.shared_target(cx, kind, age);
             }
             if let Some(off) = c.shared.as_ref().and_then(|p| p.alloc_shared(size)) {
                 return Some((off, TargetSource::Shared));
@@ -261,7 +298,12 @@ impl Relocate {
         let sizes = *cx.pages.sizes();
         let page = cx
             .pages
-            .new_relocation_page(kind, sizes.page_size(kind, size), cx.state.seqnum())
+            .new_relocation_page(
+                kind,
+                sizes.page_size(kind, size),
+                cx.state.seqnum(),
+                target_age(cx, age),
+            )
             .ok()?;
         let off = page.alloc_private(size)?;
         c.private = Some(page);
@@ -293,15 +335,20 @@ impl Relocate {
         let obj = unsafe { Object::at(layout, from) };
         let size = obj.size();
         let kind = cx.pages.sizes().kind_for(size);
-        match self.alloc_for_worker(cx, t, kind, size) {
+        let age = f.to_age();
+        match self.alloc_for_worker(cx, t, kind, age, size) {
             Some((to, source)) => {
                 // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
                 // cycle, not on the from-page; the object is not written meanwhile (above).
                 unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
                 match f.forward(idx, to) {
                     Ok(_) => {
-                        if let Some(g) = &cx.generations {
-                            g.remember_moved(layout, to, false, minor_color(cx));
+                        if age == PageAge::Old {
+                            if let Some(g) = &cx.generations {
+                                g.remember_moved(layout, to, false, minor_color(cx));
+                            }
+                        } else {
+                            t.survivor_copies += 1;
                         }
                         t.copied_objects += 1;
                         t.copied_bytes += size;
@@ -311,18 +358,19 @@ impl Relocate {
                         // page (on the shared page another copy may lie above it: then ours
                         // stays behind as a dead object, its header intact).
                         t.copies_lost += 1;
-                        let page = t.page(kind, source).expect("the page `to` is on");
+                        let page = t.page(kind, age, source).expect("the page `to` is on");
                         page.undo_alloc(to, size);
                     }
                 }
                 false
             }
             None => {
-                // The page becomes this worker's private target: the next pages' objects go
-                // into the room compaction left above its live ones.
+                // The page becomes this worker's private target for the destination of its
+                // objects: the next pages' objects go into the room compaction left above its
+                // live ones.
                 let page = self.compact_in_place(cx, f);
                 let kind = page.kind();
-                t.class(kind).private = Some(page);
+                t.class(kind, age).private = Some(page);
                 true
             }
         }
@@ -377,18 +425,18 @@ impl Relocate {
         );
         self.counters.compacted(&r);
         if let Some(g) = cx.generations.as_ref().filter(|_| cx.state.is_minor()) {
-            g.compacted_in_minor(&page);
+            g.compacted_in_minor(&page, f.to_age());
         }
         page
     }
 
-    /// Target memory for a copy of `size` bytes on the shared target page (taking a new one
-    /// when it is full); `None` if the heap has none left.
-    fn alloc_for_relocation(&self, cx: &GcContext, size: u64) -> Option<Offset> {
+    /// Target memory for a copy of `size` bytes on the shared target page of destination
+    /// `age` (taking a new one when it is full); `None` if the heap has none left.
+    fn alloc_for_relocation(&self, cx: &GcContext, size: u64, age: PageAge) -> Option<Offset> {
         let sizes = *cx.pages.sizes();
         let kind = sizes.kind_for(size);
         let seq = cx.state.seqnum();
-        let mut cur = self.shared_slot(kind).lock();
+        let mut cur = self.shared_slot(kind, age).lock();
         if let Some(t) = cur.as_ref().filter(|t| t.seqnum == seq) {
             if let Some(off) = t.page.alloc_shared(size) {
                 return Some(off);
@@ -396,7 +444,7 @@ impl Relocate {
         }
         let page = cx
             .pages
-            .new_relocation_page(kind, sizes.page_size(kind, size), seq)
+            .new_relocation_page(kind, sizes.page_size(kind, size), seq, target_age(cx, age))
             .ok()?;
         let off = page.alloc_shared(size);
         *cur = Some(SharedTarget { seqnum: seq, page });
@@ -407,9 +455,9 @@ impl Relocate {
     /// target of its class, unless the current one has more room: the next roots' copies (and
     /// the workers' first ones) fill the room above its live objects instead of compacting
     /// one more page in place.
-    fn share_in_place_page(&self, cx: &GcContext, page: Arc<Page>) {
+    fn share_in_place_page(&self, cx: &GcContext, page: Arc<Page>, age: PageAge) {
         let seq = cx.state.seqnum();
-        let mut cur = self.shared_slot(page.kind()).lock();
+        let mut cur = self.shared_slot(page.kind(), age).lock();
         let room = |p: &Page| p.end().raw() - p.top().raw();
         if cur
             .as_ref()
@@ -423,25 +471,39 @@ impl Relocate {
     /// Give the shared relocation allocator fresh target pages of this cycle before
     /// relocation starts, so the first copies (mutators' barriers right after Pause Relocate
     /// Start, roots inside the `stw` pause) only bump a pointer: taking a page can mean
-    /// committing and mapping memory (hundreds of microseconds). Only the classes the
-    /// relocation set needs are prepared.
+    /// committing and mapping memory (hundreds of microseconds). Only the classes and
+    /// destination ages the relocation set needs are prepared. The shared targets of earlier
+    /// cycles are dropped first: none is used again (each is taken only in its own cycle),
+    /// and a destination age a later cycle does not need would otherwise keep its page's
+    /// live map from going back to the pool long after the page was freed.
     pub(crate) fn prepare_targets(&self, cx: &GcContext, set: &[Arc<Forwarding>]) {
         let sizes = *cx.pages.sizes();
         let seq = cx.state.seqnum();
-        for kind in [PageKind::Small, PageKind::Medium] {
-            let want = set.iter().any(|f| f.page().kind() == kind);
-            if !want {
-                continue;
+        for slot in self.small.iter().chain(&self.medium) {
+            let mut cur = slot.lock();
+            if cur.as_ref().is_some_and(|t| t.seqnum != seq) {
+                *cur = None;
             }
-            let mut cur = self.shared_slot(kind).lock();
+        }
+        let mut wanted: Vec<(PageKind, PageAge)> = Vec::new();
+        for f in set {
+            let w = (f.page().kind(), f.to_age());
+            if !wanted.contains(&w) {
+                wanted.push(w);
+            }
+        }
+        for (kind, age) in wanted {
+            let mut cur = self.shared_slot(kind, age).lock();
             if cur.as_ref().is_some_and(|t| t.seqnum == seq) {
                 continue;
             }
             // No memory: relocation falls back as usual (compacting pages in place).
-            if let Ok(page) = cx
-                .pages
-                .new_relocation_page(kind, sizes.page_size(kind, 0), seq)
-            {
+            if let Ok(page) = cx.pages.new_relocation_page(
+                kind,
+                sizes.page_size(kind, 0),
+                seq,
+                target_age(cx, age),
+            ) {
                 *cur = Some(SharedTarget { seqnum: seq, page });
             }
         }
@@ -484,7 +546,7 @@ impl Relocate {
             Relocation::NoMemory => {
                 self.counters.waits.fetch_add(1, Ordering::Relaxed);
                 let page = self.compact_in_place(cx, f);
-                self.share_in_place_page(cx, page);
+                self.share_in_place_page(cx, page, f.to_age());
                 f.wait_for_entry(idx)
             }
             // Compacted in place earlier in this pause: the entry is there.
@@ -504,7 +566,7 @@ impl Relocate {
                 // `from` is a live object (reached through a root or slot) on it.
                 let obj = unsafe { Object::at(layout, from) };
                 size.set(obj.size());
-                let to = self.alloc_for_relocation(cx, size.get())?;
+                let to = self.alloc_for_relocation(cx, size.get(), f.to_age())?;
                 // SAFETY: `to` is fresh memory of `size` bytes on a page of this cycle, not
                 // overlapping the from-page; from-space objects are never written during
                 // relocation, and the retained page is not compacted in place under us.
@@ -520,8 +582,14 @@ impl Relocate {
         );
         if let Relocation::Copied(to) = r {
             self.counters.copied(size.get());
-            if let Some(g) = &cx.generations {
-                g.remember_moved(layout, to, false, minor_color(cx));
+            if f.to_age() == PageAge::Old {
+                if let Some(g) = &cx.generations {
+                    g.remember_moved(layout, to, false, minor_color(cx));
+                }
+            } else {
+                self.counters
+                    .survivor_copies
+                    .fetch_add(1, Ordering::Relaxed);
             }
         }
         r
@@ -651,6 +719,15 @@ impl Relocate {
             |m, ()| work(m),
         );
         (freed.load(Ordering::Relaxed), crew)
+    }
+}
+
+/// The age a target page of destination `age` is born with: `age`, unless the test's planted
+/// bug of survivor targets born old is on (`Generations::survivor_targets_old_for_tests`).
+fn target_age(cx: &GcContext, age: PageAge) -> PageAge {
+    match &cx.generations {
+        Some(g) => g.target_age(age),
+        None => age,
     }
 }
 

@@ -169,8 +169,8 @@ pub struct Config {
     /// `(minors, majors)` requested in turn, back to back, by a thread of the run while the
     /// programs run; `None`: no minor runs.
     pub minor_cycles: Option<(u32, u32)>,
-    /// `HeapConfig::tenuring_threshold` for the minors' in-place promotion; `None`: the
-    /// default.
+    /// A fixed `HeapConfig::tenuring_threshold` for the minors' aging and promotion; `None`:
+    /// the default (adaptive).
     pub tenuring_threshold: Option<u8>,
     /// How to reproduce: the test to name in the replay command.
     pub test_name: String,

@@ -103,6 +103,11 @@ pub struct Report {
     /// (`CycleRecord::pages_relocated`, `objects_evacuated_by_minor`).
     pub pages_evacuated_by_minors: u64,
     pub objects_evacuated_by_minors: u64,
+    /// Of those, the objects copied to survivor target pages (aged by copy, staying young:
+    /// `CycleRecord::objects_aged_by_copy`); the others were promoted by copy.
+    pub objects_aged_by_copy: u64,
+    /// The highest tenuring threshold a minor used (`CycleRecord::tenuring_threshold`).
+    pub max_tenuring_threshold: u8,
     /// Young pages minors compacted in place because no target memory was left for their
     /// survivors (`CycleRecord::pages_compacted_in_place` of the minors).
     pub pages_compacted_by_minors: u64,
@@ -231,6 +236,10 @@ impl Report {
                 self.promoted_slots_remembered += c.promoted_slots_remembered;
                 self.pages_evacuated_by_minors += c.pages_relocated;
                 self.objects_evacuated_by_minors += c.objects_evacuated_by_minor;
+                self.objects_aged_by_copy += c.objects_aged_by_copy;
+                self.max_tenuring_threshold = self
+                    .max_tenuring_threshold
+                    .max(c.tenuring_threshold.unwrap_or(0));
                 self.pages_compacted_by_minors += c.pages_compacted_in_place;
                 if since_major.contains(&c.mark_color) {
                     self.minor_color_reuses += 1;
@@ -286,6 +295,8 @@ impl Report {
         self.promoted_slots_remembered += o.promoted_slots_remembered;
         self.pages_evacuated_by_minors += o.pages_evacuated_by_minors;
         self.objects_evacuated_by_minors += o.objects_evacuated_by_minors;
+        self.objects_aged_by_copy += o.objects_aged_by_copy;
+        self.max_tenuring_threshold = self.max_tenuring_threshold.max(o.max_tenuring_threshold);
         self.pages_compacted_by_minors += o.pages_compacted_by_minors;
         self.stale_slots_remapped += o.stale_slots_remapped;
         self.cycles_marked2 += o.cycles_marked2;
@@ -631,7 +642,8 @@ impl std::fmt::Display for Report {
                 "minor cycles: {} ({} remembered slots scanned); {} minor colors reused between \
                  majors, {} back-to-back majors, {} relocating majors followed by 10+ minors; \
                  {} young pages aged, {} promoted in place ({} promoted objects' slots \
-                 remembered), {} evacuated ({} objects copied out), {} compacted in place",
+                 remembered), {} evacuated ({} objects copied out, {} of them aged by copy), \
+                 {} compacted in place; tenuring threshold up to {}",
                 self.minors,
                 self.remembered_scanned,
                 self.minor_color_reuses,
@@ -642,7 +654,9 @@ impl std::fmt::Display for Report {
                 self.promoted_slots_remembered,
                 self.pages_evacuated_by_minors,
                 self.objects_evacuated_by_minors,
+                self.objects_aged_by_copy,
                 self.pages_compacted_by_minors,
+                self.max_tenuring_threshold,
             )?;
         }
         writeln!(
