@@ -466,8 +466,14 @@ impl Director {
         let allocated = heap.allocator().allocated();
         self.sample(allocated);
         let control = heap.control();
-        if control.stalled() > 0 {
+        if control.stalls_unanswered() > 0 {
             return Some(GcCause::AllocationStall);
+        }
+        if control.has_stalled_mutators() {
+            // Stalled during the major that just ended, they have not retried since: their
+            // retry, within milliseconds, either proceeds or asks for a major (rule 1). A
+            // minor started meanwhile would only make them wait through it.
+            return None;
         }
         if cfg.continuous {
             return Some(continuous_cause(
