@@ -47,7 +47,8 @@
 //!
 //! **The `generational` mode** replaces the allocation-rate rule (5) with lines of its own and
 //! adds a young-occupancy rule, all checked after the other rules (so a major wins whenever
-//! the heap as a whole needs one by them; `generational_choice`). Three lines of free memory
+//! the heap as a whole needs one by them, but for High Usage between minors that pay, below;
+//! `generational_choice`). Three lines of free memory
 //! at the allocation rate: the *major line* (rule 5's test: free memory would not last
 //! through a major, with its margin), the *old line* (not through the shortest recent major,
 //! no margin) and the *lowest line* (not through a minor alone). Which apply depends on
@@ -79,6 +80,11 @@
 //! - while they pay, below the lowest line **Minor Allocation Rate**, or a major (**Allocation
 //!   Rate**) right after a minor: that minor did not lift free memory above the line, so
 //!   minors no longer keep up and the old generation's headroom is spent;
+//! - while they pay, **High Usage** (rule 7) between two minors starts a minor (**Minor
+//!   Allocation Rate**), and a major only right after a minor: it is the young generation
+//!   that filled the heap, a minor frees it in a millisecond, and the old line decides after
+//!   it; a major started with 5% of the heap free stalled the mutators (binary-trees at 256M,
+//!   where every stall left after the old line came at such a major);
 //! - **Minor Young Occupancy** — while minors pay, mutators allocated the young generation's
 //!   size (`HeapConfig::young_size_bytes`, a quarter of the heap and at most 64 MiB by
 //!   default) since the last cycle, minor or major, started: every byte allocated since then
@@ -115,6 +121,9 @@ use std::time::{Duration, Instant};
 /// this many majors late. Four, in one A/B, doubled heap-churn's tries at 256M for nothing;
 /// doubling the wait after each failed try cost binary-trees at 1G most of its gain.
 const RETRY_MINORS_AFTER: u64 = 8;
+
+/// Recent majors whose shortest duration is the old line's (see [`leftovers_grow`]).
+const OLD_LINE_MAJORS: usize = 3;
 
 /// Recent majors whose freed bytes and GC CPU time make the yield a minor must reach.
 const YIELD_MAJORS: usize = 10;
@@ -251,20 +260,22 @@ struct RateDue {
 /// to the next, survivors are promoted faster than anything frees old memory, and only a
 /// major will.
 ///
-/// The old line's duration is the shortest recent major's, unscaled. binary-trees at 256M
+/// The old line's duration is the shortest of the last [`OLD_LINE_MAJORS`] majors', unscaled. binary-trees at 256M
 /// (about 80 MB live, 1.1 GB/s) on a shared machine, majors of 50–200 ms wall time: with
 /// their mean the line exceeded what free memory a major leaves, so a major followed every
 /// second minor whose leftovers grew (GC CPU per allocated KiB half as high again); scaled to
 /// the heap in use as the major line is (`max_duration`: a major's `used_after` is its live
 /// data, and a generational heap in use is mostly garbage), worse. The shortest is what a
-/// major takes when the machine lets it run; a slower one is paced.
+/// major takes when the machine lets it run; of the last ten, a short major of the heap
+/// still being built stayed in the window for most of a run and put the line too low.
 fn leftovers_grow(leftovers: &VecDeque<u64>) -> bool {
     let n = leftovers.len();
     n >= 2 && leftovers[n - 1] > leftovers[n - 2]
 }
 
 /// What the `generational` director starts (see the module documentation), after the
-/// whole heap's other rules (`major`, which wins):
+/// whole heap's other rules (`major`, which wins, but for High Usage between two minors that
+/// pay: a minor):
 ///
 /// - while minors do not pay (`minors_pay`, see `minor_paid`), the concurrent mode's rule: a
 ///   major below the major line, never a minor;
@@ -284,6 +295,12 @@ fn generational_choice(
     young_allocated: u64,
     young_size: u64,
 ) -> Option<GcCause> {
+    if major == Some(GcCause::HighUsage) && minors_pay && !minor_just_ended {
+        // The young generation is what fills the heap between two minors: a minor frees it
+        // in a millisecond, and the old line then decides whether a major must follow. A
+        // major started here has 5% of the heap to run in, and stalls the mutators.
+        return Some(GcCause::MinorAllocationRate);
+    }
     if major.is_some() {
         return major;
     }
@@ -502,12 +519,14 @@ impl Director {
         with_margin(self.scaled_durations(used)).unwrap_or(2.0 * self.avg_duration())
     }
 
-    /// The shortest recent duration, unscaled (the guess `avg_duration` gives without any):
-    /// what a major takes when the machine lets it run (see [`leftovers_grow`] for why not the
-    /// mean, nor scaled).
+    /// The shortest of the last [`OLD_LINE_MAJORS`] durations, unscaled (the guess
+    /// `avg_duration` gives without any): what a major takes when the machine lets it run
+    /// (see [`leftovers_grow`] for why not the mean, nor scaled).
     fn shortest_duration(&self) -> f64 {
         self.durations
             .iter()
+            .rev()
+            .take(OLD_LINE_MAJORS)
             .map(|d| d.0)
             .reduce(f64::min)
             .unwrap_or_else(|| self.avg_duration())
@@ -811,6 +830,9 @@ mod tests {
                 Some(GcCause::AllocationRate)
             );
             for major in [GcCause::HighUsage, GcCause::Warmup, GcCause::Timer] {
+                if major == GcCause::HighUsage && pay {
+                    continue; // a minor first (see the old line's test)
+                }
                 for (rate, allocated) in [(none, 0), (lowest, 200 * MB)] {
                     assert_eq!(
                         choice(Some(major.clone()), rate, pay, false, allocated),
@@ -885,17 +907,24 @@ mod tests {
             choice(above, false, (true, true), 0),
             Some(GcCause::AllocationRate)
         );
-        // A major the heap's other rules ask for still wins.
+        // A major the heap's other rules ask for still wins, High Usage too right after a
+        // minor or while minors do not pay; between minors that pay, High Usage is a minor
+        // (the young generation is what filled the heap), and the old line decides after it.
+        let with = |major: GcCause, pay, ended| {
+            generational_choice(Some(major), old_line, pay, (ended, true), 0, young)
+        };
+        assert_eq!(with(GcCause::Warmup, true, false), Some(GcCause::Warmup));
         assert_eq!(
-            generational_choice(
-                Some(GcCause::HighUsage),
-                old_line,
-                true,
-                (true, true),
-                0,
-                young
-            ),
+            with(GcCause::HighUsage, true, true),
             Some(GcCause::HighUsage)
+        );
+        assert_eq!(
+            with(GcCause::HighUsage, false, false),
+            Some(GcCause::HighUsage)
+        );
+        assert_eq!(
+            with(GcCause::HighUsage, true, false),
+            Some(GcCause::MinorAllocationRate)
         );
     }
 
@@ -925,6 +954,11 @@ mod tests {
         m.cycle_done(Duration::from_millis(130), 100 * MB, major());
         assert!((m.shortest_duration() - 0.04).abs() < 1e-9);
         assert!(m.shortest_duration() < m.max_duration(200 * MB));
+        // Of the last OLD_LINE_MAJORS only: a short major of a small early heap drops out.
+        for _ in 0..OLD_LINE_MAJORS {
+            m.cycle_done(Duration::from_millis(100), 100 * MB, major());
+        }
+        assert!((m.shortest_duration() - 0.1).abs() < 1e-9);
         assert!((Director::new(true, None).shortest_duration() - 0.1).abs() < 1e-9);
     }
 
