@@ -1,7 +1,9 @@
 //! The director (ZGC's `ZDirector`): decides when a cycle starts. Checked every
 //! `interval` (10 ms by default); the first rule that matches wins and names the cause:
 //!
-//! 1. **Allocation Stall** — a mutator is waiting for memory (also requested directly);
+//! 1. **Allocation Stall** — a mutator is waiting for memory and asks for a cycle (also
+//!    requested directly); a stall that began during a major asks only once that major's end
+//!    did not let it allocate (`StallRequest`), and until it has retried nothing starts;
 //! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage, and a tenth of the
 //!    heap above what the last cycle left (`warmup_due`);
 //! 3. **Timer** — the configured interval has passed since the last cycle;
