@@ -9,6 +9,15 @@
 //! wake when a page is freed: relocation frees pages during the cycle, and a stalled
 //! allocation is retried then rather than only at the cycle's end.
 //!
+//! A stall that begins while a major runs (and no request is pending) asks for no cycle yet:
+//! its request is *deferred* ([`StallRequest`]) until the running cycle has ended and the
+//! allocation, retried after that end, still fails. The running cycle usually frees what the
+//! stalled allocation needs (the binary-trees trace of the generational mode: a High Usage
+//! major that started late, the mutator stalled during it, and the stall's request then ran
+//! a second major back to back, after the first had already made room). A deferred stall
+//! still waits for the *next* cycle before it may fail with out-of-memory: the rule above is
+//! unchanged, only the next cycle is not started for it unless it still cannot allocate.
+//!
 //! The monitor also times the cycles (when the running one began, how long the last few took)
 //! for the pacer, which budgets free memory over what is left of the running cycle.
 
@@ -39,9 +48,14 @@ struct Control {
     completed_majors: u64,
     /// Mutators waiting in an allocation stall.
     stalled: u64,
+    /// Of those, the ones whose request waits for the running cycle's end (see
+    /// [`StallRequest`]).
+    stalls_deferred: u64,
     shutdown: bool,
     /// When the running cycle began (`None` between cycles).
     began_at: Option<Instant>,
+    /// The running cycle is a minor.
+    running_minor: bool,
     /// The durations of the last few cycles, newest last.
     durations: VecDeque<Duration>,
 }
@@ -53,6 +67,33 @@ pub(crate) struct RunningCycle {
     pub(crate) elapsed: Duration,
     /// The longest duration of the last few cycles (`None` before the first completed).
     pub(crate) expected: Option<Duration>,
+}
+
+/// A stalled mutator's request for a cycle (see the module documentation and
+/// [`CycleControl::request_stall`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StallRequest {
+    /// The cycle whose completion answers the request (the next one to start when it was
+    /// made): the stall may fail with out-of-memory only once it completed.
+    pub(crate) target: u64,
+    /// Made while a cycle ran, and not yet renewed: the driver starts no cycle for it until
+    /// the allocation, retried after that cycle ended, failed again.
+    deferred: bool,
+}
+
+/// Where a stalled allocation stands, read before it retries (see
+/// [`CycleControl::stall_progress`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StallProgress {
+    /// The request's target cycle completed.
+    pub(crate) done: bool,
+    /// The heap is being dropped.
+    pub(crate) shutdown: bool,
+    /// The last completed cycle was a minor.
+    pub(crate) last_minor: bool,
+    /// Cycles completed when this was read: a retry that fails after it failed after those
+    /// cycles ended.
+    pub(crate) completed: u64,
 }
 
 /// What the driver should do next.
@@ -128,10 +169,12 @@ impl CycleControl {
         }
     }
 
-    /// The driver starts a cycle; returns its number (GC(n), counting from 0).
-    pub(crate) fn begin_cycle(&self) -> u64 {
+    /// The driver starts a cycle (a minor one if `minor`); returns its number (GC(n),
+    /// counting from 0).
+    pub(crate) fn begin_cycle(&self, minor: bool) -> u64 {
         let mut c = self.control.lock();
         c.started += 1;
+        c.running_minor = minor;
         c.began_at = Some(Instant::now());
         c.started - 1
     }
@@ -187,9 +230,12 @@ impl CycleControl {
         })
     }
 
-    /// Mutators in an allocation stall now.
-    pub(crate) fn stalled(&self) -> u64 {
-        self.control.lock().stalled
+    /// Mutators in an allocation stall whose request asks for a cycle now: every stalled
+    /// one but those whose request waits for the running cycle's end ([`StallRequest`]). The
+    /// director's Allocation Stall rule counts these.
+    pub(crate) fn stalls_unanswered(&self) -> u64 {
+        let c = self.control.lock();
+        c.stalled - c.stalls_deferred
     }
 
     /// True if a mutator is in an allocation stall (no lock taken).
@@ -204,31 +250,80 @@ impl CycleControl {
         self.stalled_waiters.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// A mutator leaves its allocation stall.
-    pub(crate) fn end_stall(&self) {
-        self.stalled_waiters.fetch_sub(1, Ordering::AcqRel);
-        self.control.lock().stalled -= 1;
-    }
-
-    /// (cycle `target` completed, heap shut down, the last completed cycle was a minor), for
-    /// a stalled allocation's retry loop.
-    pub(crate) fn stall_progress(&self, target: u64) -> (bool, bool, bool) {
-        let c = self.control.lock();
-        (c.completed >= target, c.shutdown, c.last_minor)
-    }
-
-    /// A stalled mutator sleeps until cycle `target` completes, a page is freed, or a few
-    /// milliseconds pass; it renews its request if the one it made was taken by a cycle that
-    /// started before it asked.
-    pub(crate) fn stall_wait(&self, target: u64) {
+    /// A stalled mutator asks for a cycle (again, with the request it made before, or
+    /// `StallRequest::default()` the first time): `req.target` becomes the next cycle to
+    /// start. If a major runs and no request is pending, the request is deferred: that
+    /// cycle's end may make room, and [`Self::stall_wait`] asks for the cycle only if the
+    /// allocation still fails after it. Otherwise it is pending at once, replacing a pending
+    /// minor request (a full cycle also collects the young generation). A running minor
+    /// defers nothing: it frees only young pages, and a stall's request asks for a major
+    /// (deferred behind minors, a stall would wait through every minor another thread
+    /// requests, which `generational_mode.rs`'s stall scenario does back to back).
+    pub(crate) fn request_stall(&self, req: &mut StallRequest) {
         let mut c = self.control.lock();
-        if c.completed < target && !c.shutdown {
-            if c.requested.is_none() && c.started < target {
-                c.requested = Some(GcCause::AllocationStall);
-                self.cv.notify_all();
-            }
-            self.cv.wait_for(&mut c, RECHECK);
+        if std::mem::take(&mut req.deferred) {
+            c.stalls_deferred -= 1;
         }
+        req.target = c.started + 1;
+        if c.began_at.is_some() && !c.running_minor && c.requested.is_none() {
+            req.deferred = true;
+            c.stalls_deferred += 1;
+            return;
+        }
+        if c.requested.as_ref().is_none_or(GcCause::is_minor) {
+            c.requested = Some(GcCause::AllocationStall);
+        }
+        self.cv.notify_all();
+    }
+
+    /// A mutator leaves its allocation stall, whose last request was `req`.
+    pub(crate) fn end_stall(&self, req: &StallRequest) {
+        self.stalled_waiters.fetch_sub(1, Ordering::AcqRel);
+        let mut c = self.control.lock();
+        c.stalled -= 1;
+        if req.deferred {
+            c.stalls_deferred -= 1;
+        }
+    }
+
+    /// Where a stalled allocation whose request targets cycle `target` stands.
+    pub(crate) fn stall_progress(&self, target: u64) -> StallProgress {
+        let c = self.control.lock();
+        StallProgress {
+            done: c.completed >= target,
+            shutdown: c.shutdown,
+            last_minor: c.last_minor,
+            completed: c.completed,
+        }
+    }
+
+    /// A stalled mutator whose retry failed sleeps until its target cycle completes, a page
+    /// is freed, or a few milliseconds pass; `completed_before_retry` is
+    /// [`StallProgress::completed`] read before that retry. First it renews its request if
+    /// it must:
+    ///
+    /// - a deferred request, once the cycle that ran when it was made has ended before the
+    ///   retry: it becomes pending now (the allocation still fails after that cycle), or is
+    ///   answered by a cycle that started since (the director's, which is its target);
+    /// - a pending one that a cycle which started before it was made took (its target has
+    ///   not started and nothing is pending).
+    pub(crate) fn stall_wait(&self, req: &mut StallRequest, completed_before_retry: u64) {
+        let mut c = self.control.lock();
+        if c.completed >= req.target || c.shutdown {
+            return;
+        }
+        if req.deferred {
+            let ended_before_retry = completed_before_retry + 1 >= req.target;
+            if c.started >= req.target || ended_before_retry {
+                req.deferred = false;
+                c.stalls_deferred -= 1;
+            }
+        }
+        if !req.deferred && c.requested.is_none() && c.started < req.target {
+            c.requested = Some(GcCause::AllocationStall);
+            self.cv.notify_all();
+        }
+        self.cv.wait_for(&mut c, RECHECK);
     }
 
     /// A page was freed: stalled mutators retry at once.
@@ -237,5 +332,134 @@ impl CycleControl {
             let _c = self.control.lock();
             self.cv.notify_all();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pending request and the counts the director reads.
+    fn pending(c: &CycleControl) -> Option<GcCause> {
+        c.control.lock().requested.clone()
+    }
+
+    fn deferred(c: &CycleControl) -> u64 {
+        c.control.lock().stalls_deferred
+    }
+
+    /// Between cycles, a stall's request is pending at once and targets the next cycle; it
+    /// replaces a pending minor request, never a full one.
+    #[test]
+    fn a_stall_between_cycles_asks_for_the_next_cycle_at_once() {
+        let c = CycleControl::default();
+        c.begin_stall();
+        let mut req = StallRequest::default();
+        c.request_stall(&mut req);
+        assert_eq!(req.target, 1);
+        assert!(!req.deferred);
+        assert_eq!(pending(&c), Some(GcCause::AllocationStall));
+        assert_eq!(c.stalls_unanswered(), 1);
+        c.end_stall(&req);
+        assert_eq!(c.stalls_unanswered(), 0);
+
+        let minor = CycleControl::default();
+        minor.request(GcCause::MinorRequested);
+        minor.request_stall(&mut StallRequest::default());
+        assert_eq!(pending(&minor), Some(GcCause::AllocationStall));
+        let full = CycleControl::default();
+        full.request(GcCause::Explicit("t".into()));
+        full.request_stall(&mut StallRequest::default());
+        assert_eq!(pending(&full), Some(GcCause::Explicit("t".into())));
+    }
+
+    /// During a cycle, with nothing pending, a stall's request waits for the cycle's end: no
+    /// cycle is asked for, and the director's stall rule does not count it. A retry that
+    /// failed before the end leaves it waiting; one that failed after the end asks for the
+    /// next cycle, which is still the request's target (the out-of-memory rule's cycle).
+    #[test]
+    fn a_stall_during_a_cycle_asks_only_if_it_still_fails_after_the_end() {
+        let c = CycleControl::default();
+        assert_eq!(c.begin_cycle(false), 0);
+        c.begin_stall();
+        let mut req = StallRequest::default();
+        c.request_stall(&mut req);
+        // Targets count completed cycles: GC(0) runs, GC(1) is the next.
+        assert_eq!(req.target, 2);
+        assert!(req.deferred);
+        assert_eq!(pending(&c), None);
+        assert_eq!((c.stalls_unanswered(), deferred(&c)), (0, 1));
+        // Retried (and failed) while the cycle ran.
+        let before = c.stall_progress(req.target);
+        assert!(!before.done);
+        c.stall_wait(&mut req, before.completed);
+        assert!(req.deferred && pending(&c).is_none());
+        // The cycle ends; a retry read before the end and failing is no proof.
+        c.end_cycle(false);
+        c.stall_wait(&mut req, before.completed);
+        assert!(req.deferred && pending(&c).is_none());
+        assert_eq!(c.stalls_unanswered(), 0);
+        // A retry after the end failed: now the next cycle is asked for.
+        let after = c.stall_progress(req.target);
+        assert!(!after.done, "the running cycle is not the request's target");
+        c.stall_wait(&mut req, after.completed);
+        assert!(!req.deferred);
+        assert_eq!(pending(&c), Some(GcCause::AllocationStall));
+        assert_eq!((c.stalls_unanswered(), deferred(&c)), (1, 0));
+        c.end_stall(&req);
+        assert_eq!((c.stalls_unanswered(), deferred(&c)), (0, 0));
+    }
+
+    /// A deferred stall that the running cycle satisfied leaves nothing behind: no request,
+    /// no count; one whose target a cycle the director started answers needs no request
+    /// either; asking again releases the earlier deferral.
+    #[test]
+    fn a_deferred_stall_leaves_no_request_behind() {
+        let c = CycleControl::default();
+        c.begin_cycle(false);
+        c.begin_stall();
+        let mut req = StallRequest::default();
+        c.request_stall(&mut req);
+        c.end_cycle(false);
+        c.end_stall(&req);
+        assert_eq!(pending(&c), None);
+        assert_eq!((c.stalls_unanswered(), deferred(&c)), (0, 0));
+
+        // The director starts the target before the stalled mutator retries.
+        c.begin_cycle(false);
+        c.begin_stall();
+        let mut req = StallRequest::default();
+        c.request_stall(&mut req);
+        assert_eq!(req.target, 3);
+        let read = c.stall_progress(req.target);
+        c.end_cycle(false);
+        assert_eq!(c.begin_cycle(false), 2);
+        c.stall_wait(&mut req, read.completed);
+        assert!(!req.deferred);
+        assert_eq!(pending(&c), None, "the running cycle is the target");
+        assert_eq!((c.stalls_unanswered(), deferred(&c)), (1, 0));
+        // Asked again while that cycle runs: deferred once more, counted once.
+        c.request_stall(&mut req);
+        c.request_stall(&mut req);
+        assert_eq!((req.target, deferred(&c)), (4, 1));
+        c.end_stall(&req);
+        assert_eq!((c.stalls_unanswered(), deferred(&c)), (0, 0));
+
+        // During a minor: pending at once (a stall asks for a major).
+        let m = CycleControl::default();
+        m.begin_cycle(true);
+        let mut req = StallRequest::default();
+        m.request_stall(&mut req);
+        assert!(!req.deferred);
+        assert_eq!(pending(&m), Some(GcCause::AllocationStall));
+
+        // A request already pending runs anyway: the stall joins it.
+        let p = CycleControl::default();
+        p.begin_cycle(false);
+        p.request(GcCause::MinorRequested);
+        let mut req = StallRequest::default();
+        p.request_stall(&mut req);
+        assert!(!req.deferred);
+        assert_eq!(pending(&p), Some(GcCause::AllocationStall));
     }
 }

@@ -18,7 +18,7 @@ mod generations;
 mod page_registry;
 mod phase_gate;
 
-pub(crate) use cycle_control::{CycleControl, NextCycle};
+pub(crate) use cycle_control::{CycleControl, NextCycle, StallRequest};
 pub(crate) use cycle_progress::{CycleProgress, Progress};
 pub(crate) use forwarding::{Forwarding, InPlace, Relocation};
 pub(crate) use forwarding_index::ForwardingIndex;

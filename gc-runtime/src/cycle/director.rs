@@ -1,7 +1,9 @@
 //! The director (ZGC's `ZDirector`): decides when a cycle starts. Checked every
 //! `interval` (10 ms by default); the first rule that matches wins and names the cause:
 //!
-//! 1. **Allocation Stall** — a mutator is waiting for memory (also requested directly);
+//! 1. **Allocation Stall** — a mutator is waiting for memory and asks for a cycle (also
+//!    requested directly); a stall that began during a major asks only once that major's end
+//!    did not let it allocate (`StallRequest`), and until it has retried nothing starts;
 //! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage, and a tenth of the
 //!    heap above what the last cycle left (`warmup_due`);
 //! 3. **Timer** — the configured interval has passed since the last cycle;
@@ -47,9 +49,11 @@
 //!
 //! **The `generational` mode** replaces the allocation-rate rule (5) with lines of its own and
 //! adds a young-occupancy rule, all checked after the other rules (so a major wins whenever
-//! the heap as a whole needs one by them; `generational_choice`). Two lines of free memory
+//! the heap as a whole needs one by them, but for High Usage between minors that pay, below;
+//! `generational_choice`). Three lines of free memory
 //! at the allocation rate: the *major line* (rule 5's test: free memory would not last
-//! through a major) and the *lowest line* (not through a minor alone). Which apply depends on
+//! through a major, with its margin), the *old line* (not through the shortest recent major,
+//! no margin) and the *lowest line* (not through a minor alone). Which apply depends on
 //! whether **minors pay** (`minor_paid`): the last minor freed at least half of the young
 //! generation it collected, *and* freed at least as many bytes per GC CPU nanosecond as the
 //! recent majors (their yield, `major_yield`; the half alone before any major completed).
@@ -68,9 +72,21 @@
 //!
 //! - While minors do not pay, the mode is the concurrent one: **Allocation Rate** (a major)
 //!   below the major line, and no minor at all (a minor there only costs what it marks);
+//! - while they pay, right after a minor whose leftovers grew (it left more in use than the
+//!   minor before it, since the last major: `leftovers_grow`), a major (**Allocation Rate**)
+//!   below the old line: free memory is at its highest right after a minor and shrinks from
+//!   one minor to the next, so a major started later starts with less, and a major that
+//!   starts at the lowest line stalls the mutators (binary-trees at 256M: about 20 MB free at
+//!   1.2 GB/s for a 57 ms major). The major line asks too much here (its margin, twice the
+//!   mean, wants more free memory than a major leaves: a major after every minor);
 //! - while they pay, below the lowest line **Minor Allocation Rate**, or a major (**Allocation
 //!   Rate**) right after a minor: that minor did not lift free memory above the line, so
 //!   minors no longer keep up and the old generation's headroom is spent;
+//! - while they pay, **High Usage** (rule 7) between two minors starts a minor (**Minor
+//!   Allocation Rate**), and a major only right after a minor: it is the young generation
+//!   that filled the heap, a minor frees it in a millisecond, and the old line decides after
+//!   it; a major started with 5% of the heap free stalled the mutators (binary-trees at 256M,
+//!   where every stall left after the old line came at such a major);
 //! - **Minor Young Occupancy** — while minors pay, mutators allocated the young generation's
 //!   size (`HeapConfig::young_size_bytes`, a quarter of the heap and at most 64 MiB by
 //!   default) since the last cycle, minor or major, started: every byte allocated since then
@@ -81,14 +97,16 @@
 //!   the target between two minors is mostly young garbage the next minor frees). Lox's
 //!   heap runs with a heap target: its majors would otherwise come before every minor.
 //!
-//! While minors pay, free memory may sink below the major line: minors run down to the
-//! lowest line, and a major starts only when a minor leaves free memory below it, or by the
-//! other rules (high usage among them); that major then starts late, and the pacer keeps
-//! mutators within the memory left while it runs. A minor's duration is predicted from the
+//! While minors pay, free memory may sink below the major line: minors run down to the old
+//! line while their leftovers grow, and to the lowest line while they do not; a major starts
+//! when a minor leaves free memory below the line that applies, or by the other rules (high
+//! usage among them); the pacer keeps mutators within the memory left while it runs. A minor's duration is predicted from the
 //! recent minors with the majors' margin (`with_margin`), unscaled (its work is the young
 //! live set, not the heap), and as a major's before any minor ran. An allocation stall always
 //! asks for a major (rule 1, and the stalled mutator's own request, which replaces a pending
-//! minor one).
+//! minor one), unless it began while a major ran: that major's end answers it if the
+//! allocation can then proceed (`StallRequest` in `context/cycle_control.rs`), and while such
+//! a stall has yet to retry, the director starts nothing.
 
 use crate::config::HeapTarget;
 use crate::heap::HeapInner;
@@ -105,6 +123,9 @@ use std::time::{Duration, Instant};
 /// this many majors late. Four, in one A/B, doubled heap-churn's tries at 256M for nothing;
 /// doubling the wait after each failed try cost binary-trees at 1G most of its gain.
 const RETRY_MINORS_AFTER: u64 = 8;
+
+/// Recent majors whose shortest duration is the old line's (see [`leftovers_grow`]).
+const OLD_LINE_MAJORS: usize = 3;
 
 /// Recent majors whose freed bytes and GC CPU time make the yield a minor must reach.
 const YIELD_MAJORS: usize = 10;
@@ -136,6 +157,9 @@ pub(super) struct Director {
     minor_durations: VecDeque<f64>,
     /// The last cycle completed was a minor, and `decide` has not run since.
     minor_just_ended: bool,
+    /// Bytes in use after each of the last two minors since the last major, newest last:
+    /// whether the minors' leftovers grow (`leftovers_grow`).
+    minor_leftovers: VecDeque<u64>,
     /// Bytes allocated between the start of the cycle before the running one and its start:
     /// the young generation the running cycle collects.
     young_at_start: u64,
@@ -221,36 +245,72 @@ fn young_due(young_allocated: u64, young_size: u64) -> bool {
     young_allocated >= young_size
 }
 
-/// The allocation-rate rule's three lines in the `generational` mode (see the module
-/// documentation): free memory would run out within a major's predicted duration (`major`),
-/// or within a minor's alone (`minor_only`, the lowest line).
+/// The allocation-rate rule's lines in the `generational` mode (see the module
+/// documentation): free memory would run out within a major's predicted duration (`major`,
+/// with its margin), within the shortest recent major's (`old_line`, no margin: the old
+/// generation's line), or within a minor's alone (`minor_only`, the lowest line).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct RateDue {
     major: bool,
+    old_line: bool,
     minor_only: bool,
 }
 
+/// The minors' leftovers grow: the last minor left more in use than the one before it
+/// (`leftovers`, bytes in use after the minors since the last major, newest last). What a
+/// minor leaves is the old generation and the young survivors; when it grows from one minor
+/// to the next, survivors are promoted faster than anything frees old memory, and only a
+/// major will.
+///
+/// The old line's duration is the shortest of the last [`OLD_LINE_MAJORS`] majors', unscaled. binary-trees at 256M
+/// (about 80 MB live, 1.1 GB/s) on a shared machine, majors of 50–200 ms wall time: with
+/// their mean the line exceeded what free memory a major leaves, so a major followed every
+/// second minor whose leftovers grew (GC CPU per allocated KiB half as high again); scaled to
+/// the heap in use as the major line is (`max_duration`: a major's `used_after` is its live
+/// data, and a generational heap in use is mostly garbage), worse. The shortest is what a
+/// major takes when the machine lets it run; of the last ten, a short major of the heap
+/// still being built stayed in the window for most of a run and put the line too low.
+fn leftovers_grow(leftovers: &VecDeque<u64>) -> bool {
+    let n = leftovers.len();
+    n >= 2 && leftovers[n - 1] > leftovers[n - 2]
+}
+
 /// What the `generational` director starts (see the module documentation), after the
-/// whole heap's other rules (`major`, which wins):
+/// whole heap's other rules (`major`, which wins, but for High Usage between two minors that
+/// pay: a minor):
 ///
 /// - while minors do not pay (`minors_pay`, see `minor_paid`), the concurrent mode's rule: a
 ///   major below the major line, never a minor;
+/// - while they pay, right after a minor (`minor_just_ended`) whose leftovers grew
+///   (`leftovers_grow`), a major below the old generation's line (`old_line`): free memory
+///   is at its highest right after a minor and only shrinks from one minor to the next, so a
+///   major that this free memory does not carry through at the allocation rate now would
+///   start later with less, and stall the mutators;
 /// - while they pay, below the lowest line (`minor_only`) a minor, or a major if a minor has
-///   just ended (`minor_just_ended`: minors no longer keep up); then a minor once the young
-///   generation is full (`young_allocated` of `young_size`).
+///   just ended (minors no longer keep up); then a minor once the young generation is full
+///   (`young_allocated` of `young_size`).
 fn generational_choice(
     major: Option<GcCause>,
     rate: RateDue,
     minors_pay: bool,
-    minor_just_ended: bool,
+    (minor_just_ended, leftovers_grow): (bool, bool),
     young_allocated: u64,
     young_size: u64,
 ) -> Option<GcCause> {
+    if major == Some(GcCause::HighUsage) && minors_pay && !minor_just_ended {
+        // The young generation is what fills the heap between two minors: a minor frees it
+        // in a millisecond, and the old line then decides whether a major must follow. A
+        // major started here has 5% of the heap to run in, and stalls the mutators.
+        return Some(GcCause::MinorAllocationRate);
+    }
     if major.is_some() {
         return major;
     }
     if !minors_pay {
         return rate.major.then_some(GcCause::AllocationRate);
+    }
+    if minor_just_ended && leftovers_grow && rate.old_line {
+        return Some(GcCause::AllocationRate);
     }
     if rate.minor_only {
         return Some(if minor_just_ended {
@@ -325,6 +385,7 @@ impl Director {
             majors: 0,
             minor_durations: VecDeque::new(),
             minor_just_ended: false,
+            minor_leftovers: VecDeque::new(),
             young_at_start: 0,
             // Optimistic: until a minor has shown otherwise, minors are assumed to pay.
             minors_pay: true,
@@ -365,6 +426,10 @@ impl Director {
             self.minors_pay = paid;
             self.majors_since_unpaid = 0;
             self.minor_just_ended = true;
+            self.minor_leftovers.push_back(used_after);
+            if self.minor_leftovers.len() > 2 {
+                self.minor_leftovers.pop_front();
+            }
             self.minor_durations.push_back(duration.as_secs_f64());
             if self.minor_durations.len() > 10 {
                 self.minor_durations.pop_front();
@@ -373,6 +438,7 @@ impl Director {
         }
         self.majors += 1;
         self.minor_just_ended = false;
+        self.minor_leftovers.clear();
         self.major_yields.push_back((done.freed, done.gc_cpu_ns));
         if self.major_yields.len() > YIELD_MAJORS {
             self.major_yields.pop_front();
@@ -435,22 +501,37 @@ impl Director {
         }
     }
 
+    /// The recent durations, each scaled to `used` bytes in use now (see the module
+    /// documentation; concurrent cycles only).
+    fn scaled_durations(&self, used: u64) -> impl Iterator<Item = f64> + Clone + '_ {
+        let scale = self.scale_durations;
+        self.durations.iter().map(move |&(d, after)| {
+            if scale {
+                d * (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE)
+            } else {
+                d
+            }
+        })
+    }
+
     /// How long the next cycle may take with `used` bytes in use now, with margin: the larger
     /// of twice the mean and the mean plus 3.3 standard deviations of the recent durations,
     /// each scaled to `used` (see the module documentation).
     fn max_duration(&self, used: u64) -> f64 {
-        if self.durations.is_empty() {
-            return 2.0 * self.avg_duration();
-        }
-        let scale = |after: u64| {
-            if self.scale_durations {
-                (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE)
-            } else {
-                1.0
-            }
-        };
-        with_margin(self.durations.iter().map(|&(d, after)| d * scale(after)))
-            .expect("durations is not empty")
+        with_margin(self.scaled_durations(used)).unwrap_or(2.0 * self.avg_duration())
+    }
+
+    /// The shortest of the last [`OLD_LINE_MAJORS`] durations, unscaled (the guess
+    /// `avg_duration` gives without any): what a major takes when the machine lets it run
+    /// (see [`leftovers_grow`] for why not the mean, nor scaled).
+    fn shortest_duration(&self) -> f64 {
+        self.durations
+            .iter()
+            .rev()
+            .take(OLD_LINE_MAJORS)
+            .map(|d| d.0)
+            .reduce(f64::min)
+            .unwrap_or_else(|| self.avg_duration())
     }
 
     /// How long the next minor may take, with margin (see [`with_margin`]); a major's
@@ -466,8 +547,14 @@ impl Director {
         let allocated = heap.allocator().allocated();
         self.sample(allocated);
         let control = heap.control();
-        if control.stalled() > 0 {
+        if control.stalls_unanswered() > 0 {
             return Some(GcCause::AllocationStall);
+        }
+        if control.has_stalled_mutators() {
+            // Stalled during the major that just ended, they have not retried since: their
+            // retry, within milliseconds, either proceeds or asks for a major (rule 1). A
+            // minor started meanwhile would only make them wait through it.
+            return None;
         }
         if cfg.continuous {
             return Some(continuous_cause(
@@ -488,7 +575,7 @@ impl Director {
             major,
             rate,
             self.minors_pay,
-            minor_just_ended,
+            (minor_just_ended, leftovers_grow(&self.minor_leftovers)),
             young_allocated,
             young_size,
         )
@@ -543,6 +630,7 @@ impl Director {
         } else {
             let minor = self.max_minor_duration(major);
             rate.major = due(major + interval);
+            rate.old_line = due(self.shortest_duration() + interval);
             rate.minor_only = due(minor + interval);
         }
         let limit = direct.limit() as f64;
@@ -716,12 +804,16 @@ mod tests {
     #[test]
     fn minors_only_while_they_pay_majors_when_minors_do_not_keep_up() {
         let young = 64 * MB;
-        let line = |major, minor_only| RateDue { major, minor_only };
+        let line = |major, minor_only| RateDue {
+            major,
+            old_line: major,
+            minor_only,
+        };
         let none = line(false, false);
         let major_line = line(true, false);
         let lowest = line(true, true);
         let choice = |major, rate, pay, just_ended, allocated| {
-            generational_choice(major, rate, pay, just_ended, allocated, young)
+            generational_choice(major, rate, pay, (just_ended, false), allocated, young)
         };
         for pay in [false, true] {
             assert_eq!(choice(None, none, pay, false, 63 * MB), None);
@@ -740,6 +832,9 @@ mod tests {
                 Some(GcCause::AllocationRate)
             );
             for major in [GcCause::HighUsage, GcCause::Warmup, GcCause::Timer] {
+                if major == GcCause::HighUsage && pay {
+                    continue; // a minor first (see the old line's test)
+                }
                 for (rate, allocated) in [(none, 0), (lowest, 200 * MB)] {
                     assert_eq!(
                         choice(Some(major.clone()), rate, pay, false, allocated),
@@ -770,6 +865,103 @@ mod tests {
             Some(GcCause::MinorYoungOccupancy)
         );
         assert!(young_due(64 * MB, 64 * MB) && !young_due(0, 1));
+    }
+
+    /// The old generation's line: right after a minor whose leftovers grew, a major once free
+    /// memory no longer covers a major's mean duration at the allocation rate (binary-trees at
+    /// 256M: the major line with its margin is never met after a minor, and the lowest line
+    /// is met with too little left for the major that follows); not while the leftovers stay
+    /// put, not between minors, not while minors do not pay (the major line rules then).
+    #[test]
+    fn a_major_starts_after_a_minor_when_leftovers_grow_into_the_old_line() {
+        let young = 64 * MB;
+        let old_line = RateDue {
+            major: true,
+            old_line: true,
+            minor_only: false,
+        };
+        let above = RateDue {
+            major: true,
+            ..RateDue::default()
+        };
+        let choice = |rate, pay, ended_grew, allocated| {
+            generational_choice(None, rate, pay, ended_grew, allocated, young)
+        };
+        assert_eq!(
+            choice(old_line, true, (true, true), 0),
+            Some(GcCause::AllocationRate)
+        );
+        // Leftovers that stay put: minors keep up; the young generation decides.
+        assert_eq!(choice(old_line, true, (true, false), 0), None);
+        assert_eq!(
+            choice(old_line, true, (true, false), young),
+            Some(GcCause::MinorYoungOccupancy)
+        );
+        // Between minors: free memory only shrinks until the next one, which decides.
+        assert_eq!(
+            choice(old_line, true, (false, true), young),
+            Some(GcCause::MinorYoungOccupancy)
+        );
+        // Above the old line (only the margined major line is met): minors go on.
+        assert_eq!(choice(above, true, (true, true), 0), None);
+        // Minors that do not pay: the major line, as before.
+        assert_eq!(
+            choice(above, false, (true, true), 0),
+            Some(GcCause::AllocationRate)
+        );
+        // A major the heap's other rules ask for still wins, High Usage too right after a
+        // minor or while minors do not pay; between minors that pay, High Usage is a minor
+        // (the young generation is what filled the heap), and the old line decides after it.
+        let with = |major: GcCause, pay, ended| {
+            generational_choice(Some(major), old_line, pay, (ended, true), 0, young)
+        };
+        assert_eq!(with(GcCause::Warmup, true, false), Some(GcCause::Warmup));
+        assert_eq!(
+            with(GcCause::HighUsage, true, true),
+            Some(GcCause::HighUsage)
+        );
+        assert_eq!(
+            with(GcCause::HighUsage, false, false),
+            Some(GcCause::HighUsage)
+        );
+        assert_eq!(
+            with(GcCause::HighUsage, true, false),
+            Some(GcCause::MinorAllocationRate)
+        );
+    }
+
+    /// The minors' leftovers grow when the last minor since the last major left more in use
+    /// than the one before it; a major starts them afresh.
+    #[test]
+    fn leftovers_grow_from_one_minor_to_the_next() {
+        assert!(!leftovers_grow(&VecDeque::new()));
+        assert!(!leftovers_grow(&[150 * MB].into()));
+        assert!(leftovers_grow(&[150 * MB, 152 * MB].into()));
+        assert!(!leftovers_grow(&[152 * MB, 152 * MB].into()));
+        assert!(!leftovers_grow(&[152 * MB, 150 * MB].into()));
+        let mut d = Director::new(true, Some(64 * MB));
+        d.cycle_done(Duration::from_millis(50), 80 * MB, major());
+        for used in [148, 150, 152, 154] {
+            d.cycle_started(0, d.allocated_at_last_start + 64 * MB);
+            d.cycle_done(Duration::from_millis(1), used * MB, minor(64 * MB));
+        }
+        assert!(leftovers_grow(&d.minor_leftovers));
+        assert_eq!(d.minor_leftovers.len(), 2);
+        d.cycle_done(Duration::from_millis(50), 80 * MB, major());
+        assert!(!leftovers_grow(&d.minor_leftovers), "a major starts afresh");
+        // The old line's duration is the shortest recent major's, not scaled to the heap.
+        let mut m = Director::new(true, None);
+        m.cycle_done(Duration::from_millis(60), 100 * MB, major());
+        m.cycle_done(Duration::from_millis(40), 100 * MB, major());
+        m.cycle_done(Duration::from_millis(130), 100 * MB, major());
+        assert!((m.shortest_duration() - 0.04).abs() < 1e-9);
+        assert!(m.shortest_duration() < m.max_duration(200 * MB));
+        // Of the last OLD_LINE_MAJORS only: a short major of a small early heap drops out.
+        for _ in 0..OLD_LINE_MAJORS {
+            m.cycle_done(Duration::from_millis(100), 100 * MB, major());
+        }
+        assert!((m.shortest_duration() - 0.1).abs() < 1e-9);
+        assert!((Director::new(true, None).shortest_duration() - 0.1).abs() < 1e-9);
     }
 
     /// A minor pays when it freed half of its young generation and, once a major has

@@ -152,7 +152,7 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
         };
         let allocated_at_start = heap.allocator().allocated();
         director.cycle_started(heap.direct().allocated_bytes(), allocated_at_start);
-        let n = control.begin_cycle();
+        let n = control.begin_cycle(cause.is_minor() && config.mode != Mode::Stw);
         let t = Instant::now();
         let mut cycle = Cycle::new(heap, n, &cause);
         match heap.config().mode {

@@ -35,8 +35,8 @@
 use super::pacer::PacingDecision;
 use super::pacing_floor::HeldTimes;
 use crate::config::{HeapConfig, Mode};
-use crate::context::GcContext;
-use crate::observe::{GcCause, GcEvents};
+use crate::context::{GcContext, StallRequest};
+use crate::observe::GcEvents;
 use gc_core::{
     object_size_with_values, AllocError, ColoredPtr, Object, ObjectHeader, Offset, Page, PageKind,
     HEADER_SIZE,
@@ -478,21 +478,23 @@ fn page_stalling(
     let result = thread.waiting_for_cycles(|must_give_up| {
         control.begin_stall();
         // The cycle that starts after this request must complete before we give up; until
-        // then retry whenever a page is freed (or every 10 ms).
-        let mut target = control.request(GcCause::AllocationStall);
+        // then retry whenever a page is freed (or every 10 ms). Made while a cycle runs, the
+        // request waits for that cycle's end, which may make room (`StallRequest`).
+        let mut req = StallRequest::default();
+        control.request_stall(&mut req);
         let mut extra_cycles = 0;
         let mut minor_retries = 0;
         let result = loop {
-            let (done, shutdown, minor) = control.stall_progress(target);
+            let progress = control.stall_progress(req.target);
             match take_page(thread, kind, size, false, publish) {
                 Ok(p) => break Some(Ok(p)),
                 Err(AllocError::OutOfMemory { .. }) => {}
                 Err(e) => break Some(Err(e)),
             }
-            if shutdown || must_give_up() {
+            if progress.shutdown || must_give_up() {
                 break None;
             }
-            if done && minor && minor_retries < 16 {
+            if progress.done && progress.last_minor && minor_retries < 16 {
                 // The cycle that completed was a minor (the stall's request came in after the
                 // driver had taken a minor request, but before that cycle began): it frees
                 // only empty young pages and says nothing of the heap's live data. Ask again:
@@ -500,24 +502,24 @@ fn page_stalling(
                 // (a few times at most: a minor may also complete after the major we waited
                 // for, before we look).
                 minor_retries += 1;
-                target = control.request(GcCause::AllocationStall);
+                control.request_stall(&mut req);
                 continue;
             }
-            if done {
+            if progress.done {
                 // Fail only if the completed cycle freed nothing for us. If it left room for
                 // this request and other threads took it first, wait for another cycle (a
                 // few at most), instead of reporting out-of-memory with a heap that is
                 // mostly garbage.
                 if extra_cycles < 4 && last_cycle_left_room_for(heap, size) {
                     extra_cycles += 1;
-                    target = control.request(GcCause::AllocationStall);
+                    control.request_stall(&mut req);
                     continue;
                 }
                 break None;
             }
-            thread.blocking(|| control.stall_wait(target));
+            thread.blocking(|| control.stall_wait(&mut req, progress.completed));
         };
-        control.end_stall();
+        control.end_stall(&req);
         result
     });
     let failed = !matches!(result, Some(Ok(_)));
