@@ -1,7 +1,7 @@
 //! What several gc-runtime integration tests share: the live set they build before they
 //! churn garbage, a small deterministic random generator, objects linked through reference
 //! or value slots (`Link`), the generational tests' known leaf (`leaf`, `is_leaf`), and a scenario run in a child process (for a failure that aborts
-//! the process). Each test binary uses part of it.
+//! the process), with the check that a planted bug's child was caught where it should be. Each test binary uses part of it.
 #![allow(dead_code)]
 
 use gc_runtime::{Local, ObjRef, Scope, Value};
@@ -135,6 +135,26 @@ pub fn run_child(
         std::thread::sleep(Duration::from_millis(50));
     };
     (status, reader.join().unwrap())
+}
+
+/// Runs the planted-bug scenario `test` in a child ([`run_child`], scenario `planted`) and
+/// fails unless the child failed and its stderr has a line containing `needle`, where the
+/// bug must be caught (e.g. `GC verification failed at MarkEnd`); returns that line.
+pub fn planted_bug_caught(
+    test: &str,
+    env: &str,
+    limit: std::time::Duration,
+    needle: &str,
+) -> String {
+    let (status, stderr) = run_child(test, env, "planted", limit);
+    assert!(
+        !status.success(),
+        "the planted bug went unnoticed\n{stderr}"
+    );
+    match stderr.lines().find(|l| l.contains(needle)) {
+        Some(line) => line.to_string(),
+        None => panic!("the child failed, but not with {needle:?}: {status}\n{stderr}"),
+    }
 }
 
 /// A leaf with identity `id`: shape 3, `id` and `!id` in its bytes, one reference slot (the
