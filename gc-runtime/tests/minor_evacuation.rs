@@ -12,9 +12,9 @@
 //! where the slot leads to an object the same minor promoted in place.
 
 mod support;
-use gc_runtime::{CycleRecord, Heap, HeapConfig, Mode, Scope};
+use gc_runtime::{Heap, HeapConfig, Mode, Scope};
 use std::time::Duration;
-use support::{is_leaf, leaf};
+use support::{is_leaf, last_cycle, leaf, young_garbage};
 
 const MIB: u64 = 1 << 20;
 
@@ -29,19 +29,6 @@ fn config() -> HeapConfig {
         .track_generations(true)
         .continuous(false)
         .tenuring_threshold(0)
-}
-
-fn last_cycle(heap: &Heap) -> CycleRecord {
-    heap.stats().cycles.last().cloned().expect("a cycle ran")
-}
-
-/// Young garbage: several pages' worth, so the leaves' page is nearly empty at the minor.
-fn garbage(s: &mut Scope<'_>) {
-    s.scope(|s| {
-        for _ in 0..20_000 {
-            s.alloc(7, 0, 200).unwrap();
-        }
-    });
 }
 
 #[test]
@@ -67,7 +54,7 @@ fn a_minor_evacuates_a_sparse_young_page_and_its_survivors_stay_intact() {
             let c = leaf(s, 5);
             s.store(y, 0, Some(c));
         });
-        garbage(s);
+        young_garbage(s);
         assert_eq!(heap.remembered_slots(), Some(1));
         let before = s.address_of(b);
         let check = |s: &mut Scope<'_>, what: &str| {
@@ -140,7 +127,7 @@ fn a_minor_evacuates_a_sparse_young_page_and_its_survivors_stay_intact() {
             let a = leaf(s, 11);
             s.store(holder, 1, Some(a));
         });
-        garbage(s);
+        young_garbage(s);
         s.collect_minor().unwrap();
         assert!(last_cycle(&heap).objects_evacuated_by_minor >= 1);
         s.collect("major");
@@ -181,7 +168,7 @@ fn copy_pointing_to_a_promoted_object(plant: bool) {
         });
         let a = leaf(s, 1);
         s.store(a, 0, Some(c));
-        garbage(s);
+        young_garbage(s);
         let c_at = s.address_of(c);
         let a_at = s.address_of(a);
         s.collect_minor().unwrap();

@@ -24,8 +24,9 @@
 //! that no cycle healed (a node that is not itself, or a segmentation fault following one).
 
 mod support;
-use gc_runtime::{CycleRecord, Global, Heap, HeapConfig, Mode, ObjRef, Scope};
+use gc_runtime::{Global, Heap, HeapConfig, Mode, ObjRef, Scope};
 use std::time::Duration;
+use support::last_cycle;
 
 const MIB: u64 = 1 << 20;
 /// Eight small pages: the holder's (old), the dense leaves', six sparse ones.
@@ -65,10 +66,6 @@ fn dense_id(i: usize) -> u64 {
 /// Object `o` is node or leaf `id` of `shape`, its bytes intact.
 fn is(o: ObjRef<'_>, shape: u32, id: u64) -> bool {
     o.shape() == shape && o.n_bytes() >= 16 && o.read_u64(0) == id && o.read_u64(8) == !id
-}
-
-fn last_cycle(heap: &Heap) -> CycleRecord {
-    heap.stats().cycles.last().cloned().expect("a cycle ran")
 }
 
 /// Fill the heap: the dense leaves, then nodes each followed by garbage until the heap's

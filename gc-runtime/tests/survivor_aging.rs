@@ -15,9 +15,9 @@
 
 mod support;
 use gc_runtime::inspect::PageAge;
-use gc_runtime::{CycleRecord, Heap, HeapConfig, Local, Mode, Scope};
+use gc_runtime::{Heap, HeapConfig, Local, Mode, Scope};
 use std::time::Duration;
-use support::{is_leaf, leaf};
+use support::{is_leaf, last_cycle, leaf, young_garbage};
 
 const MIB: u64 = 1 << 20;
 
@@ -30,19 +30,6 @@ fn config() -> HeapConfig {
         .track_generations(true)
         .continuous(false)
         .tenuring_threshold(2)
-}
-
-fn last_cycle(heap: &Heap) -> CycleRecord {
-    heap.stats().cycles.last().cloned().expect("a cycle ran")
-}
-
-/// Young garbage: several pages' worth, so the leaves' page is nearly empty at the minor.
-fn garbage(s: &mut Scope<'_>) {
-    s.scope(|s| {
-        for _ in 0..20_000 {
-            s.alloc(7, 0, 200).unwrap();
-        }
-    });
 }
 
 fn survivors_aged_by_copy(plant: bool) {
@@ -86,7 +73,7 @@ fn survivors_aged_by_copy(plant: bool) {
             s.store(c, 0, Some(f));
             s.store(y, 0, Some(c));
         });
-        garbage(s);
+        young_garbage(s);
         let check = |s: &mut Scope<'_>, what: &str| {
             let a = s.get(holder).load(0).expect("the holder keeps leaf 1");
             assert!(is_leaf(a, 1), "{what}: leaf 1 through the old holder");
@@ -190,7 +177,7 @@ fn a_major_makes_a_survivor_page_old() {
             }
         });
         let b = leaf(s, 2);
-        garbage(s);
+        young_garbage(s);
         s.collect_minor().unwrap();
         assert!(last_cycle(&heap).objects_aged_by_copy >= 1);
         assert_eq!(s.page_age(b), Some(PageAge::Survivor(1)));
@@ -214,7 +201,7 @@ fn the_default_tenuring_threshold_is_adaptive_and_recorded() {
     let heap = Heap::new(config().adaptive_tenuring()).unwrap();
     let mut m = heap.attach("t").unwrap();
     m.scope(|s| {
-        garbage(s);
+        young_garbage(s);
         s.collect_minor().unwrap();
         assert_eq!(
             last_cycle(&heap).tenuring_threshold,

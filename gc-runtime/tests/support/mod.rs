@@ -157,6 +157,21 @@ pub fn planted_bug_caught(
     }
 }
 
+/// The heap's newest cycle record (the generational tests read the minor they just ran).
+pub fn last_cycle(heap: &gc_runtime::Heap) -> gc_runtime::CycleRecord {
+    heap.stats().cycles.last().cloned().expect("a cycle ran")
+}
+
+/// Young garbage: 20,000 dead 200-byte objects, several pages' worth, so that a page of
+/// survivors allocated just before is nearly empty at the next minor.
+pub fn young_garbage(s: &mut Scope<'_>) {
+    s.scope(|s| {
+        for _ in 0..20_000 {
+            s.alloc(7, 0, 200).unwrap();
+        }
+    });
+}
+
 /// A leaf with identity `id`: shape 3, `id` and `!id` in its bytes, one reference slot (the
 /// generational tests' known object).
 pub fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Local<'s> {
