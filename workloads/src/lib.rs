@@ -35,6 +35,7 @@ pub mod arg_parsers;
 pub mod buffer_kind;
 pub mod cli;
 pub mod collector_speed;
+pub mod cpu_budget;
 pub mod ctx;
 pub mod figures;
 #[allow(unsafe_code)] // mmap, msync, pwrite/pread of the benchmark; see each SAFETY comment.

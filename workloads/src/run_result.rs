@@ -227,6 +227,15 @@ pub struct RunResult {
     /// the timeline still counts them. 0 in a sweep's own results.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pacing_thinned_out: u64,
+    /// The cores the process could run on when it ran (`std::thread::available_parallelism`),
+    /// for the CPU budget ([`crate::cpu_budget`]); 0 in results written before it.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub cores: u32,
+}
+
+/// Whether a count is 0 (left out of results.json then).
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Whether a count is 0 (left out of results.json then).
@@ -446,6 +455,7 @@ mod tests {
             memory_report_text: None,
             pages: None,
             pacing_thinned_out: 0,
+            cores: 2,
         }
     }
 

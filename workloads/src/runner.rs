@@ -297,5 +297,6 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
         memory_report_text,
         pages,
         pacing_thinned_out: 0,
+        cores: crate::cpu_budget::cores(),
     })
 }

@@ -12,6 +12,7 @@
 
 use crate::buffer_kind::BufferKind;
 use crate::collector_speed::CollectorSpeed;
+use crate::cpu_budget::CpuBudget;
 use crate::latency::PercentileSummary;
 use crate::memory_timeline::MemoryFigures;
 use crate::mmu::STANDARD_WINDOWS_NS;
@@ -150,6 +151,10 @@ pub struct RunSummary {
     /// The collector's marking cost per object and relocation rate.
     #[serde(default)]
     pub collector: CollectorSpeed,
+    /// The run's CPU budget: the mutator share the cores allow at the collector's CPU per
+    /// operation. `None` for JVM runs and results without a core count.
+    #[serde(default)]
+    pub cpu_budget: Option<CpuBudget>,
 }
 
 /// For `skip_serializing_if`: a count of 0 is left out of `results.json`.
@@ -193,6 +198,28 @@ impl RunSummary {
             .max_by_key(|(_, &ns)| ns)
             .map(|(t, &ns)| (t.clone(), ns));
         let complete_cycles = r.complete_cycles().count() as u64;
+        let gc_cpu_ns = r.measured_cycles().map(|c| c.gc_cpu_ns).sum();
+        let mutator_waits: u64 = r
+            .config
+            .mutator_names()
+            .iter()
+            .filter_map(|t| wait_by_thread.get(t))
+            .sum();
+        let cpu_budget = r
+            .config
+            .jvm
+            .is_none()
+            .then(|| {
+                CpuBudget::from_figures(
+                    r.cores,
+                    r.config.threads,
+                    r.wall_ns,
+                    mutator_waits,
+                    r.operations,
+                    gc_cpu_ns,
+                )
+            })
+            .flatten();
         RunSummary {
             label: r.label(),
             workload: r.config.workload,
@@ -236,13 +263,14 @@ impl RunSummary {
             min_cycles: r.config.min_cycles,
             extended_by_ms: r.extended_by_ms,
             causes,
-            gc_cpu_ns: r.measured_cycles().map(|c| c.gc_cpu_ns).sum(),
+            gc_cpu_ns,
             request_latency: r.request_latency.as_ref().map(|h| h.summary()),
             committed_heap_bytes: r.committed_heap_bytes,
             pss_bytes: r.pss_bytes,
             rss_bytes: r.rss_bytes,
             memory: MemoryFigures::of(&r.memory, &r.gc.direct),
             collector: CollectorSpeed::of(r),
+            cpu_budget,
         }
     }
 
@@ -367,6 +395,7 @@ mod tests {
             memory_report_text: None,
             pages: None,
             pacing_thinned_out: 0,
+            cores: 2,
         };
         let s = RunSummary::of(&r);
         assert_eq!(s.label, "concurrent 1G");

@@ -248,6 +248,7 @@ pub fn run_twin(config: &RunConfig) -> Result<RunResult, String> {
         memory_report_text: None,
         pages: None,
         pacing_thinned_out: 0,
+        cores: crate::cpu_budget::cores(),
     })
 }
 

@@ -384,6 +384,57 @@ pub fn collector_table(summaries: &[RunSummary]) -> Option<String> {
     Some(render(&header, &numbers_right(header.len(), b), &rows))
 }
 
+/// The CPU budget of each run of this project's collector (`crate::cpu_budget`): the mutators'
+/// running time and the collector's CPU per operation, their ratio, the mutator share of the
+/// run against the share the cores allow at that ratio, how busy the cores were, and the ratio
+/// at which the cores would allow the mutators half of the run. `None` when no run has one
+/// (JVM runs only, or results without a core count).
+pub fn cpu_budget_table(summaries: &[RunSummary]) -> Option<String> {
+    if !summaries.iter().any(|s| s.cpu_budget.is_some()) {
+        return None;
+    }
+    let b = with_buffers(summaries);
+    let header = header_with(
+        b,
+        &[
+            "cores",
+            "mutator µs/op",
+            "GC CPU µs/op",
+            "GC ÷ mutator",
+            "mutator share: run / cores allow",
+            "cores busy",
+            "GC ÷ mutator for 50%",
+        ],
+    );
+    let rows: Vec<Vec<String>> = sorted(summaries)
+        .into_iter()
+        .filter_map(|s| {
+            let c = s.cpu_budget.as_ref()?;
+            let mut row = mode_heap(s, b);
+            let half = c.gc_per_mutator_for(0.5);
+            row.extend([
+                c.cores.to_string(),
+                format!("{:.2}", c.mutator_ns_per_op / 1e3),
+                format!("{:.2}", c.gc_cpu_ns_per_op / 1e3),
+                format!("{:.1}", c.gc_per_mutator()),
+                format!(
+                    "{} / {}",
+                    format::percent(c.mutator_share),
+                    format::percent(c.share_allowed)
+                ),
+                format::percent(c.busy),
+                if half > 0.0 {
+                    format!("≤ {half:.1}")
+                } else {
+                    "–".to_string()
+                },
+            ]);
+            Some(row)
+        })
+        .collect();
+    Some(render(&header, &numbers_right(header.len(), b), &rows))
+}
+
 /// Requests (workloads that serve them): rate and latency percentiles; `None` when no run
 /// recorded request latency.
 pub fn requests_table(summaries: &[RunSummary]) -> Option<String> {
@@ -695,6 +746,10 @@ pub fn markdown_report(results: &[RunResult]) -> String {
         out += "\n## Collector speed (medians over complete cycles)\n\n";
         out += &t;
     }
+    if let Some(t) = cpu_budget_table(&summaries) {
+        out += "\n## CPU budget\n\n";
+        out += &t;
+    }
     if let Some(t) = requests_table(&summaries) {
         out += "\n## Requests\n\n";
         out += &t;
@@ -749,7 +804,14 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             outside the heap (no barrier, allocation or safepoint): the machine's noise, plus \
             in `stw` the pauses' GC workers on every core, as any thread felt it in that run. Collector speed: marking wall time (its phases, roots included) per object \
             marked, all GC threads' CPU time of the cycle per object marked, and bytes \
-            relocated per second of the relocation phases. Requests: round trips as the clients saw them (from the moment a request \
+            relocated per second of the relocation phases. CPU budget: \
+            per operation, the time the mutators ran (not held by pauses, stalls, pacing or \
+            page allocations) and the CPU time of the GC threads; since both draw on the same \
+            cores, the mutators can run at most cores ÷ (threads × (1 + GC ÷ mutator)) of the \
+            run whatever the pacer does, and a share near that bound with the cores near fully \
+            busy means the collector's CPU, not the pacer's schedule, decided how long they \
+            were held; GC ÷ mutator for 50%: what the ratio must come down to for the cores to \
+            allow the mutators half of the run (a floor under an MMU of 50%). Requests: round trips as the clients saw them (from the moment a request \
             was due when throttled). Memory: the highest of the samples taken every 100 ms of \
             the measured phase: committed heap, direct and pooled buffer bytes held, RSS (it \
             counts a heap page once per view it was touched through), and Pss, which is read \
@@ -762,6 +824,7 @@ pub fn markdown_report(results: &[RunResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu_budget::CpuBudget;
     use crate::test_support::sample_result;
     use gc_runtime::stats::{PacingRecord, PageAllocationRecord, StallRecord};
 
@@ -1204,6 +1267,50 @@ mod tests {
     }
 
     #[test]
+    fn cpu_budget_table_shows_each_run_against_its_bound() {
+        let results = [
+            sample_result(Mode::Concurrent, 1 << 30, &[100_000]),
+            sample_result(Mode::Stw, 1 << 30, &[40_000_000]),
+        ];
+        let mut summaries: Vec<RunSummary> = results.iter().map(RunSummary::of).collect();
+        // The sample's own figures: 2 s, one 100 µs pause, 24,690 operations, 1 ms of GC CPU.
+        let b = summaries[0]
+            .cpu_budget
+            .clone()
+            .expect("a budget for our runs");
+        assert_eq!((b.cores, b.threads), (2, 1));
+        assert!((b.mutator_share - (2e9 - 1e5) / 2e9).abs() < 1e-9, "{b:?}");
+        assert_eq!(b.share_allowed, 1.0);
+        // A run whose collector costs three times its mutator: half of two cores at most.
+        summaries[0].cpu_budget =
+            CpuBudget::from_figures(2, 1, 10_000_000_000, 5_000_000_000, 1_000_000, 15e9 as u64);
+        summaries[1].cpu_budget = None;
+        let t = cpu_budget_table(&summaries).unwrap();
+        assert_eq!(
+            row(&t, 0),
+            [
+                "concurrent",
+                "1G",
+                "2",
+                "5.00",
+                "15.00",
+                "3.0",
+                "50.0% / 50.0%",
+                "100%",
+                "≤ 3.0"
+            ],
+            "{t}"
+        );
+        assert_eq!(
+            t.lines().count(),
+            3,
+            "runs without a budget have no row: {t}"
+        );
+        summaries[0].cpu_budget = None;
+        assert!(cpu_budget_table(&summaries).is_none());
+    }
+
+    #[test]
     fn markdown_report_describes_the_runs() {
         let results = [
             sample_result(Mode::Concurrent, 1 << 30, &[100_000]),
@@ -1221,8 +1328,9 @@ mod tests {
         assert!(md.contains("## Utilization and hiccups"));
         assert!(md.contains("## concurrent ÷ stw"));
         assert!(md.contains("## Collector speed (medians over complete cycles)"));
+        assert!(md.contains("## CPU budget"));
         // One row per table.
-        assert_eq!(md.matches("| concurrent |").count(), 5);
+        assert_eq!(md.matches("| concurrent |").count(), 6);
         assert!(md.contains("## Felt and collector-imposed"));
         assert!(md.contains(
             "longest wait: the longest single time a mutator of the workload could not run"
