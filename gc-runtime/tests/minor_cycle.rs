@@ -510,12 +510,17 @@ fn planted_run(test: &str, plant: &str) {
     );
     // A table dropped early can first be met by a mutator's load of a stale pointer (the
     // verifier runs only in pauses): the leaf it reads is a stranger's or garbage, and the
-    // model's check says so, or the from-page's memory is unmapped and the read faults (in a
-    // mutator, or in the GC driver, which then aborts).
+    // model's check says so, or the stranger has fewer slots than the leaf it was taken for
+    // and the slot accessor's range check panics (gc-core's `slot_out_of_range`; 2 runs of
+    // 13 failed this test on a loaded machine before it was accepted, the one whose output
+    // was kept with that panic), or the from-page's memory is unmapped and the read faults
+    // (in a mutator, or in the GC driver, which then aborts).
     let caught = |l: &str| {
         l.contains("GC verification failed")
             || (plant == "drop-minor-table"
-                && (l.contains("wrong or corrupted leaf") || l.contains("fatal: the GC driver")))
+                && (l.contains("wrong or corrupted leaf")
+                    || (l.contains("slot ") && l.contains(" out of range ("))
+                    || l.contains("fatal: the GC driver")))
     };
     let faulted = {
         use std::os::unix::process::ExitStatusExt;

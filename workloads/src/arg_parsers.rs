@@ -65,6 +65,22 @@ pub fn check_young_size(young: u64, heap: u64) -> Result<(), String> {
     ))
 }
 
+/// Parse `--young-evacuation-live-percent`: a whole percentage, checked by the runtime's own
+/// validation (`HeapConfig::validate`) so the option and the setting accept the same range;
+/// the message names the option.
+pub fn parse_young_evacuation_live_percent(s: &str) -> Result<u8, String> {
+    let refused = |why: String| format!("--young-evacuation-live-percent {s}: {why}");
+    let percent: u64 = s.trim().parse().map_err(|_| {
+        refused("not a whole percentage: give between 0 and 100, e.g. 25, the default".into())
+    })?;
+    let percent = u8::try_from(percent).unwrap_or(u8::MAX);
+    gc_runtime::HeapConfig::new(256 << 20)
+        .young_evacuation_live_percent(percent)
+        .validate()
+        .map_err(|e| refused(e.to_string()))?;
+    Ok(percent)
+}
+
 /// Parse a positive number of seconds (fractions allowed) into milliseconds (at least 1).
 pub fn parse_seconds(s: &str) -> Result<u64, String> {
     let secs: f64 = s

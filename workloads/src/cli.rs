@@ -8,7 +8,8 @@
 
 use crate::arg_parsers::{
     check_young_size, huge_pages_parser, mode_parser, parse_fraction, parse_heap, parse_on_off,
-    parse_pacing_floor, parse_pacing_window, parse_seconds, parse_young_size,
+    parse_pacing_floor, parse_pacing_window, parse_seconds, parse_young_evacuation_live_percent,
+    parse_young_size,
 };
 use crate::buffer_kind::BufferKind;
 use crate::jvm::JvmCollector;
@@ -256,6 +257,13 @@ pub struct CommonArgs {
     /// quarter of the heap, at most 64M]
     #[arg(long, value_name = "SIZE", value_parser = parse_young_size)]
     pub young_size: Option<u64>,
+    /// The live share under which a `generational` run's minor evacuates a young page (copies
+    /// its survivors to survivor or old pages and frees it); denser young pages are aged or
+    /// promoted in place (`HeapConfig::young_evacuation_live_percent`). A percentage of a
+    /// page from 0 (minors evacuate nothing) to 100. Ignored by the other modes. [default:
+    /// 25]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_young_evacuation_live_percent)]
+    pub young_evacuation_live_percent: Option<u8>,
     /// At the end of each run, print the memory report (what RSS is made of: heap, GC
     /// metadata, direct buffers and native pools, malloc, stacks, files, smaps) and store it
     /// in results.json. `pause-sweep memory` runs a short workload just for it.
@@ -271,6 +279,7 @@ impl CommonArgs {
             check_young_size(young, c.heap_bytes)?;
         }
         c.young_size = self.young_size;
+        c.young_evacuation_live_percent = self.young_evacuation_live_percent;
         c.threads = self.threads;
         c.seed = self.seed;
         c.min_cycles = self.min_cycles.unwrap_or(min_cycles);
@@ -796,6 +805,58 @@ mod tests {
         assert!(m.contains("does not fit a 256M heap"), "{m}");
         let help = Cli::command().render_long_help().to_string();
         assert!(help.contains("--young-size <SIZE>"), "{help}");
+    }
+
+    /// `--young-evacuation-live-percent` reaches every run's configuration (the sweep's and a
+    /// workload's alone); a share over 100 and a malformed one are refused by the runtime's
+    /// validation, with the option named.
+    #[test]
+    fn young_evacuation_live_percent_is_checked_by_the_runtime() {
+        let configs = |args: &[&str]| parse(args).unwrap().sweep.configs();
+        let c = configs(&[
+            "--heaps",
+            "256M,1G",
+            "--young-evacuation-live-percent",
+            "75",
+        ])
+        .unwrap();
+        assert!(c
+            .iter()
+            .all(|c| c.young_evacuation_live_percent == Some(75)));
+        assert!(configs(&["--heaps", "256M"]).unwrap()[0]
+            .young_evacuation_live_percent
+            .is_none());
+        let msg = |args: &[&str]| parse(args).unwrap_err().to_string();
+        for bad in ["101", "300"] {
+            let m = msg(&["--young-evacuation-live-percent", bad]);
+            assert!(
+                m.contains("--young-evacuation-live-percent")
+                    && m.contains("young_evacuation_live_percent")
+                    && m.contains("between 0"),
+                "{m}"
+            );
+        }
+        let m = msg(&["--young-evacuation-live-percent", "half"]);
+        assert!(m.contains("not a whole percentage"), "{m}");
+        let run = parse(&[
+            "binary-trees",
+            "--mode",
+            "generational",
+            "--young-evacuation-live-percent",
+            "0",
+        ])
+        .unwrap()
+        .command
+        .unwrap()
+        .run_config()
+        .unwrap()
+        .unwrap();
+        assert_eq!(run.young_evacuation_live_percent, Some(0));
+        let help = Cli::command().render_long_help().to_string();
+        assert!(
+            help.contains("--young-evacuation-live-percent <PERCENT>"),
+            "{help}"
+        );
     }
 
     #[test]

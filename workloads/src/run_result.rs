@@ -79,6 +79,11 @@ pub struct RunConfig {
     /// `--young-size`); `None`: the runtime's default. Ignored by the other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub young_size: Option<u64>,
+    /// The live share under which a `generational` run's minors evacuate a young page
+    /// (`HeapConfig::young_evacuation_live_percent`, `--young-evacuation-live-percent`);
+    /// `None`: the runtime's default. Ignored by the other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub young_evacuation_live_percent: Option<u8>,
 }
 
 impl RunConfig {
@@ -108,6 +113,7 @@ impl RunConfig {
             jvm: None,
             huge_pages: None,
             young_size: None,
+            young_evacuation_live_percent: None,
         }
     }
 

@@ -82,6 +82,9 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     if let Some(young) = config.young_size {
         heap_config = heap_config.young_size(young);
     }
+    if let Some(percent) = config.young_evacuation_live_percent {
+        heap_config = heap_config.young_evacuation_live_percent(percent);
+    }
     let heap = Heap::new(heap_config).map_err(|e| {
         format!(
             "cannot create a {} heap: {e}",
