@@ -18,6 +18,14 @@
 //! every age kept young still mostly dies and bytes reached the threshold (so are being
 //! promoted), the threshold rises by one age per minor, up to `MAX_SURVIVOR_AGE`, so the age
 //! promoted until then is measured too.
+//!
+//! A sample goes stale: an age at or above the threshold is promoted, so its survival is
+//! never measured again, and a threshold that fell to it would stay there for the rest of the
+//! run, however the program changed. A sample older than `STALE_AFTER` cycles therefore
+//! counts as unmeasured: the threshold then rises past that age for one minor (if bytes
+//! reached it), the next minor measures it afresh, replacing the stale mean, and the
+//! threshold falls back only if it still mostly survives. The price is one cohort kept young
+//! one more minor every `STALE_AFTER` cycles.
 
 use gc_core::MAX_SURVIVOR_AGE;
 use parking_lot::Mutex;
@@ -31,6 +39,9 @@ const HIGH_SURVIVAL: f64 = 0.5;
 /// Bytes live at an age below which a cohort gives no survival sample (a few objects say
 /// little about an age).
 const MIN_SAMPLE_BYTES: u64 = 64 << 10;
+
+/// Cycles (by sequence number) after which an age's survival sample no longer counts.
+const STALE_AFTER: u64 = 32;
 
 /// The threshold the first minor uses, before any survival was measured.
 const INITIAL_THRESHOLD: u8 = 1;
@@ -47,8 +58,9 @@ struct State {
     /// The threshold the next minor takes when it is adaptive.
     next: u8,
     latest: Option<Census>,
-    /// Per age, the mean survival over one minor, once measured.
-    survival: [Option<f64>; YOUNG_AGES],
+    /// Per age, the mean survival over one minor and the sequence number of the minor that
+    /// gave its latest sample, once measured.
+    survival: [Option<(f64, u64)>; YOUNG_AGES],
 }
 
 /// The adaptive tenuring threshold's measurements (see the module documentation).
@@ -86,7 +98,12 @@ impl Tenuring {
                     continue;
                 }
                 let r = (live[a + 1] as f64 / prev.live[a] as f64).min(1.0);
-                st.survival[a] = Some(st.survival[a].map_or(r, |m| (m + r) / 2.0));
+                // A stale mean says nothing about the program now: the sample replaces it.
+                let mean = match st.survival[a] {
+                    Some((m, at)) if !stale(at, seqnum) => (m + r) / 2.0,
+                    _ => r,
+                };
+                st.survival[a] = Some((mean, seqnum));
             }
         }
         st.latest = Some(Census {
@@ -94,24 +111,33 @@ impl Tenuring {
             threshold,
             live: *live,
         });
-        st.next = next_threshold(&st.survival, live, st.next);
+        st.next = next_threshold(&st.survival, live, st.next, seqnum);
     }
 
     /// The survival measured per age so far (for tests).
     #[cfg(test)]
     fn survival(&self, age: usize) -> Option<f64> {
-        self.state.lock().survival[age]
+        self.state.lock().survival[age].map(|(m, _)| m)
     }
 }
 
-/// The rule of the module documentation, from the adaptive threshold `current`.
+/// Whether a sample taken by the cycle of sequence number `at` is stale at `now`.
+fn stale(at: u64, now: u64) -> bool {
+    now.saturating_sub(at) > STALE_AFTER
+}
+
+/// The rule of the module documentation, from the adaptive threshold `current`, after the
+/// minor of sequence number `now`.
 fn next_threshold(
-    survival: &[Option<f64>; YOUNG_AGES],
+    survival: &[Option<(f64, u64)>; YOUNG_AGES],
     live: &[u64; YOUNG_AGES],
     current: u8,
+    now: u64,
 ) -> u8 {
     let current = current.max(1);
-    let high = |a: u8| survival[usize::from(a)].is_some_and(|s| s >= HIGH_SURVIVAL);
+    let high = |a: u8| {
+        survival[usize::from(a)].is_some_and(|(s, at)| s >= HIGH_SURVIVAL && !stale(at, now))
+    };
     if let Some(a) = (1..current).find(|&a| high(a)) {
         return a;
     }
@@ -161,6 +187,67 @@ mod tests {
         t.record(7, 3, &census(&[8 * MIB, 4 * MIB, MIB, MIB]));
         assert_eq!(t.survival(2), Some(1.0));
         assert_eq!(t.threshold(None), 2);
+    }
+
+    /// A run whose threshold fell to 1 (age 1 survived entirely): minors 2 and 3 at
+    /// threshold 2, and minor 4, the first at threshold 1, which still finds age 1's
+    /// survivors at age 2 and takes the last sample of age 1. Returns the next sequence
+    /// number.
+    fn fell_to_one(t: &Tenuring) -> u64 {
+        t.record(2, 2, &census(&[8 * MIB, 4 * MIB]));
+        t.record(3, 2, &census(&[8 * MIB, 4 * MIB, 4 * MIB]));
+        assert_eq!(t.survival(1), Some(1.0));
+        assert_eq!(t.threshold(None), 1);
+        t.record(4, 1, &census(&[8 * MIB, 4 * MIB, 4 * MIB]));
+        assert_eq!(t.threshold(None), 1);
+        5
+    }
+
+    #[test]
+    fn a_threshold_that_fell_is_measured_again_once_its_sample_is_stale() {
+        let t = Tenuring::default();
+        let mut seq = fell_to_one(&t);
+        // Age 1 is promoted from now on, so nothing measures it: the threshold stays at 1
+        // while its sample (minor 4's) is fresh...
+        while seq <= 4 + STALE_AFTER {
+            t.record(seq, 1, &census(&[8 * MIB, 4 * MIB]));
+            assert_eq!(t.threshold(None), 1, "minor {seq}");
+            seq += 1;
+        }
+        // ...and once it is stale, age 1 is kept young for a minor to measure it again.
+        t.record(seq, 1, &census(&[8 * MIB, 4 * MIB]));
+        assert_eq!(t.threshold(None), 2, "the stale age is probed");
+        t.record(seq + 1, 2, &census(&[8 * MIB, 4 * MIB]));
+        assert_eq!(
+            t.threshold(None),
+            2,
+            "nothing measured yet: the probe goes on"
+        );
+        // The program changed: age 1 now mostly dies. The fresh sample replaces the stale
+        // mean (averaged with it, 0.55 would promote at 1 again); bytes reached age 2, so the
+        // threshold goes on rising to measure that age too.
+        t.record(seq + 2, 2, &census(&[8 * MIB, 4 * MIB, 400 << 10]));
+        assert!((t.survival(1).unwrap() - 400.0 / 4096.0).abs() < 1e-12);
+        assert_eq!(t.threshold(None), 3);
+    }
+
+    #[test]
+    fn a_probe_falls_back_when_the_age_still_survives() {
+        let t = Tenuring::default();
+        fell_to_one(&t);
+        // The cycles between minor 4 and the probe were majors: no sample, and none of them
+        // records a census.
+        let probe = 5 + STALE_AFTER;
+        t.record(probe, 1, &census(&[8 * MIB, 4 * MIB]));
+        assert_eq!(t.threshold(None), 2);
+        t.record(probe + 1, 2, &census(&[8 * MIB, 4 * MIB]));
+        t.record(probe + 2, 2, &census(&[8 * MIB, 4 * MIB, 3 * MIB]));
+        assert_eq!(t.survival(1), Some(0.75));
+        assert_eq!(
+            t.threshold(None),
+            1,
+            "age 1 still survives: promoted at 1 again"
+        );
     }
 
     #[test]
