@@ -583,6 +583,16 @@ mod tests {
         Cli::try_parse_from(std::iter::once("pause-sweep").chain(args.iter().copied()))
     }
 
+    /// The run configuration of a workload subcommand's arguments (which must parse).
+    fn workload_config(args: &[&str]) -> Result<RunConfig, String> {
+        parse(args)
+            .unwrap()
+            .command
+            .expect("a workload subcommand")
+            .run_config()
+            .expect("a workload run")
+    }
+
     #[test]
     fn initial_heap_is_a_size_or_max_and_at_most_the_heap() {
         let configs = |arg: &str| {
@@ -693,13 +703,7 @@ mod tests {
         assert!(configs
             .iter()
             .all(|c| c.pacing_floor == Some(0.25) && c.pacing_window_ms == Some(20)));
-        let c = parse(&["heap-churn", "--pacing-floor", "0"])
-            .unwrap()
-            .command
-            .unwrap()
-            .run_config()
-            .unwrap()
-            .unwrap();
+        let c = workload_config(&["heap-churn", "--pacing-floor", "0"]).unwrap();
         assert_eq!((c.pacing_floor, c.pacing_window_ms), (Some(0.0), None));
         let defaults = parse(&[]).unwrap().sweep.configs().unwrap();
         assert!(defaults.iter().all(|c| c.pacing_floor.is_none()));
@@ -718,13 +722,7 @@ mod tests {
         assert!(cli.sweep.configs().unwrap().iter().all(|c| !c.pacing));
         let cli = parse(&["--pacing", "on"]).unwrap();
         assert!(cli.sweep.configs().unwrap().iter().all(|c| c.pacing));
-        let c = parse(&["heap-churn", "--pacing", "off"])
-            .unwrap()
-            .command
-            .unwrap()
-            .run_config()
-            .unwrap()
-            .unwrap();
+        let c = workload_config(&["heap-churn", "--pacing", "off"]).unwrap();
         assert!(!c.pacing);
     }
 
@@ -838,18 +836,13 @@ mod tests {
         }
         let m = msg(&["--young-evacuation-live-percent", "half"]);
         assert!(m.contains("not a whole percentage"), "{m}");
-        let run = parse(&[
+        let run = workload_config(&[
             "binary-trees",
             "--mode",
             "generational",
             "--young-evacuation-live-percent",
             "0",
         ])
-        .unwrap()
-        .command
-        .unwrap()
-        .run_config()
-        .unwrap()
         .unwrap();
         assert_eq!(run.young_evacuation_live_percent, Some(0));
         let help = Cli::command().render_long_help().to_string();
@@ -914,25 +907,14 @@ mod tests {
         assert_eq!(param(&c, "ops_per_sec"), json!(5000));
         assert_eq!(param(&c, "root_chunk_slots"), json!(16_384));
         // Default live set: half the heap.
-        let c = parse(&["heap-churn"])
-            .unwrap()
-            .command
-            .unwrap()
-            .run_config()
-            .unwrap()
-            .unwrap();
+        let c = workload_config(&["heap-churn"]).unwrap();
         assert_eq!(
             (c.heap_bytes, c.live_set_bytes, c.mode),
             (1 << 30, 512 << 20, Mode::Concurrent)
         );
         // A live set that does not fit.
-        let err = parse(&["heap-churn", "--heap", "256M", "--live-mb", "300"])
-            .unwrap()
-            .command
-            .unwrap()
-            .run_config()
-            .unwrap()
-            .unwrap_err();
+        let err =
+            workload_config(&["heap-churn", "--heap", "256M", "--live-mb", "300"]).unwrap_err();
         assert!(err.contains("does not fit a 256M heap"), "{err}");
     }
 
