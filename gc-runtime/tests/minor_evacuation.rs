@@ -14,7 +14,7 @@
 mod support;
 use gc_runtime::{Heap, HeapConfig, Mode, Scope};
 use std::time::Duration;
-use support::{is_leaf, last_cycle, leaf, young_garbage};
+use support::{dense_page_with_leaf, fill_with_garbage, is_leaf, last_cycle, leaf, young_garbage};
 
 const MIB: u64 = 1 << 20;
 
@@ -152,20 +152,9 @@ fn copy_pointing_to_a_promoted_object(plant: bool) {
     m.scope(|s| {
         // Leaf 2 and a dense page of live ballast around it: the heap's first small page,
         // about two thirds live (well above the evacuation limit, a quarter).
-        let dense = s.alloc(1, 12_000, 0).unwrap();
-        let c = leaf(s, 2);
-        for i in 0..12_000 {
-            s.scope(|s| {
-                let o = s.alloc(4, 0, 64).unwrap();
-                s.store(dense, i, Some(o));
-            });
-        }
+        let (_dense, c) = dense_page_with_leaf(s, 2);
         // Leaf 1 on a later page, with nothing else live on it.
-        s.scope(|s| {
-            for _ in 0..8_000 {
-                s.alloc(7, 0, 200).unwrap();
-            }
-        });
+        fill_with_garbage(s);
         let a = leaf(s, 1);
         s.store(a, 0, Some(c));
         young_garbage(s);

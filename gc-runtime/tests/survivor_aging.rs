@@ -17,7 +17,7 @@ mod support;
 use gc_runtime::inspect::PageAge;
 use gc_runtime::{Heap, HeapConfig, Local, Mode, Scope};
 use std::time::Duration;
-use support::{is_leaf, last_cycle, leaf, young_garbage};
+use support::{dense_page_with_leaf, fill_with_garbage, is_leaf, last_cycle, leaf, young_garbage};
 
 const MIB: u64 = 1 << 20;
 
@@ -44,22 +44,11 @@ fn survivors_aged_by_copy(plant: bool) {
         assert_eq!(s.is_old(holder), Some(true));
         // Leaf 6 and a dense page of live ballast around it: the heap's first young small
         // page, about two thirds live (above the evacuation limit, a quarter).
-        let dense = s.alloc(1, 12_000, 0).unwrap();
-        let f = leaf(s, 6);
-        for i in 0..12_000 {
-            s.scope(|s| {
-                let o = s.alloc(4, 0, 64).unwrap();
-                s.store(dense, i, Some(o));
-            });
-        }
+        let (_dense, f) = dense_page_with_leaf(s, 6);
         // The leaves on a later page, with nothing else live on it. Leaf 1 (holding leaf 4)
         // only through the old holder's slot 0 (remembered); leaf 2 through a root; leaf 5
         // through the young leaf 3, itself a root, which leaf 5 passes on to leaf 6.
-        s.scope(|s| {
-            for _ in 0..8_000 {
-                s.alloc(7, 0, 200).unwrap();
-            }
-        });
+        fill_with_garbage(s);
         s.scope(|s| {
             let a = leaf(s, 1);
             let d = leaf(s, 4);
@@ -171,11 +160,7 @@ fn a_major_makes_a_survivor_page_old() {
     let heap = Heap::new(config()).unwrap();
     let mut m = heap.attach("t").unwrap();
     m.scope(|s| {
-        s.scope(|s| {
-            for _ in 0..8_000 {
-                s.alloc(7, 0, 200).unwrap();
-            }
-        });
+        fill_with_garbage(s);
         let b = leaf(s, 2);
         young_garbage(s);
         s.collect_minor().unwrap();

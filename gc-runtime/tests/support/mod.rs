@@ -172,6 +172,33 @@ pub fn young_garbage(s: &mut Scope<'_>) {
     });
 }
 
+/// The generational tests' dense page: on a fresh heap, the first young small page, about two
+/// thirds live (well above the young evacuation limit, a quarter), so a minor ages or
+/// promotes it in place. Leaf `id` lies on it, allocated between the array and the objects
+/// the array holds. Returns the array (the ballast's root) and the leaf.
+pub fn dense_page_with_leaf<'s>(s: &mut Scope<'s>, id: u64) -> (Local<'s>, Local<'s>) {
+    let dense = s.alloc(1, 12_000, 0).unwrap();
+    let l = leaf(s, id);
+    for i in 0..12_000 {
+        s.scope(|s| {
+            let o = s.alloc(4, 0, 64).unwrap();
+            s.store(dense, i, Some(o));
+        });
+    }
+    (dense, l)
+}
+
+/// Fill the rest of the current young page with garbage (8,000 objects of 200 bytes, about
+/// 1.7 MB), so that what is allocated next lies on a later page with nothing else live on it:
+/// a sparse page a minor evacuates.
+pub fn fill_with_garbage(s: &mut Scope<'_>) {
+    s.scope(|s| {
+        for _ in 0..8_000 {
+            s.alloc(7, 0, 200).unwrap();
+        }
+    });
+}
+
 /// A leaf with identity `id`: shape 3, `id` and `!id` in its bytes, one reference slot (the
 /// generational tests' known object).
 pub fn leaf<'s>(s: &mut Scope<'s>, id: u64) -> Local<'s> {
