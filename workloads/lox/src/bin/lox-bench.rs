@@ -2,8 +2,9 @@
 //! best (or the median) wall-clock time of each.
 //!
 //! ```text
-//! cargo run --release -p lox --bin lox-bench -- [--runs 5] [--only fib,zoo] [--markdown]
-//! cargo run --release -p lox --bin lox-bench -- --baseline /tmp/clox [--runs 5] [--markdown]
+//! cargo build --release -p lox    # lox and lox-bench together: it runs the lox next to it
+//! target/release/lox-bench [--runs 5] [--only fib,zoo] [--markdown]
+//! target/release/lox-bench --baseline /tmp/clox [--runs 5] [--markdown]
 //!     [--stat best|median]
 //! ```
 //!
@@ -57,7 +58,7 @@ use clap::Parser;
 use lox::cli::parse_heap_size;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -182,12 +183,50 @@ fn main() -> ExitCode {
     }
 }
 
+/// How much older than this program the `lox` next to it may be before the run warns:
+/// `cargo build -p lox` links the two within seconds of each other.
+const STALE_LOX_SLACK: Duration = Duration::from_secs(60);
+
+/// Whether a `lox` built at `lox_built` predates this program, built at `bench_built`, by
+/// more than [`STALE_LOX_SLACK`]. `cargo run --bin lox-bench` rebuilds this program alone: after
+/// a change to the interpreter the `lox` next to it is still the one from before the change,
+/// and its times are not the change's.
+fn lox_looks_stale(lox_built: SystemTime, bench_built: SystemTime) -> bool {
+    bench_built
+        .duration_since(lox_built)
+        .is_ok_and(|older| older > STALE_LOX_SLACK)
+}
+
+/// The `lox` next to this program, checked to exist; a warning on stderr when it looks older
+/// than this program (see [`lox_looks_stale`]).
+fn lox_next_to_this_program() -> Result<PathBuf, String> {
+    let this = std::env::current_exe()
+        .map_err(|e| format!("the path of this program: {e}; give --lox"))?;
+    let lox = this.with_file_name("lox");
+    let built = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
+    let lox_built = built(&lox).map_err(|e| {
+        format!(
+            "{}: {e}; build it with `cargo build --release -p lox`, or give --lox",
+            lox.display()
+        )
+    })?;
+    if let Ok(bench_built) = built(&this) {
+        if lox_looks_stale(lox_built, bench_built) {
+            eprintln!(
+                "lox-bench: warning: {} is older than this program, so it may not include your \
+                 latest change to the interpreter (`cargo run --bin lox-bench` rebuilds only \
+                 lox-bench): build both with `cargo build --release -p lox`, or give --lox",
+                lox.display()
+            );
+        }
+    }
+    Ok(lox)
+}
+
 fn run(args: &Args) -> Result<(), String> {
     let lox = match &args.lox {
         Some(lox) => lox.clone(),
-        None => std::env::current_exe()
-            .map_err(|e| format!("the path of this program: {e}; give --lox"))?
-            .with_file_name("lox"),
+        None => lox_next_to_this_program()?,
     };
     let entries = std::fs::read_dir(&args.dir).map_err(|e| {
         format!(
@@ -655,6 +694,17 @@ fn print_table(rows: &[(String, Vec<Run>)], markdown: bool, heap: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lox_built_well_before_this_program_looks_stale() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        // Linked by one `cargo build`, in either order.
+        assert!(!lox_looks_stale(t, t + Duration::from_secs(2)));
+        assert!(!lox_looks_stale(t + Duration::from_secs(2), t));
+        // This program rebuilt alone ten minutes after the interpreter.
+        assert!(lox_looks_stale(t, t + Duration::from_secs(600)));
+        assert!(!lox_looks_stale(t, t + STALE_LOX_SLACK));
+    }
 
     fn runs(seconds: &[f64]) -> Vec<Run> {
         seconds
