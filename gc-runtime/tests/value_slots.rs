@@ -28,8 +28,12 @@ fn a_value_slot_left_marked2_by_a_cycle_is_healed_by_the_barrier() {
     let h = heap_with(Mode::Concurrent, 32, ColorChoice::Rotate);
     let mut m = h.attach("main").unwrap();
     m.scope(|s| {
-        let holder = s.alloc_with_values(1, 0, 1, 0).unwrap();
+        // The target first: a relocation that publishes the holder's copy after the target's
+        // (a worker publishes a batch of copies from the highest address down) writes the
+        // target's new address into it, and the slot would not be left stale (see
+        // `relocate::copy_remap`).
         let target = s.alloc(2, 0, 8).unwrap();
+        let holder = s.alloc_with_values(1, 0, 1, 0).unwrap();
         s.get(target).write_u64(0, 78);
         s.store_value(holder, 0, Value::Ref(target));
         let mut colors = Vec::new();
@@ -72,8 +76,9 @@ fn a_value_slot_left_stale_by_a_cycle_is_healed_by_the_barrier() {
     let h = heap(Mode::Concurrent, 32);
     let mut m = h.attach("main").unwrap();
     m.scope(|s| {
-        let holder = s.alloc_with_values(1, 0, 2, 0).unwrap();
+        // The target first, as above: the holder's slot is then left stale by a relocation.
         let target = s.alloc(2, 0, 8).unwrap();
+        let holder = s.alloc_with_values(1, 0, 2, 0).unwrap();
         s.get(target).write_u64(0, 77);
         s.store_value(holder, 0, Value::Ref(target));
         s.store_value(holder, 1, Value::Number(1.5));

@@ -251,6 +251,9 @@ fn concurrent() {
     // Marking meets pointers the last relocation left stale and remaps them through the
     // mark ring's stale stage (deferred until the forwarding entry is prefetched): reached.
     assert!(r.stale_slots_remapped > 0, "{r}");
+    // A relocating worker heals its copies' slots that point into the page it just
+    // evacuated (the rest stay stale for the markers above): reached.
+    assert!(r.copy_slots_remapped > 0, "{r}");
     // The default mark colors alternate Marked0 and Marked1: the Marked2 view stays unused.
     assert_eq!(r.cycles_marked2, 0, "{r}");
     assert_eq!(r.color_rule_breaks, 0, "{r}");

@@ -645,6 +645,7 @@ impl<'h> Cycle<'h> {
         self.rec.objects_self_forwarded = r.self_forwards;
         self.rec.relocation_waits = r.waits;
         self.rec.worker_copies_lost = r.worker_copies_lost;
+        self.rec.copy_slots_remapped = r.copy_slots_remapped;
         self.rec.gc_cpu_ns = thread_cpu_ns() - self.driver_cpu0 + self.worker_cpu;
         let guard = heap.idle_class();
         self.rec.idle_class_starvations = guard.starvations() - self.starvations0.0;

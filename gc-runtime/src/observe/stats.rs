@@ -129,6 +129,10 @@ pub struct CycleRecord {
     /// left behind as a dead object).
     #[serde(default)]
     pub worker_copies_lost: u64,
+    /// Slots of GC workers' copies that pointed into the page just evacuated, healed to the
+    /// new addresses right after it (so the next marking has fewer stale slots to remap).
+    #[serde(default)]
+    pub copy_slots_remapped: u64,
     /// Empty pages freed without relocation.
     pub pages_freed_empty: u64,
     /// Young pages with survivors a minor cycle aged (kept young, one minor older; 0 in a

@@ -3,6 +3,7 @@
 //! pages, in-place compaction when no target memory is left, root relocation), and the `stw`
 //! mode's full remap. It owns the relocation set and the target pages of a cycle.
 
+mod copy_remap;
 mod full_remap;
 mod relocation_set;
 mod relocation_set_selector;

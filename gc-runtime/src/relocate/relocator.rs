@@ -3,9 +3,15 @@
 //! Whoever meets an object first — a GC worker evacuating its page, a mutator whose barrier
 //! loaded a pointer to it, or the driver relocating a root inside the `stw` pause —
 //! copies it into a target page and CASes the forwarding entry; the single winner's copy is
-//! the object from then on, a loser gives its copy back. Copies are made only from retained
+//! the object from then on, a loser gives its copy back (or, where another copy lies above it
+//! on its page, leaves it behind as a dead object). Copies are made only from retained
 //! pages, and only into pages allocated in this cycle or into the room above the live
 //! objects of a page compacted in place in this cycle.
+//!
+//! A GC worker publishes its copies in batches, from the last to the first, and writes into
+//! each copy before its CAS the new addresses of the neighbours on its page that have their
+//! entries by then (`copy_remap`): the pointers inside a structure moved together are not
+//! left stale for the next marking to remap.
 //!
 //! Target pages: one shared page per size class and destination age (CAS bump allocation)
 //! serves mutators' barriers and the driver, and GC workers fill it first; only then does
@@ -40,6 +46,7 @@
 //! Concurrent Reset Relocation Set. Inside the `stw` pause, [`Relocate::relocate_roots`]
 //! relocates every root, weak handles included.
 
+use super::copy_remap::CopyRemap;
 use crate::context::GcContext;
 use crate::context::{Forwarding, ForwardingIndex, InPlace, Relocation};
 use crate::mark::WeakProcessor;
@@ -64,6 +71,7 @@ struct RelocationCounters {
     waits: AtomicU64,
     worker_copies_lost: AtomicU64,
     survivor_copies: AtomicU64,
+    copy_slots_remapped: AtomicU64,
 }
 
 /// A snapshot of [`RelocationCounters`].
@@ -80,10 +88,13 @@ pub(crate) struct RelocationTotals {
     /// Of the objects relocated, those copied to a minor's survivor target pages (aged by
     /// copy: they stay young).
     pub(crate) survivor_copies: u64,
+    /// Slots of GC workers' copies written with a moved neighbour's new address before the
+    /// copy was published (see `copy_remap`): pointers the next marking does not remap.
+    pub(crate) copy_slots_remapped: u64,
 }
 
 impl RelocationCounters {
-    fn all(&self) -> [&AtomicU64; 8] {
+    fn all(&self) -> [&AtomicU64; 9] {
         [
             &self.bytes_relocated,
             &self.objects_relocated,
@@ -93,6 +104,7 @@ impl RelocationCounters {
             &self.waits,
             &self.worker_copies_lost,
             &self.survivor_copies,
+            &self.copy_slots_remapped,
         ]
     }
 
@@ -105,7 +117,7 @@ impl RelocationCounters {
 
     /// This cycle's counts so far.
     fn totals(&self) -> RelocationTotals {
-        let [b, o, p, i, s, w, l, y] = self.all().map(|c| c.load(Ordering::Relaxed));
+        let [b, o, p, i, s, w, l, y, r] = self.all().map(|c| c.load(Ordering::Relaxed));
         RelocationTotals {
             bytes_relocated: b,
             objects_relocated: o,
@@ -115,6 +127,7 @@ impl RelocationCounters {
             waits: w,
             worker_copies_lost: l,
             survivor_copies: y,
+            copy_slots_remapped: r,
         }
     }
 
@@ -167,13 +180,6 @@ pub(crate) struct Relocate {
     counters: RelocationCounters,
 }
 
-/// Where a worker's copy went: the shared target page or its private one.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum TargetSource {
-    Shared,
-    Private,
-}
-
 /// A GC worker's target pages for one size class: the cycle's shared target page, which it
 /// fills first (CAS bump allocation), then private pages (bump allocation without atomics or
 /// locks).
@@ -198,6 +204,7 @@ struct WorkerTargets {
     copied_bytes: u64,
     copies_lost: u64,
     survivor_copies: u64,
+    copy_slots_remapped: u64,
 }
 
 impl WorkerTargets {
@@ -206,15 +213,6 @@ impl WorkerTargets {
             PageKind::Small => &mut self.small[destination(age)],
             PageKind::Medium => &mut self.medium[destination(age)],
             PageKind::Large => unreachable!("large objects are never relocated"),
-        }
-    }
-
-    /// The page a copy of `source` went to.
-    fn page(&mut self, kind: PageKind, age: PageAge, source: TargetSource) -> Option<&Arc<Page>> {
-        let c = self.class(kind, age);
-        match source {
-            TargetSource::Shared => c.shared.as_ref(),
-            TargetSource::Private => c.private.as_ref(),
         }
     }
 
@@ -234,6 +232,43 @@ impl WorkerTargets {
                 .survivor_copies
                 .fetch_add(std::mem::take(&mut self.survivor_copies), Ordering::Relaxed);
         }
+        if self.copy_slots_remapped != 0 {
+            counters.copy_slots_remapped.fetch_add(
+                std::mem::take(&mut self.copy_slots_remapped),
+                Ordering::Relaxed,
+            );
+        }
+    }
+}
+
+/// Copies a GC worker publishes together (see [`Relocate::publish_batch`]): enough that a
+/// small structure copied whole (a tree of a few dozen nodes) is published from its last object
+/// to its first, few enough that the copies are still in the cache when published.
+const COPY_BATCH: usize = 128;
+
+/// A worker's copy made and not yet published.
+struct PendingCopy {
+    /// The object's index on its from-page.
+    idx: u64,
+    to: Offset,
+    copy: Object,
+    size: u64,
+}
+
+/// A worker's copies not yet published, in the order they were made (increasing addresses on
+/// the from-page).
+#[derive(Default)]
+struct CopyBatch {
+    copies: Vec<PendingCopy>,
+}
+
+impl CopyBatch {
+    fn push(&mut self, c: PendingCopy) {
+        self.copies.push(c);
+    }
+
+    fn is_full(&self) -> bool {
+        self.copies.len() >= COPY_BATCH
     }
 }
 
@@ -278,14 +313,14 @@ impl Relocate {
         kind: PageKind,
         age: PageAge,
         size: u64,
-    ) -> Option<(Offset, TargetSource)> {
+    ) -> Option<Offset> {
         let c = t.class(kind, age);
         if !c.shared_done {
             if c.shared.is_none() {
                 c.shared = self.shared_target(cx, kind, age);
             }
             if let Some(off) = c.shared.as_ref().and_then(|p| p.alloc_shared(size)) {
-                return Some((off, TargetSource::Shared));
+                return Some(off);
             }
             // Full (objects differ in size, but a worker that found it full once would
             // mostly find it full again), or there is none.
@@ -293,7 +328,7 @@ impl Relocate {
             c.shared = None;
         }
         if let Some(off) = c.private.as_ref().and_then(|p| p.alloc_private(size)) {
-            return Some((off, TargetSource::Private));
+            return Some(off);
         }
         let sizes = *cx.pages.sizes();
         let page = cx
@@ -307,24 +342,26 @@ impl Relocate {
             .ok()?;
         let off = page.alloc_private(size)?;
         c.private = Some(page);
-        Some((off, TargetSource::Private))
+        Some(off)
     }
 
-    /// A GC worker relocates the live object at index `idx` of `f`'s page (it holds the
-    /// page's reference, so no retain is needed). With no target memory left it compacts the
-    /// whole page in place and returns `true`: every live object of the page has its entry
-    /// then, and the rest of the page must not be read (objects slid over it).
+    /// A GC worker copies the live object at index `idx` of `f`'s page into its target memory,
+    /// without publishing the copy: it joins `batch`, which [`Self::publish_batch`] publishes.
+    /// With no target memory left it publishes the batch, compacts the whole page in place and
+    /// returns `true`: every live object of the page has its entry then, and the rest of the
+    /// page must not be read (objects slid over it).
     ///
     /// It copies without looking the entry up first: an object a mutator's barrier relocated
     /// already is rare, and its copy then loses the CAS and is given back, while a lookup
     /// before every copy probed the table twice per object.
     #[inline]
-    fn relocate_object_worker(
+    fn copy_object_worker(
         &self,
         cx: &GcContext,
         f: &Forwarding,
         idx: u64,
         t: &mut WorkerTargets,
+        batch: &mut CopyBatch,
     ) -> bool {
         let layout = cx.layout();
         let from = f.page().offset_of(idx as usize);
@@ -337,34 +374,26 @@ impl Relocate {
         let kind = cx.pages.sizes().kind_for(size);
         let age = f.to_age();
         match self.alloc_for_worker(cx, t, kind, age, size) {
-            Some((to, source)) => {
+            Some(to) => {
                 // SAFETY: `to` is fresh private memory of `size` bytes on a page of this
                 // cycle, not on the from-page; the object is not written meanwhile (above).
-                unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
-                match f.forward(idx, to) {
-                    Ok(_) => {
-                        if age == PageAge::Old {
-                            if let Some(g) = &cx.generations {
-                                g.remember_moved(layout, to, false, minor_color(cx));
-                            }
-                        } else {
-                            t.survivor_copies += 1;
-                        }
-                        t.copied_objects += 1;
-                        t.copied_bytes += size;
-                    }
-                    Err(_) => {
-                        // A mutator's copy won: give back ours if it is still the top of its
-                        // page (on the shared page another copy may lie above it: then ours
-                        // stays behind as a dead object, its header intact).
-                        t.copies_lost += 1;
-                        let page = t.page(kind, age, source).expect("the page `to` is on");
-                        page.undo_alloc(to, size);
-                    }
+                // The copy stays private to this worker until `publish_batch` enters it.
+                let copy = unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
+                batch.push(PendingCopy {
+                    idx,
+                    to,
+                    copy,
+                    size,
+                });
+                if batch.is_full() {
+                    self.publish_batch(cx, f, t, batch);
                 }
                 false
             }
             None => {
+                // The copies made so far get their entries first: compaction moves only the
+                // objects that have none.
+                self.publish_batch(cx, f, t, batch);
                 // The page becomes this worker's private target for the destination of its
                 // objects: the next pages' objects go into the room compaction left above its
                 // live ones.
@@ -372,6 +401,53 @@ impl Relocate {
                 let kind = page.kind();
                 t.class(kind, age).private = Some(page);
                 true
+            }
+        }
+    }
+
+    /// Publish the worker's pending copies of `f`'s objects, from the last copied (the
+    /// highest address) to the first: each copy first gets the new addresses of the
+    /// neighbours on its page that have their entries by then (`copy_remap`: those published
+    /// before it, the objects above it among them), then its entry. A copy whose CAS loses
+    /// (a mutator's barrier relocated the object first) is given back if it is still the top
+    /// of its page, and otherwise stays behind as a dead object, its header intact; no copy
+    /// published before it points to it, as those point only to entries.
+    fn publish_batch(
+        &self,
+        cx: &GcContext,
+        f: &Forwarding,
+        t: &mut WorkerTargets,
+        batch: &mut CopyBatch,
+    ) {
+        let layout = cx.layout();
+        let remap = CopyRemap::new(layout, f, cx.state.mark().color());
+        let age = f.to_age();
+        for c in batch.copies.drain(..).rev() {
+            t.copy_slots_remapped += remap.remap(c.copy);
+            match f.forward(c.idx, c.to) {
+                Ok(_) => {
+                    if age == PageAge::Old {
+                        if let Some(g) = &cx.generations {
+                            g.remember_moved(layout, c.to, false, minor_color(cx));
+                        }
+                    } else {
+                        t.survivor_copies += 1;
+                    }
+                    t.copied_objects += 1;
+                    t.copied_bytes += c.size;
+                }
+                Err(_) => {
+                    // The copy's page may no longer be the worker's target (it filled up
+                    // within the batch, and the shared one is forgotten then): found by the
+                    // page table, which holds every page of this cycle.
+                    t.copies_lost += 1;
+                    let guard = crossbeam_epoch::pin();
+                    let page = cx
+                        .page_table()
+                        .get(c.to, &guard)
+                        .expect("a copy's target page is registered");
+                    page.undo_alloc(c.to, c.size);
+                }
             }
         }
     }
@@ -676,6 +752,7 @@ impl Relocate {
         let seq = cx.state.seqnum();
         let work = |m: &Member| {
             let mut targets = WorkerTargets::default();
+            let mut batch = CopyBatch::default();
             loop {
                 if m.check() == Turn::Leave && !m.park() {
                     break;
@@ -697,9 +774,13 @@ impl Relocate {
                 let mut compacted = f.is_compacted_in_place();
                 page.live_map().for_each_marked(seq, |idx| {
                     if !compacted {
-                        compacted = self.relocate_object_worker(cx, f, idx as u64, &mut targets);
+                        compacted =
+                            self.copy_object_worker(cx, f, idx as u64, &mut targets, &mut batch);
                     }
                 });
+                if !compacted {
+                    self.publish_batch(cx, f, &mut targets, &mut batch);
+                }
                 targets.flush_counts(&self.counters);
                 // The page's live bytes are relocation work done, whoever copied them (this
                 // worker, or mutators' barriers before it): one add per page for the pacer.

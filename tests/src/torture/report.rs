@@ -113,6 +113,9 @@ pub struct Report {
     pub pages_compacted_by_minors: u64,
     /// Stale slots GC workers remapped while tracing (`CycleRecord::stale_slots_remapped`).
     pub stale_slots_remapped: u64,
+    /// Slots of GC workers' copies healed right after their page's evacuation
+    /// (`CycleRecord::copy_slots_remapped`).
+    pub copy_slots_remapped: u64,
     /// Cycles that marked with Marked2 (`CycleRecord::mark_color`; `Config::mark_colors`
     /// `Rotate` makes every third cycle one), and stale slots the markers remapped and healed
     /// from a Marked2 pointer (`stale_slots_remapped` of the cycles whose stale color was
@@ -299,6 +302,7 @@ impl Report {
         self.max_tenuring_threshold = self.max_tenuring_threshold.max(o.max_tenuring_threshold);
         self.pages_compacted_by_minors += o.pages_compacted_by_minors;
         self.stale_slots_remapped += o.stale_slots_remapped;
+        self.copy_slots_remapped += o.copy_slots_remapped;
         self.cycles_marked2 += o.cycles_marked2;
         self.stale_marked2_remapped += o.stale_marked2_remapped;
         self.weak_marked2_remapped += o.weak_marked2_remapped;
@@ -446,6 +450,7 @@ impl Report {
         self.relocation_waits = sum(|c| c.relocation_waits);
         self.worker_copies_lost = sum(|c| c.worker_copies_lost);
         self.stale_slots_remapped = sum(|c| c.stale_slots_remapped);
+        self.copy_slots_remapped = sum(|c| c.copy_slots_remapped);
         let m2 = Some(gc_runtime::inspect::GoodColor::Marked2);
         self.cycles_marked2 = stats.cycles.iter().filter(|c| c.mark_color == m2).count() as u64;
         let stale_m2 = stats.cycles.iter().filter(|c| c.stale_color == m2);
@@ -662,7 +667,8 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "concurrent root processing: {} roots marked by Concurrent Mark Roots, {} stale weak \
-             handles remapped; {} stale slots remapped by the markers; {} cycles marked with \
+             handles remapped; {} stale slots remapped by the markers, {} slots of copies by the \
+             relocating workers; {} cycles marked with \
              Marked2, {} stale slots and {} weak handles remapped from Marked2, {} breaks of the \
              mark-color rule; {} Pause Mark End tries \
              found work left; {} concurrent phases ran on idle-class workers while mutators were \
@@ -670,6 +676,7 @@ impl std::fmt::Display for Report {
             self.roots_marked_concurrently,
             self.weak_handles_remapped,
             self.stale_slots_remapped,
+            self.copy_slots_remapped,
             self.cycles_marked2,
             self.stale_marked2_remapped,
             self.weak_marked2_remapped,
