@@ -9,7 +9,7 @@
 //! allocates a structure together (a tree, a list, an object and its fields), most of those
 //! pointers lead to neighbours on the same page, which move in the same evacuation: a tree of
 //! small nodes relocated whole left one stale slot per node, and in heap-churn at 1G the next
-//! marking remapped 5–8 million of them per cycle, about one per object relocated.
+//! marking remapped 2.7–8.3 million of them per cycle, about one per object relocated.
 //!
 //! The worker knows where a neighbour went once the neighbour has its entry, and until the
 //! copy is published nobody else can see it: the slot is written with a plain store, no CAS,
