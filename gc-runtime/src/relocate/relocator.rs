@@ -439,14 +439,13 @@ impl Relocate {
                 Err(_) => {
                     // The copy's page may no longer be the worker's target (it filled up
                     // within the batch, and the shared one is forgotten then): found by the
-                    // page table, which holds every page of this cycle.
+                    // page table, where every target page is registered before its first
+                    // copy. Not found, the copy would simply stay behind as a dead object.
                     t.copies_lost += 1;
                     let guard = crossbeam_epoch::pin();
-                    let page = cx
-                        .page_table()
-                        .get(c.to, &guard)
-                        .expect("a copy's target page is registered");
-                    page.undo_alloc(c.to, c.size);
+                    if let Some(page) = cx.page_table().get(c.to, &guard) {
+                        page.undo_alloc(c.to, c.size);
+                    }
                 }
             }
         }
