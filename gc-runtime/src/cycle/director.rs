@@ -25,9 +25,11 @@
 //!    and moves: a cycle that left `u` bytes in use counts as `used / u` times as long (at
 //!    least 1, at most `MAX_SCALE`) when `used` bytes are in use now, so the warmup cycles,
 //!    which ran on a fraction of the live set, do not make the director start late once the
-//!    program has built it. Only concurrent cycles are scaled: mutators allocate nothing
-//!    during a stop-the-world cycle, so a longer one needs no more free memory when it
-//!    starts;
+//!    program has built it. In the `stw` mode, whose cycle is one pause during which
+//!    mutators allocate nothing, a cycle needs no free memory at all when it starts: the
+//!    rule asks only that free memory last two checks (`major_needs`), so a `stw` heap is
+//!    collected when it is nearly full, as a stop-the-world collector collects when an
+//!    allocation fails, not with the room a concurrent cycle needs;
 //! 6. **Direct Memory** — direct and pooled buffers hold 75% of `max_direct_memory` or more,
 //!    and buffers of a quarter of it were allocated since the last cycle started: dead owners
 //!    may hold memory only a cycle's cleaners can free, and a cycle now saves an allocation
@@ -205,8 +207,10 @@ pub(super) struct Director {
     durations: VecDeque<(f64, u64)>,
     /// Bytes of direct buffers allocated before the last cycle started.
     direct_at_last_start: u64,
-    /// Whether recent durations are scaled to the heap in use (concurrent cycles only).
-    scale_durations: bool,
+    /// Whether cycles run concurrently (else in one pause): recent durations are scaled to
+    /// the heap in use, and the allocation-rate rule leaves room for the mutators to
+    /// allocate while a cycle runs (`major_needs`).
+    concurrent: bool,
     /// Bytes mutators had allocated when the last cycle ended (`None`: a cycle just ended,
     /// and the next `decide` reads it; the driver calls `decide` right after a cycle).
     allocated_at_last: Option<u64>,
@@ -466,7 +470,7 @@ impl Director {
             major_cpu_since_unpaid: 0,
             last_minor_paid: true,
             major_yields: VecDeque::new(),
-            scale_durations: concurrent,
+            concurrent,
             samples: VecDeque::new(),
             last_cycle_end: Instant::now(),
             used_after_last: 0,
@@ -590,7 +594,7 @@ impl Director {
     /// The recent durations, each scaled to `used` bytes in use now (see the module
     /// documentation; concurrent cycles only).
     fn scaled_durations(&self, used: u64) -> impl Iterator<Item = f64> + Clone + '_ {
-        let scale = self.scale_durations;
+        let scale = self.concurrent;
         self.durations.iter().map(move |&(d, after)| {
             if scale {
                 d * (used as f64 / after.max(1) as f64).clamp(1.0, MAX_SCALE)
@@ -605,6 +609,21 @@ impl Director {
     /// each scaled to `used` (see the module documentation).
     fn max_duration(&self, used: u64) -> f64 {
         with_margin(self.scaled_durations(used)).unwrap_or(2.0 * self.avg_duration())
+    }
+
+    /// How long the free memory must last, at the allocation rate, when a major starts with
+    /// `used` bytes in use (the allocation-rate rule; `interval` is the director's check
+    /// interval): through the cycle with its margin and one check, if the cycle runs
+    /// concurrently; through two checks if it runs in one pause, during which mutators
+    /// allocate nothing: such a cycle need only start before the mutators fill the heap (the
+    /// second check is the margin for a check that runs late on a busy machine), as a
+    /// stop-the-world collector collects when an allocation fails.
+    fn major_needs(&self, used: u64, interval: f64) -> f64 {
+        if self.concurrent {
+            self.max_duration(used) + interval
+        } else {
+            2.0 * interval
+        }
     }
 
     /// The shortest of the last [`OLD_LINE_MAJORS`] durations, unscaled (the guess
@@ -712,7 +731,7 @@ impl Director {
         let due = |needed| allocation_rate_due(completed, free, rates, allocated_since, needed);
         let mut rate = RateDue::default();
         if self.young_size.is_none() {
-            if due(major + interval) {
+            if due(self.major_needs(used as u64, interval)) {
                 return (Some(GcCause::AllocationRate), rate);
             }
         } else {
@@ -985,6 +1004,32 @@ mod tests {
             stw.cycle_done(Duration::from_millis(400), 400 * MB, major());
         }
         assert!((stw.max_duration(2000 * MB) - 0.8).abs() < 1e-9);
+    }
+
+    /// The allocation-rate rule budgets a concurrent major its predicted duration and one
+    /// check, a stop-the-world one two checks whatever its cycles took: its mutators allocate
+    /// nothing while it runs, so it starts only once the heap is nearly full.
+    #[test]
+    fn a_stw_major_needs_free_memory_only_for_two_checks() {
+        let interval = 0.01;
+        let mut concurrent = Director::new(true, None);
+        let mut stw = Director::new(false, None);
+        for d in [&mut concurrent, &mut stw] {
+            for _ in 0..3 {
+                d.cycle_done(Duration::from_millis(400), 400 * MB, major());
+            }
+        }
+        let c = concurrent.major_needs(400 * MB, interval);
+        assert!((c - 0.81).abs() < 1e-9, "twice 0.4 s and a check: {c}");
+        let s = stw.major_needs(400 * MB, interval);
+        assert!((s - 0.02).abs() < 1e-9, "two checks: {s}");
+        // At 100 MB/s (120 with the rule's margin), 50 MB free is too little for the
+        // concurrent major and plenty for the stop-the-world one.
+        let rates = (100.0 * MB as f64, 100.0 * MB as f64);
+        let free = 50.0 * MB as f64;
+        assert!(allocation_rate_due(3, free, rates, true, c));
+        assert!(!allocation_rate_due(3, free, rates, true, s));
+        assert!(allocation_rate_due(3, 2.0 * MB as f64, rates, true, s));
     }
 
     /// The generational choice: a major the whole heap's other rules ask for wins. While
