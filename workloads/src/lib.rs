@@ -43,6 +43,7 @@ pub mod file_backing;
 pub mod hiccup;
 pub mod jvm;
 pub mod latency;
+pub mod memory_probe;
 pub mod memory_timeline;
 pub mod min_cycles;
 pub mod mmu;
