@@ -51,6 +51,9 @@ struct Control {
     /// Of those, the ones whose request waits for the running cycle's end (see
     /// [`StallRequest`]).
     stalls_deferred: u64,
+    /// The latest target of a stall request that asked for a cycle (was not deferred): once
+    /// it completed, every stall is answered until one asks again.
+    stall_target: u64,
     shutdown: bool,
     /// When the running cycle began (`None` between cycles).
     began_at: Option<Instant>,
@@ -231,11 +234,19 @@ impl CycleControl {
     }
 
     /// Mutators in an allocation stall whose request asks for a cycle now: every stalled
-    /// one but those whose request waits for the running cycle's end ([`StallRequest`]). The
-    /// director's Allocation Stall rule counts these.
+    /// one but those whose request waits for the running cycle's end ([`StallRequest`]),
+    /// and none once the target of the latest request completed: a stalled mutator then
+    /// retries, and asks again if it still cannot allocate. The director's Allocation Stall
+    /// rule counts these; counting a stall whose cycle had completed, it started another
+    /// cycle before the mutator could retry, and in the `stw` mode that cycle's pause held
+    /// the mutator so it could not (five back-to-back pauses, 622 ms, a half-empty heap).
     pub(crate) fn stalls_unanswered(&self) -> u64 {
         let c = self.control.lock();
-        c.stalled - c.stalls_deferred
+        if c.completed >= c.stall_target {
+            0
+        } else {
+            c.stalled - c.stalls_deferred
+        }
     }
 
     /// True if a mutator is in an allocation stall (no lock taken).
@@ -270,6 +281,7 @@ impl CycleControl {
             c.stalls_deferred += 1;
             return;
         }
+        c.stall_target = c.stall_target.max(req.target);
         if c.requested.as_ref().is_none_or(GcCause::is_minor) {
             c.requested = Some(GcCause::AllocationStall);
         }
@@ -317,6 +329,7 @@ impl CycleControl {
             if c.started >= req.target || ended_before_retry {
                 req.deferred = false;
                 c.stalls_deferred -= 1;
+                c.stall_target = c.stall_target.max(req.target);
             }
         }
         if !req.deferred && c.requested.is_none() && c.started < req.target {
@@ -371,6 +384,37 @@ mod tests {
         full.request(GcCause::Explicit("t".into()));
         full.request_stall(&mut StallRequest::default());
         assert_eq!(pending(&full), Some(GcCause::Explicit("t".into())));
+    }
+
+    /// A stall whose target cycle completed is answered, even before its mutator has run
+    /// again to retry: the director's stall rule must not count it, or it starts another
+    /// cycle at once, which in the `stw` mode is a pause that holds the mutator before it
+    /// can retry (a 256M `stw` run stalled 622 ms through five such cycles, the heap half
+    /// empty). A retry that still fails asks again, for the next cycle.
+    #[test]
+    fn a_stall_whose_target_completed_is_not_counted_before_its_retry() {
+        let c = CycleControl::default();
+        c.begin_stall();
+        let mut req = StallRequest::default();
+        c.request_stall(&mut req);
+        assert_eq!(c.stalls_unanswered(), 1);
+        // The driver takes the request and runs the target cycle.
+        assert!(matches!(
+            c.next_cycle(Duration::from_millis(1), || None),
+            NextCycle::Run(GcCause::AllocationStall)
+        ));
+        assert_eq!(c.begin_cycle(false) + 1, req.target);
+        assert_eq!(c.stalls_unanswered(), 1, "its cycle runs: not answered yet");
+        c.end_cycle(false);
+        assert!(c.has_stalled_mutators(), "the mutator has not retried");
+        assert_eq!(c.stalls_unanswered(), 0, "answered: the retry decides");
+        // The retry fails: the request is renewed for the next cycle.
+        assert!(c.stall_progress(req.target).done);
+        c.request_stall(&mut req);
+        assert_eq!(req.target, 2);
+        assert_eq!(c.stalls_unanswered(), 1);
+        c.end_stall(&req);
+        assert_eq!(c.stalls_unanswered(), 0);
     }
 
     /// During a cycle, with nothing pending, a stall's request waits for the cycle's end: no

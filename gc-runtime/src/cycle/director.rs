@@ -3,7 +3,8 @@
 //!
 //! 1. **Allocation Stall** — a mutator is waiting for memory and asks for a cycle (also
 //!    requested directly); a stall that began during a major asks only once that major's end
-//!    did not let it allocate (`StallRequest`), and until it has retried nothing starts;
+//!    did not let it allocate (`StallRequest`), and until it has retried nothing starts; a
+//!    stall whose requested cycle completed counts again only once its retry failed;
 //! 2. **Warmup** — before 3 cycles have run, at 10%, 20%, 30% heap usage, and a tenth of the
 //!    heap above what the last cycle left (`warmup_due`);
 //! 3. **Timer** — the configured interval has passed since the last cycle;
@@ -656,9 +657,10 @@ impl Director {
             return Some(GcCause::AllocationStall);
         }
         if control.has_stalled_mutators() {
-            // Stalled during the major that just ended, they have not retried since: their
-            // retry, within milliseconds, either proceeds or asks for a major (rule 1). A
-            // minor started meanwhile would only make them wait through it.
+            // Stalled during the major that just ended, or answered by the cycle that just
+            // ended, they have not retried since: their retry, within milliseconds, either
+            // proceeds or asks for a major (rule 1). A cycle started meanwhile would only make
+            // them wait through it (in `stw`, a pause that stops them before they retry).
             return None;
         }
         if cfg.continuous {
