@@ -19,7 +19,8 @@ use std::time::Duration;
 pub enum Mode {
     /// The ZGC cycle: three short pauses, concurrent mark and relocation.
     Concurrent,
-    /// Every phase inside one pause plus a full remap (Serial/Parallel-style baseline).
+    /// Every phase inside one pause plus a full remap, started when the heap is nearly full
+    /// (Serial/Parallel-style baseline: mutators allocate nothing while it runs).
     Stw,
     /// Allocate only, never collect (barrier-cost baseline).
     Epsilon,

@@ -133,7 +133,8 @@ pub struct SweepArgs {
           default_value = "256M,1G,4G")]
     pub heaps: Vec<u64>,
     /// Collector modes to run at every heap size, comma-separated: concurrent (ZGC-style),
-    /// stw (the whole cycle in one pause, the baseline), epsilon (no collection),
+    /// stw (the whole cycle in one pause, started when the heap is nearly full: the
+    /// baseline), epsilon (no collection),
     /// generational (concurrent, with a store barrier and minor young-only cycles started
     /// when a quarter of the heap was allocated since the last cycle).
     #[arg(
