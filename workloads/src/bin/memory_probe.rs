@@ -33,7 +33,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let memory = physical_memory();
+    let memory = gc_core::config::physical_memory_bytes();
     for &s in &cli.sizes {
         if !(4096..=16 << 30).contains(&s) || memory.is_some_and(|m| s > m / 2) {
             eprintln!(
@@ -79,18 +79,4 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
-}
-
-/// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`), if it can be read.
-fn physical_memory() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb = s
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse::<u64>()
-        .ok()?;
-    Some(kb * 1024)
 }
