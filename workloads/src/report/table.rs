@@ -781,7 +781,9 @@ pub fn markdown_report(results: &[RunResult]) -> String {
     out += "\nOnly the measured phase counts (not set-up): the pauses, stalls, pacing delays and \
             cycles that start in it. cycles: GC cycles that started and ended in it (for a \
             generational run, \"12 (9 minor)\": 9 minor (young-only) cycles, 3 majors). Pauses \
-            include time to safepoint. longest wait: the longest single time a mutator of the \
+            include time to safepoint. stw: the whole cycle in one pause, started when the \
+            heap is nearly full (a stall there is an allocation that found it full first and \
+            waited through that pause). longest wait: the longest single time a mutator of the \
             workload could not run (the hiccup meter's own waits are left out here and in MMU), \
             and why: a pause, an allocation stall, a pacing delay or a page allocation \
             (page-alloc: a new page whose memory the heap had to commit and map, 1 ms or \
