@@ -149,6 +149,27 @@ fn binary_trees_prints_what_the_benchmarks_game_program_prints() {
     );
 }
 
+/// A pause waits for a running mutator's next poll, so the check walk must poll as it goes:
+/// at least once per 128 nodes (the walk of 2^11 nodes it once made unpolled held pauses 100–160 µs to safepoint).
+#[test]
+fn binary_trees_check_polls_at_least_once_per_128_nodes() {
+    let heap = heap();
+    let mut m = heap.attach("main").unwrap();
+    let depth = 14;
+    let (nodes, polls) = m.scope(|s| {
+        let t = binary_trees::bottom_up(s, depth).unwrap();
+        let before = s.polls();
+        let nodes = binary_trees::check(s, t, depth);
+        (nodes, s.polls() - before)
+    });
+    assert_eq!(nodes, binary_trees::tree_nodes(depth));
+    assert!(
+        polls >= nodes / 128,
+        "checking {nodes} nodes polled {polls} times: a pause could wait for {} nodes",
+        nodes / polls.max(1)
+    );
+}
+
 #[test]
 fn binary_trees_depth_follows_the_live_set_within_the_heap() {
     let (min, mib) = (4, 1u64 << 20);
