@@ -119,6 +119,33 @@ impl<W: AtomicWord> RememberedSet<W> {
         w.load(Ordering::Relaxed) & mask != 0
     }
 
+    /// True if any word of `first..end` is remembered in bitmap `index` (`end` at most
+    /// [`Self::words`]): the bitmap words covering the range, masked at its ends. A full
+    /// cycle's copier asks it of an object's slots before it reads the copy for young
+    /// pointers (see the runtime's `Generations::remember_major_copy`).
+    pub fn any_remembered(&self, index: RemsetIndex, first: usize, end: usize) -> bool {
+        if first >= end {
+            return false;
+        }
+        assert!(
+            end <= self.words,
+            "words up to {end} beyond the {} the set covers",
+            self.words
+        );
+        let bitmap = &self.bitmaps[index.slot()];
+        let (first_word, last_word) = (first / 64, (end - 1) / 64);
+        (first_word..=last_word).any(|i| {
+            let mut bits = bitmap[i].load(Ordering::Relaxed);
+            if i == first_word {
+                bits &= !0u64 << (first % 64);
+            }
+            if i == last_word {
+                bits &= !0u64 >> (63 - (end - 1) % 64);
+            }
+            bits != 0
+        })
+    }
+
     /// The young collection's part: call `f` with every word remembered in the bitmap that is
     /// not `current`, in increasing order, and clear that bitmap as it goes (each bitmap word
     /// is swapped with 0 before its bits are visited). `f` may remember slots again in
@@ -238,6 +265,26 @@ mod tests {
         set.clear();
         assert_eq!(set.count(RemsetIndex::FIRST), 0);
         assert_eq!(set.count(RemsetIndex::FIRST.flipped()), 0);
+    }
+
+    proptest::proptest! {
+        /// `any_remembered` answers as a word-by-word test of the range does.
+        #[test]
+        fn any_remembered_matches_each_word_of_the_range(
+            words in proptest::collection::vec(0usize..1024, 0..12),
+            first in 0usize..1024,
+            len in 0usize..300,
+        ) {
+            let set: RememberedSet = RememberedSet::new(1024 * REMSET_WORD_BYTES);
+            let cur = RemsetIndex::FIRST;
+            for &w in &words {
+                set.remember(cur, w);
+            }
+            let end = (first + len).min(1024);
+            let want = (first..end).any(|w| set.is_remembered(cur, w));
+            proptest::prop_assert_eq!(set.any_remembered(cur, first, end), want);
+            proptest::prop_assert!(!set.any_remembered(cur.previous(), first, end));
+        }
     }
 
     proptest::proptest! {

@@ -47,7 +47,8 @@
 //! reachable object on an old page that holds a pointer into a young page has its bit in the
 //! current bitmap. Four writers keep it: the store barrier (an old holder receiving a young
 //! value), relocation (a copy onto an old page, or in-place compaction, remembers the moved
-//! object's young slots at its new address), a minor's in-place promotion (the promoted
+//! object's young slots at its new address; a full cycle's copy has young slots only where
+//! its original has bits, [`Generations::original_remembered`]), a minor's in-place promotion (the promoted
 //! objects' young slots, after its Pause Relocate Start), and the Mark Start that makes
 //! everything old. (A page being promoted is not checked as a holder until its promotion
 //! finishes, and counts as young as a target.)
@@ -320,6 +321,66 @@ impl Generations {
             }
         }
         self.counts.moved(slots, in_place);
+    }
+
+    /// True if a full cycle's copy of the object at `from` (on a page of its relocation set,
+    /// `size` bytes) may hold a young pointer: a slot of `from` is remembered in the current
+    /// bitmap. A copy for which this is false needs no bit; one for which it is true goes to
+    /// [`Self::remember_major_copy`] once it won its forwarding entry.
+    ///
+    /// **Why a copy whose original has no bit holds no young pointer.** The full cycle's
+    /// Pause Mark Start made every page old, so a young page now is one born after it, and
+    /// every object on one was allocated after it: a pointer to such an object was written
+    /// into `from` after Mark Start, by a mutator's store (no initializing store reaches an
+    /// object on an old page, and `from`'s page is from before Mark Start), whose barrier
+    /// found an old holder and a young value and set the slot's bit in the bitmap current
+    /// since that Mark Start. The collector's own writes into `from` (healing a color,
+    /// remapping a stale pointer to a copy made by this or an earlier cycle) never make it
+    /// point young: they keep its target or lead to a copy on a page from before Mark Start.
+    /// No mutator writes `from` after Pause Relocate Start (it reaches the object through the
+    /// load barrier, which hands out the copy), so every such store and its bit came before
+    /// that pause, and the copy, made after it, sees them. Bits only ever mean "may point
+    /// young"; a slot rewritten since to an old value costs a read of the copy, nothing more.
+    ///
+    /// **Ask while `from`'s page is retained** (by the copier's reference to its forwarding):
+    /// freeing the page, or compacting it in place, clears its bits, and once the copier has
+    /// let go both may happen at any time.
+    ///
+    /// A copy of a minor cycle, or a page compacted in place, goes through
+    /// [`Self::remember_moved`] itself: a minor's copies carry its mark color, which the
+    /// bits do not record, and compaction clears the page's bits before it moves anything.
+    pub(crate) fn original_remembered(&self, from: Offset, size: u64) -> bool {
+        self.any_remembered(from + HEADER_SIZE, size.saturating_sub(HEADER_SIZE))
+    }
+
+    /// A full cycle's copy at `to`, on an old page, whose original had a remembered slot
+    /// ([`Self::original_remembered`]): remember its young slots, as [`Self::remember_moved`]
+    /// does for every copy of a minor.
+    pub(crate) fn remember_major_copy(&self, layout: AddressLayout, to: Offset) {
+        self.counts.major_copy_read();
+        self.remember_moved(layout, to, false, None);
+    }
+
+    /// True if a word of the `bytes` bytes from `start` is remembered in the current bitmap
+    /// (a range may cross granules: a medium page's object).
+    fn any_remembered(&self, start: Offset, bytes: u64) -> bool {
+        let cur = self.current();
+        let end = start.raw() + bytes;
+        let mut at = start.raw();
+        while at < end {
+            let (g, first) = self.word_of(Offset::from_raw(at));
+            let granule_end = self.start.raw() + (g as u64 + 1) * GRANULE_SIZE;
+            let stop = end.min(granule_end);
+            let words_end = first + (stop - at).div_ceil(gc_core::REMSET_WORD_BYTES) as usize;
+            if self.remsets[g]
+                .get()
+                .is_some_and(|set| set.any_remembered(cur, first, words_end))
+            {
+                return true;
+            }
+            at = stop;
+        }
+        false
     }
 
     /// A minor compacted the young `page` in place (its worker, right after), whose objects

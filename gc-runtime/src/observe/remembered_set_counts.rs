@@ -26,6 +26,7 @@ pub(crate) struct RememberedSetCounts {
     pages_aged: AtomicU64,
     pages_promoted_in_place: AtomicU64,
     promoted_slots_remembered: AtomicU64,
+    major_copies_read: AtomicU64,
 }
 
 /// A snapshot of `RememberedSetCounts` (`Heap::remembered_set_stats`).
@@ -71,6 +72,10 @@ pub struct RememberedSetStats {
     /// Slots of objects on pages promoted in place that pointed young or carried the minor's
     /// mark color, remembered by the minor's Concurrent Relocate.
     pub promoted_slots_remembered: u64,
+    /// Objects a full cycle copied onto an old page whose original had a remembered slot, so
+    /// the copy was read for young slots (`Generations::original_remembered`); every other
+    /// copy of a full cycle skips that read.
+    pub major_copies_read: u64,
 }
 
 impl RememberedSetCounts {
@@ -130,6 +135,11 @@ impl RememberedSetCounts {
         self.pages_promoted_in_place.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A full cycle's copy was read for young slots: its original had a remembered slot.
+    pub(crate) fn major_copy_read(&self) {
+        self.major_copies_read.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// A minor's scan of its promoted pages remembered `slots` slots.
     pub(crate) fn promoted_remembered(&self, slots: u64) {
         self.promoted_slots_remembered
@@ -154,6 +164,7 @@ impl RememberedSetCounts {
             pages_aged: get(&self.pages_aged),
             pages_promoted_in_place: get(&self.pages_promoted_in_place),
             promoted_slots_remembered: get(&self.promoted_slots_remembered),
+            major_copies_read: get(&self.major_copies_read),
         }
     }
 }

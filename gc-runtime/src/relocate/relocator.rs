@@ -25,8 +25,10 @@
 //! old in a full cycle; in a minor, a young *survivor* age while the from-page's age is below
 //! the tenuring threshold (aging by copy: the copies stay young, and the next minor looks at
 //! their page), old at it (promotion by copy). A copy onto an old page remembers its slots
-//! that may point young ([`crate::context::Generations::remember_moved`]); a copy onto a
-//! survivor page needs no bit, since the next minor traces it as any young object.
+//! that may point young ([`crate::context::Generations::remember_moved`]; a full cycle's copy
+//! is read for them only if its original has a remembered slot,
+//! [`crate::context::Generations::original_remembered`]); a copy onto a survivor page needs
+//! no bit, since the next minor traces it as any young object.
 //!
 //! When no target memory is left, the page's worker compacts the page *in place* (ZGC's
 //! in-place relocation, JDK 16+): it claims the page exclusively, slides the objects that
@@ -47,8 +49,8 @@
 //! relocates every root, weak handles included.
 
 use super::copy_remap::CopyRemap;
-use crate::context::GcContext;
 use crate::context::{Forwarding, ForwardingIndex, InPlace, Relocation};
+use crate::context::{GcContext, Generations};
 use crate::mark::WeakProcessor;
 use crate::observe::Activity;
 use crate::roots::MutatorShared;
@@ -427,8 +429,12 @@ impl Relocate {
             match f.forward(c.idx, c.to) {
                 Ok(_) => {
                     if age == PageAge::Old {
+                        // This worker still holds `f`'s page: its bits are there to read.
+                        let from = f.page().offset_of(c.idx as usize);
                         if let Some(g) = &cx.generations {
-                            g.remember_moved(layout, c.to, false, minor_color(cx));
+                            if copy_may_point_young(cx, g, from, c.size) {
+                                remember_copy(cx, g, c.to);
+                            }
                         }
                     } else {
                         t.survivor_copies += 1;
@@ -634,6 +640,7 @@ impl Relocate {
         let idx = f.page().index_of(from) as u64;
         let layout = cx.layout();
         let size = std::cell::Cell::new(0);
+        let remember = std::cell::Cell::new(false);
         let r = f.try_relocate(
             idx,
             || {
@@ -646,6 +653,15 @@ impl Relocate {
                 // overlapping the from-page; from-space objects are never written during
                 // relocation, and the retained page is not compacted in place under us.
                 unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
+                // Asked now, while the retain keeps the page's bits: once it is released
+                // the page's worker may free it, which clears them.
+                remember.set(
+                    f.to_age() == PageAge::Old
+                        && cx
+                            .generations
+                            .as_ref()
+                            .is_some_and(|g| copy_may_point_young(cx, g, from, size.get())),
+                );
                 Some(to)
             },
             |to| {
@@ -658,8 +674,8 @@ impl Relocate {
         if let Relocation::Copied(to) = r {
             self.counters.copied(size.get());
             if f.to_age() == PageAge::Old {
-                if let Some(g) = &cx.generations {
-                    g.remember_moved(layout, to, false, minor_color(cx));
+                if let Some(g) = cx.generations.as_ref().filter(|_| remember.get()) {
+                    remember_copy(cx, g, to);
                 }
             } else {
                 self.counters
@@ -813,6 +829,24 @@ fn target_age(cx: &GcContext, age: PageAge) -> PageAge {
 
 /// The mark color of the minor whose relocation copies objects now, `None` in a full cycle
 /// (see `Generations::remember_moved`).
+/// True if the copy of the object at `from` (`size` bytes) onto an old page may hold a young
+/// pointer: every copy of a minor (whose copies also carry its color), a full cycle's only if
+/// the original has a remembered slot (`Generations::original_remembered`, which says why).
+/// Asked while the copier holds `from`'s page.
+fn copy_may_point_young(cx: &GcContext, g: &Generations, from: Offset, size: u64) -> bool {
+    cx.state.is_minor() || g.original_remembered(from, size)
+}
+
+/// Remember the young slots of the copy at `to`, on an old page, for which
+/// [`copy_may_point_young`] said yes: a minor's with its mark color
+/// (`Generations::remember_moved`), a full cycle's through `remember_major_copy`.
+fn remember_copy(cx: &GcContext, g: &Generations, to: Offset) {
+    match minor_color(cx) {
+        None => g.remember_major_copy(cx.layout(), to),
+        color => g.remember_moved(cx.layout(), to, false, color),
+    }
+}
+
 fn minor_color(cx: &GcContext) -> Option<gc_core::Color> {
     cx.state.is_minor().then(|| cx.state.mark().color())
 }
