@@ -122,7 +122,7 @@ impl<W: AtomicWord> RememberedSet<W> {
     /// True if any word of `first..end` is remembered in bitmap `index` (`end` at most
     /// [`Self::words`]): the bitmap words covering the range, masked at its ends. A full
     /// cycle's copier asks it of an object's slots before it reads the copy for young
-    /// pointers (see the runtime's `Generations::remember_major_copy`).
+    /// pointers (see the runtime's `Generations::original_remembered`).
     pub fn any_remembered(&self, index: RemsetIndex, first: usize, end: usize) -> bool {
         if first >= end {
             return false;

@@ -48,10 +48,10 @@
 //! current bitmap. Four writers keep it: the store barrier (an old holder receiving a young
 //! value), relocation (a copy onto an old page, or in-place compaction, remembers the moved
 //! object's young slots at its new address; a full cycle's copy has young slots only where
-//! its original has bits, [`Generations::original_remembered`]), a minor's in-place promotion (the promoted
-//! objects' young slots, after its Pause Relocate Start), and the Mark Start that makes
-//! everything old. (A page being promoted is not checked as a holder until its promotion
-//! finishes, and counts as young as a target.)
+//! its original has bits, [`Generations::original_remembered`]), a minor's in-place
+//! promotion (the promoted objects' young slots, after its Pause Relocate Start), and the
+//! Mark Start that makes everything old. (A page being promoted is not checked as a holder
+//! until its promotion finishes, and counts as young as a target.)
 
 use crate::observe::{RememberedSetCounts, RememberedSetStats};
 use gc_core::{

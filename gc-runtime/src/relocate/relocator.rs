@@ -429,9 +429,9 @@ impl Relocate {
             match f.forward(c.idx, c.to) {
                 Ok(_) => {
                     if age == PageAge::Old {
-                        // This worker still holds `f`'s page: its bits are there to read.
-                        let from = f.page().offset_of(c.idx as usize);
                         if let Some(g) = &cx.generations {
+                            // This worker still holds `f`'s page: its bits are there to read.
+                            let from = f.page().offset_of(c.idx as usize);
                             if copy_may_point_young(cx, g, from, c.size) {
                                 remember_copy(cx, g, c.to);
                             }
