@@ -26,7 +26,9 @@ pub struct MarkResult {
     pub newly_strong: bool,
 }
 
-/// A mark bitmap for one page.
+/// A mark bitmap for one page (`repr(C)`: its fields first in a [`crate::Page`]'s first
+/// cache line, see there).
+#[repr(C)]
 pub struct LiveMap<W: AtomicWord = AtomicU64> {
     bits: Box<[W]>,
     /// Sequence number of the cycle this map belongs to (`RESETTING` while being cleared).
