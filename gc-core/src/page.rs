@@ -403,25 +403,6 @@ impl Drop for Page {
 
 #[cfg(test)]
 mod tests {
-    /// What marking reads of a page for each pointer into it lies on the page's first cache
-    /// line, and the bump pointer allocating mutators write does not.
-    #[test]
-    fn marking_fields_share_the_first_cache_line() {
-        use std::mem::{align_of, offset_of, size_of};
-        assert_eq!(align_of::<Page>(), 64);
-        assert_eq!(offset_of!(Page, live_map), 0);
-        assert!(size_of::<LiveMap>() <= offset_of!(Page, start));
-        for end in [
-            offset_of!(Page, start) + size_of::<Offset>(),
-            offset_of!(Page, seqnum) + size_of::<AtomicU64>(),
-            offset_of!(Page, alignment_shift) + size_of::<u32>(),
-            offset_of!(Page, kind) + size_of::<PageKind>(),
-        ] {
-            assert!(end <= 64, "a marking field ends at byte {end}");
-        }
-        assert!(offset_of!(Page, top) >= 64);
-    }
-
     use super::*;
 
     const MIB: u64 = 1 << 20;
@@ -469,5 +450,24 @@ mod tests {
         assert_eq!(p.index_of(at(24)), 3);
         assert!(p.contains(at(0)) && !p.contains(p.end()));
         assert_eq!(p.offset_of(3), at(24));
+    }
+
+    /// What marking reads of a page for each pointer into it lies on the page's first cache
+    /// line, and the bump pointer allocating mutators write does not.
+    #[test]
+    fn marking_fields_share_the_first_cache_line() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<Page>(), 64);
+        assert_eq!(offset_of!(Page, live_map), 0);
+        assert!(size_of::<LiveMap>() <= offset_of!(Page, start));
+        for end in [
+            offset_of!(Page, start) + size_of::<Offset>(),
+            offset_of!(Page, seqnum) + size_of::<AtomicU64>(),
+            offset_of!(Page, alignment_shift) + size_of::<u32>(),
+            offset_of!(Page, kind) + size_of::<PageKind>(),
+        ] {
+            assert!(end <= 64, "a marking field ends at byte {end}");
+        }
+        assert!(offset_of!(Page, top) >= 64);
     }
 }
