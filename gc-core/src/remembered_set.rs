@@ -119,31 +119,13 @@ impl<W: AtomicWord> RememberedSet<W> {
         w.load(Ordering::Relaxed) & mask != 0
     }
 
-    /// True if any word of `first..end` is remembered in bitmap `index` (`end` at most
-    /// [`Self::words`]): the bitmap words covering the range, masked at its ends. A full
-    /// cycle's copier asks it of an object's slots before it reads the copy for young
-    /// pointers (see the runtime's `Generations::original_remembered`).
-    pub fn any_remembered(&self, index: RemsetIndex, first: usize, end: usize) -> bool {
-        if first >= end {
-            return false;
-        }
-        assert!(
-            end <= self.words,
-            "words up to {end} beyond the {} the set covers",
-            self.words
-        );
-        let bitmap = &self.bitmaps[index.slot()];
-        let (first_word, last_word) = (first / 64, (end - 1) / 64);
-        (first_word..=last_word).any(|i| {
-            let mut bits = bitmap[i].load(Ordering::Relaxed);
-            if i == first_word {
-                bits &= !0u64 << (first % 64);
-            }
-            if i == last_word {
-                bits &= !0u64 >> (63 - (end - 1) % 64);
-            }
-            bits != 0
-        })
+    /// Bitmap word `n` of bitmap `index`: the bits of words `64 * n .. 64 * n + 64` (`n`
+    /// below `words().div_ceil(64)`). A full cycle's copier reads it for the objects it
+    /// copied, to ask whether their slots are remembered (see the runtime's
+    /// `Generations::original_remembered`).
+    #[inline]
+    pub fn bitmap_word(&self, index: RemsetIndex, n: usize) -> u64 {
+        self.bitmaps[index.slot()][n].load(Ordering::Relaxed)
     }
 
     /// The young collection's part: call `f` with every word remembered in the bitmap that is
@@ -268,22 +250,24 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// `any_remembered` answers as a word-by-word test of the range does.
+        /// `bitmap_word` holds the bits `is_remembered` reads, word by word, in the bitmap
+        /// they were set in only.
         #[test]
-        fn any_remembered_matches_each_word_of_the_range(
+        fn bitmap_words_hold_each_remembered_word(
             words in proptest::collection::vec(0usize..1024, 0..12),
-            first in 0usize..1024,
-            len in 0usize..300,
         ) {
             let set: RememberedSet = RememberedSet::new(1024 * REMSET_WORD_BYTES);
             let cur = RemsetIndex::FIRST;
             for &w in &words {
                 set.remember(cur, w);
             }
-            let end = (first + len).min(1024);
-            let want = (first..end).any(|w| set.is_remembered(cur, w));
-            proptest::prop_assert_eq!(set.any_remembered(cur, first, end), want);
-            proptest::prop_assert!(!set.any_remembered(cur.previous(), first, end));
+            for w in 0..1024 {
+                let bit = set.bitmap_word(cur, w / 64) >> (w % 64) & 1 == 1;
+                proptest::prop_assert_eq!(bit, set.is_remembered(cur, w));
+            }
+            for n in 0..16 {
+                proptest::prop_assert_eq!(set.bitmap_word(cur.previous(), n), 0);
+            }
         }
     }
 

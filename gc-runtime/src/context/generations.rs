@@ -53,6 +53,7 @@
 //! Mark Start that makes everything old. (A page being promoted is not checked as a holder
 //! until its promotion finishes, and counts as young as a target.)
 
+use super::original_bits::OriginalBits;
 use crate::observe::{RememberedSetCounts, RememberedSetStats};
 use gc_core::{
     AddressLayout, Color, ColoredPtr, GenerationMap, GoodColor, Object, Offset, Page, PageAge,
@@ -350,7 +351,14 @@ impl Generations {
     /// [`Self::remember_moved`] itself: a minor's copies carry its mark color, which the
     /// bits do not record, and compaction clears the page's bits before it moves anything.
     pub(crate) fn original_remembered(&self, from: Offset, size: u64) -> bool {
-        self.any_remembered(from + HEADER_SIZE, size.saturating_sub(HEADER_SIZE))
+        self.original_bits().any(from, size)
+    }
+
+    /// [`Self::original_remembered`] for a batch of objects copied out of one retained
+    /// from-page, asked one after the other ([`OriginalBits`] says why it may keep a bitmap
+    /// word it read).
+    pub(crate) fn original_bits(&self) -> OriginalBits<'_> {
+        OriginalBits::new(&self.remsets, self.start, self.current())
     }
 
     /// A full cycle's copy at `to`, on an old page, whose original had a remembered slot
@@ -359,28 +367,6 @@ impl Generations {
     pub(crate) fn remember_major_copy(&self, layout: AddressLayout, to: Offset) {
         self.counts.major_copy_read();
         self.remember_moved(layout, to, false, None);
-    }
-
-    /// True if a word of the `bytes` bytes from `start` is remembered in the current bitmap
-    /// (a range may cross granules: a medium page's object).
-    fn any_remembered(&self, start: Offset, bytes: u64) -> bool {
-        let cur = self.current();
-        let end = start.raw() + bytes;
-        let mut at = start.raw();
-        while at < end {
-            let (g, first) = self.word_of(Offset::from_raw(at));
-            let granule_end = self.start.raw() + (g as u64 + 1) * GRANULE_SIZE;
-            let stop = end.min(granule_end);
-            let words_end = first + (stop - at).div_ceil(gc_core::REMSET_WORD_BYTES) as usize;
-            if self.remsets[g]
-                .get()
-                .is_some_and(|set| set.any_remembered(cur, first, words_end))
-            {
-                return true;
-            }
-            at = stop;
-        }
-        false
     }
 
     /// A minor compacted the young `page` in place (its worker, right after), whose objects
@@ -740,5 +726,39 @@ mod tests {
         g.clear_previous();
         g.major_mark_start();
         assert_eq!(g.remembered_now(), 0, "the cleared bitmap is current again");
+    }
+
+    use gc_core::REMSET_WORD_BYTES;
+
+    proptest::proptest! {
+        /// Asked object after object, in any order, the reader answers as a slot-by-slot
+        /// test of each object's slots does: none of its headers' words counts, a range may
+        /// cross bitmap words and granules, and a word read once is not taken for another.
+        #[test]
+        fn original_bits_answer_as_each_slot_tested_one_by_one(
+            stores in proptest::collection::vec(0u64..2048, 0..40),
+            objects in proptest::collection::vec((0u64..2048, 2u64..80), 1..30),
+        ) {
+            let start = Offset::from_raw(16 * GRANULE_SIZE);
+            let g = Generations::new(start, 4 * GRANULE_SIZE);
+            // Two old granules, a young one to point into; slots stored to are near the
+            // boundary of the first two so that objects cross it.
+            let near = start + (GRANULE_SIZE - 1024 * REMSET_WORD_BYTES);
+            g.ages.set(start, 2 * GRANULE_SIZE, PageAge::Old);
+            g.ages.set(start + 2 * GRANULE_SIZE, GRANULE_SIZE, PageAge::Eden);
+            let young = ColoredPtr::from_raw((start + 2 * GRANULE_SIZE + 64).raw());
+            for &s in &stores {
+                g.store_barrier(near + s * REMSET_WORD_BYTES, young, u64::MAX, false);
+            }
+            let mut bits = g.original_bits();
+            for &(at, words) in &objects {
+                let from = near + at * REMSET_WORD_BYTES;
+                let size = words * REMSET_WORD_BYTES;
+                let want = (HEADER_SIZE..size)
+                    .step_by(REMSET_WORD_BYTES as usize)
+                    .any(|b| g.is_remembered(from + b));
+                proptest::prop_assert_eq!(bits.any(from, size), want, "object at {} of {} words", at, words);
+            }
+        }
     }
 }

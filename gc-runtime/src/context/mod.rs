@@ -15,6 +15,7 @@ mod forwarding_index;
 mod gc_context;
 mod gc_state;
 mod generations;
+mod original_bits;
 mod page_registry;
 mod phase_gate;
 

@@ -424,15 +424,22 @@ impl Relocate {
         let layout = cx.layout();
         let remap = CopyRemap::new(layout, f, cx.state.mark().color());
         let age = f.to_age();
+        // A full cycle's copies onto old pages are read for young slots only where their
+        // originals have remembered bits; this worker still holds `f`'s page, so its bits
+        // are there to read, and they do not change while it does.
+        let mut original_bits = match &cx.generations {
+            Some(g) if age == PageAge::Old && !cx.state.is_minor() => Some(g.original_bits()),
+            _ => None,
+        };
         for c in batch.copies.drain(..).rev() {
             t.copy_slots_remapped += remap.remap(c.copy);
             match f.forward(c.idx, c.to) {
                 Ok(_) => {
                     if age == PageAge::Old {
                         if let Some(g) = &cx.generations {
-                            // This worker still holds `f`'s page: its bits are there to read.
                             let from = f.page().offset_of(c.idx as usize);
-                            if copy_may_point_young(cx, g, from, c.size) {
+                            // No reader: a minor's copy, read whatever its original.
+                            if original_bits.as_mut().is_none_or(|b| b.any(from, c.size)) {
                                 remember_copy(cx, g, c.to);
                             }
                         }
@@ -827,8 +834,6 @@ fn target_age(cx: &GcContext, age: PageAge) -> PageAge {
     }
 }
 
-/// The mark color of the minor whose relocation copies objects now, `None` in a full cycle
-/// (see `Generations::remember_moved`).
 /// True if the copy of the object at `from` (`size` bytes) onto an old page may hold a young
 /// pointer: every copy of a minor (whose copies also carry its color), a full cycle's only if
 /// the original has a remembered slot (`Generations::original_remembered`, which says why).
@@ -847,6 +852,8 @@ fn remember_copy(cx: &GcContext, g: &Generations, to: Offset) {
     }
 }
 
+/// The mark color of the minor whose relocation copies objects now, `None` in a full cycle
+/// (see `Generations::remember_moved`).
 fn minor_color(cx: &GcContext) -> Option<gc_core::Color> {
     cx.state.is_minor().then(|| cx.state.mark().color())
 }
