@@ -108,11 +108,14 @@ impl<W: AtomicWord> ForwardingEntries<W> {
         from_index as usize & self.mask
     }
 
-    /// The address of the entry [`Self::find`] reads first for `from_index`, for a caller
-    /// that prefetches it a while before the lookup (a marker with stale pointers in hand).
+    /// Prefetch the line of the entry [`Self::find`] and [`Self::insert`] try first for
+    /// `from_index`, for a caller that looks it up or inserts a while later: a marker with a
+    /// stale pointer in hand, a GC worker that has just copied the object and publishes its
+    /// entry with the rest of its batch (an insert is a locked compare-exchange, which waits
+    /// for its line and holds the worker while it does).
     #[inline]
-    pub fn first_entry_addr(&self, from_index: u64) -> *const u8 {
-        std::ptr::from_ref(&self.entries[self.first(from_index)]).cast()
+    pub fn prefetch(&self, from_index: u64) {
+        crate::prefetch(std::ptr::from_ref(&self.entries[self.first(from_index)]).cast());
     }
 
     /// Where the object at `from_index` went, if it has been relocated.

@@ -47,6 +47,7 @@ pub mod page_cache;
 pub mod page_table;
 pub mod physical;
 mod prefault;
+pub mod prefetch;
 pub mod remembered_set;
 pub mod reservation;
 pub mod sync;
@@ -74,6 +75,7 @@ pub use object::{
 };
 pub use page::{Page, PageKind, PageMemory, PageSizes};
 pub use page_allocator::{MemoryUsage, PageAllocator};
+pub use prefetch::prefetch;
 pub use remembered_set::{RememberedSet, RemsetIndex, REMSET_WORD_BYTES};
 pub use reservation::Reservation;
 pub use value::{ValueKind, ValueSlot, ValueWord};

@@ -251,11 +251,11 @@ impl<P: Primitives, W: AtomicWord> Forwarding<P, W> {
         self.table.find(idx)
     }
 
-    /// The address [`Self::find`] reads first for `idx` (see
-    /// `ForwardingEntries::first_entry_addr`).
+    /// Prefetch the entry [`Self::find`] and [`Self::forward`] try first for `idx` (see
+    /// `ForwardingEntries::prefetch`).
     #[inline]
-    pub fn first_entry_addr(&self, idx: u64) -> *const u8 {
-        self.table.first_entry_addr(idx)
+    pub fn prefetch_entry(&self, idx: u64) {
+        self.table.prefetch(idx)
     }
 
     /// Every `(from_index, to_offset)` entry published so far, in table order (for tools

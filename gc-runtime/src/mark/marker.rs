@@ -79,18 +79,7 @@ const STALE_RING_DEPTH: usize = 8;
 
 #[inline(always)]
 fn prefetch(addr: Address) {
-    prefetch_ptr(addr.raw() as *const u8)
-}
-
-#[inline(always)]
-fn prefetch_ptr(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, even on an unmapped or null address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    gc_core::prefetch(addr.raw() as *const u8)
 }
 
 /// The layout and colors of the marking, read once per traced object.
@@ -243,7 +232,7 @@ impl MarkRing {
     #[inline]
     fn push(&mut self, cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnMut(Offset)) {
         if let Some(page) = cx.page_table().get(off, guard) {
-            prefetch_ptr(page.live_map().word_addr(page.index_of(off)));
+            gc_core::prefetch(page.live_map().word_addr(page.index_of(off)));
         }
         if self.len < MARK_RING_DEPTH {
             self.slots[(self.head + self.len) % MARK_RING_DEPTH] = off;
@@ -613,7 +602,7 @@ impl Mark {
             if let Some(f) = cx.stale_forwarding(p, guard) {
                 // Into a relocated page: remap it once its forwarding entry has had time
                 // to arrive (see `MarkRing`).
-                prefetch_ptr(f.first_entry_addr(f.page().index_of(t) as u64));
+                f.prefetch_entry(f.page().index_of(t) as u64);
                 let stale = StaleSlot { obj, slot, ptr: p };
                 ring.push_stale(cx, stale, guard, push);
                 return;

@@ -381,6 +381,9 @@ impl Relocate {
                 // cycle, not on the from-page; the object is not written meanwhile (above).
                 // The copy stays private to this worker until `publish_batch` enters it.
                 let copy = unsafe { obj.copy_to(layout.address(to, View::Remapped)) };
+                // Its entry is published with the batch, by a compare-exchange that would
+                // wait for the line: fetch it now, while the next copies are made.
+                f.prefetch_entry(idx);
                 batch.push(PendingCopy {
                     idx,
                     to,
