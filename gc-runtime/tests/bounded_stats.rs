@@ -65,6 +65,13 @@ fn the_heap_keeps_recent_records_and_counts_every_cycle() {
             "{mode}: every cycle, in order"
         );
         assert_eq!(all.totals, t.clone(), "{mode}: the same totals");
+        // Counted without a copy, from any point of the heap's clock.
+        let mid = all.cycles[CYCLES / 2].start_at_ns;
+        let from_mid = all.cycles.iter().filter(|c| c.start_at_ns >= mid).count() as u64;
+        assert_eq!(events.cycles_since(0), t.cycles, "{mode}");
+        assert_eq!(events.cycles_since(mid), from_mid, "{mode}");
+        assert!(from_mid < t.cycles && from_mid > 0, "{mode}: {from_mid}");
+        assert_eq!(events.cycles_since(u64::MAX), 0, "{mode}");
     }
 }
 

@@ -203,13 +203,10 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
                     break;
                 }
                 // Cycles are recorded when they end: every one that started in the window is
-                // complete.
-                let complete = events
-                    .records()
-                    .cycles
-                    .iter()
-                    .filter(|c| c.start_at_ns >= measure_start_at_ns)
-                    .count() as u64;
+                // complete. Counted in place: a copy of every record so far takes
+                // milliseconds, on a core the mutators need (a pause that began then waited
+                // that long for the mutator to reach its safepoint).
+                let complete = events.cycles_since(measure_start_at_ns);
                 let elapsed_ms = t0.elapsed().as_millis() as u64;
                 match extension.next_deadline_ms(elapsed_ms, complete) {
                     Some(next) => deadline_ms = next,

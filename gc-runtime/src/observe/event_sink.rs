@@ -108,6 +108,20 @@ impl EventSubscription {
         self.records.lock().clone()
     }
 
+    /// How many of the cycles recorded so far (a cycle is recorded when it ends) began at
+    /// `at_ns` or later on the heap's clock (`Heap::uptime_ns`): what counting
+    /// [`Self::records`]' cycles would say, without copying every record. A long run's
+    /// records take milliseconds to copy, under the lock each new event's publication waits
+    /// for, so a harness that asks while the program runs should ask this.
+    pub fn cycles_since(&self, at_ns: u64) -> u64 {
+        let records = self.records.lock();
+        records
+            .cycles
+            .iter()
+            .filter(|c| c.start_at_ns >= at_ns)
+            .count() as u64
+    }
+
     /// Events that had already left the heap's ring of recent records when the subscription
     /// began (0 when it began before any kind passed [`RECENT_EVENTS`], e.g. right after
     /// `Heap::new`): the records lack them, the counts include them.
