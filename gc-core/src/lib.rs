@@ -23,6 +23,8 @@
 //!   young) and page ages with a per-granule generation map, for the generational mode;
 //! - [`value`], [`value_barrier`]: NaN-boxed value words (a number, an immediate or a colored
 //!   pointer) in value slots, and their barrier;
+//! - [`side_arena`]: memory for the side tables (live maps, remembered sets) carved from one
+//!   reservation, so making a table changes no mapping;
 //! - [`sync`]: the atomic-word indirection shared by the collector and the loom models.
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -50,6 +52,7 @@ mod prefault;
 pub mod prefetch;
 pub mod remembered_set;
 pub mod reservation;
+pub mod side_arena;
 pub mod sync;
 pub mod value;
 pub mod value_barrier;
@@ -78,6 +81,7 @@ pub use page_allocator::{MemoryUsage, PageAllocator};
 pub use prefetch::prefetch;
 pub use remembered_set::{RememberedSet, RemsetIndex, REMSET_WORD_BYTES};
 pub use reservation::Reservation;
+pub use side_arena::{SideArena, WordArray};
 pub use value::{ValueKind, ValueSlot, ValueWord};
 pub use value_barrier::{
     load_value_barrier, load_value_barrier_decoded, self_heal_value, LoadedValue,

@@ -9,8 +9,10 @@
 //! ([`crate::live_map_pool`]): it keeps its old bits but is made to belong to no cycle
 //! ([`LiveMap::forget_cycle`]), and the first marker of a cycle clears it like any other.
 
+use crate::side_arena::{SideArena, WordArray};
 use crate::sync::AtomicWord;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 const RESETTING: u64 = 1 << 63;
 /// The sequence number of a recycled map: no cycle's (cycles count up from 1 and never get
@@ -30,7 +32,7 @@ pub struct MarkResult {
 /// cache line, see there).
 #[repr(C)]
 pub struct LiveMap<W: AtomicWord = AtomicU64> {
-    bits: Box<[W]>,
+    bits: WordArray<W>,
     /// Sequence number of the cycle this map belongs to (`RESETTING` while being cleared).
     seqnum: W,
     live_objects: W,
@@ -40,9 +42,21 @@ pub struct LiveMap<W: AtomicWord = AtomicU64> {
 impl<W: AtomicWord> LiveMap<W> {
     /// A map for `slots` object positions, belonging to no cycle yet (seqnum 0).
     pub fn new(slots: usize) -> Self {
-        let words = (slots * 2).div_ceil(64).max(1);
+        Self::new_in(slots, None)
+    }
+
+    /// Words of the bits of a map for `slots` object positions (the slot size of an arena
+    /// the bits can come from).
+    pub fn words_for(slots: usize) -> usize {
+        (slots * 2).div_ceil(64).max(1)
+    }
+
+    /// A map for `slots` object positions, belonging to no cycle yet, whose bits are a slot
+    /// of `arena` when it has slots of [`Self::words_for`] free (see
+    /// [`crate::side_arena`]), else a box.
+    pub fn new_in(slots: usize, arena: Option<&Arc<SideArena>>) -> Self {
         LiveMap {
-            bits: (0..words).map(|_| W::new_word(0)).collect(),
+            bits: W::zeroed_array(Self::words_for(slots), arena),
             seqnum: W::new_word(0),
             live_objects: W::new_word(0),
             live_bytes: W::new_word(0),
@@ -56,14 +70,14 @@ impl<W: AtomicWord> LiveMap<W> {
 
     /// Number of object positions a map made for `slots` positions covers (whole words).
     pub fn slots_for(slots: usize) -> usize {
-        (slots * 2).div_ceil(64).max(1) * 32
+        Self::words_for(slots) * 32
     }
 
     /// A map that covers no position (holds no memory), to leave behind when a map is moved
     /// out of its page.
     pub fn empty() -> Self {
         LiveMap {
-            bits: Box::default(),
+            bits: WordArray::default(),
             seqnum: W::new_word(RECYCLED),
             live_objects: W::new_word(0),
             live_bytes: W::new_word(0),

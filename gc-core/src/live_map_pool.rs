@@ -10,10 +10,17 @@
 //! marker of a cycle clears it, as it clears every map of an older cycle (the lazy reset) —
 //! a new page's zeroed map was cleared there again anyway. Maps come back when a page's last
 //! reference goes (`Drop for Page`), so no thread can still read a map the pool hands out.
+//!
+//! The maps the pool makes take their bits from a [`SideArena`] reserved for all of them at
+//! once (as many slots as the pool keeps maps), so even the first map of a page, made on a
+//! mutator, grows no `malloc` arena; only if the arena cannot be reserved, or is full, does a
+//! map come from the global allocator.
 
 use crate::live_map::LiveMap;
+use crate::side_arena::SideArena;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Live maps of one size, kept for reuse.
 pub struct LiveMapPool {
@@ -22,17 +29,21 @@ pub struct LiveMapPool {
     /// The most maps kept at once (as many as pages of that size fit in the heap).
     max: usize,
     free: Mutex<Vec<LiveMap>>,
+    /// Where new maps' bits come from (`None`: the system refused the reservation).
+    arena: Option<Arc<SideArena>>,
     created: AtomicU64,
     reused: AtomicU64,
 }
 
 impl LiveMapPool {
-    /// A pool of maps for `slots` positions, keeping at most `max` of them.
+    /// A pool of maps for `slots` positions, keeping at most `max` of them, with an arena
+    /// for the bits of `max` maps.
     pub fn new(slots: usize, max: usize) -> Self {
         LiveMapPool {
             slots,
             max,
             free: Mutex::new(Vec::new()),
+            arena: SideArena::new(LiveMap::<AtomicU64>::words_for(slots), max),
             created: AtomicU64::new(0),
             reused: AtomicU64::new(0),
         }
@@ -55,7 +66,7 @@ impl LiveMapPool {
             }
             None => {
                 self.created.fetch_add(1, Ordering::Relaxed);
-                LiveMap::new(self.slots)
+                LiveMap::new_in(self.slots, self.arena.as_ref())
             }
         }
     }
@@ -82,10 +93,24 @@ impl LiveMapPool {
         self.reused.load(Ordering::Relaxed)
     }
 
+    /// The arena the pool's maps take their bits from, if it could be reserved.
+    pub fn arena(&self) -> Option<&Arc<SideArena>> {
+        self.arena.as_ref()
+    }
+
     /// Bytes of the maps kept now.
     pub fn pooled_bytes(&self) -> u64 {
         let free = self.free.lock();
         free.iter().map(|m| m.slots() as u64 / 4).sum()
+    }
+}
+
+impl Drop for LiveMapPool {
+    /// The kept maps go with the pool: their arena need not zero them for reuse.
+    fn drop(&mut self) {
+        if let Some(a) = &self.arena {
+            a.retire();
+        }
     }
 }
 
@@ -121,6 +146,34 @@ mod tests {
         let mut seen = vec![];
         map.for_each_marked(5, |i| seen.push(i));
         assert_eq!(seen, vec![12]);
+    }
+
+    /// Maps of whole pages of bits (a small page's are 64 KiB) come from the pool's arena, as
+    /// many as it keeps; beyond that, from the global allocator.
+    #[test]
+    fn new_maps_take_their_bits_from_the_arena() {
+        let slots = 4096 * 32; // 4096 words: whole pages
+        let pool = LiveMapPool::new(slots, 2);
+        let arena = pool
+            .arena()
+            .expect("an arena for maps of whole pages")
+            .clone();
+        let (a, b, c) = (pool.take(), pool.take(), pool.take());
+        assert_eq!(
+            arena.carved(),
+            2,
+            "two slots, for the two maps the pool keeps"
+        );
+        assert!(a.mark(1, 7, true, 16).newly_marked && c.mark(1, 7, true, 16).newly_marked);
+        pool.give_back(a);
+        pool.give_back(b);
+        pool.give_back(c);
+        assert_eq!(arena.carved(), 2, "the maps kept hold their slots");
+        assert_eq!(
+            LiveMapPool::new(1000, 2).arena().map(|_| ()),
+            None,
+            "not whole pages"
+        );
     }
 
     #[test]

@@ -28,8 +28,10 @@
 //! The map costs one bit per word per bitmap: 2/64 of the page (3.1%). It is generic over
 //! [`AtomicWord`] so the loom models check this code itself.
 
+use crate::side_arena::{SideArena, WordArray};
 use crate::sync::AtomicWord;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Bytes of heap per remembered-set bit: one bit per 8-byte word (a slot is one word).
 pub const REMSET_WORD_BYTES: u64 = 8;
@@ -61,7 +63,7 @@ impl RemsetIndex {
 
 /// The two bitmaps of one page's remembered set (see the module documentation).
 pub struct RememberedSet<W: AtomicWord = AtomicU64> {
-    bitmaps: [Box<[W]>; 2],
+    bitmaps: [WordArray<W>; 2],
     /// Words of heap the set covers (its bits per bitmap).
     words: usize,
 }
@@ -69,11 +71,28 @@ pub struct RememberedSet<W: AtomicWord = AtomicU64> {
 impl<W: AtomicWord> RememberedSet<W> {
     /// An empty set covering a page of `page_bytes` bytes (a multiple of 8; one bit per word).
     pub fn new(page_bytes: u64) -> Self {
+        Self::new_in(page_bytes, None)
+    }
+
+    /// Words of each bitmap of a set covering `page_bytes` bytes (the slot size of an arena
+    /// the bitmaps can come from).
+    pub fn bitmap_words(page_bytes: u64) -> usize {
+        ((page_bytes / REMSET_WORD_BYTES) as usize)
+            .div_ceil(64)
+            .max(1)
+    }
+
+    /// An empty set covering `page_bytes` bytes whose bitmaps are slots of `arena` when it
+    /// has slots of [`Self::bitmap_words`] free (see [`crate::side_arena`]), else boxes.
+    pub fn new_in(page_bytes: u64, arena: Option<&Arc<SideArena>>) -> Self {
         debug_assert!(page_bytes.is_multiple_of(REMSET_WORD_BYTES));
         let words = (page_bytes / REMSET_WORD_BYTES) as usize;
-        let bitmap_words = words.div_ceil(64).max(1);
+        let bitmap_words = Self::bitmap_words(page_bytes);
         RememberedSet {
-            bitmaps: [W::zeroed_words(bitmap_words), W::zeroed_words(bitmap_words)],
+            bitmaps: [
+                W::zeroed_array(bitmap_words, arena),
+                W::zeroed_array(bitmap_words, arena),
+            ],
             words,
         }
     }

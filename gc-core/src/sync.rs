@@ -8,7 +8,9 @@
 //! loom's in the runtime's models of in-place promotion, relocation and a full cycle's flip
 //! against a store).
 
+use crate::side_arena::{SideArena, WordArray};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 
 /// An 8-bit atomic cell: an age byte of `GenerationMap`.
 pub trait AtomicByte: Send + Sync {
@@ -91,6 +93,17 @@ pub trait AtomicWord: Send + Sync {
     {
         (0..n).map(|_| Self::new_word(0)).collect()
     }
+
+    /// `n` cells holding 0 as a [`WordArray`]: a slot of `arena` where the cell is std's
+    /// `AtomicU64` and the arena has a free slot of `n` words, else a box
+    /// ([`Self::zeroed_words`]).
+    fn zeroed_array(n: usize, arena: Option<&Arc<SideArena>>) -> WordArray<Self>
+    where
+        Self: Sized,
+    {
+        let _ = arena;
+        WordArray::from(Self::zeroed_words(n))
+    }
 }
 
 /// `AtomicWord` for a 64-bit atomic with the std atomics' methods (std's and loom's).
@@ -131,6 +144,12 @@ impl_atomic_word!(
         // 0, and freeing it through the new box uses the layout it was allocated with. The
         // `u64` box is consumed: no other reference to the memory exists.
         unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU64]) }
+    },
+    fn zeroed_array(n: usize, arena: Option<&Arc<SideArena>>) -> WordArray<AtomicU64> {
+        arena
+            .filter(|a| a.slot_words() == n)
+            .and_then(|a| a.carve())
+            .unwrap_or_else(|| WordArray::from(Self::zeroed_words(n)))
     }
 );
 const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
@@ -151,4 +170,28 @@ pub mod loom {
 
     impl_atomic_word!(AtomicU64);
     impl_atomic_byte!(AtomicU8);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words for a slot of whole pages on any system (64 KiB).
+    const SLOT: usize = 8192;
+
+    #[test]
+    fn a_zeroed_array_takes_an_arena_slot_only_of_its_size() {
+        let arena = SideArena::new(SLOT, 1).unwrap();
+        let other = AtomicU64::zeroed_array(SLOT * 2, Some(&arena));
+        assert!(!other.in_arena() && other.len() == SLOT * 2);
+        let fits = AtomicU64::zeroed_array(SLOT, Some(&arena));
+        assert!(fits.in_arena() && fits.len() == SLOT);
+        let full = AtomicU64::zeroed_array(SLOT, Some(&arena));
+        assert!(!full.in_arena(), "the arena is full: a box");
+        assert!(full.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+        let no_arena = AtomicU64::zeroed_array(SLOT, None);
+        assert!(!no_arena.in_arena());
+        let empty: WordArray = WordArray::default();
+        assert!(empty.is_empty() && !empty.in_arena());
+    }
 }

@@ -404,9 +404,14 @@ fn only_old_to_young_stores_are_remembered() {
             0,
             "no set before the first remembered slot"
         );
+        let side_before = heap.memory_report().side_table_rss;
         s.store(holder, 1, Some(young));
         s.store(holder, 1, Some(young));
         assert_eq!(heap.remembered_set_stats().unwrap().barrier_remembered, 1);
+        assert!(
+            heap.memory_report().side_table_rss > side_before,
+            "the bit's page of the side-table arena is resident now (was {side_before})"
+        );
         assert_eq!(heap.remembered_slots(), Some(1));
         // One granule's set: two bitmaps of one bit per 8-byte word of 2 MiB.
         assert_eq!(

@@ -19,8 +19,10 @@
 //! page is a whole number of granules, so a page's set is its granules' sets, and the barrier
 //! finds the set of a slot by the same index as its age, with no page-table walk and no epoch
 //! pin. A granule's set is allocated on its first remembered slot (one bit per word, two
-//! bitmaps: 64 KiB, and 32 KiB more for the value-slot bits once a value slot is remembered)
-//! and kept for the heap's life; only granules of old pages that received
+//! bitmaps: 64 KiB, and 32 KiB more for the value-slot bits once a value slot is remembered),
+//! carved from a `SideArena` reserved for every granule's bitmaps when the heap is made (so
+//! the store barrier's first bit in a granule changes no mapping of the process, as a
+//! `malloc` that grows an arena would), and kept for the heap's life; only granules of old pages that received
 //! young pointers ever have one. The full cycle flips the current bitmap at Pause Mark Start
 //! (what the bitmap held is stale: nothing is young) and clears the previous one
 //! concurrently in Concurrent Reset Relocation Set, so the next flip finds it empty.
@@ -55,9 +57,10 @@
 
 use super::original_bits::OriginalBits;
 use crate::observe::{RememberedSetCounts, RememberedSetStats};
+use gc_core::sync::AtomicWord;
 use gc_core::{
     AddressLayout, Color, ColoredPtr, GenerationMap, GoodColor, Object, Offset, Page, PageAge,
-    RememberedSet, RemsetIndex, GRANULE_SIZE, HEADER_SIZE,
+    RememberedSet, RemsetIndex, SideArena, WordArray, GRANULE_SIZE, HEADER_SIZE,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -83,7 +86,11 @@ pub(crate) struct Generations {
     /// is allocated and not compacted, so the minor cycle's scan reads a remembered word as
     /// the slot it is (a value slot may hold a number since, whose bits could look like a
     /// colored pointer).
-    value_words: Box<[OnceLock<Box<[AtomicU64]>>]>,
+    value_words: Box<[OnceLock<WordArray>]>,
+    /// Where the remembered sets' bitmaps and the value-word bits come from: slots of one
+    /// granule's bitmap, three per granule (`None`: the system refused the reservation, and
+    /// they come from the global allocator).
+    arena: Option<Arc<SideArena>>,
     /// Which bitmap is current: `RemsetIndex::FIRST` when false. Flipped only inside Pause
     /// Mark Start, so a barrier (which runs between safepoints) sees one value throughout.
     flipped: AtomicBool,
@@ -117,6 +124,15 @@ pub(crate) struct Generations {
     survivors_old: AtomicBool,
 }
 
+impl Drop for Generations {
+    /// The bitmaps go with the bookkeeping: their arena need not zero them for reuse.
+    fn drop(&mut self) {
+        if let Some(a) = &self.arena {
+            a.retire();
+        }
+    }
+}
+
 impl Generations {
     /// The bookkeeping of the offsets `[start, start + size)` (the heap's reservation).
     pub(crate) fn new(start: Offset, size: u64) -> Self {
@@ -126,6 +142,10 @@ impl Generations {
             ages: GenerationMap::new(start, size),
             remsets: (0..granules).map(|_| OnceLock::new()).collect(),
             value_words: (0..granules).map(|_| OnceLock::new()).collect(),
+            arena: SideArena::new(
+                RememberedSet::<AtomicU64>::bitmap_words(GRANULE_SIZE),
+                3 * granules,
+            ),
             flipped: AtomicBool::new(false),
             counts: RememberedSetCounts::default(),
             skip_barrier: AtomicBool::new(false),
@@ -252,8 +272,10 @@ impl Generations {
         let (g, word) = self.word_of(slot);
         if is_value {
             let kinds = self.value_words[g].get_or_init(|| {
-                let words = (GRANULE_SIZE / gc_core::REMSET_WORD_BYTES) as usize;
-                (0..words.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
+                AtomicU64::zeroed_array(
+                    RememberedSet::<AtomicU64>::bitmap_words(GRANULE_SIZE),
+                    self.arena.as_ref(),
+                )
             });
             let (w, mask) = (&kinds[word / 64], 1u64 << (word % 64));
             if w.load(Ordering::Relaxed) & mask == 0 {
@@ -261,7 +283,7 @@ impl Generations {
             }
         }
         self.remsets[g]
-            .get_or_init(|| RememberedSet::new(GRANULE_SIZE))
+            .get_or_init(|| RememberedSet::new_in(GRANULE_SIZE, self.arena.as_ref()))
             .remember(self.current(), word)
     }
 
@@ -660,6 +682,11 @@ impl Generations {
             .map(|k| std::mem::size_of_val::<[AtomicU64]>(k) as u64)
             .sum();
         sets + kinds
+    }
+
+    /// The arena the bitmaps are carved from, if it could be reserved (for memory reports).
+    pub(crate) fn arena(&self) -> Option<&Arc<SideArena>> {
+        self.arena.as_ref()
     }
 
     /// Plant the bug of a missing store barrier (for the test that the verifier catches it).

@@ -46,6 +46,11 @@ pub struct MemoryReport {
     /// bits per heap word of every 2 MiB granule that has ever had a remembered slot.
     #[serde(default)]
     pub remembered_set_bytes: u64,
+    /// Bytes in memory of the side-table arenas (the reservations small pages' live maps and
+    /// the remembered sets are carved from; `gc_core::side_arena`): anonymous memory of their
+    /// own, counted in "other anonymous" and explained there.
+    #[serde(default)]
+    pub side_table_rss: u64,
     pub handle_stack_bytes: u64,
     /// The mark queue and the mutators' mark buffers (entries queued or buffered now; between
     /// cycles normally empty).
@@ -71,7 +76,8 @@ pub struct MemoryReport {
     /// `/proc/self/smaps` per category.
     pub smaps: SmapsBreakdown,
     /// RSS of the "other anonymous" category that neither the pools' chunks and unpooled
-    /// buffers nor malloc's mmapped chunks can account for: the rest of RSS.
+    /// buffers, the side-table arenas nor malloc's mmapped chunks can account for: the rest
+    /// of RSS.
     pub unexplained_rss: u64,
 }
 
@@ -120,13 +126,24 @@ impl MemoryReport {
             })
             .collect();
         let malloc = proc_info::malloc_stats();
+        // The side tables' arenas (live maps, remembered sets): anonymous memory of their
+        // own, in memory as far as it was touched.
+        let side_tables: u64 = [
+            mem.live_map_pool().arena(),
+            heap.cx.generations.as_ref().and_then(|g| g.arena()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|a| a.resident_bytes())
+        .sum();
         let smaps = proc_info::breakdown(&proc_info::smaps(), &view_ranges);
         let rollup = proc_info::smaps_rollup();
         let explained_anon: u64 = native_pools
             .iter()
             .map(|p| p.chunk_resident_bytes + p.unpooled_bytes)
             .sum::<u64>()
-            + malloc.mmapped_bytes;
+            + malloc.mmapped_bytes
+            + side_tables;
         let unexplained = smaps
             .get(MappingKind::Anonymous)
             .rss
@@ -144,6 +161,7 @@ impl MemoryReport {
             live_map_bytes: live_map,
             forwarding_table_bytes: fwd,
             remembered_set_bytes: heap.cx.generations.as_ref().map_or(0, |g| g.footprint()),
+            side_table_rss: side_tables,
             handle_stack_bytes: handles,
             mark_stack_bytes: heap.mark.footprint(&heap.roots),
             global_handles: heap.roots.globals().len() as u64,
@@ -239,14 +257,17 @@ impl std::fmt::Display for MemoryReport {
         writeln!(
             f,
             "GC metadata: live maps {}, forwarding tables {}, remembered sets {}, handle stacks {}, \
-             mark stacks {}; {} global / {} weak handles (malloc'd: inside malloc below)",
+             mark stacks {}; {} global / {} weak handles (small pages' live maps and the \
+             remembered sets in side-table arenas, {} resident; the rest malloc'd: inside \
+             malloc below)",
             m(self.live_map_bytes),
             m(self.forwarding_table_bytes),
             m(self.remembered_set_bytes),
             m(self.handle_stack_bytes),
             m(self.mark_stack_bytes),
             self.global_handles,
-            self.weak_handles
+            self.weak_handles,
+            m(self.side_table_rss)
         )?;
         let d = &self.direct;
         writeln!(
@@ -349,7 +370,8 @@ impl std::fmt::Display for MemoryReport {
         }
         row(f, "total", &self.smaps.total)?;
         // RSS as the sum of its parts: every category but "other anonymous", then what of
-        // that one the pools and malloc's mmapped chunks explain, then the rest.
+        // that one the pools, the side tables and malloc's mmapped chunks explain, then the
+        // rest.
         let other = self.smaps.get(MappingKind::Anonymous);
         let explained = other.rss - self.unexplained_rss;
         write!(f, "Rest of RSS: RSS {} =", m(self.smaps.total.rss))?;
@@ -360,8 +382,8 @@ impl std::fmt::Display for MemoryReport {
         }
         write!(
             f,
-            " native pools and malloc's mmapped chunks {} + {} unexplained (anonymous memory of \
-             other allocators and libraries)",
+            " native pools, side tables and malloc's mmapped chunks {} + {} unexplained \
+             (anonymous memory of other allocators and libraries)",
             m(explained),
             m(self.unexplained_rss)
         )
