@@ -83,6 +83,11 @@ impl HeapInner {
     /// In `concurrent` mode, the new mark view is populated after the roots over the small and
     /// medium pages (see [`Self::populate_good_view`]).
     pub(crate) fn mark_roots(&self, muts: &[Arc<MutatorShared>]) -> u64 {
+        if self.config().mode.is_concurrent() {
+            // Concurrent: mutators' barriers fill mark buffers from now on; the spares they
+            // swap full ones for are made here, not on them.
+            self.mark.prepare_batches(self.config().memory.max_heap);
+        }
         if let Some(g) = self
             .cx
             .generations

@@ -22,11 +22,12 @@
 //! touch only the pages' live maps and the forwarding index.
 
 use super::live_cache::{Live, LiveCache};
+use super::mark_batches::MarkBatches;
 use crate::context::GcContext;
 use crate::observe::{InjectedPanic, InjectedPanics};
 use crate::roots::MutatorShared;
 use crate::roots::Roots;
-use crate::roots::{BufferedWork, MarkSink};
+use crate::roots::{BufferedWork, MarkSink, MARK_BUFFER_FLUSH};
 use crate::threads::{CrewTotals, Member, Turn, WorkerTarget};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_epoch::Guard;
@@ -35,10 +36,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Marking: the global mark queue (roots and mutator buffers go here; workers steal from it).
+/// Marking: the global mark queue (roots and work a leaving worker gives back go here;
+/// workers steal from it) and the mutators' full buffers.
 #[derive(Default)]
 pub(crate) struct Mark {
     queue: Injector<Offset>,
+    /// Mutators' mark buffers, queued whole.
+    batches: MarkBatches,
     /// Objects GC workers traced since [`Mark::take_traced`] last ran.
     traced: AtomicU64,
     /// Stale slots GC workers remapped since [`Mark::take_stale_remapped`] last ran.
@@ -379,11 +383,9 @@ pub(crate) fn is_live(cx: &GcContext, off: Offset) -> bool {
 }
 
 impl MarkSink for Mark {
-    /// Queue offsets a mutator's barriers marked.
-    fn push_all(&self, offs: &mut dyn Iterator<Item = Offset>) {
-        for o in offs {
-            self.queue.push(o);
-        }
+    /// Queue a batch of offsets a mutator's barriers marked, whole.
+    fn hand_over(&self, batch: &mut Vec<Offset>) {
+        self.batches.put(batch, MARK_BUFFER_FLUSH);
     }
     /// The count of mutators' mark buffers that hold entries (see [`crate::roots::mark_buffer`]).
     fn buffered(&self) -> &BufferedWork {
@@ -402,21 +404,30 @@ impl Mark {
         self.stale_remapped.swap(0, Ordering::Relaxed)
     }
 
-    /// True if the global queue holds no work.
-    pub(super) fn is_empty(&self) -> bool {
-        self.queue.is_empty()
+    /// Before a cycle's marking, on the driver: allocate the spare buffers mutators swap
+    /// their full mark buffers for (see [`super::mark_batches`]), at least a 1024th of
+    /// `heap_bytes` of them.
+    pub(crate) fn prepare_batches(&self, heap_bytes: u64) {
+        let buffer = (MARK_BUFFER_FLUSH * std::mem::size_of::<Offset>()) as u64;
+        let floor = (heap_bytes / 1024 / buffer) as usize;
+        self.batches.prepare(MARK_BUFFER_FLUSH, floor);
     }
 
-    /// Pause Mark End's test: true if the queue is empty and no mutator's buffer holds work.
-    /// Reads two words, whatever the number of mutators: the buffers are counted as they fill
+    /// True if the global queue and the queue of mutators' batches hold no work.
+    pub(super) fn is_empty(&self) -> bool {
+        self.queue.is_empty() && self.batches.is_empty()
+    }
+
+    /// Pause Mark End's test: true if the queues are empty and no mutator's buffer holds
+    /// work. Reads three words, whatever the number of mutators: the buffers are counted as they fill
     /// and empty (at a safepoint the count is exact).
     pub(crate) fn is_complete(&self) -> bool {
         !self.buffered.any() && self.is_empty()
     }
 
-    /// Bytes of mark work held now: the global queue's entries and the mutators' mark
-    /// buffers' capacity (for memory reports; the GC workers' own stacks exist only while
-    /// they mark).
+    /// Bytes of mark work held now: the global queue's entries, the queued batches and the
+    /// spares, and the mutators' mark buffers' capacity (for memory reports; the GC workers'
+    /// own stacks exist only while they mark).
     pub(crate) fn footprint(&self, roots: &Roots) -> u64 {
         let entry = std::mem::size_of::<Offset>() as u64;
         let buffered: u64 = roots
@@ -424,7 +435,7 @@ impl Mark {
             .iter()
             .map(|m| m.mark_buffer.capacity_bytes())
             .sum();
-        self.queue.len() as u64 * entry + buffered
+        self.queue.len() as u64 * entry + self.batches.footprint_bytes() + buffered
     }
 
     /// Mark the roots: make every strong root good (mark color), mark its object, queue it.
@@ -647,7 +658,7 @@ impl Mark {
         }
     }
 
-    /// Move every mutator's mark buffer into the global queue; returns the number of entries
+    /// Move every mutator's mark buffer into the queue of batches; returns the number of entries
     /// moved (0: the buffers held no work). Concurrent Mark's, never a pause's: Pause Mark End
     /// only tests [`Mark::is_complete`].
     fn flush_mutator_buffers(&self, roots: &Roots) -> u64 {
@@ -686,6 +697,18 @@ impl Mark {
     fn find_work(&self, local: &Worker<Offset>, stealers: &[Stealer<Offset>]) -> Option<Offset> {
         if let Some(x) = local.pop() {
             return Some(x);
+        }
+        // A mutator's batch, whole: its entries go on this worker's stack, where the others
+        // can steal them, and its buffer back to the spares.
+        if let Some(mut batch) = self.batches.take() {
+            let first = batch.pop();
+            for &o in batch.iter() {
+                local.push(o);
+            }
+            self.batches.recycle(batch);
+            if first.is_some() {
+                return first;
+            }
         }
         loop {
             let mut retry = false;
@@ -839,8 +862,7 @@ impl Mark {
                         return;
                     }
                 }
-                let queues_empty =
-                    || self.queue.is_empty() && stealers.iter().all(|s| s.is_empty());
+                let queues_empty = || self.is_empty() && stealers.iter().all(|s| s.is_empty());
                 if !queues_empty() {
                     crew.go_busy();
                     break;
@@ -848,7 +870,7 @@ impl Mark {
                 // The queues again after everyone was seen idle: a worker that leaves puts
                 // its work in the global queue *before* it counts idle, so work given back
                 // after the first look is seen by the second. (Work the drain's next round
-                // would find anyway: `drain` ends only with the global queue empty.)
+                // would find anyway: `drain` ends only with the queues empty.)
                 if (crew.all_idle() && queues_empty()) || abandoned.load(Ordering::SeqCst) {
                     publish(&mut ring, &mut live, &guard);
                     // Parked workers exit (marking is over).

@@ -1,7 +1,8 @@
 //! A mutator's mark buffer (ZGC's per-thread mark stacks, `ZMarkThreadLocalStacks`): the
-//! objects the mutator's barriers marked during Concurrent Mark, handed to the GC workers'
-//! queue in batches of [`MARK_BUFFER_FLUSH`], by the mutator when a batch is full, by the GC
-//! workers when they run out of work, and by the mutator when it detaches.
+//! objects the mutator's barriers marked during Concurrent Mark, handed to the GC workers in
+//! batches of up to [`MARK_BUFFER_FLUSH`] — the whole buffer moves, and an empty one takes its
+//! place — by the mutator when a batch is full, by the GC workers when they run out of work,
+//! and by the mutator when it detaches.
 //!
 //! Pause Mark End must know that no buffer holds work, and must know it without visiting the
 //! mutators (a loop over threads in a pause grows with the threads). So the heap's
@@ -18,7 +19,7 @@ use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Mark-buffer entries a mutator collects before handing them to the GC workers.
-pub(super) const MARK_BUFFER_FLUSH: usize = 256;
+pub(crate) const MARK_BUFFER_FLUSH: usize = 256;
 
 /// How many mutators' mark buffers hold entries (see the module documentation).
 #[derive(Default)]
@@ -37,8 +38,9 @@ impl BufferedWork {
 /// Where full buffers go: the GC workers' queue and the heap's count of buffers holding work
 /// (`Mark`, which the buffers' owners, the mutators, must not depend on).
 pub(crate) trait MarkSink {
-    /// Queue entries for the GC workers.
-    fn push_all(&self, offs: &mut dyn Iterator<Item = Offset>);
+    /// Queue the entries of the non-empty `batch` for the GC workers, leaving an empty
+    /// buffer in its place.
+    fn hand_over(&self, batch: &mut Vec<Offset>);
     /// The heap's count of buffers holding work.
     fn buffered(&self) -> &BufferedWork;
 }
@@ -91,7 +93,8 @@ impl MarkBuffer {
     /// the count drops, so a zero count never hides work.
     fn hand_over(b: &mut Vec<Offset>, mark: &dyn MarkSink) {
         debug_assert!(!b.is_empty());
-        mark.push_all(&mut b.drain(..));
+        mark.hand_over(b);
+        debug_assert!(b.is_empty());
         mark.buffered().non_empty.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -108,8 +111,8 @@ mod tests {
     }
 
     impl MarkSink for Sink {
-        fn push_all(&self, offs: &mut dyn Iterator<Item = Offset>) {
-            self.queued.lock().extend(offs);
+        fn hand_over(&self, batch: &mut Vec<Offset>) {
+            self.queued.lock().append(batch);
         }
         fn buffered(&self) -> &BufferedWork {
             &self.buffered

@@ -13,6 +13,6 @@ mod root_set;
 
 pub(crate) use handle_stack::HandleStack;
 pub(crate) use handle_table::HandleTable;
-pub(crate) use mark_buffer::{BufferedWork, MarkSink};
+pub(crate) use mark_buffer::{BufferedWork, MarkSink, MARK_BUFFER_FLUSH};
 pub(crate) use mutator_shared::MutatorShared;
 pub(crate) use root_set::{RegionSlots, Roots};
