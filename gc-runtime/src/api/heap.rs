@@ -119,7 +119,10 @@ impl Heap {
     /// the heap is in `generational` mode, or in `concurrent` mode with
     /// `HeapConfig::track_generations` on; the other
     /// errors of [`Heap::collect`]. A full cycle requested at the same time runs instead
-    /// (it collects the young generation too).
+    /// (it collects the young generation too), and so does a full cycle if the store barrier
+    /// is not keeping the remembered set at the moment (in `generational` mode the director
+    /// stops it while its own minors do not pay); from the first request on, the set is kept
+    /// for the embedder's minors at every later full cycle.
     pub fn collect_minor(&self) -> Result<(), String> {
         super::mutator::minor_allowed(self.inner.config())?;
         if super::mutator::thread_has_mutator(self.inner.id()) {

@@ -90,6 +90,17 @@ impl Heap {
         self.inner.generations().map(|g| g.stats())
     }
 
+    /// Make the next full cycle stop the store barrier's remembering until the one after it,
+    /// as the `generational` director does while its minors do not pay, so a test reaches
+    /// that state without such a workload. Does nothing unless `HeapConfig::track_generations`
+    /// is on.
+    #[doc(hidden)]
+    pub fn stop_remembering_at_next_major_for_tests(&self) {
+        if let Some(g) = self.inner.generations() {
+            g.stop_remembering_at_next_major_for_tests();
+        }
+    }
+
     /// Plant a bug: from now on the store barrier finds old-to-young stores but remembers
     /// none (a missing barrier), so the verifier must fail the next pause (for the test of
     /// that). Does nothing unless `HeapConfig::track_generations` is on.

@@ -27,6 +27,12 @@
 //! (what the bitmap held is stale: nothing is young) and clears the previous one
 //! concurrently in Concurrent Reset Relocation Set, so the next flip finds it empty.
 //!
+//! **Remembering** can be off for the interval between two full cycles
+//! ([`Generations::remembering`]): a full cycle's Pause Mark Start, where an empty set is
+//! complete, turns it off when the director expects no minor before the next full cycle, and
+//! only such a pause turns it on again; while it is off the store barrier sets no bit, no
+//! minor runs and the invariant below is not kept.
+//!
 //! **Minor cycles** (`Heap::collect_minor`) flip the index at their Pause Mark Start and
 //! change no age there ([`Generations::minor_mark_start`]); their Concurrent Mark Roots scans
 //! the previous bitmap ([`Generations::scan_previous`]), emptying it, and remembers again the
@@ -45,9 +51,9 @@
 //! so no mutator bumps a page while it is promoted. The pages and the minor's color are kept
 //! until the next Pause Mark Start for the verifier ([`Generations::promoted_color`]).
 //!
-//! **Invariant** (checked by the verifier in every pause when `verify` is on): every slot of a
-//! reachable object on an old page that holds a pointer into a young page has its bit in the
-//! current bitmap. Four writers keep it: the store barrier (an old holder receiving a young
+//! **Invariant** (while remembering; checked by the verifier in every pause when `verify` is
+//! on): every slot of a reachable object on an old page that holds a pointer into a young page
+//! has its bit in the current bitmap. Four writers keep it: the store barrier (an old holder receiving a young
 //! value), relocation (a copy onto an old page, or in-place compaction, remembers the moved
 //! object's young slots at its new address; a full cycle's copy has young slots only where
 //! its original has bits, [`Generations::original_remembered`]), a minor's in-place
@@ -94,7 +100,14 @@ pub(crate) struct Generations {
     /// Which bitmap is current: `RemsetIndex::FIRST` when false. Flipped only inside Pause
     /// Mark Start, so a barrier (which runs between safepoints) sees one value throughout.
     flipped: AtomicBool,
+    /// The store barrier remembers old-to-young stores (see [`Generations::remembering`]).
+    /// Changed only inside a full cycle's Pause Mark Start, like `flipped`.
+    remembering: AtomicBool,
     counts: RememberedSetCounts,
+    /// A test's request: the next full cycle stops the remembering whatever the director
+    /// says (`Heap::stop_remembering_at_next_major_for_tests`), so a test can reach that
+    /// state without a workload whose minors do not pay. Taken by that cycle.
+    unremembered_next: AtomicBool,
     /// A test's planted bug: the store barrier's slow path forgets to remember
     /// (`Heap::skip_store_barrier_for_tests`), so a test can show the verifier catches it.
     skip_barrier: AtomicBool,
@@ -147,6 +160,8 @@ impl Generations {
                 3 * granules,
             ),
             flipped: AtomicBool::new(false),
+            remembering: AtomicBool::new(true),
+            unremembered_next: AtomicBool::new(false),
             counts: RememberedSetCounts::default(),
             skip_barrier: AtomicBool::new(false),
             skip_scan: AtomicBool::new(false),
@@ -249,7 +264,9 @@ impl Generations {
         offset_mask: u64,
         is_value: bool,
     ) {
-        if self.ages.remembers_store(slot, value, offset_mask) {
+        if self.ages.remembers_store(slot, value, offset_mask)
+            && self.remembering.load(Ordering::Relaxed)
+        {
             self.remember_slow(slot, is_value);
         }
     }
@@ -594,11 +611,31 @@ impl Generations {
 
     /// A full cycle's Pause Mark Start: every page becomes old (the generation map's young
     /// tag flips), and the other bitmap becomes current (it was cleared in the last cycle).
-    /// O(1); the cycle's Concurrent Mark Roots then [`Self::settle_ages`].
-    pub(crate) fn major_mark_start(&self) {
+    /// O(1); the cycle's Concurrent Mark Roots then [`Self::settle_ages`]. `remember` says
+    /// whether the store barrier remembers until the next full cycle's Pause Mark Start
+    /// (see [`Self::remembering`]).
+    pub(crate) fn major_mark_start(&self, remember: bool) {
         let walked = self.ages.promote_all();
         self.counts.promoted(walked, true);
         self.flipped.fetch_xor(true, Ordering::Relaxed);
+        self.remembering.store(remember, Ordering::Relaxed);
+        if !remember {
+            self.counts.major_unremembered();
+        }
+    }
+
+    /// True if the store barrier remembers old-to-young stores, so the remembered set is
+    /// complete at every pause and a minor may run. The driver turns it off at a full
+    /// cycle's Pause Mark Start when no minor is expected before the next one (the
+    /// director's minors did not pay, and no retry is due), and back on at a later one: the
+    /// store barrier then costs the mode its age test only, not a miss on a bitmap word
+    /// for each slot it would remember. It changes only in that pause, when every page
+    /// becomes old and an empty remembered set is complete: from then on, one value holds
+    /// for every barrier until the next full cycle's Pause Mark Start, and while it is off
+    /// no minor runs (the driver runs a full cycle instead) and the verifier does not check
+    /// the set.
+    pub(crate) fn remembering(&self) -> bool {
+        self.remembering.load(Ordering::Relaxed)
     }
 
     /// A full cycle, after its Pause Mark Start and outside the pause: rewrite the ages the
@@ -689,6 +726,16 @@ impl Generations {
         self.arena.as_ref()
     }
 
+    /// Make the next full cycle stop the remembering (see `unremembered_next`).
+    pub(crate) fn stop_remembering_at_next_major_for_tests(&self) {
+        self.unremembered_next.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a test asked the full cycle starting now to stop the remembering (taken).
+    pub(crate) fn take_unremembered_request(&self) -> bool {
+        self.unremembered_next.swap(false, Ordering::Relaxed)
+    }
+
     /// Plant the bug of a missing store barrier (for the test that the verifier catches it).
     pub(crate) fn skip_barrier_for_tests(&self) {
         self.skip_barrier.store(true, Ordering::Relaxed);
@@ -745,14 +792,44 @@ mod tests {
         assert_eq!(g.stats().barrier_remembered, 1);
         // Mark Start: the young page is old now, and the remembered bits are stale: the
         // current bitmap is the other one, and the old one is cleared concurrently.
-        g.major_mark_start();
+        g.major_mark_start(true);
         assert!(g.is_old(young));
         g.settle_ages();
         assert!(g.is_old(young));
         assert!(!g.is_remembered(old + 24));
         g.clear_previous();
-        g.major_mark_start();
+        g.major_mark_start(true);
         assert_eq!(g.remembered_now(), 0, "the cleared bitmap is current again");
+    }
+
+    /// A full cycle's Pause Mark Start that stops remembering: the store barrier then still
+    /// tells old-to-young stores apart but sets no bit, until a later full cycle's Pause Mark
+    /// Start turns it back on (counted, for the tests that must see it).
+    #[test]
+    fn a_full_cycle_may_stop_the_remembering_until_the_next() {
+        let start = Offset::from_raw(16 * GRANULE_SIZE);
+        let g = Generations::new(start, 8 * GRANULE_SIZE);
+        let (old, young) = (start, start + GRANULE_SIZE);
+        let ptr = |o: Offset| ColoredPtr::from_raw(o.raw());
+        assert!(g.remembering());
+        g.major_mark_start(false);
+        g.settle_ages();
+        assert!(!g.remembering());
+        assert_eq!(g.stats().majors_unremembered, 1);
+        g.ages.set(old, GRANULE_SIZE, PageAge::Old);
+        g.ages.set(young, GRANULE_SIZE, PageAge::Eden);
+        assert!(g.ages.remembers_store(old + 24, ptr(young + 8), u64::MAX));
+        g.store_barrier(old + 24, ptr(young + 8), u64::MAX, false);
+        assert_eq!(g.remembered_now(), 0, "not remembered while off");
+        assert_eq!(g.stats().barrier_remembered, 0);
+        g.clear_previous();
+        g.major_mark_start(true);
+        g.settle_ages();
+        g.ages.set(old, GRANULE_SIZE, PageAge::Old);
+        g.ages.set(young, GRANULE_SIZE, PageAge::Eden);
+        g.store_barrier(old + 24, ptr(young + 8), u64::MAX, false);
+        assert!(g.remembering() && g.is_remembered(old + 24));
+        assert_eq!(g.stats().majors_unremembered, 1);
     }
 
     use gc_core::REMSET_WORD_BYTES;

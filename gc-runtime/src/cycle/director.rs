@@ -77,7 +77,10 @@
 //! them look too slow to run before a major.
 //!
 //! - While minors do not pay, the mode is the concurrent one: **Allocation Rate** (a major)
-//!   below the major line, and no minor at all (a minor there only costs what it marks);
+//!   below the major line, and no minor at all (a minor there only costs what it marks); the
+//!   majors started then, but for the one before a retry, also stop the store barrier's
+//!   remembering until the next major (`Director::keeps_remembered_set`, read by the driver
+//!   at each major's Pause Mark Start), as no minor will read the set;
 //! - while they pay, right after a minor whose leftovers grew (it left more in use than the
 //!   minor before it, since the last major: `leftovers_grow`), a major (**Allocation Rate**)
 //!   below the old line: free memory is at its highest right after a minor and shrinks from
@@ -197,6 +200,9 @@ pub(super) struct Director {
     major_cpu_since_unpaid: u64,
     /// The last minor completed paid (`true` before any).
     last_minor_paid: bool,
+    /// The embedder asked for a minor (`Heap::collect_minor`) at least once: the remembered
+    /// set is then kept for its minors whatever the director's own minors do.
+    minors_requested: bool,
     /// Recent majors' (bytes freed, GC CPU ns), newest last, at most [`YIELD_MAJORS`].
     major_yields: VecDeque<(u64, u64)>,
     last_cycle_end: Instant,
@@ -470,6 +476,7 @@ impl Director {
             unpaid_minor_cpu: 0,
             major_cpu_since_unpaid: 0,
             last_minor_paid: true,
+            minors_requested: false,
             major_yields: VecDeque::new(),
             concurrent,
             samples: VecDeque::new(),
@@ -490,6 +497,30 @@ impl Director {
         self.direct_at_last_start = direct_allocated;
         self.young_at_start = allocated.saturating_sub(self.allocated_at_last_start);
         self.allocated_at_last_start = allocated;
+    }
+
+    /// The embedder asked for a minor (`GcCause::MinorRequested`): keep the remembered set
+    /// from now on (see [`Self::keeps_remembered_set`]).
+    pub(super) fn minor_requested(&mut self) {
+        self.minors_requested = true;
+    }
+
+    /// Whether the full cycle about to start should leave the store barrier remembering
+    /// until the next one (`Generations::remembering`): yes if a minor may come before
+    /// that — minors pay, or their retry is due once this cycle completes
+    /// ([`RETRY_MINORS_AFTER`] majors after one that did not pay; the retry's CPU test may
+    /// put it off by more majors, which then keep remembering too), or the embedder asks
+    /// for minors, or cycles run back to back (`continuous`: every fourth a major, the others
+    /// minors). No: while minors do not pay, the director starts majors only, and a store
+    /// barrier that remembers costs the mutator a cache miss per old slot it stores a young
+    /// value into, for a set no minor reads (heap-churn's mutator took a quarter longer per
+    /// operation in `generational` than in `concurrent`, nearly all of it there).
+    pub(super) fn keeps_remembered_set(&self, continuous: bool) -> bool {
+        self.young_size.is_none()
+            || continuous
+            || self.minors_requested
+            || self.minors_pay
+            || self.majors_since_unpaid + 1 >= RETRY_MINORS_AFTER
     }
 
     /// A cycle completed, which did what `done` says. A minor changes nothing of the
@@ -847,6 +878,52 @@ mod tests {
         }
         d.cycle_done(Duration::from_millis(400), 40 * MB, major());
         assert!(d.minors_pay, "tried again after 16 majors");
+    }
+
+    /// The remembered set is kept for every interval a minor may follow: a full cycle that
+    /// starts while minors pay, or whose completion may make the retry due, leaves the store
+    /// barrier remembering; the majors between an unpaid minor and its retry do not (and a
+    /// dear unpaid minor, whose retry waits for the majors' CPU, keeps it from the eighth
+    /// major on). Continuous cycles, an embedder's minors and a director without a young
+    /// generation keep it always.
+    #[test]
+    fn the_remembered_set_is_kept_while_a_minor_may_follow() {
+        for dear in [false, true] {
+            let mut d = Director::new(true, Some(16 * MB));
+            assert!(d.keeps_remembered_set(false), "minors pay before any ran");
+            d.cycle_done(Duration::from_millis(400), 40 * MB, major());
+            let unpaid = CycleYield {
+                minor: true,
+                freed: 0,
+                gc_cpu_ns: if dear { 200 * MB } else { 1 },
+            };
+            d.cycle_done(Duration::from_millis(50), 90 * MB, unpaid);
+            assert!(!d.minors_pay);
+            let mut kept = vec![];
+            while !d.minors_pay {
+                kept.push(d.keeps_remembered_set(false));
+                d.cycle_done(Duration::from_millis(400), 40 * MB, major());
+            }
+            // The major after which minors pay again started remembering.
+            assert_eq!(kept.last(), Some(&true), "dear {dear}: {kept:?}");
+            let off = (RETRY_MINORS_AFTER - 1) as usize;
+            assert!(kept[..off].iter().all(|k| !k), "dear {dear}: {kept:?}");
+            assert!(kept[off..].iter().all(|k| *k), "dear {dear}: {kept:?}");
+            assert_eq!(kept.len(), if dear { 16 } else { 8 }, "dear {dear}");
+            assert!(d.keeps_remembered_set(false), "minors pay again");
+        }
+        let mut d = Director::new(true, Some(16 * MB));
+        d.cycle_done(Duration::from_millis(50), 90 * MB, minor(0));
+        assert!(!d.keeps_remembered_set(false));
+        assert!(d.keeps_remembered_set(true), "continuous");
+        d.minor_requested();
+        assert!(
+            d.keeps_remembered_set(false),
+            "the embedder asks for minors"
+        );
+        let mut no_young = Director::new(true, None);
+        no_young.cycle_done(Duration::from_millis(50), 90 * MB, minor(0));
+        assert!(no_young.keeps_remembered_set(false));
     }
 
     /// With a heap target the young generation is the room the target leaves above what the

@@ -152,12 +152,28 @@ pub(super) fn run(heap: &Arc<HeapInner>) {
         };
         let allocated_at_start = heap.allocator().allocated();
         director.cycle_started(heap.direct().allocated_bytes(), allocated_at_start);
-        let n = control.begin_cycle(cause.is_minor() && config.mode != Mode::Stw);
+        if cause == GcCause::MinorRequested {
+            director.minor_requested();
+        }
+        // A minor needs the remembered set; while the store barrier does not keep it, a full
+        // cycle runs instead (it collects the young generation too), and whether the next
+        // interval remembers is decided at its Pause Mark Start.
+        let minor = cause.is_minor()
+            && config.mode != Mode::Stw
+            && heap.generations().is_none_or(|g| g.remembering());
+        let n = control.begin_cycle(minor);
         let t = Instant::now();
         let mut cycle = Cycle::new(heap, n, &cause);
         match heap.config().mode {
-            Mode::Concurrent | Mode::Generational if cause.is_minor() => cycle.run_minor(),
-            Mode::Concurrent | Mode::Generational => cycle.run_concurrent(),
+            Mode::Concurrent | Mode::Generational if minor => cycle.run_minor(),
+            Mode::Concurrent | Mode::Generational => {
+                let asked_off = heap
+                    .generations()
+                    .is_some_and(|g| g.take_unremembered_request());
+                let remember =
+                    director.keeps_remembered_set(config.director.continuous) && !asked_off;
+                cycle.run_concurrent(remember)
+            }
             Mode::Stw => cycle.run_stw(),
             Mode::Epsilon => unreachable!("epsilon heaps have no driver"),
         }
@@ -379,11 +395,14 @@ impl<'h> Cycle<'h> {
         self.rec.workers_left += crew.left;
     }
 
-    fn run_concurrent(&mut self) {
+    /// A full concurrent cycle; `remember`: whether the store barrier remembers from its
+    /// Pause Mark Start to the next full cycle's (with the generational bookkeeping on: see
+    /// `Generations::remembering`).
+    fn run_concurrent(&mut self, remember: bool) {
         let h = self.heap;
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Major);
+            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Major, remember);
             c.rec.mark_color = Some(mark);
             c.rec.stale_color = Some(stale);
             c.rec.stale_minor_color = stale_minor;
@@ -424,7 +443,7 @@ impl<'h> Cycle<'h> {
         self.rec.minor = true;
         self.pause(PauseKind::MarkStart, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Minor);
+            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Minor, true);
             c.rec.mark_color = Some(mark);
             c.rec.stale_color = Some(stale);
             c.rec.stale_minor_color = stale_minor;
@@ -612,7 +631,7 @@ impl<'h> Cycle<'h> {
         let h = self.heap;
         self.pause(PauseKind::Full, |c, muts| {
             c.verify(muts, VerifyPoint::BeforeMarkStart);
-            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Major);
+            let (mark, stale, stale_minor) = h.mark_start(CycleKind::Major, true);
             c.rec.mark_color = Some(mark);
             c.rec.stale_color = Some(stale);
             c.rec.stale_minor_color = stale_minor;

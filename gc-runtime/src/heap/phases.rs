@@ -64,13 +64,18 @@ impl HeapInner {
     ///
     /// A minor cycle's (`kind`) flips the remembered set's index and promotes nothing; a full
     /// cycle's flips the generation map's young tag, and its [`Self::mark_roots`] settles
-    /// the ages: O(1) either way.
-    pub(crate) fn mark_start(&self, kind: CycleKind) -> (GoodColor, GoodColor, Option<GoodColor>) {
+    /// the ages: O(1) either way. A full cycle's `remember` says whether the store barrier
+    /// remembers until the next full cycle (`Generations::remembering`).
+    pub(crate) fn mark_start(
+        &self,
+        kind: CycleKind,
+        remember: bool,
+    ) -> (GoodColor, GoodColor, Option<GoodColor>) {
         let mark = self.cx.state.flip_to_mark(kind);
         if let Some(g) = &self.cx.generations {
             g.forget_latest_promotion();
             match kind {
-                CycleKind::Major => g.major_mark_start(),
+                CycleKind::Major => g.major_mark_start(remember),
                 CycleKind::Minor => g.minor_mark_start(),
             }
         }

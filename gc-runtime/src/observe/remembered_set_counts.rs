@@ -27,6 +27,7 @@ pub(crate) struct RememberedSetCounts {
     pages_promoted_in_place: AtomicU64,
     promoted_slots_remembered: AtomicU64,
     major_copies_read: AtomicU64,
+    majors_unremembered: AtomicU64,
 }
 
 /// A snapshot of `RememberedSetCounts` (`Heap::remembered_set_stats`).
@@ -76,6 +77,10 @@ pub struct RememberedSetStats {
     /// the copy was read for young slots (`Generations::original_remembered`); every other
     /// copy of a full cycle skips that read.
     pub major_copies_read: u64,
+    /// Full cycles whose Pause Mark Start stopped the store barrier's remembering until the
+    /// next full cycle (no minor was expected before it: minors did not pay; see
+    /// `Generations::remembering`).
+    pub majors_unremembered: u64,
 }
 
 impl RememberedSetCounts {
@@ -140,6 +145,11 @@ impl RememberedSetCounts {
         self.major_copies_read.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A full cycle's Pause Mark Start stopped the store barrier's remembering.
+    pub(crate) fn major_unremembered(&self) {
+        self.majors_unremembered.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// A minor's scan of its promoted pages remembered `slots` slots.
     pub(crate) fn promoted_remembered(&self, slots: u64) {
         self.promoted_slots_remembered
@@ -165,6 +175,7 @@ impl RememberedSetCounts {
             pages_promoted_in_place: get(&self.pages_promoted_in_place),
             promoted_slots_remembered: get(&self.promoted_slots_remembered),
             major_copies_read: get(&self.major_copies_read),
+            majors_unremembered: get(&self.majors_unremembered),
         }
     }
 }

@@ -367,6 +367,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
         report.remembered_by_barrier = r.barrier_remembered;
         report.remembered_by_relocation = r.relocation_remembered;
         report.young_slots_verified = r.verified_young_slots;
+        report.majors_unremembered = r.majors_unremembered;
     }
     drop(pool);
     drop(region);

@@ -86,6 +86,9 @@ pub struct Report {
     pub remembered_by_barrier: u64,
     pub remembered_by_relocation: u64,
     pub young_slots_verified: u64,
+    /// Full cycles that stopped the store barrier's remembering until the next one (the
+    /// `generational` director, while its minors did not pay).
+    pub majors_unremembered: u64,
     /// Minor cycles (`Config::minor_cycles`): how many ran, the minors that marked with a
     /// color an earlier minor used since the last major (reused colors), majors right after a
     /// major, majors that relocated pages followed by at least ten minors in a row, and the
@@ -287,6 +290,7 @@ impl Report {
         self.relocation_waits += o.relocation_waits;
         self.worker_copies_lost += o.worker_copies_lost;
         self.remembered_by_barrier += o.remembered_by_barrier;
+        self.majors_unremembered += o.majors_unremembered;
         self.remembered_by_relocation += o.remembered_by_relocation;
         self.young_slots_verified += o.young_slots_verified;
         self.minors += o.minors;
@@ -640,10 +644,12 @@ impl std::fmt::Display for Report {
             writeln!(
                 f,
                 "remembered set: {} slots remembered by the store barrier, {} by relocation; {} \
-                 young-pointing slots of old objects verified",
+                 young-pointing slots of old objects verified; {} full cycles stopped the \
+                 remembering until the next",
                 self.remembered_by_barrier,
                 self.remembered_by_relocation,
                 self.young_slots_verified,
+                self.majors_unremembered,
             )?;
         }
         if self.minors > 0 {
