@@ -490,12 +490,15 @@ fn soak_configs(secs: u64, seed: u64) -> Vec<Config> {
             mark_colors: ColorChoice::Rotate,
             ..direct_limited("soak-stw-rotate", Mode::Stw, secs, seed)
         },
-        minors(direct_limited(
-            MINOR_CONFIGS[0],
-            Mode::Concurrent,
-            secs,
-            seed,
-        )),
+        Config {
+            stop_remembering: true,
+            ..minors(direct_limited(
+                MINOR_CONFIGS[0],
+                Mode::Concurrent,
+                secs,
+                seed,
+            ))
+        },
         Config {
             tenuring_threshold: Some(0),
             mark_colors: ColorChoice::Rotate,
@@ -518,8 +521,9 @@ fn minors(c: Config) -> Config {
 /// The soak configurations with minor cycles (the second nearly full, every survivor
 /// promoted at its first minor, the colors rotating): each must age or promote pages in
 /// place, remember promoted objects' slots, scan remembered slots and reuse a color between
-/// majors three times; the first must also follow a relocating major with ten minors, the
-/// second compact pages in place, young ones in minors among them (a minor finding no target
+/// majors three times; the first must also follow a relocating major with ten minors and
+/// (its rounds' last majors stopping the remembering) run a minor asked for as a full cycle,
+/// the second compact pages in place, young ones in minors among them (a minor finding no target
 /// page; 24 in one run of 20 s) (checked over the whole soak, for those that ran).
 const MINOR_CONFIGS: [&str; 2] = ["soak-concurrent-minors", "soak-concurrent-minors-full"];
 
@@ -778,6 +782,9 @@ fn soak() {
         if i == 0 && r.relocating_majors_then_10_minors == 0 {
             missed.push("a relocating major followed by ten minors");
         }
+        if i == 0 && (r.majors_unremembered == 0 || r.minor_requests_run_as_majors == 0) {
+            missed.push("a major that stopped the remembering and a minor run as a major");
+        }
         if i == 1 && r.pages_compacted_in_place == 0 {
             missed.push("a page compacted in place");
         }
@@ -888,15 +895,21 @@ fn concurrent_generations() {
 /// followed by ten minors or more, minors scanned remembered slots, and minors aged pages,
 /// promoted pages in place and remembered promoted objects' slots (the default, adaptive
 /// tenuring threshold), and minors evacuated objects from sparse young pages, both to
-/// survivor target pages (aged by copy) and to old ones (promoted by copy).
+/// survivor target pages (aged by copy) and to old ones (promoted by copy). Each round's last
+/// major stops the store barrier's remembering (`Config::stop_remembering`), so the next
+/// round's first minor runs as a full cycle that remembers again; the test fails unless that
+/// happened.
 #[test]
 fn concurrent_minors() {
     let mut c = direct_limited("concurrent_minors", Mode::Concurrent, 8, base_seed());
     c.track_generations = true;
     c.continuous = false;
     c.minor_cycles = Some((12, 2));
+    c.stop_remembering = true;
     let reached = |r: &Report| {
         r.minor_color_reuses >= 3
+            && r.majors_unremembered > 0
+            && r.minor_requests_run_as_majors > 0
             && r.back_to_back_majors >= 1
             && r.relocating_majors_then_10_minors >= 1
             && r.remembered_scanned > 0

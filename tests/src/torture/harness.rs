@@ -287,6 +287,7 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                 .collect();
             // Minor and major cycles requested in turn while the programs run.
             let requests_stop = &requests_stop;
+            let stop_remembering = cfg.stop_remembering;
             let requester = cfg.minor_cycles.map(|(minors, majors)| {
                 let (heap, majors_done) = (&heap, &majors_done);
                 std::thread::Builder::new()
@@ -297,7 +298,10 @@ pub fn try_run(cfg: &Config) -> Result<Report, Box<Failure>> {
                                 heap.collect_minor()
                                     .expect("minor cycles need a generational concurrent heap");
                             }
-                            for _ in 0..majors {
+                            for j in 0..majors {
+                                if stop_remembering && j + 1 == majors {
+                                    heap.stop_remembering_at_next_major_for_tests();
+                                }
                                 heap.collect("torture: major").expect("a major cycle");
                                 majors_done.fetch_add(1, Ordering::Relaxed);
                             }

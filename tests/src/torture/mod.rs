@@ -169,6 +169,11 @@ pub struct Config {
     /// `(minors, majors)` requested in turn, back to back, by a thread of the run while the
     /// programs run; `None`: no minor runs.
     pub minor_cycles: Option<(u32, u32)>,
+    /// With `minor_cycles`: before the last major of each round the requester asks that major
+    /// to stop the store barrier's remembering (`Heap::stop_remembering_at_next_major_for_tests`,
+    /// what the `generational` director does while minors do not pay), so the next round's
+    /// first minor runs as a full cycle that remembers again.
+    pub stop_remembering: bool,
     /// A fixed `HeapConfig::tenuring_threshold` for the minors' aging and promotion; `None`:
     /// the default (adaptive).
     pub tenuring_threshold: Option<u8>,
@@ -205,6 +210,7 @@ impl Config {
             shed_probe: false,
             track_generations: false,
             minor_cycles: None,
+            stop_remembering: false,
             tenuring_threshold: None,
             test_name: name.to_string(),
             replay: None,

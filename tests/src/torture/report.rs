@@ -89,6 +89,9 @@ pub struct Report {
     /// Full cycles that stopped the store barrier's remembering until the next one (the
     /// `generational` director, while its minors did not pay).
     pub majors_unremembered: u64,
+    /// Minors asked for (`GcCause::MinorRequested`) that ran as full cycles because the
+    /// store barrier was not remembering.
+    pub minor_requests_run_as_majors: u64,
     /// Minor cycles (`Config::minor_cycles`): how many ran, the minors that marked with a
     /// color an earlier minor used since the last major (reused colors), majors right after a
     /// major, majors that relocated pages followed by at least ten minors in a row, and the
@@ -235,6 +238,9 @@ impl Report {
         let mut run_of_minors = 0;
         let mut previous_minor = None;
         for (i, c) in cycles.iter().enumerate() {
+            if !c.minor && c.cause == gc_runtime::GcCause::MinorRequested {
+                self.minor_requests_run_as_majors += 1;
+            }
             if c.minor {
                 self.minors += 1;
                 self.remembered_scanned += c.remembered_slots_scanned;
@@ -291,6 +297,7 @@ impl Report {
         self.worker_copies_lost += o.worker_copies_lost;
         self.remembered_by_barrier += o.remembered_by_barrier;
         self.majors_unremembered += o.majors_unremembered;
+        self.minor_requests_run_as_majors += o.minor_requests_run_as_majors;
         self.remembered_by_relocation += o.remembered_by_relocation;
         self.young_slots_verified += o.young_slots_verified;
         self.minors += o.minors;
@@ -645,11 +652,12 @@ impl std::fmt::Display for Report {
                 f,
                 "remembered set: {} slots remembered by the store barrier, {} by relocation; {} \
                  young-pointing slots of old objects verified; {} full cycles stopped the \
-                 remembering until the next",
+                 remembering until the next, {} minors asked for ran as full cycles meanwhile",
                 self.remembered_by_barrier,
                 self.remembered_by_relocation,
                 self.young_slots_verified,
                 self.majors_unremembered,
+                self.minor_requests_run_as_majors,
             )?;
         }
         if self.minors > 0 {
