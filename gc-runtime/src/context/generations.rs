@@ -15,17 +15,17 @@
 //! pages from before Mark Start, never moves a young object. A freed page leaves the map and
 //! its remembered bits are cleared.
 //!
-//! **The remembered set** is one `RememberedSet` per 2 MiB granule rather than per page: a
-//! page is a whole number of granules, so a page's set is its granules' sets, and the barrier
-//! finds the set of a slot by the same index as its age, with no page-table walk and no epoch
-//! pin. A granule's set is allocated on its first remembered slot (one bit per word, two
-//! bitmaps: 64 KiB, and 32 KiB more for the value-slot bits once a value slot is remembered),
-//! carved from a `SideArena` reserved for every granule's bitmaps when the heap is made (so
-//! the store barrier's first bit in a granule changes no mapping of the process, as a
-//! `malloc` that grows an arena would), and kept for the heap's life; only granules of old pages that received
-//! young pointers ever have one. The full cycle flips the current bitmap at Pause Mark Start
-//! (what the bitmap held is stale: nothing is young) and clears the previous one
-//! concurrently in Concurrent Reset Relocation Set, so the next flip finds it empty.
+//! **The remembered set** is one `RememberedSet` per 2 MiB granule rather than per page: a page is
+//! a whole number of granules, so a page's set is its granules' sets, and the barrier finds the set
+//! of a slot by the same index as its age, with no page-table walk and no epoch pin. A granule's
+//! set is allocated on its first remembered slot (one bit per word, two bitmaps: 64 KiB, and 32 KiB
+//! more for the value-slot bits once a value slot is remembered), carved from a `SideArena`
+//! reserved for every granule's bitmaps when the heap is made (so the store barrier's first bit in
+//! a granule changes no mapping of the process, as a `malloc` that grows an arena would), and kept
+//! for the heap's life; only granules of old pages that received young pointers ever have one. The
+//! full cycle flips the current bitmap at Pause Mark Start (what the bitmap held is stale: nothing
+//! is young) and clears the previous one concurrently in Concurrent Reset Relocation Set, so the
+//! next flip finds it empty.
 //!
 //! **Remembering** can be off for the interval between two full cycles
 //! ([`Generations::remembering`]): a full cycle's Pause Mark Start, where an empty set is
@@ -51,15 +51,15 @@
 //! so no mutator bumps a page while it is promoted. The pages and the minor's color are kept
 //! until the next Pause Mark Start for the verifier ([`Generations::promoted_color`]).
 //!
-//! **Invariant** (while remembering; checked by the verifier in every pause when `verify` is
-//! on): every slot of a reachable object on an old page that holds a pointer into a young page
-//! has its bit in the current bitmap. Four writers keep it: the store barrier (an old holder receiving a young
-//! value), relocation (a copy onto an old page, or in-place compaction, remembers the moved
-//! object's young slots at its new address; a full cycle's copy has young slots only where
-//! its original has bits, [`Generations::original_remembered`]), a minor's in-place
-//! promotion (the promoted objects' young slots, after its Pause Relocate Start), and the
-//! Mark Start that makes everything old. (A page being promoted is not checked as a holder
-//! until its promotion finishes, and counts as young as a target.)
+//! **Invariant** (while remembering; checked by the verifier in every pause when `verify` is on):
+//! every slot of a reachable object on an old page that holds a pointer into a young page has its
+//! bit in the current bitmap. Four writers keep it: the store barrier (an old holder receiving a
+//! young value), relocation (a copy onto an old page, or in-place compaction, remembers the moved
+//! object's young slots at its new address; a full cycle's copy has young slots only where its
+//! original has bits, [`Generations::original_remembered`]), a minor's in-place promotion (the
+//! promoted objects' young slots, after its Pause Relocate Start), and the Mark Start that makes
+//! everything old. (A page being promoted is not checked as a holder until its promotion finishes,
+//! and counts as young as a target.)
 
 use super::original_bits::OriginalBits;
 use crate::observe::{RememberedSetCounts, RememberedSetStats};
