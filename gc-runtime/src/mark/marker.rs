@@ -419,8 +419,8 @@ impl Mark {
     }
 
     /// Pause Mark End's test: true if the queues are empty and no mutator's buffer holds
-    /// work. Reads three words, whatever the number of mutators: the buffers are counted as they fill
-    /// and empty (at a safepoint the count is exact).
+    /// work. Reads three words, whatever the number of mutators: the buffers are counted as
+    /// they fill and empty (at a safepoint the count is exact).
     pub(crate) fn is_complete(&self) -> bool {
         !self.buffered.any() && self.is_empty()
     }
@@ -658,9 +658,9 @@ impl Mark {
         }
     }
 
-    /// Move every mutator's mark buffer into the queue of batches; returns the number of entries
-    /// moved (0: the buffers held no work). Concurrent Mark's, never a pause's: Pause Mark End
-    /// only tests [`Mark::is_complete`].
+    /// Move every mutator's mark buffer into the queue of batches; returns the number of
+    /// entries moved (0: the buffers held no work). Concurrent Mark's, never a pause's: Pause
+    /// Mark End only tests [`Mark::is_complete`].
     fn flush_mutator_buffers(&self, roots: &Roots) -> u64 {
         let mut moved = 0;
         for m in roots.mutators() {
