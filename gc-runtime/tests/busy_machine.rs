@@ -1,11 +1,13 @@
 //! A machine whose cores other threads keep busy. GC threads in the idle scheduling class get
 //! almost no CPU there, so the collector must notice that they starve and run them at normal
 //! priority (the `idle_class_guard` module) instead of letting its cycles crawl while the
-//! mutators it paces wait for them. Alone in its test binary: the spinning threads would slow
+//! mutators it paces wait for them. And a mutator that shares its core with a busy thread
+//! reaches its safepoint late for want of a CPU: the pause records say how much of their time
+//! to safepoint was that wait. Alone in its test binary: the spinning threads would slow
 //! every other test.
 
 use gc_runtime::{Heap, HeapConfig, Mode};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
@@ -89,5 +91,107 @@ fn busy_cores_do_not_starve_the_collector() {
     assert!(
         cycles >= MIN_CYCLES,
         "only {cycles} cycles in {AT_MOST:?} with every core busy"
+    );
+}
+
+/// Pin the calling thread to CPU 0.
+fn pin_to_cpu_0() {
+    // SAFETY: `set` is a zeroed cpu_set_t (a valid empty set) that CPU_SET fills and
+    // sched_setaffinity reads for the duration of the call; pid 0 means the calling thread.
+    let ok = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(0, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    };
+    assert!(ok, "sched_setaffinity: {}", std::io::Error::last_os_error());
+}
+
+/// Pauses with a reading of the time to safepoint's wait for a CPU the test needs.
+const MIN_PAUSES_READ: usize = 30;
+
+#[test]
+fn a_mutator_sharing_its_core_waits_for_a_cpu_to_reach_its_safepoint() {
+    if !std::path::Path::new("/proc/thread-self/schedstat").exists() {
+        eprintln!("this kernel keeps no schedstat: there is no wait for a CPU to read");
+        return;
+    }
+    let heap = Heap::new(HeapConfig::new(64 * MIB).mode(Mode::Concurrent)).unwrap();
+    let stop = AtomicBool::new(false);
+    let ops = AtomicU64::new(0);
+    let start = Instant::now();
+    std::thread::scope(|sc| {
+        // A busy thread and the mutator on one CPU: whenever the busy thread has it, the
+        // mutator is runnable without a CPU, for up to a scheduler time slice.
+        sc.spawn(|| {
+            pin_to_cpu_0();
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        sc.spawn(|| {
+            pin_to_cpu_0();
+            let mut m = heap.attach("mutator").unwrap();
+            m.scope(|s| {
+                while !stop.load(Ordering::Relaxed) {
+                    s.scope(|s| {
+                        s.alloc(1, 0, 64).expect("garbage");
+                    });
+                    ops.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        });
+        // Each request once the mutator has run since the last pause, so that it is inside
+        // its scope (running, not waiting to enter it) when the request comes.
+        let ran = |since: u64| ops.load(Ordering::Relaxed) > since + 100;
+        let read = || {
+            heap.stats()
+                .pauses
+                .iter()
+                .filter(|p| p.time_to_safepoint_cpu_wait_ns.is_some())
+                .count()
+        };
+        while read() < MIN_PAUSES_READ && start.elapsed() < AT_MOST {
+            let since = ops.load(Ordering::Relaxed);
+            while !ran(since) && start.elapsed() < AT_MOST {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            heap.collect("test").unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let st = heap.stats();
+    let read: Vec<(u64, u64)> = st
+        .pauses
+        .iter()
+        .filter_map(|p| Some((p.time_to_safepoint_ns, p.time_to_safepoint_cpu_wait_ns?)))
+        .collect();
+    let longest = read.iter().map(|&(_, w)| w).max().unwrap_or(0);
+    let (ttsp, waited): (u64, u64) = read
+        .iter()
+        .fold((0, 0), |(t, w), &(pt, pw)| (t + pt, w + pw));
+    eprintln!(
+        "{} pauses read: time to safepoint {:.2} ms in all, {:.2} ms of it waiting for a CPU, \
+         the longest wait {:.3} ms",
+        read.len(),
+        ttsp as f64 / 1e6,
+        waited as f64 / 1e6,
+        longest as f64 / 1e6
+    );
+    assert!(
+        read.len() >= MIN_PAUSES_READ,
+        "only {} pauses with the reading in {AT_MOST:?}",
+        read.len()
+    );
+    for &(t, w) in &read {
+        assert!(
+            w <= t,
+            "a wait of {w} ns beyond its time to safepoint of {t} ns"
+        );
+    }
+    // About every other request finds the busy thread on the CPU, and the mutator then waits
+    // for its slice to end (milliseconds): a run with no wait of even 100 µs missed the path.
+    assert!(
+        longest >= 100_000,
+        "no pause's time to safepoint had a wait for a CPU of 100 µs or more: {read:?}"
     );
 }

@@ -425,6 +425,7 @@ mod tests {
             time_to_safepoint_ns: total / 4,
             at_safepoint_ns: total - total / 4,
             total_ns: total,
+            time_to_safepoint_cpu_wait_ns: None,
             work_items: 0,
             verify_ns: 0,
         }

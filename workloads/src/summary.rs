@@ -55,6 +55,18 @@ pub struct RunSummary {
     pub pauses: PercentileSummary,
     /// Time to safepoint alone.
     pub time_to_safepoint: PercentileSummary,
+    /// Whole pauses less the part of their time to safepoint a mutator spent runnable without
+    /// a CPU (`gc_runtime::stats::PauseRecord::time_to_safepoint_cpu_wait_ns`): the pauses as
+    /// the collector and the mutators' paths to their next safepoint poll made them, without
+    /// what the scheduler added (whoever held the mutator's core). A pause without the reading counts whole. `None`
+    /// when no pause of the run has it (JVM runs, older results, kernels without
+    /// `schedstat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pauses_less_cpu_wait: Option<PercentileSummary>,
+    /// The time to safepoint's wait for a CPU itself, over the pauses that have the reading;
+    /// `None` as for `pauses_less_cpu_wait`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_safepoint_cpu_wait: Option<PercentileSummary>,
     /// Whole pauses per kind (keyed by log name in results.json: "Pause Mark Start", ...).
     pub pauses_by_kind: BTreeMap<PauseKind, PercentileSummary>,
     /// Sum of all pause times.
@@ -170,6 +182,18 @@ impl RunSummary {
             .measured_pauses()
             .map(|p| p.time_to_safepoint_ns)
             .collect();
+        let less_cpu_wait: Vec<u64> = r
+            .measured_pauses()
+            .map(|p| {
+                let wait = p.time_to_safepoint_cpu_wait_ns.unwrap_or(0);
+                p.total_ns.saturating_sub(wait)
+            })
+            .collect();
+        let cpu_waits: Vec<u64> = r
+            .measured_pauses()
+            .filter_map(|p| p.time_to_safepoint_cpu_wait_ns)
+            .collect();
+        let cpu_wait_read = !cpu_waits.is_empty();
         let mut by_kind: BTreeMap<PauseKind, Vec<u64>> = BTreeMap::new();
         for p in r.measured_pauses() {
             by_kind.entry(p.kind).or_default().push(p.total_ns);
@@ -231,6 +255,10 @@ impl RunSummary {
             pages: r.pages.map(|p| p.label()),
             pauses: PercentileSummary::from_values(&totals),
             time_to_safepoint: PercentileSummary::from_values(&ttsp),
+            pauses_less_cpu_wait: cpu_wait_read
+                .then(|| PercentileSummary::from_values(&less_cpu_wait)),
+            time_to_safepoint_cpu_wait: cpu_wait_read
+                .then(|| PercentileSummary::from_values(&cpu_waits)),
             pauses_by_kind: by_kind
                 .into_iter()
                 .map(|(k, v)| (k, PercentileSummary::from_values(&v)))
@@ -338,6 +366,29 @@ mod tests {
     };
 
     #[test]
+    fn a_pause_less_its_wait_for_a_cpu() {
+        let mut r = crate::test_support::sample_result(
+            Mode::Concurrent,
+            1 << 30,
+            &[100_000, 300_000, 200_000],
+        );
+        for p in &mut r.gc.pauses {
+            p.time_to_safepoint_cpu_wait_ns = None;
+        }
+        r.gc.pauses[1].time_to_safepoint_cpu_wait_ns = Some(8_000);
+        let s = RunSummary::of(&r);
+        let less = s.pauses_less_cpu_wait.expect("one pause has the reading");
+        // The others count whole.
+        assert_eq!(
+            (less.count, less.max_ns, less.p50_ns),
+            (3, 292_000, 200_000)
+        );
+        let waits = s.time_to_safepoint_cpu_wait.expect("the reading");
+        assert_eq!((waits.count, waits.max_ns), (1, 8_000));
+        assert_eq!(s.pauses.max_ns, 300_000);
+    }
+
+    #[test]
     fn summary_counts_pauses_cycles_and_causes() {
         let p = |kind, start, total| PauseRecord {
             kind,
@@ -346,6 +397,7 @@ mod tests {
             time_to_safepoint_ns: 10_000,
             at_safepoint_ns: total - 10_000,
             total_ns: total,
+            time_to_safepoint_cpu_wait_ns: None,
             work_items: 0,
             verify_ns: 0,
         };
@@ -404,6 +456,7 @@ mod tests {
         assert_eq!(s.pauses.max_ns, 300_000);
         assert_eq!(s.total_pause_ns, 600_000);
         assert_eq!(s.time_to_safepoint.max_ns, 10_000);
+        assert_eq!(s.pauses_less_cpu_wait, None, "no pause has the reading");
         assert_eq!(s.pauses_by_kind[&PauseKind::MarkEnd].max_ns, 300_000);
         assert_eq!(s.cycles, 3);
         assert_eq!(s.causes[&GcCause::AllocationRate], 2);

@@ -466,9 +466,9 @@ mod tests {
         assert_eq!(runs.len(), 4);
         assert_eq!(runs[3].config.label(), "stw 1G");
         let table = std::fs::read_to_string(dir.join(report::TABLE_MD)).unwrap();
-        // Two stw rows in each of the six tables (main, felt and imposed, waits,
-        // utilization, collector, CPU budget).
-        assert_eq!(table.matches("| stw ").count(), 12, "{table}");
+        // Two stw rows in each of the seven tables (main, felt and imposed, time to
+        // safepoint, waits, utilization, collector, CPU budget).
+        assert_eq!(table.matches("| stw ").count(), 14, "{table}");
         for f in [
             report::PAUSE_VS_HEAP_SVG,
             report::MMU_VS_HEAP_SVG,

@@ -37,6 +37,7 @@ pub fn sample_result(mode: Mode, heap_bytes: u64, pauses_ns: &[u64]) -> RunResul
             time_to_safepoint_ns: total / 10,
             at_safepoint_ns: total - total / 10,
             total_ns: total,
+            time_to_safepoint_cpu_wait_ns: Some(total / 20),
             work_items: 0,
             verify_ns: 0,
         })

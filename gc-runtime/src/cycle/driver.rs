@@ -63,10 +63,10 @@ use crate::config::Mode;
 use crate::context::NextCycle;
 use crate::heap::HeapInner;
 use crate::heap::{verify, VerifyPoint};
-use crate::observe::thread_cpu_ns;
 use crate::observe::GcCause;
 use crate::observe::GcPhase;
 use crate::observe::InjectedPanic;
+use crate::observe::{longest_cpu_wait, thread_cpu_ns};
 use crate::observe::{CycleRecord, PauseKind, PauseRecord, SafepointTimeoutRecord};
 use crate::roots::MutatorShared;
 use crate::threads;
@@ -282,6 +282,10 @@ impl<'h> Cycle<'h> {
         f: impl FnOnce(&mut Self, &[Arc<MutatorShared>]) -> R,
     ) -> R {
         let heap = self.heap;
+        // Each mutator's wait-for-a-CPU counter before the request (outside the pause: a
+        // read is a `pread` of under a microsecond), read again after the release.
+        let waiting = heap.mutators();
+        let cpu_wait_before: Vec<_> = waiting.iter().map(|m| m.run_delay.read_ns()).collect();
         let start_at_ns = heap.now_ns();
         // The snapshot of mutators is taken inside `stop`, after the request is published:
         // a thread attaching in between would otherwise be neither waited for nor see the
@@ -301,6 +305,8 @@ impl<'h> Cycle<'h> {
         let ttsp = t1.duration_since(t0);
         let at = t2.duration_since(t1);
         let total = t2.duration_since(t0);
+        let cpu_wait_after: Vec<_> = waiting.iter().map(|m| m.run_delay.read_ns()).collect();
+        let cpu_wait = longest_cpu_wait(&cpu_wait_before, &cpu_wait_after, ttsp.as_nanos() as u64);
         let pause = PauseRecord {
             kind,
             cycle: self.n(),
@@ -308,6 +314,7 @@ impl<'h> Cycle<'h> {
             time_to_safepoint_ns: ttsp.as_nanos() as u64,
             at_safepoint_ns: at.as_nanos() as u64,
             total_ns: total.as_nanos() as u64,
+            time_to_safepoint_cpu_wait_ns: cpu_wait,
             work_items: self.pause_work,
             verify_ns: self.pause_verify.as_nanos() as u64,
         };

@@ -5,11 +5,12 @@
 //! `ZStatistics`), the latency histograms they keep per kind of event (`latency_histogram`),
 //! the `-Xlog:gc`-style log (`gc_log`), the event sink through which every event is logged and
 //! recorded at once, on the heap's one clock, into a bounded ring of recent records, the
-//! histograms and every subscriber (`event_sink`), the value-slot counters (`value_slot_counts`), the remembered-set counters (`remembered_set_counts`), the safepoint timeout's report of the mutators a pause waited too long for (`safepoint_timeout`), the thread CPU clock, the panics tests inject, and the readers of `/proc` and of the C library's
+//! histograms and every subscriber (`event_sink`), the value-slot counters (`value_slot_counts`), the remembered-set counters (`remembered_set_counts`), the safepoint timeout's report of the mutators a pause waited too long for (`safepoint_timeout`), the thread CPU clock, the mutators' waits for a CPU during a pause's time to safepoint (`cpu_wait`), the panics tests inject, and the readers of `/proc` and of the C library's
 //! malloc that memory reports are made of ([`proc_info`]). Every folder may use it; it uses
 //! only `config`.
 
 mod cpu_time;
+mod cpu_wait;
 mod event_sink;
 mod gc_cause;
 mod gc_log;
@@ -25,6 +26,7 @@ pub mod stats;
 mod value_slot_counts;
 
 pub(crate) use cpu_time::thread_cpu_ns;
+pub(crate) use cpu_wait::{longest_cpu_wait, RunDelay};
 pub use event_sink::EventSubscription;
 pub(crate) use event_sink::{EventStart, GcEvents};
 pub use gc_cause::GcCause;

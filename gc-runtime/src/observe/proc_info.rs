@@ -54,6 +54,24 @@ pub fn stat_state(stat: &str) -> Option<char> {
     stat[stat.rfind(')')? + 1..].trim_start().chars().next()
 }
 
+/// One line of a thread's `/proc/.../schedstat`: the CPU time it ran and the time it spent
+/// runnable but waiting for a CPU (the kernel's run delay), both in nanoseconds since it
+/// started. Both are counted when the thread gets a CPU: a wait still going on is not in it yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedstat {
+    pub cpu_ns: u64,
+    pub run_delay_ns: u64,
+}
+
+/// Parse a `schedstat` line (`cpu_ns run_delay_ns timeslices`).
+pub fn parse_schedstat(line: &str) -> Option<Schedstat> {
+    let mut f = line.split_whitespace().map(|w| w.parse::<u64>().ok());
+    Some(Schedstat {
+        cpu_ns: f.next()??,
+        run_delay_ns: f.next()??,
+    })
+}
+
 /// Read `/proc/self/smaps_rollup`.
 pub fn process_memory() -> ProcessMemory {
     let r = smaps_rollup();

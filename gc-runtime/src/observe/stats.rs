@@ -31,6 +31,14 @@ pub struct PauseRecord {
     pub at_safepoint_ns: u64,
     /// `time_to_safepoint_ns + at_safepoint_ns` (the whole pause a mutator can see).
     pub total_ns: u64,
+    /// Of `time_to_safepoint_ns`, the longest time a mutator was runnable but had no CPU (the
+    /// kernel's run delay of its thread over the pause, at most the time to safepoint): the
+    /// part of the wait the scheduler decided — another process, a meter, or the collector's
+    /// own driver holding the mutator's core —, not the mutator's path to its next safepoint
+    /// poll. `None` where the kernel keeps no per-thread `schedstat`, for pauses with no
+    /// mutator, and in records written before it was measured.
+    #[serde(default)]
+    pub time_to_safepoint_cpu_wait_ns: Option<u64>,
     /// Work items done inside the pause: root slots visited, mark-buffer entries handed
     /// over, objects relocated (the heap verifier's walk, a debugging aid, is not counted).
     /// The `concurrent` mode's pauses do none of these (0 however many roots and threads

@@ -6,6 +6,7 @@
 
 use super::handle_stack::HandleStack;
 use super::mark_buffer::MarkBuffer;
+use crate::observe::RunDelay;
 use crate::threads::{HasThreadState, ThreadStateCell};
 use std::sync::atomic::AtomicU32;
 
@@ -13,6 +14,9 @@ pub(crate) struct MutatorShared {
     pub(crate) name: String,
     /// The kernel's id of the thread (for the safepoint timeout's report of its state).
     pub(crate) tid: i32,
+    /// The thread's wait-for-a-CPU counter (for the pause record's share of time to safepoint
+    /// the mutator spent without a CPU).
+    pub(crate) run_delay: RunDelay,
     pub(crate) thread: ThreadStateCell,
     pub(crate) handles: HandleStack,
     pub(crate) mark_buffer: MarkBuffer,
@@ -26,6 +30,7 @@ impl MutatorShared {
         MutatorShared {
             name: name.to_string(),
             tid: crate::threads::current_tid(),
+            run_delay: RunDelay::of_current_thread(),
             thread: ThreadStateCell::new_blocked(),
             handles,
             mark_buffer: MarkBuffer::default(),

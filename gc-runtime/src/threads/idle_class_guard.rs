@@ -21,7 +21,7 @@
 //! at normal priority.
 
 use super::worker_priority;
-use crate::observe::proc_info::stat_state as parse_state;
+use crate::observe::proc_info::{parse_schedstat, stat_state as parse_state};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -204,14 +204,9 @@ fn sample(tid: i32) -> Option<Sample> {
     let stat = std::fs::read_to_string(format!("{dir}/stat")).ok()?;
     let schedstat = std::fs::read_to_string(format!("{dir}/schedstat")).ok()?;
     Some(Sample {
-        cpu_ns: parse_cpu_ns(&schedstat)?,
+        cpu_ns: parse_schedstat(&schedstat)?.cpu_ns,
         runnable: parse_state(&stat)? == 'R',
     })
-}
-
-/// The CPU time of a `schedstat` line: its first field, in nanoseconds.
-fn parse_cpu_ns(schedstat: &str) -> Option<u64> {
-    schedstat.split_whitespace().next()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -220,8 +215,10 @@ mod tests {
 
     #[test]
     fn proc_gives_a_threads_cpu_time_and_state() {
-        assert_eq!(parse_cpu_ns("903051611 82685844 1453\n"), Some(903051611));
-        assert_eq!(parse_cpu_ns(""), None);
+        let s = parse_schedstat("903051611 82685844 1453\n").unwrap();
+        assert_eq!((s.cpu_ns, s.run_delay_ns), (903051611, 82685844));
+        assert_eq!(parse_schedstat(""), None);
+        assert_eq!(parse_schedstat("12"), None);
         assert_eq!(parse_state("4242 (gc-mark (1) R) S 1 2 3"), Some('S'));
         assert_eq!(parse_state("4242 gc-mark"), None);
         if !std::path::Path::new("/proc/self/schedstat").exists() {

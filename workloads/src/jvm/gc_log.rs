@@ -291,6 +291,7 @@ impl JvmLog {
                     time_to_safepoint_ns: p.time_to_safepoint_ns,
                     at_safepoint_ns: p.total_ns - p.time_to_safepoint_ns,
                     total_ns: p.total_ns,
+                    time_to_safepoint_cpu_wait_ns: None,
                     work_items: 0,
                     verify_ns: 0,
                 })

@@ -1,8 +1,10 @@
-//! The markdown report for people (`table.md`, also printed): three tables with one row per
+//! The markdown report for people (`table.md`, also printed): tables with one row per
 //! (mode, heap), each under ~100 columns: complete cycles, pauses and, next to the maximum
 //! pause, the longest mutator wait of any kind and the total wait ([`main_table`]); the
 //! longest wait and MMU at 10 ms as the program felt them and counting only what the collector
-//! imposed, beside the control meter ([`felt_imposed_table`]); allocation stalls, pacing
+//! imposed, beside the control meter ([`felt_imposed_table`]); time to safepoint and the part
+//! of it a mutator waited for a CPU, and the pauses without that wait ([`safepoint_table`]);
+//! allocation stalls, pacing
 //! delays and throughput ([`waits_table`]); MMU at 1/10/100 ms and hiccups
 //! ([`utilization_table`]). Then notes on single runs (too few cycles, `--min-cycles`
 //! extensions), the `concurrent` ÷ `stw` ratios at each heap, and what the columns mean.
@@ -10,6 +12,7 @@
 //! Columns are padded so the tables read well in a terminal as well as rendered.
 
 use super::format;
+use crate::latency::PercentileSummary;
 use crate::mmu::STANDARD_WINDOWS_NS;
 use crate::run_result::{Mode, RunResult};
 use crate::summary::RunSummary;
@@ -241,6 +244,58 @@ pub fn felt_imposed_table(summaries: &[RunSummary]) -> String {
                 felt_imposed_mmu_cell(s, MMU_WINDOW_NS),
                 duration_or_dash(s.control_hiccup.count > 0, s.control_hiccup.max_ns),
                 beyond_floor(&s.pacing_beyond_floor),
+            ]);
+            row
+        })
+        .collect();
+    render(&header, &numbers_right(header.len(), b), &rows)
+}
+
+/// Time to safepoint and the part of it the scheduler decided: time to safepoint p99
+/// and max, the longest wait for a CPU of a mutator during one (see
+/// `gc_runtime::stats::PauseRecord::time_to_safepoint_cpu_wait_ns`), and the pauses' p99 and
+/// max less that wait (`RunSummary::pauses_less_cpu_wait`). `–` where a run has no pauses or
+/// no reading.
+pub fn safepoint_table(summaries: &[RunSummary]) -> String {
+    let b = with_buffers(summaries);
+    let header = header_with(
+        b,
+        &[
+            "pauses",
+            "ttsp p99",
+            "ttsp max",
+            "CPU wait max",
+            "pause p99 / max less CPU wait",
+        ],
+    );
+    let rows: Vec<Vec<String>> = sorted(summaries)
+        .into_iter()
+        .map(|s| {
+            let paused = s.pauses.count > 0;
+            let read =
+                |f: &dyn Fn(&PercentileSummary) -> String, x: &Option<PercentileSummary>| match x {
+                    Some(l) if l.count > 0 => f(l),
+                    _ => "–".to_string(),
+                };
+            let mut row = mode_heap(s, b);
+            row.extend([
+                s.pauses.count.to_string(),
+                duration_or_dash(paused, s.time_to_safepoint.p99_ns),
+                duration_or_dash(paused, s.time_to_safepoint.max_ns),
+                read(
+                    &|l| format::duration_ns(l.max_ns),
+                    &s.time_to_safepoint_cpu_wait,
+                ),
+                read(
+                    &|l| {
+                        format!(
+                            "{} / {}",
+                            format::duration_ns(l.p99_ns),
+                            format::duration_ns(l.max_ns)
+                        )
+                    },
+                    &s.pauses_less_cpu_wait,
+                ),
             ]);
             row
         })
@@ -738,6 +793,8 @@ pub fn markdown_report(results: &[RunResult]) -> String {
     out += &main_table(&summaries);
     out += "\n## Felt and collector-imposed\n\n";
     out += &felt_imposed_table(&summaries);
+    out += "\n## Time to safepoint and the wait for a CPU\n\n";
+    out += &safepoint_table(&summaries);
     out += "\n## Allocation stalls and pacing delays\n\n";
     out += &waits_table(&summaries);
     out += "\n## Utilization and hiccups\n\n";
@@ -801,7 +858,12 @@ pub fn markdown_report(results: &[RunResult]) -> String {
             what the collector imposed (pauses with time to safepoint, stalls, page \
             allocations, and each pacing delay as long as the pacer asked for); a felt figure \
             far beyond the imposed one, with a long control max, is the machine's doing; \
-            `n/a`: results written before the delay asked for was recorded. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
+            `n/a`: results written before the delay asked for was recorded. ttsp: time to \
+            safepoint, from the collector's request until every mutator stopped; CPU wait max: \
+            the longest time a mutator spent in one runnable but without a CPU (its thread's \
+            run delay from the kernel, at most the time to safepoint); pause p99 / max less \
+            CPU wait: each pause less that wait, so a pause far beyond this figure waited for \
+            the scheduler, not for the collector or the mutator's path to its safepoint poll. Hiccups: a 1 ms sleep-and-allocate loop's overshoot, coordinated-omission \
             corrected; control max: the longest overshoot of the same 1 ms sleep on a thread \
             outside the heap (no barrier, allocation or safepoint): the machine's noise, plus \
             in `stw` the pauses' GC workers on every core, as any thread felt it in that run. Collector speed: marking wall time (its phases, roots included) per object \
@@ -1109,6 +1171,37 @@ mod tests {
     }
 
     #[test]
+    fn the_time_to_safepoint_and_its_wait_for_a_cpu() {
+        let mut runs = three_runs();
+        // A result without the reading (a JVM run, an older result).
+        let mut old = sample_result(Mode::Concurrent, 4 << 30, &[100_000]);
+        old.gc.pauses[0].time_to_safepoint_cpu_wait_ns = None;
+        runs.push(old);
+        let summaries: Vec<RunSummary> = runs.iter().map(RunSummary::of).collect();
+        let t = safepoint_table(&summaries);
+        assert_aligned(&t, 7);
+        assert_eq!(
+            cells(t.lines().next().unwrap()),
+            [
+                "mode",
+                "heap",
+                "pauses",
+                "ttsp p99",
+                "ttsp max",
+                "CPU wait max",
+                "pause p99 / max less CPU wait"
+            ]
+        );
+        // concurrent 1G: pauses of 100-200 µs, a tenth of each the time to safepoint and a
+        // twentieth a wait for a CPU (`sample_result`).
+        assert_eq!(
+            row(&t, 1)[2..],
+            ["6", "20.0 µs", "20.0 µs", "10.0 µs", "190 µs / 190 µs"]
+        );
+        assert_eq!(row(&t, 3)[5..], ["–", "–"], "{t}");
+    }
+
+    #[test]
     fn tables_fit_a_120_column_terminal() {
         let mut runs = three_runs();
         // Wide cells: a 4-digit pause count and seconds-long waits.
@@ -1119,6 +1212,7 @@ mod tests {
         for t in [
             main_table(&summaries),
             felt_imposed_table(&summaries),
+            safepoint_table(&summaries),
             waits_table(&summaries),
             utilization_table(&summaries),
             ratio_table(&summaries).unwrap(),
@@ -1332,7 +1426,8 @@ mod tests {
         assert!(md.contains("## Collector speed (medians over complete cycles)"));
         assert!(md.contains("## CPU budget"));
         // One row per table.
-        assert_eq!(md.matches("| concurrent |").count(), 6);
+        assert_eq!(md.matches("| concurrent |").count(), 7);
+        assert!(md.contains("## Time to safepoint and the wait for a CPU"));
         assert!(md.contains("## Felt and collector-imposed"));
         assert!(md.contains(
             "longest wait: the longest single time a mutator of the workload could not run"

@@ -136,6 +136,14 @@ pub fn chrome_trace(results: &[RunResult]) -> Value {
             }
         }
         for p in &r.gc.pauses {
+            let mut args = json!({
+                "cycle": p.cycle,
+                "time_to_safepoint_us": us(p.time_to_safepoint_ns),
+                "at_safepoint_us": us(p.at_safepoint_ns),
+            });
+            if let Some(w) = p.time_to_safepoint_cpu_wait_ns {
+                args["time_to_safepoint_cpu_wait_us"] = json!(us(w));
+            }
             events.push(complete(
                 p.kind.name(),
                 "pause",
@@ -143,11 +151,7 @@ pub fn chrome_trace(results: &[RunResult]) -> Value {
                 TID_PAUSES,
                 p.start_at_ns,
                 p.total_ns,
-                json!({
-                    "cycle": p.cycle,
-                    "time_to_safepoint_us": us(p.time_to_safepoint_ns),
-                    "at_safepoint_us": us(p.at_safepoint_ns),
-                }),
+                args,
             ));
         }
         for s in &r.gc.stalls {
@@ -296,6 +300,10 @@ mod tests {
                     &e["args"]["time_to_safepoint_us"],
                     p.time_to_safepoint_ns
                 ));
+                let w = p
+                    .time_to_safepoint_cpu_wait_ns
+                    .expect("sample pauses have it");
+                assert!(close(&e["args"]["time_to_safepoint_cpu_wait_us"], w), "{e}");
             }
         }
         let stalls: Vec<&Value> = events
