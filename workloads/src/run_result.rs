@@ -228,6 +228,13 @@ pub struct RunResult {
     /// (`gc_runtime::PageSizeReading`). `None` for JVM runs and results written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<gc_runtime::PageSizeReading>,
+    /// What the generational bookkeeping did since the heap was created (set-up included):
+    /// slots remembered by the store barrier and by relocation, remembered-set scans, pages
+    /// aged and promoted, full cycles that stopped the remembering
+    /// (`gc_runtime::RememberedSetStats`). `None` for heaps without it (every mode but
+    /// `generational`), JVM runs and results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered_set: Option<gc_runtime::RememberedSetStats>,
     /// Pacing records of the measured phase left out of `gc.pacing` because no plot draws
     /// them (`crate::figures::report_plots::thin_for_plots`, for the data the book commits):
     /// the timeline still counts them. 0 in a sweep's own results.
@@ -461,6 +468,7 @@ mod tests {
             memory_report: None,
             memory_report_text: None,
             pages: None,
+            remembered_set: None,
             pacing_thinned_out: 0,
             cores: 2,
         }

@@ -268,6 +268,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
     };
     // Every mutator has stopped: the smaps walk holds up no one.
     let pages = Some(heap.page_size_reading());
+    let remembered_set = heap.remembered_set_stats();
     let report = config.memory_report.then(|| {
         let pools: Vec<NativePool> = pool.iter().cloned().collect();
         heap.memory_report_with_pools(&pools)
@@ -296,6 +297,7 @@ pub fn run_workload(config: &RunConfig) -> Result<RunResult, String> {
         memory_report,
         memory_report_text,
         pages,
+        remembered_set,
         pacing_thinned_out: 0,
         cores: crate::cpu_budget::cores(),
     })

@@ -446,6 +446,7 @@ mod tests {
             memory_report: None,
             memory_report_text: None,
             pages: None,
+            remembered_set: None,
             pacing_thinned_out: 0,
             cores: 2,
         };

@@ -106,6 +106,7 @@ pub fn sample_result(mode: Mode, heap_bytes: u64, pauses_ns: &[u64]) -> RunResul
         memory_report: None,
         memory_report_text: None,
         pages: None,
+        remembered_set: None,
         pacing_thinned_out: 0,
         cores: 2,
     }

@@ -67,7 +67,24 @@ fn a_short_sweep_runs_on_the_real_collector_and_writes_every_output() {
     assert_eq!(runs.len(), 3);
     for r in runs {
         assert!(r["operations"].as_u64().unwrap() > 0, "a run did no work");
+        // Each pause says how much of its time to safepoint a mutator waited for a CPU,
+        // where the kernel keeps per-thread schedstat.
+        if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+            let pauses = r["gc"]["pauses"].as_array().unwrap();
+            assert!(
+                pauses
+                    .iter()
+                    .all(|p| p["time_to_safepoint_cpu_wait_ns"].is_u64()),
+                "{pauses:?}"
+            );
+        }
     }
+    let generational = &runs[2]["remembered_set"];
+    assert!(
+        generational["barrier_remembered"].is_u64(),
+        "{generational}"
+    );
+    assert!(runs[0].get("remembered_set").is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -30,6 +30,13 @@ fn runs_in_every_mode(workload: WorkloadKind) {
             r.gc.cycles.len()
         );
         assert!(r.gc.stalls.iter().all(|s| !s.failed), "{workload} {mode}");
+        // Only the generational mode keeps a remembered set, and the run says what it did.
+        assert_eq!(
+            r.remembered_set.is_some(),
+            mode == Mode::Generational,
+            "{workload} {mode}: {:?}",
+            r.remembered_set
+        );
         // Both meters ran through the measured phase (extended while it lacked complete
         // cycles), in rounds of at least 1 ms.
         let measured_ms = DURATION_MS + r.extended_by_ms;

@@ -6,7 +6,7 @@
 //! barrier, the remembered set and its verification ran (as `ValueSlotStats` does for value
 //! slots).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Remembered-set counters of one heap since its creation (relaxed: totals, not a protocol).
@@ -31,7 +31,8 @@ pub(crate) struct RememberedSetCounts {
 }
 
 /// A snapshot of `RememberedSetCounts` (`Heap::remembered_set_stats`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RememberedSetStats {
     /// Old-to-young stores (an old holder receiving a young value) whose slot the store
     /// barrier remembered: the ones that set its bit. (A store to a slot remembered already

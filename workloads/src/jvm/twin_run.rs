@@ -247,6 +247,7 @@ pub fn run_twin(config: &RunConfig) -> Result<RunResult, String> {
         memory_report: None,
         memory_report_text: None,
         pages: None,
+        remembered_set: None,
         pacing_thinned_out: 0,
         cores: crate::cpu_budget::cores(),
     })

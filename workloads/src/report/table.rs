@@ -778,6 +778,29 @@ pub fn pages_notes(results: &[RunResult]) -> Vec<String> {
     notes
 }
 
+/// A line per run with the generational bookkeeping (`RunResult::remembered_set`): what its
+/// remembered set did since the heap was created, set-up included.
+pub fn remembered_set_notes(results: &[RunResult]) -> Vec<String> {
+    results
+        .iter()
+        .filter_map(|r| {
+            let m = r.remembered_set?;
+            Some(format!(
+                "{}: remembered set since the heap's creation (set-up included): {} slots \
+                 remembered by the store barrier and {} by relocation; minors scanned {} \
+                 remembered slots and kept {}; {} full cycles stopped the remembering (no \
+                 minor was coming before the next).",
+                r.label(),
+                m.barrier_remembered,
+                m.relocation_remembered,
+                m.scanned,
+                m.scanned_kept,
+                m.majors_unremembered
+            ))
+        })
+        .collect()
+}
+
 /// The whole markdown report (`table.md`): title, what ran, the main table, the ratio table
 /// and how to read them.
 pub fn markdown_report(results: &[RunResult]) -> String {
@@ -817,6 +840,7 @@ pub fn markdown_report(results: &[RunResult]) -> String {
     }
     let mut notes = run_notes(&summaries);
     notes.extend(pages_notes(results));
+    notes.extend(remembered_set_notes(results));
     if !notes.is_empty() {
         out += "\n";
         for n in notes {
@@ -1199,6 +1223,29 @@ mod tests {
             ["6", "20.0 µs", "20.0 µs", "10.0 µs", "190 µs / 190 µs"]
         );
         assert_eq!(row(&t, 3)[5..], ["–", "–"], "{t}");
+    }
+
+    #[test]
+    fn a_generational_run_says_what_its_remembered_set_did() {
+        let mut runs = three_runs();
+        runs[1].config.mode = Mode::Generational;
+        runs[1].remembered_set = Some(gc_runtime::RememberedSetStats {
+            barrier_remembered: 5,
+            relocation_remembered: 7,
+            scanned: 11,
+            scanned_kept: 3,
+            majors_unremembered: 2,
+            ..Default::default()
+        });
+        let notes = remembered_set_notes(&runs);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("generational 1G: remembered set since the heap's creation")
+                && notes[0].contains("5 slots remembered by the store barrier and 7 by")
+                && notes[0].contains("minors scanned 11 remembered slots and kept 3; 2 full"),
+            "{notes:?}"
+        );
+        assert!(markdown_report(&runs).contains(&notes[0]));
     }
 
     #[test]
