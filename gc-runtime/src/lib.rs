@@ -48,6 +48,7 @@ pub mod native;
 pub mod sync;
 
 mod api;
+mod atomic_instant;
 mod context;
 mod cycle;
 mod direct;

@@ -19,9 +19,12 @@
 //! unchanged, only the next cycle is not started for it unless it still cannot allocate.
 //!
 //! The monitor also times the cycles (when the running one began, how long the last few took)
-//! for the pacer, which budgets free memory over what is left of the running cycle.
+//! for the pacer, which budgets free memory over what is left of the running cycle. The pacer
+//! reads that on a mutator's allocation path, so it is published outside the lock as well
+//! ([`CycleClock`]): a mutator must not sleep on a lock that a preempted holder keeps.
 
 use super::phase_gate::PhaseGate;
+use crate::atomic_instant::AtomicInstant;
 use crate::observe::GcCause;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
@@ -107,10 +110,32 @@ pub(crate) enum NextCycle {
     Shutdown,
 }
 
+/// The running cycle's timing, readable without the monitor's lock (the pacer's
+/// [`CycleControl::running_cycle`]); written under the lock by the driver's
+/// [`CycleControl::begin_cycle`] and [`CycleControl::end_cycle`].
+struct CycleClock {
+    /// When the running cycle began; `None` between cycles.
+    began: AtomicInstant,
+    /// The longest of the last few cycles' durations in nanoseconds; 0 before the first
+    /// completed.
+    expected_ns: AtomicU64,
+}
+
+impl Default for CycleClock {
+    fn default() -> Self {
+        CycleClock {
+            began: AtomicInstant::new(Instant::now()),
+            expected_ns: AtomicU64::new(0),
+        }
+    }
+}
+
 /// The heap's cycle monitor. See the module documentation.
 #[derive(Default)]
 pub(crate) struct CycleControl {
     control: Mutex<Control>,
+    /// The running cycle's timing for the pacer, outside the lock.
+    clock: CycleClock,
     /// Signals the driver (requests) and waiters (cycle completed, page freed).
     cv: Condvar,
     /// Mutators in an allocation stall, readable without the lock (page frees look at it).
@@ -178,7 +203,9 @@ impl CycleControl {
         let mut c = self.control.lock();
         c.started += 1;
         c.running_minor = minor;
-        c.began_at = Some(Instant::now());
+        let now = Instant::now();
+        c.began_at = Some(now);
+        self.clock.began.store(Some(now));
         c.started - 1
     }
 
@@ -193,7 +220,11 @@ impl CycleControl {
                 c.durations.pop_front();
             }
             c.durations.push_back(t.elapsed());
+            let longest = c.durations.iter().max().copied().unwrap_or_default();
+            let ns = u64::try_from(longest.as_nanos()).unwrap_or(u64::MAX).max(1);
+            self.clock.expected_ns.store(ns, Ordering::Relaxed);
         }
+        self.clock.began.store(None);
         self.cv.notify_all();
     }
 
@@ -223,13 +254,15 @@ impl CycleControl {
         self.control.lock().completed_majors
     }
 
-    /// The cycle in progress, if one is.
+    /// The cycle in progress, if one is. Takes no lock (see [`CycleClock`]): the two words
+    /// are read apart, so a cycle that ends meanwhile may pair its start with the duration it
+    /// just added, a difference the pacer's estimate absorbs.
     pub(crate) fn running_cycle(&self) -> Option<RunningCycle> {
-        let c = self.control.lock();
-        let began = c.began_at?;
+        let began = self.clock.began.load()?;
+        let expected = self.clock.expected_ns.load(Ordering::Relaxed);
         Some(RunningCycle {
             elapsed: began.elapsed(),
-            expected: c.durations.iter().max().copied(),
+            expected: (expected != 0).then(|| Duration::from_nanos(expected)),
         })
     }
 

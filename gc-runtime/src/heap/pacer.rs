@@ -75,9 +75,9 @@
 //! assist's accounting would know (the work done), without the mutator doing it.
 
 use super::pacing_floor::{HeldTimes, PacingFloor};
+use crate::atomic_instant::AtomicInstant;
 use crate::config::HeapConfig;
 use crate::context::{GcContext, Progress};
-use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 /// The expected cycle duration before any cycle completed (the director assumes the same).
@@ -100,10 +100,11 @@ pub(super) struct Pacer {
     duration_margin: f64,
     /// No mutator held more than its share of any window (see `pacing_floor`).
     floor: PacingFloor,
-    /// When the next quantum is due (`None` before the first paced one).
-    due: Mutex<Option<Instant>>,
+    /// When the next quantum is due (`None` before the first paced one). Every mutator's
+    /// quantum moves it, without a lock (see `atomic_instant`).
+    due: AtomicInstant,
     /// When the last delay was imposed (`None`: never).
-    last_delay: Mutex<Option<Instant>>,
+    last_delay: AtomicInstant,
 }
 
 impl Pacer {
@@ -113,8 +114,8 @@ impl Pacer {
             max_delay: config.pacing.max_delay,
             duration_margin: config.pacing.duration_margin,
             floor: PacingFloor::new(config.pacing.min_mutator_share, config.pacing.window),
-            due: Mutex::new(None),
-            last_delay: Mutex::new(None),
+            due: AtomicInstant::new(Instant::now()),
+            last_delay: AtomicInstant::new(Instant::now()),
         }
     }
 
@@ -146,22 +147,28 @@ impl Pacer {
         );
         let now = Instant::now();
         let floor_room = self.floor.room(held, now);
-        let mut due = self.due.lock();
-        let (delay, next) = decide(
-            now,
-            *due,
-            interval,
-            behind,
-            self.max_delay,
-            floor_room,
-            yields,
-        );
-        *due = Some(next);
-        drop(due);
+        // Decide against the due time read, and move it on unless another mutator moved it
+        // meanwhile (then decide again against theirs).
+        let mut due = self.due.load();
+        let delay = loop {
+            let (delay, next) = decide(
+                now,
+                due,
+                interval,
+                behind,
+                self.max_delay,
+                floor_room,
+                yields,
+            );
+            match self.due.compare_exchange(due, Some(next)) {
+                Ok(()) => break delay,
+                Err(moved) => due = moved,
+            }
+        };
         if delay < MIN_SLEEP {
             return None;
         }
-        *self.last_delay.lock() = Some(now);
+        self.last_delay.store(Some(now));
         let beyond_floor = delay.saturating_sub(floor_room);
         Some(PacingDecision {
             delay,
@@ -177,7 +184,7 @@ impl Pacer {
     /// True if a mutator was delayed within `window`: mutators are sleeping part of the time,
     /// so their cores are partly idle (the driver then runs more GC workers).
     pub(super) fn paced_within(&self, window: Duration) -> bool {
-        self.last_delay.lock().is_some_and(|t| t.elapsed() < window)
+        self.last_delay.load().is_some_and(|t| t.elapsed() < window)
     }
 }
 
