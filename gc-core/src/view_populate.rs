@@ -18,6 +18,11 @@
 //! (the read only faults its own page in): the first write of fresh memory stays one fault per
 //! 4 KiB, whoever makes it.
 //!
+//! A relocation target is the other case: it holds nothing yet, so there is nothing to read,
+//! and its memory may never have been written (a heap committed by `fallocate` is only
+//! cleared on first use). [`prefault_unpublished`] writes one word per 4 KiB of such a page,
+//! before it is published, so the copies into it take no fault.
+//!
 //! The collector populates the view that becomes good at a flip (the mark color at Pause Mark
 //! Start, Remapped at Pause Relocate Start) over the pages in use, on a GC thread, before the
 //! mutators reach that memory through it one fault per page. Each page's memory remembers, per
@@ -27,6 +32,7 @@
 
 use crate::address::{AddressLayout, View};
 use crate::page::Page;
+use std::sync::atomic::Ordering;
 
 /// The span one read fault maps: the kernel's default `fault_around_bytes`. A system set to a
 /// smaller value maps fewer neighbours per read; the reads stay correct, only less useful.
@@ -70,6 +76,39 @@ pub fn populate(layout: AddressLayout, page: &Page, view: View) -> u64 {
         // block may hold fresh pages that fault-around skipped).
         m.populated.set(view, used - used % PAGE_BYTES);
         reads
+    })
+    .unwrap_or(0)
+}
+
+/// Fault in `view`'s page-table entries over all of `page`'s memory by one write per 4 KiB (a
+/// compare-exchange of 0 by 0, which changes nothing), for a page that no other thread can
+/// reach yet: a relocation target before it is published. Fault-around maps neighbours only
+/// for memory already written once; memory never written yet (a heap committed by
+/// `fallocate` is not, until first use) takes one write fault per 4 KiB that also clears it,
+/// and when a mutator's barrier and a GC worker copy into the same fresh target page, one
+/// waits on the other's fault for the page's lock. Faulting the shared target in before
+/// relocation starts takes those faults off both. Returns the pages written (0 for a page
+/// freed meanwhile).
+///
+/// # Safety
+/// No other thread reads or writes `page`'s memory during the call.
+pub unsafe fn prefault_unpublished(layout: AddressLayout, page: &Page, view: View) -> u64 {
+    page.with_memory(|m| {
+        let base = layout.address(m.start, view).as_ptr::<u64>();
+        let mut at = 0;
+        let mut writes = 0;
+        while at < m.size {
+            // SAFETY: `at` lies in the page's memory, mapped in every view while the memory
+            // lock is held with the memory present; the word is 8-byte aligned (pages and
+            // 4 KiB steps are); no other thread accesses the memory (the caller's contract),
+            // so the atomic access races with nothing.
+            let w = unsafe { std::sync::atomic::AtomicU64::from_ptr(base.add((at / 8) as usize)) };
+            let _ = w.compare_exchange(0, 0, Ordering::Relaxed, Ordering::Relaxed);
+            writes += 1;
+            at += PAGE_BYTES;
+        }
+        m.populated.set(view, m.size);
+        writes
     })
     .unwrap_or(0)
 }

@@ -100,3 +100,39 @@ fn populating_follows_the_allocated_top() {
     // Other views keep their own watermark.
     assert_eq!(heap.populate_view(&page, View::Remapped), 76);
 }
+
+#[test]
+fn a_prefaulted_relocation_target_is_written_without_a_fault_per_page() {
+    let heap = PageAllocator::new(&MemoryConfig::new(64 * MIB)).unwrap();
+    let page = heap.alloc_page(PageKind::Small, GRANULE_SIZE, 1).unwrap();
+    let pages = GRANULE_SIZE / PAGE;
+    let start = page.start();
+    // A word written before (through another view) keeps its value.
+    let marked0 = heap.layout().address(start, View::Marked0).as_ptr::<u64>();
+    // SAFETY: the first word of the page allocated above, which no other thread uses.
+    unsafe { std::ptr::write_volatile(marked0.add(100), 0xfeed) };
+
+    let before = thread_minor_faults();
+    // SAFETY: the page was just allocated by this thread and no other thread reaches it.
+    let writes = unsafe {
+        gc_core::view_populate::prefault_unpublished(heap.layout(), &page, View::Remapped)
+    };
+    let prefault_faults = thread_minor_faults() - before;
+    assert_eq!(writes, pages);
+    assert!(
+        prefault_faults >= pages / 2,
+        "{prefault_faults} faults: the prefault did not fault the fresh memory in"
+    );
+
+    // Copies into the target through Remapped now take (almost) no fault.
+    page.alloc_shared(GRANULE_SIZE).expect("the whole page");
+    let after = write_pages(&heap, start, GRANULE_SIZE, View::Remapped, 7);
+    assert!(
+        after <= 2,
+        "{after} faults writing {pages} prefaulted pages"
+    );
+    // The view's watermark covers the page: nothing to populate there any more.
+    assert_eq!(heap.populate_view(&page, View::Remapped), 0);
+    // SAFETY: as above.
+    assert_eq!(unsafe { std::ptr::read_volatile(marked0.add(100)) }, 0xfeed);
+}

@@ -595,6 +595,23 @@ impl Relocate {
                 seq,
                 target_age(cx, age),
             ) {
+                if kind == PageKind::Small {
+                    // Mutators' barriers and the GC workers both copy into the shared
+                    // target first: fault its memory in for the copies' view now, so that
+                    // neither takes a write fault per 4 KiB on it, nor waits for the other's
+                    // (a medium page's 32 MiB would take too long here).
+                    // SAFETY: the page was just taken for this cycle's relocation and is
+                    // not yet in its shared slot (published below, under the slot's lock
+                    // held here): no other thread copies into it or reads it (it holds no
+                    // object, so no walker reads its memory either).
+                    unsafe {
+                        gc_core::view_populate::prefault_unpublished(
+                            cx.layout(),
+                            &page,
+                            View::Remapped,
+                        )
+                    };
+                }
                 *cur = Some(SharedTarget { seqnum: seq, page });
             }
         }
