@@ -65,7 +65,7 @@ pub(crate) fn verify(heap: &HeapInner, muts: &[Arc<MutatorShared>], point: Verif
     w.check_pages();
     let mut roots = Vec::new();
     heap.roots
-        .for_each_strong_root(muts, &mut |s| roots.push(s.load(Ordering::Acquire)));
+        .for_each_strong_root(muts, |s| roots.push(s.load(Ordering::Acquire)));
     for (i, p) in roots.into_iter().enumerate() {
         if !p.is_null() {
             w.reference(p, true, &|| format!("root #{i}"));

@@ -459,7 +459,7 @@ impl Mark {
         let mut n = 0;
         let bad = cx.state.bad_mask();
         let q = &self.queue;
-        roots.for_each_strong_root(muts, &mut |slot| {
+        roots.for_each_strong_root(muts, |slot| {
             let p = slot.load(Ordering::Acquire);
             if p.is_null() {
                 return;

@@ -64,10 +64,14 @@ impl Roots {
 
     /// Call `f` on every strong root slot: the handle stacks of `muts` (the mutators a pause
     /// stopped, or [`Self::mutators`] for a concurrent scan), the globals, the regions.
+    ///
+    /// Generic, not a `dyn` callback: an interpreter's root region holds thousands of slots,
+    /// mostly null, and a call per slot made the walk of `lox`'s 16,705 root slots cost
+    /// 32–48 µs of every cycle; inlined, the walk is a loop of loads.
     pub(crate) fn for_each_strong_root(
         &self,
         muts: &[Arc<MutatorShared>],
-        f: &mut dyn FnMut(&ColoredSlot),
+        mut f: impl FnMut(&ColoredSlot),
     ) {
         for m in muts {
             for slot in m.handles.live_slots() {
