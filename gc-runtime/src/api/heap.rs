@@ -75,6 +75,12 @@ impl Heap {
     }
 
     /// Attach the calling thread as a mutator named `name`.
+    ///
+    /// The mutator holds one file descriptor until it is dropped: its thread's
+    /// `/proc/thread-self/schedstat`, from which each pause record reads how long the thread
+    /// waited for a CPU during the pause's time to safepoint. Where it cannot be opened (no
+    /// such file, or the process out of descriptors) the mutator works as before and the
+    /// records have no such reading.
     pub fn attach(&self, name: &str) -> Result<Mutator, AttachError> {
         Mutator::attach(&self.inner, name)
     }
