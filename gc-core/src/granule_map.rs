@@ -2,17 +2,17 @@
 //! (ZGC's `ZGranuleMap`): the page table maps each granule to its page, the forwarding index
 //! to its page's relocation-set entry.
 //!
-//! A value spans the granules of its range. Readers look entries up lock-free inside a
-//! `crossbeam-epoch` guard; each granule's entry holds its own `Arc` reference, and an entry
+//! A value spans the granules of its range. Readers look entries up lock-free inside a pin
+//! of the heap's epoch domain ([`crate::heap_epoch`]); each granule's entry holds its own `Arc` reference, and an entry
 //! replaced or removed defers dropping its reference until no guard that could have seen it
 //! is still pinned, so a lookup never touches a freed value. Because no entry shares its
 //! reference, no call can free a value another entry still names — whatever ranges it is
 //! given (a value entered over a taken granule, or removed from part of its range, costs
 //! only that granule's reference): the map's safety rests on no caller contract.
 
+use crate::heap_epoch::{self, HeapGuard};
 use crate::word::Offset;
 use crate::GRANULE_SIZE;
-use crossbeam_epoch::Guard;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
@@ -85,13 +85,14 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
             return;
         }
         let p = SendPtr(raw as *const T);
-        let guard = crossbeam_epoch::pin();
+        let guard = heap_epoch::pin();
         // SAFETY: the pointer came from `Arc::into_raw` in `insert`, is the reference of the
         // one entry it was just swapped out of (no other entry shares it), and is no longer
-        // reachable from the map; readers that loaded it hold a guard pinned before this
-        // unlink, and the closure runs only after all of them are unpinned.
+        // reachable from the map; readers that loaded it hold a `HeapGuard` (the only way to
+        // read the map) of the same domain as `guard`, pinned before this unlink, and the
+        // closure runs only after all of them are unpinned.
         unsafe {
-            guard.defer_unchecked(move || {
+            guard.guard().defer_unchecked(move || {
                 let p = p;
                 drop(Arc::from_raw(p.0));
             });
@@ -100,10 +101,11 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
 
     /// The value entered for `offset`, valid while `guard` is pinned.
     #[inline]
-    pub fn get<'g>(&self, offset: Offset, _guard: &'g Guard) -> Option<&'g T> {
+    pub fn get<'g>(&self, offset: Offset, _guard: &'g HeapGuard) -> Option<&'g T> {
         let p = self.entries[self.index(offset)?].load(Ordering::Acquire);
         // SAFETY: a non-null entry is a live `Arc<T>` owned by the map; removal defers its
-        // release until every guard pinned before the removal (like `_guard`) is dropped.
+        // release, in the heap's epoch domain, until every guard of that domain pinned before
+        // the removal (like `_guard`) is dropped.
         unsafe { p.as_ref() }
     }
 
@@ -118,7 +120,7 @@ impl<T: Send + Sync + 'static> GranuleMap<T> {
 
     /// The value entered for `offset`, as a new strong reference.
     pub fn get_arc(&self, offset: Offset) -> Option<Arc<T>> {
-        let _guard = crossbeam_epoch::pin();
+        let _guard = heap_epoch::pin();
         let p = self.entries[self.index(offset)?].load(Ordering::Acquire);
         if p.is_null() {
             return None;
@@ -159,7 +161,7 @@ mod tests {
         let b = Arc::new(2u64);
         map.insert(o(4 * g), 2 * g, &a);
         map.insert(o(6 * g), g, &b);
-        let guard = crossbeam_epoch::pin();
+        let guard = heap_epoch::pin();
         assert_eq!(map.get(o(4 * g + 5), &guard), Some(&1));
         assert_eq!(map.get(o(5 * g + 5), &guard), Some(&1));
         assert_eq!(map.get(o(6 * g), &guard), Some(&2));
@@ -169,7 +171,7 @@ mod tests {
         drop(guard);
         // Vacant exactly where `get` finds nothing.
         for at in [3 * g, 4 * g + 5, 5 * g + 5, 6 * g, 7 * g, 12 * g] {
-            let guard = crossbeam_epoch::pin();
+            let guard = heap_epoch::pin();
             assert_eq!(
                 map.is_vacant(o(at)),
                 map.get(o(at), &guard).is_none(),

@@ -11,6 +11,8 @@
 //! - [`huge_pages`]: the huge-page setting (shmem THP or hugetlb) and what the system allows;
 //! - [`virtual_memory`]: the four views (`MAP_FIXED_NOREPLACE`), mapping granules into them;
 //! - [`page`], [`page_allocator`], [`page_cache`], [`page_table`], [`address_space`]: pages;
+//! - [`heap_epoch`]: the epoch domain that guards lookups in the page table and the
+//!   forwarding index, apart from the mark stacks' default one;
 //! - [`view_populate`]: a view's page-table entries made ahead of use by read fault-around;
 //! - [`object`]: the pointer-first object layout;
 //! - [`live_map`], [`live_map_pool`]: per-page mark bitmaps with live counts, and the small
@@ -38,6 +40,7 @@ pub mod error;
 pub mod forwarding_entries;
 pub mod generation_map;
 pub mod granule_map;
+pub mod heap_epoch;
 pub mod huge_pages;
 pub mod live_map;
 pub mod live_map_pool;

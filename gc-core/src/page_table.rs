@@ -1,12 +1,12 @@
 //! The page table: from a heap offset to the page that holds it (ZGC's `ZPageTable`), a
 //! [`GranuleMap`] with one entry per 2 MiB granule of the reservation. Readers (a barrier slow
-//! path, a GC worker) look pages up lock-free inside a `crossbeam-epoch` guard; a removed
+//! path, a GC worker) look pages up lock-free inside a pin of the heap's epoch domain; a removed
 //! page's table reference is dropped only once no such reader can still see it.
 
 use crate::granule_map::GranuleMap;
+use crate::heap_epoch::HeapGuard;
 use crate::page::Page;
 use crate::word::Offset;
-use crossbeam_epoch::Guard;
 use std::sync::Arc;
 
 /// Offset → page.
@@ -30,7 +30,7 @@ impl PageTable {
 
     /// The page holding `offset`, valid while `guard` is pinned.
     #[inline]
-    pub fn get<'g>(&self, offset: Offset, guard: &'g Guard) -> Option<&'g Page> {
+    pub fn get<'g>(&self, offset: Offset, guard: &'g HeapGuard) -> Option<&'g Page> {
         self.0.get(offset, guard)
     }
 

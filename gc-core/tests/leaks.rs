@@ -90,7 +90,7 @@ fn mapping_ranges() -> Vec<(u64, u64)> {
 /// of the pool's side-table arena, a mapping of its own that goes with its last slot.
 fn settle_deferred_frees() {
     for _ in 0..256 {
-        crossbeam_epoch::pin().flush();
+        gc_core::heap_epoch::pin().flush();
     }
 }
 

@@ -76,7 +76,7 @@ fn every_size_class_allocates() {
         for off in [p.start(), p.start() + p.size() / 2, last] {
             let found = h.page_table().get_arc(off).expect("page in the table");
             assert!(Arc::ptr_eq(&found, p));
-            let guard = crossbeam_epoch::pin();
+            let guard = gc_core::heap_epoch::pin();
             assert_eq!(h.page_table().get(off, &guard).unwrap().start(), p.start());
         }
     }
@@ -201,7 +201,7 @@ fn a_reused_live_map_shows_no_stale_marks() {
     while h.live_map_pool().pooled_bytes() == 0 {
         tries += 1;
         assert!(tries < 100_000, "the freed page was never dropped");
-        crossbeam_epoch::pin().flush();
+        gc_core::heap_epoch::pin().flush();
     }
     let new = h.alloc_page(PageKind::Small, 2 * MIB, seq).unwrap();
     assert_eq!(h.live_map_pool().reused(), 1, "the new page reuses the map");

@@ -133,7 +133,7 @@ fn granule_map_entries_never_dangle() {
     // Part of `a`, then a value that is not the one entered.
     map.remove(o(0), g, &a);
     map.remove(o(g), g, &a);
-    let guard = crossbeam_epoch::pin();
+    let guard = gc_core::heap_epoch::pin();
     assert_eq!(
         map.get(o(2 * g), &guard),
         Some(&1),
@@ -143,7 +143,7 @@ fn granule_map_entries_never_dangle() {
     drop(map);
     // Flush deferred drops.
     for _ in 0..256 {
-        crossbeam_epoch::pin().flush();
+        gc_core::heap_epoch::pin().flush();
     }
     assert_eq!(Arc::strong_count(&a), 1);
     assert_eq!(Arc::strong_count(&b), 1);

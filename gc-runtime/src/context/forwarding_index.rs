@@ -1,9 +1,10 @@
 //! The forwarding index (ZGC's `ZForwardingTable`): from a heap offset to the relocation-set
 //! entry of the page that held it, a granule map with one slot per 2 MiB granule.
 //!
-//! Barrier slow paths read it lock-free inside a `crossbeam-epoch` guard. The index holds its
-//! own reference to each entry and drops it only once no reader that could have seen it is
-//! still pinned, so a reader never touches a freed forwarding.
+//! Barrier slow paths read it lock-free inside a pin of the heap's epoch domain
+//! (`gc_core::heap_epoch`). The index holds its own reference to each entry and drops it only
+//! once no reader that could have seen it is still pinned, so a reader never touches a freed
+//! forwarding.
 //!
 //! Remapping a stale pointer — one colored with the previous cycle's mark color, which may
 //! point into the previous relocation set — is a lookup here: [`ForwardingIndex::remap`].
@@ -14,8 +15,8 @@
 //! pointer's color selects one (`GcContext::index_for`, gc-core's `StaleSource`).
 
 use super::forwarding::Forwarding;
-use crossbeam_epoch::Guard;
 use gc_core::granule_map::GranuleMap;
+use gc_core::heap_epoch::HeapGuard;
 use gc_core::Offset;
 use std::sync::Arc;
 
@@ -38,7 +39,7 @@ impl ForwardingIndex {
 
     /// The forwarding of the page that held `offset`, valid while `guard` is pinned.
     #[inline]
-    pub(crate) fn get<'g>(&self, offset: Offset, guard: &'g Guard) -> Option<&'g Forwarding> {
+    pub(crate) fn get<'g>(&self, offset: Offset, guard: &'g HeapGuard) -> Option<&'g Forwarding> {
         self.0.get(offset, guard)
     }
 
@@ -54,7 +55,11 @@ impl ForwardingIndex {
     /// The forwarding of the relocated page that holds `off`, if `off` lies in one, valid
     /// while `guard` is pinned.
     #[inline]
-    pub(crate) fn relocated<'g>(&self, off: Offset, guard: &'g Guard) -> Option<&'g Forwarding> {
+    pub(crate) fn relocated<'g>(
+        &self,
+        off: Offset,
+        guard: &'g HeapGuard,
+    ) -> Option<&'g Forwarding> {
         self.get(off, guard).filter(|f| f.page().contains(off))
     }
 
@@ -67,12 +72,12 @@ impl ForwardingIndex {
         if self.is_vacant(off) {
             return off;
         }
-        self.remap_in(off, &crossbeam_epoch::pin())
+        self.remap_in(off, &gc_core::heap_epoch::pin())
     }
 
     /// [`Self::remap`] inside the caller's pin.
     #[inline]
-    pub(crate) fn remap_in(&self, off: Offset, guard: &Guard) -> Offset {
+    pub(crate) fn remap_in(&self, off: Offset, guard: &HeapGuard) -> Offset {
         match self.relocated(off, guard) {
             Some(f) => {
                 let idx = f.page().index_of(off) as u64;

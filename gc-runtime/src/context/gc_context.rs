@@ -13,7 +13,7 @@ use super::generations::Generations;
 use super::page_registry::PageRegistry;
 use crate::observe::ValueSlotCounts;
 use crate::threads::IdleClassGuard;
-use crossbeam_epoch::Guard;
+use gc_core::heap_epoch::HeapGuard;
 use gc_core::page_table::PageTable;
 use gc_core::{AddressLayout, ColoredPtr, Offset, Page};
 use std::sync::Arc;
@@ -79,7 +79,7 @@ impl GcContext {
 
     /// [`Self::remap_stale`] inside the caller's pin.
     #[inline]
-    pub(crate) fn remap_stale_in(&self, ptr: ColoredPtr, guard: &Guard) -> Offset {
+    pub(crate) fn remap_stale_in(&self, ptr: ColoredPtr, guard: &HeapGuard) -> Offset {
         let off = self.layout().offset(ptr);
         match self.index_for(ptr) {
             Some(ix) if !ix.is_vacant(off) => ix.remap_in(off, guard),
@@ -93,7 +93,7 @@ impl GcContext {
     pub(crate) fn stale_forwarding<'g>(
         &self,
         ptr: ColoredPtr,
-        guard: &'g Guard,
+        guard: &'g HeapGuard,
     ) -> Option<&'g Forwarding> {
         self.index_for(ptr)?
             .relocated(self.layout().offset(ptr), guard)

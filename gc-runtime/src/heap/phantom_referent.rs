@@ -39,7 +39,7 @@ impl HeapInner {
         if color.contains(Color::REMAPPED) || color.intersects(good) {
             return off;
         }
-        let guard = crossbeam_epoch::pin();
+        let guard = gc_core::heap_epoch::pin();
         match cx.stale_forwarding(p, &guard) {
             Some(f) => f.find(f.page().index_of(off) as u64).unwrap_or(off),
             None => off,

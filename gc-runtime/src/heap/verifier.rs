@@ -316,7 +316,7 @@ impl Walk<'_> {
             .flatten();
         let mut moved_by_minor = false;
         if let Some(table) = table {
-            let guard = crossbeam_epoch::pin();
+            let guard = gc_core::heap_epoch::pin();
             if let Some(f) = self.heap.cx.index(table).get(off, &guard) {
                 if f.page().contains(off) {
                     match f.find(f.page().index_of(off) as u64) {

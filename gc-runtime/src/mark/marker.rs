@@ -30,7 +30,7 @@ use crate::roots::Roots;
 use crate::roots::{BufferedWork, MarkSink, MARK_BUFFER_FLUSH};
 use crate::threads::{CrewTotals, Member, Turn, WorkerTarget};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use crossbeam_epoch::Guard;
+use gc_core::heap_epoch::HeapGuard;
 use gc_core::{Address, AddressLayout, ColoredPtr, GoodColor, Object, Offset, ValueWord, View};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -52,7 +52,7 @@ pub(crate) struct Mark {
 }
 
 /// Adds a sum of a [`LiveCache`] to the live counts of the page holding `at`.
-fn add_live(cx: &GcContext, at: Offset, sum: Live, guard: &Guard) {
+fn add_live(cx: &GcContext, at: Offset, sum: Live, guard: &HeapGuard) {
     // The objects summed were traced in this cycle, so their page is not freed before
     // marking ends: the lookup finds it.
     if let Some(page) = cx.page_table().get(at, guard) {
@@ -192,7 +192,7 @@ impl MarkRing {
         &mut self,
         cx: &GcContext,
         stale: StaleSlot,
-        guard: &Guard,
+        guard: &HeapGuard,
         push: &mut dyn FnMut(Offset),
     ) {
         if self.stale_len < STALE_RING_DEPTH {
@@ -212,7 +212,7 @@ impl MarkRing {
         &mut self,
         cx: &GcContext,
         stale: StaleSlot,
-        guard: &Guard,
+        guard: &HeapGuard,
         push: &mut dyn FnMut(Offset),
     ) {
         let layout = cx.layout();
@@ -234,7 +234,13 @@ impl MarkRing {
 
     /// Take `off` in (prefetching its live-map word); when full, mark the oldest target.
     #[inline]
-    fn push(&mut self, cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+    fn push(
+        &mut self,
+        cx: &GcContext,
+        off: Offset,
+        guard: &HeapGuard,
+        push: &mut dyn FnMut(Offset),
+    ) {
         if let Some(page) = cx.page_table().get(off, guard) {
             gc_core::prefetch(page.live_map().word_addr(page.index_of(off)));
         }
@@ -249,7 +255,7 @@ impl MarkRing {
     }
 
     /// Remap and mark every target still in the ring.
-    fn drain(&mut self, cx: &GcContext, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+    fn drain(&mut self, cx: &GcContext, guard: &HeapGuard, push: &mut dyn FnMut(Offset)) {
         while self.stale_len > 0 {
             let stale = self.stale[self.stale_head].take();
             self.stale_head = (self.stale_head + 1) % STALE_RING_DEPTH;
@@ -278,7 +284,7 @@ pub(crate) fn mark_barrier(
         return good;
     }
     // One pin for the whole slow path.
-    let guard = crossbeam_epoch::pin();
+    let guard = gc_core::heap_epoch::pin();
     let mark = cx.state.good();
     let off = cx.remap_stale_in(ptr, &guard);
     mark_object_in(cx, off, &guard, push);
@@ -338,12 +344,12 @@ pub(crate) fn good_for(cx: &GcContext, off: Offset, mark: GoodColor) -> ColoredP
 /// Objects on pages allocated in this cycle are live without marking.
 #[inline]
 pub(super) fn mark_object(cx: &GcContext, off: Offset, push: &mut dyn FnMut(Offset)) {
-    mark_object_in(cx, off, &crossbeam_epoch::pin(), push)
+    mark_object_in(cx, off, &gc_core::heap_epoch::pin(), push)
 }
 
 /// [`mark_object`] inside the caller's pin.
 #[inline]
-fn mark_object_in(cx: &GcContext, off: Offset, guard: &Guard, push: &mut dyn FnMut(Offset)) {
+fn mark_object_in(cx: &GcContext, off: Offset, guard: &HeapGuard, push: &mut dyn FnMut(Offset)) {
     let seq = cx.state.seqnum();
     let page = cx
         .page_table()
@@ -371,7 +377,7 @@ fn minor_and_old(cx: &GcContext, off: Offset) -> bool {
 /// Pause Mark Start, or old while a minor cycle runs).
 pub(crate) fn is_live(cx: &GcContext, off: Offset) -> bool {
     let seq = cx.state.seqnum();
-    let guard = crossbeam_epoch::pin();
+    let guard = gc_core::heap_epoch::pin();
     match cx.page_table().get(off, &guard) {
         Some(p) => {
             p.seqnum() == seq
@@ -555,7 +561,7 @@ impl Mark {
         &self,
         cx: &GcContext,
         off: Offset,
-        guard: &Guard,
+        guard: &HeapGuard,
         ring: &mut MarkRing,
         live: &mut LiveCache,
         push: &mut dyn FnMut(Offset),
@@ -596,7 +602,7 @@ impl Mark {
         obj: Object,
         slot: SlotIndex,
         p: ColoredPtr,
-        guard: &Guard,
+        guard: &HeapGuard,
         ring: &mut MarkRing,
         push: &mut dyn FnMut(Offset),
     ) {
@@ -747,7 +753,7 @@ impl Mark {
         let crew = member.crew();
         // Stay pinned while tracing (the page-table lookups nest inside this pin) and repin
         // now and then so deferred frees can proceed.
-        let mut guard = crossbeam_epoch::pin();
+        let mut guard = gc_core::heap_epoch::pin();
         // Objects traced, counted into `self.traced` however the worker leaves (a panic too).
         struct Count<'a>(&'a AtomicU64, u64);
         impl Drop for Count<'_> {
@@ -771,7 +777,7 @@ impl Mark {
         // bytes are complete once every worker has flushed (a page left at 0 would be freed
         // as empty); a worker that unwinds does not flush, and its panic aborts the process
         // before any selection.
-        let publish = |ring: &mut MarkRing, live: &mut LiveCache, guard: &Guard| {
+        let publish = |ring: &mut MarkRing, live: &mut LiveCache, guard: &HeapGuard| {
             live.flush(|at, sum| add_live(cx, at, sum, guard));
             self.stale_remapped
                 .fetch_add(std::mem::take(&mut ring.stale_remapped), Ordering::Relaxed);
@@ -857,7 +863,7 @@ impl Mark {
                     // so deferred frees are not held up meanwhile.
                     drop(guard);
                     let back = member.park();
-                    guard = crossbeam_epoch::pin();
+                    guard = gc_core::heap_epoch::pin();
                     if !back {
                         return;
                     }

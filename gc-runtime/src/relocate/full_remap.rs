@@ -4,7 +4,7 @@
 //! proportional to the heap, as a stop-the-world collector's is.
 
 use crate::context::GcContext;
-use crossbeam_epoch::Guard;
+use gc_core::heap_epoch::HeapGuard;
 use gc_core::{ColoredPtr, GoodColor, Offset, ValueWord};
 use std::sync::atomic::Ordering;
 
@@ -13,7 +13,7 @@ pub(crate) fn remap_all(cx: &GcContext) {
     let layout = cx.layout();
     let bad = layout.bad_mask(GoodColor::Remapped);
     let pages = cx.pages.snapshot();
-    let guard = crossbeam_epoch::pin();
+    let guard = gc_core::heap_epoch::pin();
     let mut value_moves = 0;
     for page in pages {
         // SAFETY: mutators are stopped, so nobody allocates on the page and every object
@@ -49,7 +49,7 @@ pub(crate) fn remap_all(cx: &GcContext) {
 /// Where the object `p` points at is now, or `None` if `p` points into a relocated page at an
 /// object that was not relocated: a dead object's slot pointing at a dead object, never read
 /// again.
-fn remapped(cx: &GcContext, p: ColoredPtr, guard: &Guard) -> Option<Offset> {
+fn remapped(cx: &GcContext, p: ColoredPtr, guard: &HeapGuard) -> Option<Offset> {
     let off = cx.layout().offset(p);
     match cx.forwarding.get(off, guard) {
         Some(f) if f.page().contains(off) => f.find(f.page().index_of(off) as u64),

@@ -8,6 +8,7 @@ mod full_remap;
 mod relocation_set;
 mod relocation_set_selector;
 mod relocator;
+mod retired_forwardings;
 mod tenuring;
 
 pub(crate) use full_remap::remap_all;

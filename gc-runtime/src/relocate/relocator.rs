@@ -458,7 +458,7 @@ impl Relocate {
                     // page table, where every target page is registered before its first
                     // copy. Not found, the copy would simply stay behind as a dead object.
                     t.copies_lost += 1;
-                    let guard = crossbeam_epoch::pin();
+                    let guard = gc_core::heap_epoch::pin();
                     if let Some(page) = cx.page_table().get(c.to, &guard) {
                         page.undo_alloc(c.to, c.size);
                     }
@@ -692,7 +692,7 @@ impl Relocate {
                 Some(to)
             },
             |to| {
-                let guard = crossbeam_epoch::pin();
+                let guard = gc_core::heap_epoch::pin();
                 if let Some(p) = cx.page_table().get(to, &guard) {
                     p.undo_alloc(to, size.get());
                 }
@@ -730,7 +730,7 @@ impl Relocate {
         if index.is_vacant(off) {
             return off;
         }
-        let guard = crossbeam_epoch::pin();
+        let guard = gc_core::heap_epoch::pin();
         match index.get(off, &guard) {
             Some(f) if f.page().contains(off) => self.relocate_object(cx, f, off, thread),
             _ => off,
@@ -740,7 +740,7 @@ impl Relocate {
     /// [`Self::relocate_or_remap`] inside a pause (roots in the `stw` pause), where
     /// nothing may wait for a GC worker.
     fn relocate_or_remap_in_pause(&self, cx: &GcContext, off: Offset) -> Offset {
-        let guard = crossbeam_epoch::pin();
+        let guard = gc_core::heap_epoch::pin();
         match cx.forwarding.get(off, &guard) {
             Some(f) if f.page().contains(off) => self.relocate_object_in_pause(cx, f, off),
             _ => off,
@@ -810,7 +810,7 @@ impl Relocate {
                 // time, see `relocation_set_selector`): left to fault, each of its memory
                 // pages would take two faults (a read, then a write) while copying.
                 f.prefault_table();
-                let _guard = crossbeam_epoch::pin();
+                let _guard = gc_core::heap_epoch::pin();
                 // A page the driver compacted in place inside the `stw` pause (relocating a
                 // root) has every entry, and its objects moved: it must not be read.
                 let mut compacted = f.is_compacted_in_place();
