@@ -83,10 +83,8 @@ impl<W: AtomicWord> ForwardingEntries<W> {
         if self.prefaulted.load(Ordering::Acquire) {
             return;
         }
-        // A table too small to prefault stays "not prefaulted".
-        if crate::prefault::prefault_words(&self.entries) {
-            self.prefaulted.store(true, Ordering::Release);
-        }
+        crate::prefault::prefault_words(&self.entries);
+        self.prefaulted.store(true, Ordering::Release);
     }
 
     /// Number of entry slots (for memory accounting).
@@ -231,6 +229,22 @@ mod tests {
             assert_eq!(t.len(), 13_334);
             assert_eq!(t.insert(1, o(0x8000)), Ok(o(0x8000)));
             assert_eq!(t.find_to_insert(1), Some(o(0x8000)));
+        }
+    }
+
+    #[test]
+    fn tables_of_every_size_are_prefaulted() {
+        // A mutator probes a table not prefaulted with locked writes and may take its first
+        // fault; a table of 16 entries (one page at most) must be prefaulted like a big one.
+        for live in [1, 8, 4_000, 40_000] {
+            let t: ForwardingEntries = ForwardingEntries::new(live);
+            assert!(!t.prefaulted.load(Ordering::Relaxed));
+            t.prefault();
+            assert!(
+                t.prefaulted.load(Ordering::Relaxed),
+                "a table of {} entries was not prefaulted",
+                t.capacity()
+            );
         }
     }
 
