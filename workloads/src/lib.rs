@@ -27,6 +27,8 @@
 //!   binary-trees run under the JVM's collectors, their GC logs read into the same records;
 //! - [`file_backing`]: what the heap's file backing costs (mapping against pwrite/pread,
 //!   page faults, msync), measured by the `file-backing` binary for the book;
+//! - [`cpu_probe`]: the machine's floor for a pause, the time a thread loses while it holds
+//!   its CPU (interrupts, the hypervisor), measured by the `cpu-probe` binary;
 //! - [`cli`], [`arg_parsers`], [`sweep`], [`runner`]: the `pause-sweep` command: which runs to
 //!   make, in which order, and the single entry point into the collector runtime,
 //!   [`runner::run_workload`].
@@ -36,6 +38,8 @@ pub mod buffer_kind;
 pub mod cli;
 pub mod collector_speed;
 pub mod cpu_budget;
+#[allow(unsafe_code)] // sched_setaffinity, clock_gettime; see each SAFETY comment.
+pub mod cpu_probe;
 pub mod ctx;
 pub mod figures;
 #[allow(unsafe_code)] // mmap, msync, pwrite/pread of the benchmark; see each SAFETY comment.
