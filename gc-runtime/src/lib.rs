@@ -62,7 +62,7 @@ mod threads;
 pub use api::{inspect, mutator, root_region, scope, stepper};
 pub use context::forwarding;
 pub use heap::memory_report;
-pub use observe::{proc_info, stats};
+pub use observe::{cpu_time, proc_info, stats};
 pub use threads::{process_barrier, safepoint, worker_priority};
 
 pub use api::{

@@ -26,6 +26,7 @@
 //! ZGC has no such probe; HotSpot's own safepoint statistics (`-Xlog:safepoint`) face the same
 //! noise on a virtual machine and cannot tell it apart either.
 
+use gc_runtime::cpu_time::thread_cpu_ns;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
@@ -95,21 +96,6 @@ impl CpuProbe {
     pub fn lost_share(&self) -> f64 {
         self.lost_ns as f64 / self.spun_ns.max(1) as f64
     }
-}
-
-/// This thread's CPU clock (ns).
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec that outlives the call; the clock id is a
-    // constant the kernel knows (the calling thread's CPU clock).
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Pin the calling thread to `cpu`.

@@ -38,7 +38,7 @@ pub mod buffer_kind;
 pub mod cli;
 pub mod collector_speed;
 pub mod cpu_budget;
-#[allow(unsafe_code)] // sched_setaffinity, clock_gettime; see each SAFETY comment.
+#[allow(unsafe_code)] // sched_setaffinity, sched_getaffinity; see each SAFETY comment.
 pub mod cpu_probe;
 pub mod ctx;
 pub mod figures;

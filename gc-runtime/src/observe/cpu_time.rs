@@ -1,7 +1,8 @@
-//! CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`), for GC thread accounting.
+//! CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`), for GC thread accounting (and
+//! the harness's `cpu-probe`).
 
 /// Nanoseconds of CPU the calling thread has used.
-pub(crate) fn thread_cpu_ns() -> u64 {
+pub fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

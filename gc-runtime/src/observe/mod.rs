@@ -9,7 +9,7 @@
 //! malloc that memory reports are made of ([`proc_info`]). Every folder may use it; it uses
 //! only `config`.
 
-mod cpu_time;
+pub mod cpu_time;
 mod cpu_wait;
 mod event_sink;
 mod gc_cause;
