@@ -87,10 +87,7 @@ mod tests {
             });
         });
         assert_eq!(
-            retired
-                .iter()
-                .map(|t| Arc::strong_count(t))
-                .collect::<Vec<_>>(),
+            retired.iter().map(Arc::strong_count).collect::<Vec<_>>(),
             [1],
             "the map's deferred drops ran, and the list's reference is the last"
         );
