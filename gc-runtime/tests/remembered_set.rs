@@ -372,8 +372,12 @@ fn a_missing_store_barrier_is_caught_by_the_verifier() {
 /// young value (remembered once however often it is stored to).
 #[test]
 fn only_old_to_young_stores_are_remembered() {
+    // 64 MiB: the first small page is 3% of it, under the director's first warmup threshold
+    // (10%), so no cycle of its own can promote the objects between their allocation and the
+    // test's first look at their age (with 16 MiB, one page was 12.5%, and a warmup cycle
+    // that the second allocation's poll let in made a new object old under CI's load).
     let heap = Heap::new(
-        HeapConfig::new(16 * MIB)
+        HeapConfig::new(64 * MIB)
             .mode(Mode::Stw)
             .verify(true)
             .track_generations(true)
