@@ -3,12 +3,13 @@
 //! to its page's relocation-set entry.
 //!
 //! A value spans the granules of its range. Readers look entries up lock-free inside a pin
-//! of the heap's epoch domain ([`crate::heap_epoch`]); each granule's entry holds its own `Arc` reference, and an entry
-//! replaced or removed defers dropping its reference until no guard that could have seen it
-//! is still pinned, so a lookup never touches a freed value. Because no entry shares its
-//! reference, no call can free a value another entry still names — whatever ranges it is
-//! given (a value entered over a taken granule, or removed from part of its range, costs
-//! only that granule's reference): the map's safety rests on no caller contract.
+//! of the heap's epoch domain ([`crate::heap_epoch`]); each granule's entry holds its own
+//! `Arc` reference, and an entry replaced or removed defers dropping its reference until no
+//! guard that could have seen it is still pinned, so a lookup never touches a freed value.
+//! Because no entry shares its reference, no call can free a value another entry still names
+//! — whatever ranges it is given (a value entered over a taken granule, or removed from part
+//! of its range, costs only that granule's reference): the map's safety rests on no caller
+//! contract.
 
 use crate::heap_epoch::{self, HeapGuard};
 use crate::word::Offset;
