@@ -60,11 +60,11 @@ pub trait Primitives: Send + Sync + Sized + 'static {
     /// One round of a wait loop that has nothing to block on (a model checker yields here).
     fn backoff();
     /// Before blocking on a condition variable for something that usually happens within
-    /// microseconds: poll `done` for a short bounded time and return whether it became true.
-    /// The caller blocks as before if not (and must check its condition again under its lock
+    /// microseconds: poll `done` for at most `limit` and return whether it became true. The
+    /// caller blocks as before if not (and must check its condition again under its lock
     /// either way). A model checker evaluates `done` once: it explores the interleavings, a
     /// spin adds none.
-    fn spin_until(done: impl FnMut() -> bool) -> bool;
+    fn spin_until(limit: Duration, done: impl FnMut() -> bool) -> bool;
     /// A memory fence (`std::sync::atomic::fence`). The safepoint's Dekker handshake uses
     /// `SeqCst` fences between its store and its load: loom models `SeqCst` *fences*
     /// exactly but treats `SeqCst` loads and stores as acquire/release only.
@@ -79,9 +79,6 @@ pub trait Primitives: Send + Sync + Sized + 'static {
 
 /// The primitives the collector runs with.
 pub struct Std;
-
-/// How long [`Primitives::spin_until`] polls before the caller blocks.
-const SPIN_LIMIT: Duration = Duration::from_micros(50);
 
 /// `Atomic<T>` for an atomic type with the std atomics' methods (std's and loom's).
 macro_rules! impl_atomic {
@@ -179,7 +176,7 @@ impl Primitives for Std {
         // briefly rather than spin, which on 2 cores would cost a scheduler tick.
         std::thread::sleep(Duration::from_micros(20));
     }
-    fn spin_until(mut done: impl FnMut() -> bool) -> bool {
+    fn spin_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
         // A thread blocked on a futex is woken by the OS tens of microseconds after the
         // notify (longer when its core had gone idle, as a virtual machine's does); a pause
         // that does no per-root work lasts a few. Bounded, so that a spinner whose partner
@@ -195,7 +192,7 @@ impl Primitives for Std {
                 }
                 std::hint::spin_loop();
             }
-            if start.elapsed() >= SPIN_LIMIT {
+            if start.elapsed() >= limit {
                 return done();
             }
             std::thread::yield_now();
@@ -284,7 +281,7 @@ pub mod loom {
         fn backoff() {
             loom::thread::yield_now();
         }
-        fn spin_until(mut done: impl FnMut() -> bool) -> bool {
+        fn spin_until(_limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
             done()
         }
         fn fence(order: Ordering) {
@@ -293,5 +290,36 @@ pub mod loom {
         fn waited(_start: std::time::Instant) -> std::time::Duration {
             std::time::Duration::ZERO
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    #[test]
+    fn a_spin_polls_for_its_limit_then_gives_up() {
+        let start = Instant::now();
+        assert!(!Std::spin_until(Duration::from_millis(2), || false));
+        assert!(start.elapsed() >= Duration::from_millis(2));
+    }
+
+    #[test]
+    fn a_spin_returns_once_its_condition_holds() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let setter = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(1));
+                flag.store(true, Ordering::SeqCst);
+            })
+        };
+        let start = Instant::now();
+        assert!(Std::spin_until(Duration::from_secs(60), || flag.load(Ordering::SeqCst)));
+        assert!(start.elapsed() < Duration::from_secs(60));
+        setter.join().unwrap();
     }
 }

@@ -6,10 +6,11 @@
 //! counts as stopped, like a HotSpot thread "in native") or *stopped* (parked at a safepoint).
 //! The collector sets `requested`, then waits until no mutator is running. Running mutators
 //! notice at their next poll (allocation or `poll()`) and park until the pause ends. Both
-//! waits first spin for a bounded time ([`Primitives::spin_until`], 50 µs) and then sleep on a
-//! condvar: the other side usually arrives within microseconds, while a condvar wake-up costs
-//! tens (more when the sleeper's core went idle); an unbounded spin could cost a 4 ms
-//! scheduler tick on 2 cores, when the thread waited for is off its core. A thread leaving the
+//! waits first spin for a bounded time ([`Primitives::spin_until`]: 500 µs for the pause
+//! waiting for its mutators, 50 µs for a parked mutator waiting for the pause's end) and then
+//! sleep on a condvar: the other side usually arrives within microseconds, while a condvar
+//! wake-up costs tens (more when the sleeper's core went idle); an unbounded spin could cost
+//! a 4 ms scheduler tick on 2 cores, when the thread waited for is off its core. A thread leaving the
 //! blocked state during a pause parks too. Both sides store, then order the store before
 //! the load (a Dekker handshake: the mutator stores its state and loads `requested`, the
 //! collector stores `requested` and loads the states), so a thread either is seen running by
@@ -72,6 +73,19 @@ use std::time::{Duration, Instant};
 /// ones still running (HotSpot's `SafepointTimeoutDelay`, 10 s there; a pause here reaches
 /// its safepoint within microseconds, so 100 ms is already three orders of magnitude late).
 pub const SAFEPOINT_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// How long a parked mutator spins for the pause's end before it sleeps: a pause that visits
+/// no root lasts a few microseconds.
+const PARKED_SPIN: Duration = Duration::from_micros(50);
+
+/// How long a pause spins for its running mutators before it sleeps. Longer than
+/// [`PARKED_SPIN`]: a mutator that reaches its poll late (on this project's 2-core virtual
+/// machine, when an interrupt or the hypervisor holds its CPU, 100–200 µs now and then) found
+/// a driver asleep after a 50 µs spin, and the wake-up of a driver whose core had gone idle
+/// added 40–65 µs more to the pause. The spin yields between rounds, so a mutator waiting for
+/// the driver's own core gets it at once; its cost, a driver polling instead of sleeping for
+/// up to this long, falls only on pauses whose mutators are late.
+const STRAGGLER_SPIN: Duration = Duration::from_micros(500);
 
 /// A mutator's safepoint state (see the module documentation), stored as its `u8` in a
 /// [`ThreadStateCell`].
@@ -370,7 +384,7 @@ impl<P: Primitives> Safepoint<P> {
         // condvar (whose wake-up takes longer than the pause). Whatever the spin saw, the
         // request is tested again under the lock, where `stop` publishes it: a new pause
         // requested right after this one ended keeps the thread parked.
-        P::spin_until(|| !self.requested.load(Ordering::SeqCst));
+        P::spin_until(PARKED_SPIN, || !self.requested.load(Ordering::SeqCst));
         let mut g = self.lock.lock();
         while self.requested.load(Ordering::SeqCst) {
             g = self.lock.wait(RESUME_CV, g);
@@ -501,7 +515,7 @@ impl<P: Primitives> Safepoint<P> {
                     None if !spun => {
                         spun = true;
                         drop(g);
-                        P::spin_until(|| {
+                        P::spin_until(STRAGGLER_SPIN, || {
                             threads.iter().all(|th| {
                                 let t = th.thread_state();
                                 t.get() != ThreadState::Running
